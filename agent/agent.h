@@ -1,0 +1,21 @@
+/*
+ * agent.h - internal interfaces of the `ameba` command.
+ */
+#ifndef AMEBA_AGENT_H
+#define AMEBA_AGENT_H
+
+#include <stddef.h>
+
+/* Subcommands; each returns the process exit status. */
+int agent_cmd_cc(int argc, char **argv, int cxx);
+int agent_cmd_list(int argc, char **argv);
+int agent_cmd_oracle(int argc, char **argv);
+
+/* Reads a whole file into a NUL-terminated buffer; NULL with errno set. */
+char *agent_read_file(const char *path, size_t *len_out);
+
+/* The directory holding libameba-rt.a and the shims: $AMEBA_LIBDIR, else
+ * <dir of this executable>/../lib/ameba. 0 or -1. */
+int agent_libdir(char *buf, size_t len);
+
+#endif

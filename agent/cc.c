@@ -1,0 +1,250 @@
+/*
+ * cc.c - `ameba cc` / `ameba c++`: the compiler wrapper.
+ *
+ * Compiles with the ThreadSanitizer instrumentation ABI (-fsanitize=thread),
+ * debug info and frame pointers, and links executables with libameba-rt
+ * instead of the compiler's libtsan. Every other argument passes through in
+ * its original order.
+ *
+ * How libtsan is kept out of the link:
+ *   gcc   - its link spec adds libtsan_preinit.o (searched in -B prefixes) and
+ *           -ltsan (searched in -L directories). We put our shim directory
+ *           first in both; it holds an empty object and an empty linker script.
+ *   clang - -fno-sanitize-link-runtime.
+ * The runtime archive is then appended whole (its interposers of malloc,
+ * memcpy, pthread_create... must all be present), with a dynamic list so that
+ * DSOs and libc bind to the executable's definitions.
+ *
+ * Shared libraries (-shared) get the instrumentation but no runtime: they
+ * bind to the runtime of the instrumented executable that loads them.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+enum cc_mode { CC_LINK_EXE, CC_LINK_SHARED, CC_NO_LINK, CC_QUERY };
+
+struct argv_buf {
+	char **v;
+	int nr, cap;
+};
+
+static int argv_push(struct argv_buf *a, const char *s)
+{
+	if (a->nr + 2 > a->cap) {
+		int cap = a->cap ? a->cap * 2 : 64;
+		char **v = realloc(a->v, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->nr] = strdup(s);
+	if (!a->v[a->nr])
+		return -1;
+	a->nr++;
+	a->v[a->nr] = NULL;
+	return 0;
+}
+
+static void cc_usage(FILE *f, const char *sub)
+{
+	fprintf(f,
+		"usage: ameba %s [--compiler CC] [--ameba-verbose] COMPILER-ARGS...\n"
+		"\n"
+		"Compiles and links like the compiler it wraps, adding ameba's access\n"
+		"instrumentation (-fsanitize=thread -g -fno-omit-frame-pointer) and, when\n"
+		"linking an executable, the ameba runtime (libameba-rt) instead of libtsan.\n"
+		"All other arguments pass through unchanged: -c, -o, -shared -fPIC,\n"
+		"-fopenmp, -pthread, multi-file builds.\n"
+		"\n"
+		"  --compiler CC     compiler to run (default: $%s, else %s); gcc and clang\n"
+		"                    families are supported\n"
+		"  --ameba-verbose   print the compiler command line before running it\n"
+		"  --ameba-help      this text (plain --help goes to the compiler)\n"
+		"\n"
+		"Environment: AMEBA_LIBDIR overrides where the runtime is looked up\n"
+		"(default: <prefix>/lib/ameba next to this ameba's bin/).\n"
+		"For build systems that cannot use a wrapper: pkg-config ameba-rt\n"
+		"(<libdir>/pkgconfig/ameba-rt.pc).\n",
+		sub, strcmp(sub, "c++") == 0 ? "CXX" : "CC",
+		strcmp(sub, "c++") == 0 ? "g++" : "gcc");
+}
+
+/* Is `cc` a clang driver? By name first, then by asking it. */
+static int compiler_is_clang(const char *cc)
+{
+	const char *base = strrchr(cc, '/');
+	char cmd[PATH_MAX + 64], line[256];
+	FILE *p;
+	int clang = 0;
+
+	base = base ? base + 1 : cc;
+	if (strstr(base, "clang"))
+		return 1;
+	if (strstr(base, "gcc") || strstr(base, "g++"))
+		return 0;
+	/* cc, c++, or a custom name: ask the driver itself. */
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", cc);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, "clang"))
+			clang = 1;
+	pclose(p);
+	return clang;
+}
+
+static enum cc_mode classify(int argc, char **argv)
+{
+	enum cc_mode mode = CC_LINK_EXE;
+	int nr_inputs = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-c") || !strcmp(a, "-S") || !strcmp(a, "-E") ||
+		    !strcmp(a, "-M") || !strcmp(a, "-MM") || !strcmp(a, "-fsyntax-only"))
+			return CC_NO_LINK;
+		if (!strcmp(a, "-shared") || !strcmp(a, "-r"))
+			mode = CC_LINK_SHARED;
+		if (a[0] != '-')
+			nr_inputs++;
+		/* options whose value is a separate argument */
+		if ((!strcmp(a, "-o") || !strcmp(a, "-x") || !strcmp(a, "-I") || !strcmp(a, "-L") ||
+		     !strcmp(a, "-D") || !strcmp(a, "-U") || !strcmp(a, "-include") ||
+		     !strcmp(a, "-isystem") || !strcmp(a, "-MF") || !strcmp(a, "-MT") ||
+		     !strcmp(a, "-MQ") || !strcmp(a, "-Xlinker") || !strcmp(a, "-l")) &&
+		    i + 1 < argc)
+			i++;
+	}
+	if (nr_inputs == 0)
+		return CC_QUERY;
+	return mode;
+}
+
+int agent_cmd_cc(int argc, char **argv, int cxx)
+{
+	const char *sub = cxx ? "c++" : "cc";
+	const char *compiler = getenv(cxx ? "CXX" : "CC");
+	char libdir[PATH_MAX], path[PATH_MAX + 64];
+	struct argv_buf out = { 0 }, user = { 0 };
+	int verbose = 0, clang;
+	enum cc_mode mode;
+
+	if (!compiler || !*compiler)
+		compiler = cxx ? "g++" : "gcc";
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--compiler") || !strncmp(a, "--compiler=", 11)) {
+			if (a[10] == '=') {
+				compiler = a + 11;
+			} else if (i + 1 < argc) {
+				compiler = argv[++i];
+			} else {
+				fprintf(stderr, "ameba %s: --compiler needs a value, e.g. --compiler clang\n", sub);
+				return 2;
+			}
+		} else if (!strcmp(a, "--ameba-verbose")) {
+			verbose = 1;
+		} else if (!strcmp(a, "--ameba-help")) {
+			cc_usage(stdout, sub);
+			return 0;
+		} else if (!strcmp(a, "-static")) {
+			fprintf(stderr, "ameba %s: -static is not supported: the ameba runtime needs the "
+				"dynamic loader (dlsym, dl_iterate_phdr); drop -static\n", sub);
+			return 2;
+		} else if (argv_push(&user, a)) {
+			goto nomem;
+		}
+	}
+	if (user.nr == 0) {
+		cc_usage(stderr, sub);
+		return 2;
+	}
+
+	mode = classify(user.nr, user.v);
+	clang = compiler_is_clang(compiler);
+	if (agent_libdir(libdir, sizeof(libdir))) {
+		fprintf(stderr, "ameba %s: cannot find the ameba runtime directory (lib/ameba next to "
+			"the ameba binary); set AMEBA_LIBDIR to the directory holding libameba-rt.a\n", sub);
+		return 2;
+	}
+
+	if (argv_push(&out, compiler))
+		goto nomem;
+	if (mode != CC_QUERY) {
+		/* Ours first, so that the user's own -g level or -O win where they clash. */
+		if (argv_push(&out, "-fsanitize=thread") || argv_push(&out, "-g") ||
+		    argv_push(&out, "-fno-omit-frame-pointer"))
+			goto nomem;
+		/*
+		 * gcc expands constant-size memcpy/memset/memmove inline after its
+		 * tsan pass, so those accesses would reach no hook at all. Keeping
+		 * them as calls lets the runtime's interposers count them (clang
+		 * already emits the calls).
+		 */
+		if (!clang && (argv_push(&out, "-fno-builtin-memcpy") ||
+			       argv_push(&out, "-fno-builtin-memset") ||
+			       argv_push(&out, "-fno-builtin-memmove")))
+			goto nomem;
+	}
+	for (int i = 0; i < user.nr; i++)
+		if (argv_push(&out, user.v[i]))
+			goto nomem;
+
+	if (mode == CC_LINK_EXE || mode == CC_LINK_SHARED) {
+		if (clang) {
+			if (argv_push(&out, "-fno-sanitize-link-runtime"))
+				goto nomem;
+		} else {
+			snprintf(path, sizeof(path), "-B%s/gcc-shim/", libdir);
+			if (argv_push(&out, path))
+				goto nomem;
+			snprintf(path, sizeof(path), "-L%s/gcc-shim", libdir);
+			if (argv_push(&out, path))
+				goto nomem;
+		}
+	}
+	if (mode == CC_LINK_EXE) {
+		snprintf(path, sizeof(path), "%s/libameba-rt.a", libdir);
+		if (access(path, R_OK)) {
+			fprintf(stderr, "ameba %s: runtime %s is missing (%s); build ameba first "
+				"(cmake --build build)\n", sub, path, strerror(errno));
+			return 2;
+		}
+		if (argv_push(&out, "-pthread") || argv_push(&out, "-Wl,--whole-archive") ||
+		    argv_push(&out, path) || argv_push(&out, "-Wl,--no-whole-archive"))
+			goto nomem;
+		snprintf(path, sizeof(path), "-Wl,--dynamic-list=%s/ameba-rt.dynlist", libdir);
+		if (argv_push(&out, path))
+			goto nomem;
+		static const char *const deps[] = { "-ldw", "-lelf", "-ldl", "-lpthread", "-lm" };
+		for (size_t i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
+			if (argv_push(&out, deps[i]))
+				goto nomem;
+	}
+
+	if (verbose || getenv("AMEBA_CC_VERBOSE")) {
+		for (int i = 0; i < out.nr; i++)
+			fprintf(stderr, "%s%s", i ? " " : "", out.v[i]);
+		fputc('\n', stderr);
+	}
+	fflush(NULL);
+	execvp(out.v[0], out.v);
+	fprintf(stderr, "ameba %s: cannot run compiler '%s': %s (choose one with --compiler or $%s)\n",
+		sub, out.v[0], strerror(errno), cxx ? "CXX" : "CC");
+	return 127;
+nomem:
+	fprintf(stderr, "ameba %s: out of memory\n", sub);
+	return 2;
+}

@@ -1,0 +1,81 @@
+/*
+ * main.c - the `ameba` command: subcommand dispatch and global help.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "ameba/ameba.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ameba <command> [options]\n"
+		"\n"
+		"Finds the memory bottlenecks of multithreaded C/C++ programs.\n"
+		"\n"
+		"commands:\n"
+		"  cc, c++        compile and link with ameba's access instrumentation\n"
+		"  oracle FILE    print an AMEBA_ORACLE dump as a ranked per-object table\n"
+		"  list WHAT      list metrics or backends\n"
+		"  version        print the version\n"
+		"  help           this text\n"
+		"\n"
+		"`ameba <command> --help` (`ameba cc --ameba-help`) describes a command.\n"
+		"An instrumented program writes exact per-object counts at exit when run\n"
+		"with AMEBA_ORACLE=FILE in its environment (see docs/oracle.md).\n");
+}
+
+int agent_libdir(char *buf, size_t len)
+{
+	const char *env = getenv("AMEBA_LIBDIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+	struct stat st;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';		/* .../bin */
+	snprintf(buf, len, "%s/../lib/ameba", exe);
+	if (stat(buf, &st) || !S_ISDIR(st.st_mode))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		usage(cmd ? stdout : stderr);
+		return cmd ? 0 : 2;
+	}
+	if (!strcmp(cmd, "cc"))
+		return agent_cmd_cc(argc - 2, argv + 2, 0);
+	if (!strcmp(cmd, "c++") || !strcmp(cmd, "cxx"))
+		return agent_cmd_cc(argc - 2, argv + 2, 1);
+	if (!strcmp(cmd, "oracle"))
+		return agent_cmd_oracle(argc - 2, argv + 2);
+	if (!strcmp(cmd, "list"))
+		return agent_cmd_list(argc - 2, argv + 2);
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("ameba %s\n", AMEBA_VERSION_STRING);
+		return 0;
+	}
+	fprintf(stderr, "ameba: unknown command '%s'; try 'ameba help'\n", cmd);
+	return 2;
+}

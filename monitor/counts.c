@@ -1,0 +1,187 @@
+/*
+ * counts.c - per-thread, per-object metric counters.
+ *
+ * Notes:
+ *  - Each thread owns an open-addressing hash table from object index to a
+ *    counter vector of mon_nr_slots uint64_t. Only the owner inserts and
+ *    increments; so no two threads ever write one cache line of counters and
+ *    the access path takes no shared lock.
+ *  - Vectors live in per-thread arenas and never move, so a pointer returned
+ *    by mon_counts_get() stays valid for the life of the process (the
+ *    backend and the thread's last-object shortcut keep such pointers).
+ *  - Readers on other threads (the oracle at exit, an MRI client) take the
+ *    table's lock, which the owner also takes while inserting; counter values
+ *    are read and written with relaxed atomics.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "mon.h"
+
+int mon_nr_slots;
+int mon_metric_of_slot[AMEBA_M_NR];
+int mon_slot_of_metric[AMEBA_M_NR];
+
+#define ARENA_BYTES (64u << 10)
+
+struct counts_arena {
+	struct counts_arena *next;
+	size_t used;
+	uint64_t data[];
+};
+
+struct mon_counts {
+	uint32_t *keys;		/* object index + 1; 0 = empty */
+	uint64_t **vals;
+	uint32_t cap;		/* power of two */
+	uint32_t nr;
+	uint32_t last_key;	/* shortcut: the last object looked up */
+	uint64_t *last_v;
+	struct counts_arena *arena;
+	pthread_spinlock_t lock;	/* owner's inserts vs. other threads' reads */
+};
+
+int mon_counts_configure(const int *metrics, int nr)
+{
+	if (nr <= 0 || nr > AMEBA_M_NR)
+		return AMEBA_EINVAL;
+	for (int m = 0; m < AMEBA_M_NR; m++)
+		mon_slot_of_metric[m] = -1;
+	for (int s = 0; s < nr; s++) {
+		if (metrics[s] < 0 || metrics[s] >= AMEBA_M_NR)
+			return AMEBA_EINVAL;
+		mon_metric_of_slot[s] = metrics[s];
+		mon_slot_of_metric[metrics[s]] = s;
+	}
+	mon_nr_slots = nr;
+	return 0;
+}
+
+static inline uint32_t hash_idx(uint32_t key)
+{
+	return key * 0x9e3779b1u;
+}
+
+static struct mon_counts *counts_new(void)
+{
+	struct mon_counts *c = mon_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cap = 64;
+	c->keys = mon_calloc(c->cap, sizeof(*c->keys));
+	c->vals = mon_calloc(c->cap, sizeof(*c->vals));
+	if (!c->keys || !c->vals) {
+		mon_free(c->keys);
+		mon_free(c->vals);
+		mon_free(c);
+		return NULL;
+	}
+	pthread_spin_init(&c->lock, PTHREAD_PROCESS_PRIVATE);
+	return c;
+}
+
+static uint64_t *arena_alloc(struct mon_counts *c)
+{
+	size_t need = (size_t)mon_nr_slots * sizeof(uint64_t);
+	struct counts_arena *a = c->arena;
+
+	if (!a || a->used + need > ARENA_BYTES) {
+		a = mon_calloc(1, sizeof(*a) + ARENA_BYTES);
+		if (!a)
+			return NULL;
+		a->next = c->arena;
+		c->arena = a;
+	}
+	uint64_t *v = (uint64_t *)((char *)a->data + a->used);
+	a->used += need;
+	return v;
+}
+
+/* Doubles the table; caller holds the lock. */
+static int counts_grow(struct mon_counts *c)
+{
+	uint32_t cap = c->cap * 2;
+	uint32_t *keys = mon_calloc(cap, sizeof(*keys));
+	uint64_t **vals = mon_calloc(cap, sizeof(*vals));
+
+	if (!keys || !vals) {
+		mon_free(keys);
+		mon_free(vals);
+		return AMEBA_ENOMEM;
+	}
+	for (uint32_t i = 0; i < c->cap; i++) {
+		uint32_t k = c->keys[i], h;
+
+		if (!k)
+			continue;
+		for (h = hash_idx(k) & (cap - 1); keys[h]; h = (h + 1) & (cap - 1))
+			;
+		keys[h] = k;
+		vals[h] = c->vals[i];
+	}
+	mon_free(c->keys);
+	mon_free(c->vals);
+	c->keys = keys;
+	c->vals = vals;
+	c->cap = cap;
+	return 0;
+}
+
+uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
+{
+	struct mon_counts *c = t->counts;
+	uint32_t key = obj_idx + 1, h;
+	uint64_t *v;
+
+	if (mon_likely(c != NULL)) {
+		if (c->last_key == key)
+			return c->last_v;
+	} else {
+		c = counts_new();
+		if (!c)
+			return NULL;
+		__atomic_store_n(&t->counts, c, __ATOMIC_RELEASE);
+	}
+	for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1)) {
+		if (c->keys[h] == key) {
+			c->last_key = key;
+			c->last_v = c->vals[h];
+			return c->last_v;
+		}
+	}
+	/* A new object for this thread. */
+	pthread_spin_lock(&c->lock);
+	v = arena_alloc(c);
+	if (v && (c->nr + 1) * 4 > c->cap * 3) {
+		if (counts_grow(c))
+			v = NULL;
+		else
+			for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1))
+				;
+	}
+	if (v) {
+		c->keys[h] = key;
+		c->vals[h] = v;
+		c->nr++;
+		c->last_key = key;
+		c->last_v = v;
+	}
+	pthread_spin_unlock(&c->lock);
+	return v;
+}
+
+void mon_counts_for_each(struct mon_thread *t,
+			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg)
+{
+	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
+
+	if (!c)
+		return;
+	pthread_spin_lock(&c->lock);
+	for (uint32_t i = 0; i < c->cap; i++) {
+		if (c->keys[i] && cb(c->keys[i] - 1, c->vals[i], arg))
+			break;
+	}
+	pthread_spin_unlock(&c->lock);
+}

@@ -1,0 +1,303 @@
+/*
+ * mon.h - internal interfaces of libameba-rt, the in-process monitor.
+ *
+ * Layers (one file each, prefix mon_):
+ *   tsan_abi.c     the ThreadSanitizer instrumentation ABI (__tsan_*): the hooks
+ *   intercept.c    malloc family, mmap, mem and str functions, pthread_create, fork, dlopen
+ *   rt.c           init, the thread registry, per-access delivery, exit
+ *   objmap.c       address -> object (globals, heap, stacks, TLS, [other])
+ *   site.c         allocation sites: capture (frame-pointer walk) and symbolisation (libdw)
+ *   elfsyms.c      globals of the executable and DSOs from ELF symtab + DWARF
+ *   counts.c       per-thread, per-object metric counters
+ *   oracle.c       the AMEBA_ORACLE dump
+ *   backend_count.c the `count` backend: exact reads/writes per object per thread
+ *
+ * Conventions: ranges are half-open [start, end); functions return 0 or a
+ * negative AMEBA_E* code; allocating functions return NULL and leave state
+ * untouched. Nothing in this directory calls the interposed malloc: internal
+ * memory comes from mon_malloc() and friends (glibc's __libc_* entry points).
+ *
+ * Threading: every mon_thread is owned by its thread. Other threads only read
+ * its counters (relaxed atomics) and its immutable fields. The hot path (the
+ * __tsan_* hooks) takes no lock and allocates nothing.
+ */
+#ifndef AMEBA_MON_H
+#define AMEBA_MON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ameba/ameba.h"
+
+#define MON_HIDDEN __attribute__((visibility("hidden")))
+#define MON_EXPORT __attribute__((visibility("default")))
+#define mon_likely(x) __builtin_expect(!!(x), 1)
+#define mon_unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Every runtime translation unit includes this header and so defines this
+ * one-byte local symbol. The object map uses it to leave the runtime's own
+ * statics out of the program's globals: in .symtab the linker keeps each
+ * object file's local symbols together after its STT_FILE symbol, and a group
+ * holding the marker is the runtime's (objmap.c, elfsyms.c). AMEBA_RT is
+ * defined for the runtime's sources by monitor/CMakeLists.txt.
+ */
+#ifdef AMEBA_RT	/* the runtime's own objects only, not tests including this */
+static const char mon_rt_unit_marker[1] __attribute__((used)) = "";
+#endif
+
+/* Accesses are delivered one cache line at a time: a hook call touching k
+ * lines of MON_LINE_SIZE bytes counts as k accesses. */
+#define MON_LINE_SHIFT 6
+#define MON_LINE_SIZE (1u << MON_LINE_SHIFT)
+
+/* ---- internal memory (never the interposed allocator) ---- */
+void *mon_malloc(size_t sz) MON_HIDDEN;
+void *mon_calloc(size_t nr, size_t sz) MON_HIDDEN;
+void *mon_realloc(void *p, size_t sz) MON_HIDDEN;
+void mon_free(void *p) MON_HIDDEN;
+char *mon_strdup(const char *s) MON_HIDDEN;
+
+/* ---- diagnostics ---- */
+/* Prints "ameba-rt: <msg>\n" to stderr with write(2); async-signal-safe enough. */
+void mon_log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) MON_HIDDEN;
+
+/* ---- access flags ---- */
+enum mon_access_flags {
+	MON_ACC_READ = 1u << 0,
+	MON_ACC_WRITE = 1u << 1,	/* an atomic RMW has READ|WRITE */
+	MON_ACC_ATOMIC = 1u << 2,
+	MON_ACC_VOLATILE = 1u << 3,
+	MON_ACC_RANGE = 1u << 4,	/* from a range hook or a mem/str function */
+	MON_ACC_UNALIGNED = 1u << 5,
+};
+
+/* ---- objects ---- */
+enum mon_obj_kind {
+	MON_OBJ_GLOBAL,		/* ELF data symbol of the executable or a DSO */
+	MON_OBJ_HEAP,		/* malloc family, operator new */
+	MON_OBJ_MMAP,		/* anonymous mmap */
+	MON_OBJ_STACK,		/* a thread's stack */
+	MON_OBJ_TLS,		/* a thread's static TLS block of the executable */
+	MON_OBJ_OTHER,		/* "[other]": everything else */
+	MON_OBJ_NR_KINDS
+};
+
+const char *mon_obj_kind_name(int kind) MON_HIDDEN; /* "global", "heap", ... */
+
+enum mon_obj_flags {
+	MON_OBJF_LIVE = 1u << 0,	/* not yet freed / unmapped / module unloaded */
+	MON_OBJF_ACCESSED = 1u << 1,	/* looked up at least once (set once, never cleared) */
+};
+
+/*
+ * One data object. Records are never moved and live until the process ends
+ * (a freed block's record stays, flags without LIVE, so its counts keep their
+ * identity); a freed-and-reused address gets a new record. Records of freed
+ * objects that were never ACCESSED may be recycled.
+ */
+struct mon_obj {
+	uint32_t idx;		/* index in the object table: the object's id in this process */
+	uint8_t kind;		/* enum mon_obj_kind */
+	uint8_t flags;		/* enum mon_obj_flags; read with __atomic_load_n */
+	uint16_t pad;
+	uint32_t site_id;	/* heap/mmap: allocation site; global: module index; else 0 */
+	uint32_t thread_id;	/* stack/tls: owning thread; heap: allocating thread */
+	uint64_t seq;		/* allocation sequence number, process-wide, from 1 */
+	uintptr_t start, end;	/* [start, end) */
+	size_t sz_bytes;	/* requested size (end - start for all but heap) */
+	const char *name;	/* global: symbol name; others: NULL (named by site / kind) */
+};
+
+/* The table of all object records; idx < mon_objmap_nr_objs(). */
+struct mon_obj *mon_objmap_get(uint32_t idx) MON_HIDDEN;
+uint32_t mon_objmap_nr_objs(void) MON_HIDDEN;
+
+struct mon_thread;
+
+int mon_objmap_init(void) MON_HIDDEN;	/* scans loaded modules; called once from mon_init */
+
+/*
+ * The object containing addr, never NULL ([other] when nothing else matches).
+ * Called on the accessing thread t (t may be NULL when unregistered); uses
+ * t's small MRU cache, then the sharded index (no single global lock).
+ * Sets MON_OBJF_ACCESSED.
+ */
+struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr) MON_HIDDEN;
+
+/* Heap and anonymous-mmap blocks. site_id from mon_site_capture(). Returns the
+ * new record or NULL on allocation failure (then the block is simply untracked). */
+struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes,
+				     uint32_t site_id, uint32_t thread_id) MON_HIDDEN;
+/* Removes the live block starting at start (heap) or the parts of mmap
+ * blocks inside [start, end) (munmap). Unknown addresses are ignored. */
+void mon_objmap_del_block(uintptr_t start) MON_HIDDEN;
+void mon_objmap_unmap_range(uintptr_t start, uintptr_t end) MON_HIDDEN;
+
+/* Thread stacks and TLS: registered / removed by the thread registry. */
+void mon_objmap_thread_add(struct mon_thread *t) MON_HIDDEN;
+void mon_objmap_thread_del(struct mon_thread *t) MON_HIDDEN;
+
+/* Rescans loaded modules after dlopen / dlclose (globals of new modules are
+ * added, those of unloaded ones lose MON_OBJF_LIVE). */
+void mon_objmap_modules_changed(void) MON_HIDDEN;
+
+/* Text range of instrumented modules: is pc inside code built with ameba cc? */
+int mon_objmap_pc_instrumented(uintptr_t pc) MON_HIDDEN;
+
+/* ---- allocation sites ---- */
+#define MON_SITE_MAX_FRAMES 8
+
+struct mon_site {
+	uint32_t id;		/* dense, from 1; 0 = unknown site */
+	uint32_t nr_frames;
+	uintptr_t frames[MON_SITE_MAX_FRAMES]; /* return addresses, innermost first */
+	uint64_t nr_allocs;	/* atomic */
+	uint64_t sz_bytes_total;	/* atomic */
+};
+
+/*
+ * Captures the call stack of an allocation function. ret_pc is the return
+ * address of the interposed function (its caller), frame its
+ * __builtin_frame_address(0). Walks frame pointers with bounds checks against
+ * the thread's stack. Returns the dense site id (deduplicated), 0 on failure.
+ * Async-signal-unsafe but never calls the interposed allocator.
+ */
+uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame) MON_HIDDEN;
+const struct mon_site *mon_site_get(uint32_t id) MON_HIDDEN;
+uint32_t mon_site_nr(void) MON_HIDDEN;	/* ids are 1 .. mon_site_nr() */
+/* Counts one allocation of sz_bytes at site_id (nr_allocs, sz_bytes_total).
+ * mon_objmap_add_block() calls it for every tracked block; 0 is ignored. */
+void mon_site_count(uint32_t site_id, size_t sz_bytes) MON_HIDDEN;
+
+/* Symbolised frame: function, file, line, module; fields may be NULL/0. */
+struct mon_frame_info {
+	const char *func;
+	const char *file;	/* basename-free full path as in DWARF */
+	int line;
+	const char *module;
+};
+/* Symbolises pc with libdw (cached). Returns 0 or AMEBA_ENOENT. Strings stay valid. */
+int mon_symbolize(uintptr_t pc, struct mon_frame_info *out) MON_HIDDEN;
+/* "func@file:line" of the site's first frame in instrumented code (or the first
+ * frame); written to buf, returns buf. file is the basename. */
+const char *mon_site_name(uint32_t site_id, char *buf, size_t len) MON_HIDDEN;
+
+/* ---- threads ---- */
+#define MON_OBJCACHE_WAYS 4
+
+struct mon_objcache {
+	uintptr_t start[MON_OBJCACHE_WAYS], end[MON_OBJCACHE_WAYS];
+	struct mon_obj *obj[MON_OBJCACHE_WAYS];
+};
+
+struct mon_counts;	/* counts.c */
+
+struct mon_thread {
+	uint32_t id;		/* dense ameba thread id: 0 = the first (main) thread */
+	pid_t tid;		/* OS thread id */
+	int exited;		/* set when the thread has ended (atomic) */
+	int in_rt;		/* >0 while the runtime runs on this thread: hooks and
+				 * the allocator interposers pass straight through */
+	int ignore;		/* >0 between __tsan_ignore_thread_begin/end: accesses
+				 * are not delivered */
+	uintptr_t stack_lo, stack_hi;	/* [lo, hi); 0,0 when unknown */
+	uintptr_t tls_lo, tls_hi;	/* executable's static TLS block */
+	struct mon_objcache cache;	/* owned by objmap.c */
+	struct mon_obj *stack_obj, *tls_obj;	/* objmap.c: this thread's records */
+	struct mon_counts *counts;	/* per-object counters, counts.c */
+	void *backend_data;		/* owned by the active backend */
+	struct mon_thread *next_all;	/* registry list (never unlinked) */
+};
+
+/* Thread registration from pthread_create (rt.c): wraps a start routine so the
+ * new thread registers with an id reserved in creation order. */
+int mon_thread_wrap_start(void *(**fn)(void *), void **arg) MON_HIDDEN;
+void mon_thread_unwrap_start(void *arg) MON_HIDDEN;
+
+/* The calling thread's record, or NULL when not registered yet. */
+extern __thread struct mon_thread *mon_self MON_HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record, registering the thread on first use. NULL only
+ * when the runtime is shut down or out of memory. */
+struct mon_thread *mon_thread_self(void) MON_HIDDEN;
+/* Number of threads ever registered; records by dense id (NULL if none). */
+uint32_t mon_thread_nr(void) MON_HIDDEN;
+struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
+
+/* ---- the runtime ---- */
+
+/*
+ * Non-zero while an analysis is attached: the hooks deliver accesses. Zero =
+ * dormant: every hook returns after one load and one branch.
+ */
+extern int mon_active MON_HIDDEN;
+
+void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
+int mon_initialized(void) MON_HIDDEN;
+
+/*
+ * Slow path of every hook: splits [addr, addr + sz) into cache-line chunks,
+ * attributes each chunk to the object(s) it overlaps and hands it to the
+ * active backend. pc is the code address of the access.
+ */
+void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc) MON_HIDDEN;
+
+/* ---- per-thread per-object counters (counts.c) ---- */
+
+/*
+ * The active backend declares which metrics it provides (nr_metrics slots per
+ * (thread, object)); slot s holds metric mon_metric_of_slot[s].
+ */
+extern int mon_nr_slots MON_HIDDEN;
+extern int mon_metric_of_slot[AMEBA_M_NR] MON_HIDDEN;
+extern int mon_slot_of_metric[AMEBA_M_NR] MON_HIDDEN;	/* -1 when not provided */
+
+/* Sets the metric slots; only before any counter exists. */
+int mon_counts_configure(const int *metrics, int nr) MON_HIDDEN;
+/* The counter vector (mon_nr_slots entries) of (t, obj), created on first use;
+ * NULL only on allocation failure. Owner thread only. */
+uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
+/* Adds n to slot of (t, obj); owner thread: relaxed store; use
+ * mon_counts_add_remote() from any other thread. */
+static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)
+{
+	__atomic_store_n(&v[slot], __atomic_load_n(&v[slot], __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+/* Iterates (obj_idx, counters) of thread t; the callback returns non-zero to stop. */
+void mon_counts_for_each(struct mon_thread *t,
+			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;
+
+/* ---- backends ---- */
+
+/*
+ * A backend turns line accesses into metric counts. Called on the accessing
+ * thread; must not block or allocate on the access path.
+ */
+struct mon_backend_ops {
+	const char *name;
+	/* Metrics this backend provides (slots), set once at activation. */
+	const int *metrics;
+	int nr_metrics;
+	/* Optional: called once when the backend becomes active. */
+	int (*activate)(void);
+	/* Optional: a thread starts / ends (on that thread). */
+	void (*thread_start)(struct mon_thread *t);
+	void (*thread_exit)(struct mon_thread *t);
+	/*
+	 * One access within one cache line, [addr, addr + sz), attributed to obj
+	 * whose counters are v (mon_nr_slots entries). flags: enum mon_access_flags.
+	 */
+	void (*access)(struct mon_thread *t, struct mon_obj *obj, uint64_t *v,
+		       uintptr_t addr, uint32_t sz, unsigned flags, uintptr_t pc);
+};
+
+extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
+extern const struct mon_backend_ops *mon_backend MON_HIDDEN;	/* the active one */
+
+/* ---- oracle ---- */
+/* Writes the AMEBA_ORACLE file (atomically: tmp + rename). */
+int mon_oracle_write(const char *path) MON_HIDDEN;
+
+#endif /* AMEBA_MON_H */

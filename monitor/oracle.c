@@ -1,0 +1,385 @@
+/*
+ * oracle.c - the AMEBA_ORACLE dump: exhaustive per-object, per-bin,
+ * per-thread counts of every metric the active backend provides, written at
+ * exit. It is the ground truth that search accuracy is measured against;
+ * docs/oracle.md documents the format.
+ *
+ * Notes:
+ *  - Streaming writer: a million objects never become a million JSON nodes.
+ *  - Only objects that some thread accessed are listed one by one (their
+ *    number is bounded by the accesses); every bin is listed, touched or not,
+ *    with its allocation statistics.
+ *  - The file appears atomically: written to PATH.tmp.PID, then renamed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mon.h"
+
+struct entry {
+	uint64_t key;		/* object index, or bin key */
+	uint32_t thread;
+	uint64_t *v;		/* mon_nr_slots values (owned by the entry array's pool) */
+};
+
+struct entries {
+	struct entry *e;
+	size_t nr, cap;
+	uint64_t *pool;		/* values, nr_slots per entry */
+	size_t pool_nr, pool_cap;
+	uint32_t cur_thread;
+	int err;
+};
+
+static int entries_add(struct entries *es, uint64_t key, uint32_t thread, const uint64_t *v)
+{
+	if (es->nr == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 1024;
+		struct entry *e = mon_realloc(es->e, cap * sizeof(*e));
+
+		if (!e)
+			return AMEBA_ENOMEM;
+		es->e = e;
+		es->cap = cap;
+	}
+	if (es->pool_nr + (size_t)mon_nr_slots > es->pool_cap) {
+		/* Values are addressed by offset until the pool stops growing. */
+		size_t cap = es->pool_cap ? es->pool_cap * 2 : 4096;
+		uint64_t *p = mon_realloc(es->pool, cap * sizeof(*p));
+
+		if (!p)
+			return AMEBA_ENOMEM;
+		es->pool = p;
+		es->pool_cap = cap;
+	}
+	for (int s = 0; s < mon_nr_slots; s++)
+		es->pool[es->pool_nr + (size_t)s] = __atomic_load_n(&v[s], __ATOMIC_RELAXED);
+	es->e[es->nr].key = key;
+	es->e[es->nr].thread = thread;
+	es->e[es->nr].v = (uint64_t *)(uintptr_t)es->pool_nr;	/* offset, fixed up later */
+	es->nr++;
+	es->pool_nr += (size_t)mon_nr_slots;
+	return 0;
+}
+
+static void entries_fixup(struct entries *es)
+{
+	for (size_t i = 0; i < es->nr; i++)
+		es->e[i].v = es->pool + (uintptr_t)es->e[i].v;
+}
+
+static int collect_cb(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	struct entries *es = arg;
+
+	es->err = entries_add(es, obj_idx, es->cur_thread, v);
+	return es->err != 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* ---- JSON output helpers ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_counts(FILE *f, const uint64_t *v)
+{
+	fputc('{', f);
+	for (int s = 0; s < mon_nr_slots; s++)
+		fprintf(f, "%s\"%s\":%llu", s ? "," : "", ameba_metric_info(mon_metric_of_slot[s])->name,
+			(unsigned long long)v[s]);
+	fputc('}', f);
+}
+
+/* Writes "total" and "threads" for the run of entries [i, j) of one key. */
+static void json_thread_counts(FILE *f, const struct entry *e, size_t i, size_t j)
+{
+	uint64_t total[AMEBA_M_NR] = { 0 };
+
+	for (size_t k = i; k < j; k++)
+		for (int s = 0; s < mon_nr_slots; s++)
+			total[s] += e[k].v[s];
+	fputs("\"total\":", f);
+	json_counts(f, total);
+	fputs(",\"threads\":{", f);
+	for (size_t k = i; k < j; k++) {
+		fprintf(f, "%s\"%u\":", k > i ? "," : "", e[k].thread);
+		json_counts(f, e[k].v);
+	}
+	fputc('}', f);
+}
+
+/* Bin keys: kind in the top byte, then the site id (heap, mmap), the object
+ * index (global) or 0 (stack, tls, other: one bin per kind). */
+static uint64_t bin_key_of(const struct mon_obj *o)
+{
+	uint64_t id = 0;
+
+	/* A site's bin covers its malloc-family and mmap blocks alike. */
+	if (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP)
+		return (uint64_t)MON_OBJ_HEAP << 56 | o->site_id;
+	if (o->kind == MON_OBJ_GLOBAL)
+		id = o->idx;
+	return (uint64_t)o->kind << 56 | id;
+}
+
+static const char *bin_name(uint64_t key, char *buf, size_t len)
+{
+	int kind = (int)(key >> 56);
+	uint64_t id = key & ((1ull << 56) - 1);
+
+	switch (kind) {
+	case MON_OBJ_HEAP:
+		return mon_site_name((uint32_t)id, buf, len);
+	case MON_OBJ_GLOBAL:
+		snprintf(buf, len, "%s", mon_objmap_get((uint32_t)id)->name ?: "?");
+		return buf;
+	default:
+		snprintf(buf, len, "[%s]", mon_obj_kind_name(kind));
+		return buf;
+	}
+}
+
+static void write_header(FILE *f)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uint32_t nr = mon_thread_nr();
+
+	exe[n > 0 ? n : 0] = '\0';
+	fprintf(f, "{\"format\":\"ameba-oracle\",\"version\":1,\"pid\":%d,\"program\":", (int)getpid());
+	json_str(f, exe);
+	fputs(",\"backend\":", f);
+	json_str(f, mon_backend ? mon_backend->name : "none");
+	fputs(",\"metrics\":[", f);
+	for (int s = 0; s < mon_nr_slots; s++) {
+		fputs(s ? "," : "", f);
+		json_str(f, ameba_metric_info(mon_metric_of_slot[s])->name);
+	}
+	fputs("],\n\"threads\":[", f);
+	for (uint32_t id = 0, first = 1; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		if (!t)
+			continue;
+		fprintf(f, "%s{\"id\":%u,\"tid\":%d,\"exited\":%s}", first ? "" : ",", t->id,
+			(int)t->tid, __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ? "true" : "false");
+		first = 0;
+	}
+	fputs("],\n", f);
+}
+
+static void write_sites(FILE *f)
+{
+	uint32_t nr = mon_site_nr();
+	char name[512];
+
+	fputs("\"sites\":[", f);
+	for (uint32_t id = 1; id <= nr; id++) {
+		const struct mon_site *s = mon_site_get(id);
+
+		if (!s)
+			continue;
+		fprintf(f, "%s\n{\"id\":%u,\"name\":", id > 1 ? "," : "", id);
+		json_str(f, mon_site_name(id, name, sizeof(name)));
+		fprintf(f, ",\"nr_allocs\":%llu,\"bytes\":%llu,\"frames\":[",
+			(unsigned long long)__atomic_load_n(&s->nr_allocs, __ATOMIC_RELAXED),
+			(unsigned long long)__atomic_load_n(&s->sz_bytes_total, __ATOMIC_RELAXED));
+		for (uint32_t k = 0; k < s->nr_frames; k++) {
+			struct mon_frame_info fi = { 0 };
+
+			mon_symbolize(s->frames[k], &fi);
+			fprintf(f, "%s{\"pc\":\"0x%lx\",\"func\":", k ? "," : "", (unsigned long)s->frames[k]);
+			json_str(f, fi.func ? fi.func : "");
+			fputs(",\"file\":", f);
+			json_str(f, fi.file ? fi.file : "");
+			fprintf(f, ",\"line\":%d}", fi.line);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\n", f);
+}
+
+static void write_objects(FILE *f, struct entries *es, struct entries *bins)
+{
+	char name[512];
+	size_t i = 0;
+	int first = 1;
+
+	fputs("\"objects\":[", f);
+	while (i < es->nr) {
+		size_t j = i;
+		const struct mon_obj *o = mon_objmap_get((uint32_t)es->e[i].key);
+
+		while (j < es->nr && es->e[j].key == es->e[i].key)
+			j++;
+		fprintf(f, "%s\n{\"id\":%u,\"kind\":\"%s\",\"name\":", first ? "" : ",", o->idx,
+			mon_obj_kind_name(o->kind));
+		first = 0;
+		if (o->kind == MON_OBJ_GLOBAL)
+			json_str(f, o->name);
+		else if (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP)
+			json_str(f, mon_site_name(o->site_id, name, sizeof(name)));
+		else if (o->kind == MON_OBJ_OTHER)
+			json_str(f, "[other]");
+		else {
+			snprintf(name, sizeof(name), "[%s T%u]", mon_obj_kind_name(o->kind), o->thread_id);
+			json_str(f, name);
+		}
+		fputs(",\"bin\":", f);
+		json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
+		fprintf(f, ",\"site_id\":%u,\"seq\":%llu,\"addr\":\"0x%lx\",\"size\":%zu,\"live\":%s,",
+			(o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP) ? o->site_id : 0,
+			(unsigned long long)o->seq, (unsigned long)o->start, o->sz_bytes,
+			(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ? "true" : "false");
+		json_thread_counts(f, es->e, i, j);
+		fputc('}', f);
+		for (size_t k = i; k < j && !bins->err; k++)
+			bins->err = entries_add(bins, bin_key_of(o), es->e[k].thread, es->e[k].v);
+		i = j;
+	}
+	fputs("],\n", f);
+}
+
+/* Bins: every site (touched or not), plus the bins of touched objects. */
+static void write_bins(FILE *f, struct entries *bins)
+{
+	uint32_t nr_sites = mon_site_nr();
+	char name[512];
+	size_t i = 0;
+	int first = 1;
+
+	/* Untouched sites get an empty run so that every site is listed. */
+	for (uint32_t id = 1; id <= nr_sites; id++) {
+		const struct mon_site *s = mon_site_get(id);
+		uint64_t zero[AMEBA_M_NR] = { 0 };
+
+		(void)s;
+		if (!bins->err)
+			bins->err = entries_add(bins, (uint64_t)MON_OBJ_HEAP << 56 | id, UINT32_MAX, zero);
+	}
+	entries_fixup(bins);
+	qsort(bins->e, bins->nr, sizeof(*bins->e), cmp_entry);
+
+	fputs("\"bins\":[", f);
+	while (i < bins->nr) {
+		uint64_t key = bins->e[i].key;
+		int kind = (int)(key >> 56);
+		size_t j = i, w = i;
+
+		while (j < bins->nr && bins->e[j].key == key)
+			j++;
+		/* Merge the runs of one thread (several objects of one bin) in place;
+		 * drop the placeholder rows (thread UINT32_MAX). */
+		for (size_t k = i; k < j; k++) {
+			if (bins->e[k].thread == UINT32_MAX)
+				continue;
+			if (w > i && bins->e[w - 1].thread == bins->e[k].thread) {
+				for (int s = 0; s < mon_nr_slots; s++)
+					bins->e[w - 1].v[s] += bins->e[k].v[s];
+			} else {
+				bins->e[w++] = bins->e[k];
+			}
+		}
+		fprintf(f, "%s\n{\"name\":", first ? "" : ",");
+		first = 0;
+		json_str(f, bin_name(key, name, sizeof(name)));
+		fprintf(f, ",\"kind\":\"%s\"", kind == MON_OBJ_HEAP ? "site" : mon_obj_kind_name(kind));
+		if (kind == MON_OBJ_HEAP) {
+			const struct mon_site *s = mon_site_get((uint32_t)(key & ((1ull << 56) - 1)));
+
+			fprintf(f, ",\"site_id\":%u,\"nr_objects\":%llu,\"size\":%llu", s ? s->id : 0,
+				s ? (unsigned long long)__atomic_load_n(&s->nr_allocs, __ATOMIC_RELAXED) : 0ull,
+				s ? (unsigned long long)__atomic_load_n(&s->sz_bytes_total, __ATOMIC_RELAXED) : 0ull);
+		} else if (kind == MON_OBJ_GLOBAL) {
+			const struct mon_obj *o = mon_objmap_get((uint32_t)(key & ((1ull << 56) - 1)));
+
+			fprintf(f, ",\"nr_objects\":1,\"size\":%zu", o->sz_bytes);
+		}
+		fputc(',', f);
+		json_thread_counts(f, bins->e, i, w);
+		fputc('}', f);
+		i = j;
+	}
+	fputs("]\n", f);
+}
+
+int mon_oracle_write(const char *path)
+{
+	struct entries es = { 0 }, bins = { 0 };
+	char tmp[4200];
+	uint32_t nr = mon_thread_nr();
+	FILE *f;
+	int err = 0;
+
+	for (uint32_t id = 0; id < nr && !es.err; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		if (!t)
+			continue;
+		es.cur_thread = id;
+		mon_counts_for_each(t, collect_cb, &es);
+	}
+	if (es.err) {
+		err = es.err;
+		goto out;
+	}
+	entries_fixup(&es);
+	qsort(es.e, es.nr, sizeof(*es.e), cmp_entry);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		mon_log("cannot create %s: %s", tmp, strerror(errno));
+		err = AMEBA_EIO;
+		goto out;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	write_header(f);
+	write_sites(f);
+	write_objects(f, &es, &bins);
+	write_bins(f, &bins);
+	fputs("}\n", f);
+	if (bins.err)
+		err = bins.err;
+	if (ferror(f) || fflush(f) || fsync(fileno(f)))
+		err = AMEBA_EIO;
+	if (fclose(f))
+		err = AMEBA_EIO;
+	if (!err && rename(tmp, path)) {
+		mon_log("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		err = AMEBA_EIO;
+	}
+	if (err)
+		unlink(tmp);
+out:
+	mon_free(es.e);
+	mon_free(es.pool);
+	mon_free(bins.e);
+	mon_free(bins.pool);
+	return err;
+}

@@ -1,0 +1,453 @@
+/*
+ * rt.c - runtime start-up, the thread registry and the access slow path.
+ *
+ * Notes:
+ *  - Initialisation runs from __tsan_init (every instrumented translation
+ *    unit's constructor calls it) and from a constructor of our own, whichever
+ *    comes first. Allocations made before it are not tracked (they belong to
+ *    the C library and the loader, not to the program).
+ *  - The runtime is dormant (mon_active == 0) unless an analysis is attached:
+ *    AMEBA_ORACLE in the environment attaches the exhaustive counting backend
+ *    from the start.
+ *  - Thread ids are dense and handed out in pthread_create() order by the
+ *    creating thread, so a program that creates its threads in a fixed order
+ *    gets the same ids on every run. A thread that was not created through
+ *    pthread_create (e.g. raw clone) gets the next id when it first touches
+ *    instrumented memory.
+ *  - Thread records are never freed: their counts outlive the thread. What a
+ *    thread owns besides (counter tables) is bounded by what it touched.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mon.h"
+
+int mon_active;
+__thread struct mon_thread *mon_self __attribute__((tls_model("initial-exec")));
+const struct mon_backend_ops *mon_backend;
+
+/* Thread records by dense id: a two-level table so that it never moves. */
+#define THREAD_CHUNK_SHIFT 10
+#define THREAD_CHUNK (1u << THREAD_CHUNK_SHIFT)
+#define THREAD_NR_CHUNKS 4096	/* 4M threads */
+
+static struct mon_thread **thread_chunks[THREAD_NR_CHUNKS];
+static uint32_t thread_nr_ids;		/* ids handed out (atomic) */
+static uint32_t thread_nr_published;	/* upper bound of ids with a record (atomic) */
+static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t thread_exit_key;
+
+static int rt_state;		/* 0 = not started, 1 = starting, 2 = ready (atomic) */
+static char *oracle_path;
+static pid_t rt_pid;		/* the process that read the configuration */
+
+uint32_t mon_thread_nr(void)
+{
+	return __atomic_load_n(&thread_nr_published, __ATOMIC_ACQUIRE);
+}
+
+struct mon_thread *mon_thread_get(uint32_t id)
+{
+	struct mon_thread **chunk;
+
+	if (id >= (uint32_t)THREAD_NR_CHUNKS * THREAD_CHUNK)
+		return NULL;
+	chunk = __atomic_load_n(&thread_chunks[id >> THREAD_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	if (!chunk)
+		return NULL;
+	return __atomic_load_n(&chunk[id & (THREAD_CHUNK - 1)], __ATOMIC_ACQUIRE);
+}
+
+/* Reserves the next dense id (called by the creating thread). */
+static uint32_t thread_reserve_id(void)
+{
+	return __atomic_fetch_add(&thread_nr_ids, 1, __ATOMIC_RELAXED);
+}
+
+static int thread_publish(struct mon_thread *t)
+{
+	uint32_t c = t->id >> THREAD_CHUNK_SHIFT;
+	struct mon_thread **chunk;
+	uint32_t nr;
+
+	if (c >= THREAD_NR_CHUNKS)
+		return AMEBA_ERANGE;
+	pthread_mutex_lock(&thread_lock);
+	chunk = thread_chunks[c];
+	if (!chunk) {
+		chunk = mon_calloc(THREAD_CHUNK, sizeof(*chunk));
+		if (!chunk) {
+			pthread_mutex_unlock(&thread_lock);
+			return AMEBA_ENOMEM;
+		}
+		__atomic_store_n(&thread_chunks[c], chunk, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&chunk[t->id & (THREAD_CHUNK - 1)], t, __ATOMIC_RELEASE);
+	nr = __atomic_load_n(&thread_nr_published, __ATOMIC_RELAXED);
+	if (t->id + 1 > nr)
+		__atomic_store_n(&thread_nr_published, t->id + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&thread_lock);
+	return 0;
+}
+
+struct tls_probe {
+	uintptr_t lo, hi;
+};
+
+static int find_exe_tls(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct tls_probe *p = arg;
+
+	/* The first module reported is the executable. */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_TLS && info->dlpi_tls_data) {
+			p->lo = (uintptr_t)info->dlpi_tls_data;
+			p->hi = p->lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+static void thread_find_ranges(struct mon_thread *t)
+{
+	pthread_attr_t attr;
+	struct tls_probe tls = { 0, 0 };
+	void *stack;
+	size_t sz;
+
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &stack, &sz) == 0) {
+			t->stack_lo = (uintptr_t)stack;
+			t->stack_hi = (uintptr_t)stack + sz;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	dl_iterate_phdr(find_exe_tls, &tls);
+	t->tls_lo = tls.lo;
+	t->tls_hi = tls.hi;
+	/* The static TLS block of a non-main thread sits inside its stack
+	 * mapping; keep the two objects disjoint. */
+	if (t->tls_lo >= t->stack_lo && t->tls_hi <= t->stack_hi && t->tls_lo < t->tls_hi &&
+	    t->stack_hi - t->tls_hi < 1u << 20)
+		t->stack_hi = t->tls_lo;
+}
+
+/* Creates and publishes the record of the calling thread with the given id. */
+static struct mon_thread *thread_register(uint32_t id)
+{
+	struct mon_thread *t = mon_calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->id = id;
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->in_rt = 1;		/* what follows may allocate: do not track it */
+	mon_self = t;
+	thread_find_ranges(t);
+	if (thread_publish(t)) {
+		mon_self = NULL;
+		mon_free(t);
+		return NULL;
+	}
+	if (__atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) == 2)
+		pthread_setspecific(thread_exit_key, t);
+	mon_objmap_thread_add(t);
+	if (mon_backend && mon_backend->thread_start)
+		mon_backend->thread_start(t);
+	t->in_rt = 0;
+	return t;
+}
+
+struct mon_thread *mon_thread_self(void)
+{
+	if (mon_likely(mon_self != NULL))
+		return mon_self;
+	if (__atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) != 2)
+		return NULL;
+	return thread_register(thread_reserve_id());
+}
+
+/* pthread key destructor: the thread is ending. */
+static void thread_exit_cb(void *arg)
+{
+	struct mon_thread *t = arg;
+
+	if (!t || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+		return;
+	t->in_rt++;
+	if (mon_backend && mon_backend->thread_exit)
+		mon_backend->thread_exit(t);
+	mon_objmap_thread_del(t);
+	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+	t->in_rt--;
+}
+
+/* ---- pthread_create support (called by intercept.c) ---- */
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	uint32_t id;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start st = *(struct thread_start *)p;
+
+	mon_free(p);
+	thread_register(st.id);
+	return st.fn(st.arg);
+}
+
+/*
+ * Wraps a start routine so that the new thread registers itself with the id
+ * reserved here, in creation order. Returns 0 and fills *fn / *arg, or an
+ * error (then the caller starts the thread unwrapped).
+ */
+int mon_thread_wrap_start(void *(**fn)(void *), void **arg)
+{
+	struct thread_start *st;
+
+	if (__atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) != 2)
+		return AMEBA_EINVAL;
+	st = mon_malloc(sizeof(*st));
+	if (!st)
+		return AMEBA_ENOMEM;
+	st->fn = *fn;
+	st->arg = *arg;
+	st->id = thread_reserve_id();
+	*fn = thread_trampoline;
+	*arg = st;
+	return 0;
+}
+
+/* pthread_create failed after a successful wrap: release the start block. The
+ * reserved id stays unused (ids remain unique). */
+void mon_thread_unwrap_start(void *arg)
+{
+	mon_free(arg);
+}
+
+/* ---- fork ---- */
+
+static void rt_fork_prepare(void)
+{
+	pthread_mutex_lock(&thread_lock);
+}
+
+static void rt_fork_parent(void)
+{
+	pthread_mutex_unlock(&thread_lock);
+}
+
+static void rt_fork_child(void)
+{
+	uint32_t nr = mon_thread_nr();
+
+	pthread_mutex_init(&thread_lock, NULL);
+	/* Only the forking thread lives on in the child. */
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		if (t && t != mon_self)
+			__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+	}
+	if (mon_self)
+		mon_self->tid = (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- start-up and exit ---- */
+
+/* The oracle path with every %p replaced by the pid; NULL when a forked child
+ * should not write (no %p: the parent owns the file). */
+static char *oracle_expand(const char *tmpl)
+{
+	char buf[4096];
+	size_t o = 0;
+	int has_pid = 0;
+
+	for (const char *p = tmpl; *p && o + 24 < sizeof(buf); p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%d", (int)getpid());
+			p++;
+			has_pid = 1;
+		} else {
+			buf[o++] = *p;
+		}
+	}
+	buf[o] = '\0';
+	if (!has_pid && getpid() != rt_pid)
+		return NULL;
+	return mon_strdup(buf);
+}
+
+static void rt_exit(void)
+{
+	struct mon_thread *t = mon_self;
+	char *path;
+
+	if (!oracle_path)
+		return;
+	if (t)
+		t->in_rt++;
+	/* Stop delivering: counts are final from here on. */
+	__atomic_store_n(&mon_active, 0, __ATOMIC_SEQ_CST);
+	path = oracle_expand(oracle_path);
+	if (path) {
+		int err = mon_oracle_write(path);
+
+		if (err)
+			mon_log("cannot write the oracle file %s: %s", path, ameba_strerror(err));
+		mon_free(path);
+	}
+	if (t)
+		t->in_rt--;
+}
+
+static const struct mon_backend_ops *backend_by_name(const char *name)
+{
+	static const struct mon_backend_ops *const all[] = {
+		&mon_backend_count,
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+/* Makes `b` the active backend and starts delivery. */
+static int rt_activate(const struct mon_backend_ops *b)
+{
+	int err = mon_counts_configure(b->metrics, b->nr_metrics);
+
+	if (err)
+		return err;
+	if (b->activate && (err = b->activate()))
+		return err;
+	mon_backend = b;
+	__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mon_initialized(void)
+{
+	return __atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) == 2;
+}
+
+void mon_init(void)
+{
+	int expected = 0;
+	const char *oracle, *bname;
+	const struct mon_backend_ops *b = NULL;
+	struct mon_thread *t;
+
+	if (!__atomic_compare_exchange_n(&rt_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;		/* done, or running on this thread right now */
+	rt_pid = getpid();
+	pthread_key_create(&thread_exit_key, thread_exit_cb);
+	pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
+
+	oracle = getenv("AMEBA_ORACLE");
+	bname = getenv("AMEBA_BACKEND");
+	if (oracle && *oracle) {
+		oracle_path = mon_strdup(oracle);
+		b = backend_by_name(bname && *bname ? bname : "count");
+		if (!b) {
+			mon_log("AMEBA_BACKEND=%s is not a backend of this runtime (try: count); "
+				"using count", bname);
+			b = &mon_backend_count;
+		}
+	}
+
+	/* The main thread's record first: it takes id 0. */
+	t = mon_calloc(1, sizeof(*t));
+	if (t) {
+		t->id = thread_reserve_id();
+		t->tid = (pid_t)syscall(SYS_gettid);
+		t->in_rt = 1;
+		mon_self = t;
+		thread_find_ranges(t);
+		thread_publish(t);
+	}
+	mon_objmap_init();
+	if (t)
+		mon_objmap_thread_add(t);
+	__atomic_store_n(&rt_state, 2, __ATOMIC_RELEASE);
+	if (t)
+		pthread_setspecific(thread_exit_key, t);
+
+	if (b) {
+		int err = rt_activate(b);
+
+		if (err)
+			mon_log("cannot start the %s backend: %s; running dormant", b->name,
+				ameba_strerror(err));
+		else if (t && b->thread_start)
+			b->thread_start(t);
+		atexit(rt_exit);
+	}
+	if (t)
+		t->in_rt = 0;
+}
+
+__attribute__((constructor(101))) static void rt_constructor(void)
+{
+	mon_init();
+}
+
+/* ---- the access slow path ---- */
+
+static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned flags, uintptr_t pc)
+{
+	while (a < end) {
+		struct mon_obj *obj = mon_objmap_lookup(t, a);
+		uintptr_t piece_end = end;
+		uint64_t *v;
+
+		/* A chunk that runs past its object's end is split: each object
+		 * overlapped counts one access. [other] takes the rest. */
+		if (obj->kind != MON_OBJ_OTHER && obj->end < end)
+			piece_end = obj->end;
+		v = mon_counts_get(t, obj->idx);
+		if (v)
+			mon_backend->access(t, obj, v, a, (uint32_t)(piece_end - a), flags, pc);
+		a = piece_end;
+	}
+}
+
+void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
+{
+	struct mon_thread *t = mon_self;
+	uintptr_t end = addr + sz;
+
+	if (mon_unlikely(!t)) {
+		t = mon_thread_self();
+		if (!t)
+			return;
+	}
+	if (t->in_rt || t->ignore || !mon_backend || sz == 0)
+		return;
+	if (end < addr)		/* wraps around the address space */
+		end = UINTPTR_MAX;
+	t->in_rt++;
+	while (addr < end) {
+		uintptr_t line_end = (addr | (MON_LINE_SIZE - 1)) + 1;
+
+		if (line_end > end || line_end == 0)
+			line_end = end;
+		deliver(t, addr, line_end, flags, pc);
+		addr = line_end;
+	}
+	t->in_rt--;
+}

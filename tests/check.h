@@ -1,0 +1,57 @@
+/*
+ * check.h - a minimal test harness for ameba's C tests.
+ *
+ *   CHECK(cond)                    records a failure with file:line when cond is false
+ *   CHECK_EQ_U64(got, want)        compares two unsigned values, printing both
+ *   CHECK_STR(got, want)           compares two strings (NULL-safe)
+ *   return check_done();           prints "N passed, N failed" and returns the exit code
+ *
+ * Table-driven tests pass the row's __LINE__ through CHECK_AT(line, cond).
+ */
+#ifndef AMEBA_TEST_CHECK_H
+#define AMEBA_TEST_CHECK_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_nr_pass, check_nr_fail;
+
+static inline void check_record(int ok, const char *file, int line, const char *what)
+{
+	if (ok) {
+		check_nr_pass++;
+		return;
+	}
+	check_nr_fail++;
+	fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+}
+
+#define CHECK(c) check_record(!!(c), __FILE__, __LINE__, #c)
+#define CHECK_AT(line, c) check_record(!!(c), __FILE__, (line), #c)
+#define CHECK_EQ_U64(got, want)                                                          \
+	do {                                                                             \
+		unsigned long long g_ = (unsigned long long)(got);                       \
+		unsigned long long w_ = (unsigned long long)(want);                      \
+		if (g_ != w_)                                                            \
+			fprintf(stderr, "%s:%d: %s = %llu, want %llu\n", __FILE__,       \
+				__LINE__, #got, g_, w_);                                  \
+		check_record(g_ == w_, __FILE__, __LINE__, #got " == " #want);           \
+	} while (0)
+#define CHECK_STR(got, want)                                                             \
+	do {                                                                             \
+		const char *g_ = (got), *w_ = (want);                                    \
+		int ok_ = (g_ && w_) ? strcmp(g_, w_) == 0 : g_ == w_;                    \
+		if (!ok_)                                                                \
+			fprintf(stderr, "%s:%d: %s = \"%s\", want \"%s\"\n", __FILE__,  \
+				__LINE__, #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");  \
+		check_record(ok_, __FILE__, __LINE__, #got " == " #want);                \
+	} while (0)
+
+static inline int check_done(void)
+{
+	printf("%d passed, %d failed\n", check_nr_pass, check_nr_fail);
+	return check_nr_fail ? 1 : 0;
+}
+
+#endif

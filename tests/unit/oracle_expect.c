@@ -1,0 +1,140 @@
+/*
+ * oracle_expect.c - checks an AMEBA_ORACLE file against a table of expected
+ * counts (tests/unit/<name>.expect).
+ *
+ *   usage: oracle_expect ORACLE.json SPEC
+ *
+ * SPEC rows, whitespace separated, '#' starts a comment:
+ *   bin     NAME-PREFIX  THREAD  METRIC  VALUE   counts of the one bin whose name starts with NAME-PREFIX
+ *   object  NAME-PREFIX  THREAD  METRIC  VALUE   counts of the one object whose name starts with it
+ *   field   NAME-PREFIX  -       FIELD   VALUE   numeric field of that bin (nr_objects, size)
+ *   objects NAME-PREFIX  -       count   VALUE   how many objects carry that name prefix
+ * THREAD is a thread id or "all" (the total). A missing count is 0. Each row is
+ * one check, reported with its SPEC line number.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int prefix(const char *s, const char *p)
+{
+	return s && strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The single entry of list whose name starts with p; *nr gets the match count. */
+static const cJSON *find(const cJSON *list, const char *p, int *nr)
+{
+	const cJSON *it, *found = NULL;
+
+	*nr = 0;
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+
+		if (cJSON_IsString(name) && prefix(name->valuestring, p)) {
+			found = it;
+			(*nr)++;
+		}
+	}
+	return found;
+}
+
+static double count_of(const cJSON *item, const char *thread, const char *metric)
+{
+	const cJSON *c;
+
+	if (!strcmp(thread, "all"))
+		c = cJSON_GetObjectItemCaseSensitive(item, "total");
+	else
+		c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(item, "threads"),
+						     thread);
+	c = cJSON_GetObjectItemCaseSensitive(c, metric);
+	return cJSON_IsNumber(c) ? c->valuedouble : 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *text, line[512];
+	cJSON *root;
+	FILE *spec;
+	int lineno = 0;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: oracle_expect ORACLE.json SPEC\n");
+		return 2;
+	}
+	text = slurp(argv[1]);
+	if (!text) {
+		fprintf(stderr, "oracle_expect: cannot read %s\n", argv[1]);
+		return 2;
+	}
+	root = cJSON_Parse(text);
+	free(text);
+	if (!root) {
+		fprintf(stderr, "oracle_expect: %s is not valid JSON\n", argv[1]);
+		return 2;
+	}
+	spec = fopen(argv[2], "r");
+	if (!spec) {
+		fprintf(stderr, "oracle_expect: cannot read %s\n", argv[2]);
+		return 2;
+	}
+	while (fgets(line, sizeof(line), spec)) {
+		char what[32], name[256], thread[32], metric[64];
+		double want, got = -1;
+		const cJSON *list, *item;
+		int nr;
+
+		lineno++;
+		if (strchr(line, '#'))
+			*strchr(line, '#') = '\0';
+		if (sscanf(line, "%31s %255s %31s %63s %lf", what, name, thread, metric, &want) != 5)
+			continue;
+		list = cJSON_GetObjectItemCaseSensitive(root, !strcmp(what, "bin") || !strcmp(what, "field")
+								      ? "bins" : "objects");
+		item = find(list, name, &nr);
+		if (!strcmp(what, "objects")) {
+			got = nr;
+		} else if (nr != 1) {
+			fprintf(stderr, "%s:%d: %d entries named %s*, want exactly 1\n", argv[2], lineno,
+				nr, name);
+		} else if (!strcmp(what, "field")) {
+			const cJSON *f = cJSON_GetObjectItemCaseSensitive(item, metric);
+
+			got = cJSON_IsNumber(f) ? f->valuedouble : -1;
+		} else {
+			got = count_of(item, thread, metric);
+		}
+		if (got != want)
+			fprintf(stderr, "%s:%d: %s %s thread %s %s = %.0f, want %.0f\n", argv[2], lineno,
+				what, name, thread, metric, got, want);
+		CHECK_AT(lineno, got == want);
+	}
+	fclose(spec);
+	cJSON_Delete(root);
+	return check_done();
+}

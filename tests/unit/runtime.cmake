@@ -1,0 +1,23 @@
+# Runtime core: exact counts in the oracle, output equality, the wrapper.
+
+add_executable(oracle_expect ${AMEBA_FRAGMENT_DIR}/oracle_expect.c)
+target_include_directories(oracle_expect PRIVATE ${AMEBA_TEST_INCLUDE})
+target_link_libraries(oracle_expect PRIVATE PkgConfig::CJSON)
+set_target_properties(oracle_expect PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+
+ameba_instrumented(NAME exact_counts_native NATIVE SOURCES ${AMEBA_FRAGMENT_DIR}/exact_counts.c)
+foreach(cc gcc clang)
+  foreach(opt O0 O2)
+    set(n exact_counts_${cc}_${opt})
+    ameba_instrumented(NAME ${n} COMPILER ${cc} OPT -${opt}
+      SOURCES ${AMEBA_FRAGMENT_DIR}/exact_counts.c)
+    add_test(NAME oracle_exact_${cc}_${opt}
+      COMMAND ${AMEBA_FRAGMENT_DIR}/oracle_check.sh ${AMEBA_TEST_BIN}/${n}
+              ${AMEBA_FRAGMENT_DIR}/exact_counts.expect)
+    set_tests_properties(oracle_exact_${cc}_${opt} PROPERTIES
+      ENVIRONMENT "ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
+    add_test(NAME output_same_exact_counts_${cc}_${opt}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/same_output.sh ${AMEBA_TEST_BIN}/exact_counts_native
+              ${AMEBA_TEST_BIN}/${n})
+  endforeach()
+endforeach()
