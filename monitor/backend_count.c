@@ -6,15 +6,14 @@
 
 static const int count_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
 
-static void count_access(struct mon_thread *t, struct mon_obj *obj, uint64_t *v,
-			 uintptr_t addr, uint32_t sz, unsigned flags, uintptr_t pc)
+static void count_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+			 unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
-	/* Slots follow count_metrics[]: the table configured at activation. */
-	mon_count_add(v, 0, 1);
+	mon_ev_add(ev, AMEBA_M_MEM_REF, 1);
 	if (flags & MON_ACC_READ)
-		mon_count_add(v, 1, 1);
+		mon_ev_add(ev, AMEBA_M_READS, 1);
 	if (flags & MON_ACC_WRITE)
-		mon_count_add(v, 2, 1);
+		mon_ev_add(ev, AMEBA_M_WRITES, 1);
 }
 
 const struct mon_backend_ops mon_backend_count = {

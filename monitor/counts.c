@@ -22,11 +22,13 @@ int mon_nr_slots;
 int mon_metric_of_slot[AMEBA_M_NR];
 int mon_slot_of_metric[AMEBA_M_NR];
 
-#define ARENA_BYTES (64u << 10)
+/* Arenas start small (most threads touch few objects) and double up to a cap. */
+#define ARENA_MIN_BYTES 512u
+#define ARENA_MAX_BYTES (64u << 10)
 
 struct counts_arena {
 	struct counts_arena *next;
-	size_t used;
+	size_t used, size;
 	uint64_t data[];
 };
 
@@ -68,7 +70,7 @@ static struct mon_counts *counts_new(void)
 
 	if (!c)
 		return NULL;
-	c->cap = 64;
+	c->cap = 16;
 	c->keys = mon_calloc(c->cap, sizeof(*c->keys));
 	c->vals = mon_calloc(c->cap, sizeof(*c->vals));
 	if (!c->keys || !c->vals) {
@@ -86,10 +88,17 @@ static uint64_t *arena_alloc(struct mon_counts *c)
 	size_t need = (size_t)mon_nr_slots * sizeof(uint64_t);
 	struct counts_arena *a = c->arena;
 
-	if (!a || a->used + need > ARENA_BYTES) {
-		a = mon_calloc(1, sizeof(*a) + ARENA_BYTES);
+	if (!a || a->used + need > a->size) {
+		size_t size = a ? a->size * 2 : ARENA_MIN_BYTES;
+
+		if (size > ARENA_MAX_BYTES)
+			size = ARENA_MAX_BYTES;
+		if (size < need)
+			size = need;
+		a = mon_calloc(1, sizeof(*a) + size);
 		if (!a)
 			return NULL;
+		a->size = size;
 		a->next = c->arena;
 		c->arena = a;
 	}
@@ -184,4 +193,13 @@ void mon_counts_for_each(struct mon_thread *t,
 			break;
 	}
 	pthread_spin_unlock(&c->lock);
+}
+
+void mon_counts_after_fork(struct mon_thread *t)
+{
+	struct mon_counts *c = t->counts;
+
+	/* The thread that held the lock at fork time does not exist here. */
+	if (c)
+		pthread_spin_init(&c->lock, PTHREAD_PROCESS_PRIVATE);
 }

@@ -265,6 +265,8 @@ static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)
 {
 	__atomic_store_n(&v[slot], __atomic_load_n(&v[slot], __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
+/* In a forked child: resets t's table lock (its holder did not survive). */
+void mon_counts_after_fork(struct mon_thread *t) MON_HIDDEN;
 /* Iterates (obj_idx, counters) of thread t; the callback returns non-zero to stop. */
 void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;
@@ -272,25 +274,53 @@ void mon_counts_for_each(struct mon_thread *t,
 /* ---- backends ---- */
 
 /*
- * A backend turns line accesses into metric counts. Called on the accessing
- * thread; must not block or allocate on the access path.
+ * What one access caused, as (slot, amount) pairs: a backend reports events,
+ * the core adds them to the object's counters (and, later, to conditional
+ * counters and sample streams). A slot appears at most once per access.
+ */
+#define MON_EV_MAX 24
+
+struct mon_events {
+	uint32_t nr;
+	uint16_t slot[MON_EV_MAX];
+	uint64_t n[MON_EV_MAX];
+};
+
+/* Records n events of metric m (ignored when the backend has no slot for m). */
+static inline void mon_ev_add(struct mon_events *ev, int m, uint64_t n)
+{
+	int s = mon_slot_of_metric[m];
+
+	if (s >= 0 && n && ev->nr < MON_EV_MAX) {
+		ev->slot[ev->nr] = (uint16_t)s;
+		ev->n[ev->nr++] = n;
+	}
+}
+
+/*
+ * A backend turns line accesses into metric events. Callbacks run on the
+ * accessing thread unless stated otherwise; none may block, and access()
+ * may not allocate.
  */
 struct mon_backend_ops {
 	const char *name;
-	/* Metrics this backend provides (slots), set once at activation. */
+	/* Metrics this backend provides (they become the counter slots, in this
+	 * order), set once at activation. */
 	const int *metrics;
 	int nr_metrics;
-	/* Optional: called once when the backend becomes active. */
+	/* Optional: called once when the backend becomes active (any thread). */
 	int (*activate)(void);
-	/* Optional: a thread starts / ends (on that thread). */
+	/* Optional: a thread starts / ends (on that thread). thread_exit must
+	 * release per-thread state that is not needed for reporting. */
 	void (*thread_start)(struct mon_thread *t);
 	void (*thread_exit)(struct mon_thread *t);
 	/*
-	 * One access within one cache line, [addr, addr + sz), attributed to obj
-	 * whose counters are v (mon_nr_slots entries). flags: enum mon_access_flags.
+	 * One access within one cache line, [addr, addr + sz), attributed to obj.
+	 * flags: enum mon_access_flags. Appends the events it caused to ev
+	 * (which arrives empty) with mon_ev_add().
 	 */
-	void (*access)(struct mon_thread *t, struct mon_obj *obj, uint64_t *v,
-		       uintptr_t addr, uint32_t sz, unsigned flags, uintptr_t pc);
+	void (*access)(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		       unsigned flags, uintptr_t pc, struct mon_events *ev);
 };
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;

@@ -258,7 +258,10 @@ static void rt_fork_child(void)
 	for (uint32_t id = 0; id < nr; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
-		if (t && t != mon_self)
+		if (!t)
+			continue;
+		mon_counts_after_fork(t);
+		if (t != mon_self)
 			__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 	}
 	if (mon_self)
@@ -413,15 +416,19 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 	while (a < end) {
 		struct mon_obj *obj = mon_objmap_lookup(t, a);
 		uintptr_t piece_end = end;
+		struct mon_events ev;
 		uint64_t *v;
 
 		/* A chunk that runs past its object's end is split: each object
 		 * overlapped counts one access. [other] takes the rest. */
 		if (obj->kind != MON_OBJ_OTHER && obj->end < end)
 			piece_end = obj->end;
+		ev.nr = 0;
+		mon_backend->access(t, obj, a, (uint32_t)(piece_end - a), flags, pc, &ev);
 		v = mon_counts_get(t, obj->idx);
 		if (v)
-			mon_backend->access(t, obj, v, a, (uint32_t)(piece_end - a), flags, pc);
+			for (uint32_t i = 0; i < ev.nr; i++)
+				mon_count_add(v, ev.slot[i], ev.n[i]);
 		a = piece_end;
 	}
 }

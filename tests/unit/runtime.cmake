@@ -21,3 +21,10 @@ foreach(cc gcc clang)
               ${AMEBA_TEST_BIN}/${n})
   endforeach()
 endforeach()
+
+# fork and exec
+ameba_instrumented(NAME fork_exec_native NATIVE SOURCES ${AMEBA_FRAGMENT_DIR}/fork_exec.c)
+ameba_instrumented(NAME fork_exec SOURCES ${AMEBA_FRAGMENT_DIR}/fork_exec.c)
+add_test(NAME runtime_fork_exec
+  COMMAND ${AMEBA_FRAGMENT_DIR}/fork_exec.sh ${AMEBA_TEST_BIN}/fork_exec_native
+          ${AMEBA_TEST_BIN}/fork_exec ${AMEBA_TEST_BIN}/oracle_expect)
