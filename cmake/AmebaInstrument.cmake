@@ -47,7 +47,8 @@ function(ameba_instrumented)
   else()
     set(cmd ${CMAKE_BINARY_DIR}/bin/ameba ${sub} --compiler ${cc} ${A_OPT} -pthread
         ${A_FLAGS} ${srcs} -o ${out} -lm)
-    set(deps ${srcs} ameba ameba-runtime)
+    # File-level dependencies, so a rebuilt runtime or wrapper relinks the program.
+    set(deps ${srcs} ameba ameba-runtime $<TARGET_FILE:ameba> $<TARGET_FILE:ameba-rt>)
   endif()
   add_custom_command(OUTPUT ${out} COMMAND ${cmd} DEPENDS ${deps}
     COMMENT "ameba_instrumented ${A_NAME}" VERBATIM)

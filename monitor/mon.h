@@ -52,6 +52,15 @@ static const char mon_rt_unit_marker[1] __attribute__((used)) = "";
 #define MON_LINE_SHIFT 6
 #define MON_LINE_SIZE (1u << MON_LINE_SHIFT)
 
+/* ---- the runtime's own code: [mon_text_begin, mon_text_end) ---- */
+void mon_text_begin(void) MON_HIDDEN;
+void mon_text_end(void) MON_HIDDEN;
+
+static inline int mon_pc_in_runtime(uintptr_t pc)
+{
+	return pc >= (uintptr_t)mon_text_begin && pc < (uintptr_t)mon_text_end;
+}
+
 /* ---- internal memory (never the interposed allocator) ---- */
 void *mon_malloc(size_t sz) MON_HIDDEN;
 void *mon_calloc(size_t nr, size_t sz) MON_HIDDEN;
@@ -184,6 +193,20 @@ int mon_symbolize(uintptr_t pc, struct mon_frame_info *out) MON_HIDDEN;
  * frame); written to buf, returns buf. file is the basename. */
 const char *mon_site_name(uint32_t site_id, char *buf, size_t len) MON_HIDDEN;
 
+/* Site bins (sitebins.c): sites grouped by symbolised name; callers are
+ * appended to a name only where that tells sites apart (docs/oracle.md). */
+struct mon_site_bins {
+	uint32_t nr_sites;	/* site ids 1 .. nr_sites */
+	uint32_t nr_bins;
+	uint32_t *bin_of;	/* [nr_sites + 1]: bin of each site id */
+	char **label;		/* [nr_bins] */
+	uint64_t *nr_allocs;	/* [nr_bins] */
+	uint64_t *bytes;	/* [nr_bins] */
+};
+/* Builds the bins of all sites known now (slow: symbolises). 0 or AMEBA_ENOMEM. */
+int mon_site_bins_build(struct mon_site_bins *b) MON_HIDDEN;
+void mon_site_bins_free(struct mon_site_bins *b) MON_HIDDEN;
+
 /* ---- threads ---- */
 #define MON_OBJCACHE_WAYS 4
 
@@ -208,6 +231,9 @@ struct mon_thread {
 	struct mon_obj *stack_obj, *tls_obj;	/* objmap.c: this thread's records */
 	struct mon_counts *counts;	/* per-object counters, counts.c */
 	void *backend_data;		/* owned by the active backend */
+	const struct mon_backend_ops *started;	/* backend whose thread_start ran here */
+	void *cond;			/* conditional counters' per-thread state, cond.c */
+	void *sample;			/* sample streams' per-thread state, sample.c */
 	struct mon_thread *next_all;	/* registry list (never unlinked) */
 };
 
@@ -325,6 +351,86 @@ struct mon_backend_ops {
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops *mon_backend MON_HIDDEN;	/* the active one */
+
+/* ---- activation (rt.c) ---- */
+
+/* Starts the named backend ("count", "sim", ...): 0, AMEBA_ENOENT for an
+ * unknown name, AMEBA_EBUSY when a different backend is already active. */
+int mon_activate(const char *backend) MON_HIDDEN;
+/* Back to dormant: hooks stop delivering; counts and objects remain. */
+void mon_deactivate(void) MON_HIDDEN;
+
+/* ---- conditional counters (cond.c) ---- */
+
+struct mon_range {
+	uintptr_t start, end;	/* [start, end) */
+};
+
+/* One counter: metric x where x who. */
+struct mon_cond_spec {
+	int metric;			/* AMEBA_M_*; must be a metric of the active backend */
+	uint32_t nr_ranges;		/* 0: the whole address space */
+	const struct mon_range *ranges;	/* may overlap each other */
+	uint32_t nr_threads;		/* 0: every thread */
+	const uint32_t *threads;	/* ameba thread ids */
+};
+
+#define MON_COND_MAX 4096		/* counters in one armed set */
+#define MON_COND_MAX_RANGES 65536	/* ranges over all counters of a set */
+
+/*
+ * Replaces the armed set of counters with specs[0..nr) (nr == 0 disarms),
+ * all starting from zero. *gen receives the set's generation, which reads
+ * name. Returns 0, AMEBA_EINVAL (bad spec: empty range, unknown metric,
+ * too many), AMEBA_ENOTSUP (metric not provided by the active backend) or
+ * AMEBA_ENOMEM. Any thread; serialised internally.
+ */
+int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen) MON_HIDDEN;
+
+/*
+ * Reads the counters of generation gen: total[i] summed over threads for
+ * i < nr. If per_thread is given it is called once per thread that counted
+ * anything, with that thread's nr values. AMEBA_ENOENT when gen is no longer
+ * armed. Values grow monotonically while the set stays armed.
+ */
+int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
+		  void (*per_thread)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg),
+		  void *arg) MON_HIDDEN;
+
+/* Hot path (rt.c): non-zero while a set is armed. */
+extern int mon_cond_armed MON_HIDDEN;
+void mon_cond_after_fork(void) MON_HIDDEN;	/* in a forked child */
+void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_events *ev) MON_HIDDEN;
+
+/* ---- sample streams (sample.c) ---- */
+
+struct mon_sample {
+	uintptr_t addr;		/* data address of the access (start of the line piece) */
+	uintptr_t pc;		/* code address */
+	uint32_t thread_id;
+	uint16_t metric;	/* AMEBA_M_* */
+	uint16_t weight;	/* events of the metric this access caused (>= 1) */
+};
+
+/*
+ * Delivers every period-th event of metric (per thread, counted from arming).
+ * With random_mean != 0 the distance between samples is drawn uniformly from
+ * [mean/2, 3*mean/2] by a per-thread generator seeded from seed and the
+ * thread id (deterministic for a given schedule). period == 0 disarms.
+ * Returns 0, AMEBA_EINVAL or AMEBA_ENOTSUP as mon_cond_arm.
+ */
+int mon_sample_arm(int metric, uint64_t period, int random_mean, uint64_t seed) MON_HIDDEN;
+/*
+ * Moves up to max pending samples of all threads into out; returns how many.
+ * *lost (optional) accumulates samples dropped because a thread's buffer was
+ * full. Any single thread at a time (the MRI server).
+ */
+uint32_t mon_sample_drain(struct mon_sample *out, uint32_t max, uint64_t *lost) MON_HIDDEN;
+
+extern int mon_sample_armed MON_HIDDEN;
+void mon_sample_after_fork(void) MON_HIDDEN;	/* in a forked child */
+void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
+			const struct mon_events *ev) MON_HIDDEN;
 
 /* ---- oracle ---- */
 /* Writes the AMEBA_ORACLE file (atomically: tmp + rename). */

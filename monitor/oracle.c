@@ -19,6 +19,14 @@
 
 #include "mon.h"
 
+/* Site bins of this dump (built once per write). */
+static struct mon_site_bins bins_of_sites;
+
+static uint32_t site_bin(uint32_t site_id)
+{
+	return site_id && site_id <= bins_of_sites.nr_sites ? bins_of_sites.bin_of[site_id] : UINT32_MAX;
+}
+
 struct entry {
 	uint64_t key;		/* object index, or bin key */
 	uint32_t thread;
@@ -139,9 +147,9 @@ static uint64_t bin_key_of(const struct mon_obj *o)
 {
 	uint64_t id = 0;
 
-	/* A site's bin covers its malloc-family and mmap blocks alike. */
+	/* A site bin covers its malloc-family and mmap blocks alike. */
 	if (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP)
-		return (uint64_t)MON_OBJ_HEAP << 56 | o->site_id;
+		return (uint64_t)MON_OBJ_HEAP << 56 | site_bin(o->site_id);
 	if (o->kind == MON_OBJ_GLOBAL)
 		id = o->idx;
 	return (uint64_t)o->kind << 56 | id;
@@ -154,7 +162,8 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 
 	switch (kind) {
 	case MON_OBJ_HEAP:
-		return mon_site_name((uint32_t)id, buf, len);
+		snprintf(buf, len, "%s", id < bins_of_sites.nr_bins ? bins_of_sites.label[id] : "[unknown site]");
+		return buf;
 	case MON_OBJ_GLOBAL:
 		snprintf(buf, len, "%s", mon_objmap_get((uint32_t)id)->name ?: "?");
 		return buf;
@@ -206,6 +215,8 @@ static void write_sites(FILE *f)
 			continue;
 		fprintf(f, "%s\n{\"id\":%u,\"name\":", id > 1 ? "," : "", id);
 		json_str(f, mon_site_name(id, name, sizeof(name)));
+		fputs(",\"bin\":", f);
+		json_str(f, site_bin(id) < bins_of_sites.nr_bins ? bins_of_sites.label[site_bin(id)] : "");
 		fprintf(f, ",\"nr_allocs\":%llu,\"bytes\":%llu,\"frames\":[",
 			(unsigned long long)__atomic_load_n(&s->nr_allocs, __ATOMIC_RELAXED),
 			(unsigned long long)__atomic_load_n(&s->sz_bytes_total, __ATOMIC_RELAXED));
@@ -243,7 +254,7 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins)
 		if (o->kind == MON_OBJ_GLOBAL)
 			json_str(f, o->name);
 		else if (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP)
-			json_str(f, mon_site_name(o->site_id, name, sizeof(name)));
+			json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
 		else if (o->kind == MON_OBJ_OTHER)
 			json_str(f, "[other]");
 		else {
@@ -268,19 +279,16 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins)
 /* Bins: every site (touched or not), plus the bins of touched objects. */
 static void write_bins(FILE *f, struct entries *bins)
 {
-	uint32_t nr_sites = mon_site_nr();
 	char name[512];
 	size_t i = 0;
 	int first = 1;
 
-	/* Untouched sites get an empty run so that every site is listed. */
-	for (uint32_t id = 1; id <= nr_sites; id++) {
-		const struct mon_site *s = mon_site_get(id);
+	/* Untouched site bins get an empty run so that every one is listed. */
+	for (uint32_t b = 0; b < bins_of_sites.nr_bins; b++) {
 		uint64_t zero[AMEBA_M_NR] = { 0 };
 
-		(void)s;
 		if (!bins->err)
-			bins->err = entries_add(bins, (uint64_t)MON_OBJ_HEAP << 56 | id, UINT32_MAX, zero);
+			bins->err = entries_add(bins, (uint64_t)MON_OBJ_HEAP << 56 | b, UINT32_MAX, zero);
 	}
 	entries_fixup(bins);
 	qsort(bins->e, bins->nr, sizeof(*bins->e), cmp_entry);
@@ -310,11 +318,12 @@ static void write_bins(FILE *f, struct entries *bins)
 		json_str(f, bin_name(key, name, sizeof(name)));
 		fprintf(f, ",\"kind\":\"%s\"", kind == MON_OBJ_HEAP ? "site" : mon_obj_kind_name(kind));
 		if (kind == MON_OBJ_HEAP) {
-			const struct mon_site *s = mon_site_get((uint32_t)(key & ((1ull << 56) - 1)));
+			uint64_t b = key & ((1ull << 56) - 1);
+			int known = b < bins_of_sites.nr_bins;
 
-			fprintf(f, ",\"site_id\":%u,\"nr_objects\":%llu,\"size\":%llu", s ? s->id : 0,
-				s ? (unsigned long long)__atomic_load_n(&s->nr_allocs, __ATOMIC_RELAXED) : 0ull,
-				s ? (unsigned long long)__atomic_load_n(&s->sz_bytes_total, __ATOMIC_RELAXED) : 0ull);
+			fprintf(f, ",\"nr_objects\":%llu,\"size\":%llu",
+				known ? (unsigned long long)bins_of_sites.nr_allocs[b] : 0ull,
+				known ? (unsigned long long)bins_of_sites.bytes[b] : 0ull);
 		} else if (kind == MON_OBJ_GLOBAL) {
 			const struct mon_obj *o = mon_objmap_get((uint32_t)(key & ((1ull << 56) - 1)));
 
@@ -351,6 +360,9 @@ int mon_oracle_write(const char *path)
 	entries_fixup(&es);
 	qsort(es.e, es.nr, sizeof(*es.e), cmp_entry);
 
+	err = mon_site_bins_build(&bins_of_sites);
+	if (err)
+		goto out;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
@@ -377,6 +389,7 @@ int mon_oracle_write(const char *path)
 	if (err)
 		unlink(tmp);
 out:
+	mon_site_bins_free(&bins_of_sites);
 	mon_free(es.e);
 	mon_free(es.pool);
 	mon_free(bins.e);

@@ -161,8 +161,6 @@ static struct mon_thread *thread_register(uint32_t id)
 	if (__atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) == 2)
 		pthread_setspecific(thread_exit_key, t);
 	mon_objmap_thread_add(t);
-	if (mon_backend && mon_backend->thread_start)
-		mon_backend->thread_start(t);
 	t->in_rt = 0;
 	return t;
 }
@@ -184,8 +182,8 @@ static void thread_exit_cb(void *arg)
 	if (!t || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 		return;
 	t->in_rt++;
-	if (mon_backend && mon_backend->thread_exit)
-		mon_backend->thread_exit(t);
+	if (t->started && t->started->thread_exit)
+		t->started->thread_exit(t);
 	mon_objmap_thread_del(t);
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 	t->in_rt--;
@@ -254,6 +252,8 @@ static void rt_fork_child(void)
 	uint32_t nr = mon_thread_nr();
 
 	pthread_mutex_init(&thread_lock, NULL);
+	mon_cond_after_fork();
+	mon_sample_after_fork();
 	/* Only the forking thread lives on in the child. */
 	for (uint32_t id = 0; id < nr; id++) {
 		struct mon_thread *t = mon_thread_get(id);
@@ -342,6 +342,35 @@ static int rt_activate(const struct mon_backend_ops *b)
 	return 0;
 }
 
+int mon_activate(const char *name)
+{
+	const struct mon_backend_ops *b = backend_by_name(name);
+	int err;
+
+	if (!b)
+		return AMEBA_ENOENT;
+	pthread_mutex_lock(&thread_lock);
+	if (mon_backend && mon_backend != b) {
+		pthread_mutex_unlock(&thread_lock);
+		return AMEBA_EBUSY;
+	}
+	if (mon_backend == b) {
+		__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&thread_lock);
+		return 0;
+	}
+	err = rt_activate(b);
+	pthread_mutex_unlock(&thread_lock);
+	/* Threads already running meet the backend on their next access
+	 * (mon_access calls its thread_start). */
+	return err;
+}
+
+void mon_deactivate(void)
+{
+	__atomic_store_n(&mon_active, 0, __ATOMIC_RELEASE);
+}
+
 int mon_initialized(void)
 {
 	return __atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) == 2;
@@ -358,6 +387,11 @@ void mon_init(void)
 					 __ATOMIC_ACQUIRE))
 		return;		/* done, or running on this thread right now */
 	rt_pid = getpid();
+	/* The interposers rely on the runtime's code being one contiguous range. */
+	if (!mon_pc_in_runtime((uintptr_t)mon_access) || !mon_pc_in_runtime((uintptr_t)mon_cond_read) ||
+	    !mon_pc_in_runtime((uintptr_t)mon_oracle_write))
+		mon_log("runtime code is not contiguous; mem/str calls of the runtime may be counted "
+			"(was libameba-rt linked without --whole-archive?)");
 	pthread_key_create(&thread_exit_key, thread_exit_cb);
 	pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
 
@@ -396,8 +430,6 @@ void mon_init(void)
 		if (err)
 			mon_log("cannot start the %s backend: %s; running dormant", b->name,
 				ameba_strerror(err));
-		else if (t && b->thread_start)
-			b->thread_start(t);
 		atexit(rt_exit);
 	}
 	if (t)
@@ -429,6 +461,10 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 		if (v)
 			for (uint32_t i = 0; i < ev.nr; i++)
 				mon_count_add(v, ev.slot[i], ev.n[i]);
+		if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED)))
+			mon_cond_account(t, a, &ev);
+		if (mon_unlikely(__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))
+			mon_sample_account(t, a, pc, &ev);
 		a = piece_end;
 	}
 }
@@ -448,6 +484,11 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 	if (end < addr)		/* wraps around the address space */
 		end = UINTPTR_MAX;
 	t->in_rt++;
+	if (mon_unlikely(t->started != mon_backend)) {
+		if (mon_backend->thread_start)
+			mon_backend->thread_start(t);
+		t->started = mon_backend;
+	}
 	while (addr < end) {
 		uintptr_t line_end = (addr | (MON_LINE_SIZE - 1)) + 1;
 

@@ -28,3 +28,12 @@ ameba_instrumented(NAME fork_exec SOURCES ${AMEBA_FRAGMENT_DIR}/fork_exec.c)
 add_test(NAME runtime_fork_exec
   COMMAND ${AMEBA_FRAGMENT_DIR}/fork_exec.sh ${AMEBA_TEST_BIN}/fork_exec_native
           ${AMEBA_TEST_BIN}/fork_exec ${AMEBA_TEST_BIN}/oracle_expect)
+
+# Conditional counters and sample streams, driven directly (exact values).
+add_executable(test_cond ${AMEBA_FRAGMENT_DIR}/test_cond.c $<TARGET_OBJECTS:ameba-rt-objs>)
+target_include_directories(test_cond PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
+target_compile_definitions(test_cond PRIVATE _GNU_SOURCE)
+target_link_libraries(test_cond PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
+target_link_options(test_cond PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
+set_target_properties(test_cond PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_test(NAME runtime_cond_sample COMMAND ${AMEBA_TEST_BIN}/test_cond)

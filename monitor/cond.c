@@ -1,0 +1,430 @@
+/*
+ * cond.c - conditional counters: metric x address ranges x threads, counted
+ * exactly while the program runs (design.md section 6).
+ *
+ * Notes:
+ *  - A request arms a whole *set* of counters at once; the set is immutable
+ *    and has a generation number. Re-arming replaces the set and every
+ *    counter starts from zero, so a reader never mixes two experiments.
+ *  - Address lookup: all range boundaries of a set, sorted and unique, cut
+ *    the address space into elementary intervals; each interval carries the
+ *    list of counters that cover it (a counter appears once per interval even
+ *    when its own ranges overlap). A line access finds its interval by a
+ *    binary search, short-circuited by the thread's last interval. Counters
+ *    without ranges apply to every access.
+ *      ranges:    A=[0x100,0x300)  B=[0x200,0x400)
+ *      intervals: [0x100,0x200):{A} [0x200,0x300):{A,B} [0x300,0x400):{B}
+ *  - Values are per thread: each thread owns an array for the set it last
+ *    saw and is the only writer. Readers sum the arrays of every thread
+ *    whose array belongs to the generation asked for; a thread that did not
+ *    touch memory since the set was armed contributed nothing, which is
+ *    exactly right.
+ *  - Lifetime: a set is referenced by the global slot and by each thread
+ *    state that adopted it; it is freed when the last reference goes.
+ *    Adopting a set (once per thread per arm) and arming take cond_lock; the
+ *    per-access path takes no lock.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mon.h"
+
+struct cond_set {
+	uint64_t gen;
+	uint32_t refs;			/* protected by cond_lock */
+	uint32_t nr;			/* counters */
+	uint16_t *slot;			/* [nr] counter slot of each counter's metric */
+	uint32_t *thr_off, *thr;	/* CSR: counter i's threads, sorted; empty = all */
+	uint32_t nr_global;		/* counters without ranges */
+	uint32_t *global;
+	uint32_t nr_bounds;
+	uintptr_t *bounds;		/* [nr_bounds], sorted, unique */
+	uint32_t *iv_off, *iv_ctr;	/* CSR over the nr_bounds - 1 intervals */
+};
+
+struct cond_tstate {
+	pthread_spinlock_t lock;	/* owner's adoption vs. readers */
+	uint64_t gen;
+	struct cond_set *set;
+	uint64_t *vals;			/* [set->nr] */
+	uint8_t *applies;		/* [set->nr]: counter i counts this thread */
+	uint32_t last_k;
+};
+
+int mon_cond_armed;
+static uint64_t cond_cur_gen;		/* atomic; 0 = never armed */
+static struct cond_set *cond_cur;	/* protected by cond_lock */
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_free(struct cond_set *s)
+{
+	if (!s)
+		return;
+	mon_free(s->slot);
+	mon_free(s->thr_off);
+	mon_free(s->thr);
+	mon_free(s->global);
+	mon_free(s->bounds);
+	mon_free(s->iv_off);
+	mon_free(s->iv_ctr);
+	mon_free(s);
+}
+
+/* Drops one reference; caller holds cond_lock. */
+static void set_put(struct cond_set *s)
+{
+	if (s && --s->refs == 0)
+		set_free(s);
+}
+
+static int cmp_uptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index k of the interval [bounds[k], bounds[k+1]) holding addr, or -1. */
+static long find_interval(const struct cond_set *s, uintptr_t addr)
+{
+	uint32_t lo = 0, hi;
+
+	if (s->nr_bounds < 2 || addr < s->bounds[0] || addr >= s->bounds[s->nr_bounds - 1])
+		return -1;
+	hi = s->nr_bounds - 1;	/* invariant: bounds[lo] <= addr < bounds[hi] */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->bounds[mid] <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t bound_index(const struct cond_set *s, uintptr_t a)
+{
+	uintptr_t *p = bsearch(&a, s->bounds, s->nr_bounds, sizeof(*s->bounds), cmp_uptr);
+
+	return (uint32_t)(p - s->bounds);
+}
+
+/* Builds the immutable set; NULL with *err set on failure. */
+static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr, int *err)
+{
+	struct cond_set *s = mon_calloc(1, sizeof(*s));
+	uint32_t nr_ranges = 0, nr_thr = 0, nr_b = 0;
+	uint32_t *mark = NULL, *fill = NULL;
+	uint64_t cover = 0;
+
+	*err = AMEBA_ENOMEM;
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < nr; i++) {
+		nr_ranges += specs[i].nr_ranges;
+		nr_thr += specs[i].nr_threads;
+	}
+	s->nr = nr;
+	s->slot = mon_calloc(nr + 1, sizeof(*s->slot));
+	s->thr_off = mon_calloc(nr + 1, sizeof(*s->thr_off));
+	s->thr = mon_calloc(nr_thr + 1, sizeof(*s->thr));
+	s->global = mon_calloc(nr + 1, sizeof(*s->global));
+	s->bounds = mon_calloc(2 * (size_t)nr_ranges + 1, sizeof(*s->bounds));
+	if (!s->slot || !s->thr_off || !s->thr || !s->global || !s->bounds)
+		goto fail;
+
+	for (uint32_t i = 0, t = 0; i < nr; i++) {
+		s->slot[i] = (uint16_t)mon_slot_of_metric[specs[i].metric];
+		s->thr_off[i] = t;
+		for (uint32_t j = 0; j < specs[i].nr_threads; j++)
+			s->thr[t++] = specs[i].threads[j];
+		qsort(s->thr + s->thr_off[i], specs[i].nr_threads, sizeof(*s->thr), cmp_u32);
+		s->thr_off[i + 1] = t;
+		if (specs[i].nr_ranges == 0)
+			s->global[s->nr_global++] = i;
+		for (uint32_t j = 0; j < specs[i].nr_ranges; j++) {
+			s->bounds[nr_b++] = specs[i].ranges[j].start;
+			s->bounds[nr_b++] = specs[i].ranges[j].end;
+		}
+	}
+	qsort(s->bounds, nr_b, sizeof(*s->bounds), cmp_uptr);
+	s->nr_bounds = 0;
+	for (uint32_t i = 0; i < nr_b; i++)
+		if (s->nr_bounds == 0 || s->bounds[s->nr_bounds - 1] != s->bounds[i])
+			s->bounds[s->nr_bounds++] = s->bounds[i];
+
+	/* Two passes over the coverage: count per interval, then fill. */
+	uint32_t nr_iv = s->nr_bounds > 1 ? s->nr_bounds - 1 : 0;
+
+	s->iv_off = mon_calloc(nr_iv + 2, sizeof(*s->iv_off));
+	mark = mon_calloc(nr_iv + 1, sizeof(*mark));
+	fill = mon_calloc(nr_iv + 1, sizeof(*fill));
+	if (!s->iv_off || !mark || !fill)
+		goto fail;
+	for (int pass = 0; pass < 2; pass++) {
+		memset(mark, 0, (nr_iv + 1) * sizeof(*mark));
+		for (uint32_t i = 0; i < nr; i++) {
+			for (uint32_t j = 0; j < specs[i].nr_ranges; j++) {
+				uint32_t k0 = bound_index(s, specs[i].ranges[j].start);
+				uint32_t k1 = bound_index(s, specs[i].ranges[j].end);
+
+				for (uint32_t k = k0; k < k1; k++) {
+					if (mark[k] == i + 1)
+						continue;	/* this counter covers k already */
+					mark[k] = i + 1;
+					if (pass == 0) {
+						s->iv_off[k + 1]++;
+						if (++cover > (64u << 20)) {
+							*err = AMEBA_ERANGE;
+							goto fail;
+						}
+					} else {
+						s->iv_ctr[s->iv_off[k] + fill[k]++] = i;
+					}
+				}
+			}
+		}
+		if (pass == 0) {
+			for (uint32_t k = 0; k < nr_iv; k++)
+				s->iv_off[k + 1] += s->iv_off[k];
+			s->iv_ctr = mon_calloc(cover + 1, sizeof(*s->iv_ctr));
+			if (!s->iv_ctr)
+				goto fail;
+		}
+	}
+	mon_free(mark);
+	mon_free(fill);
+	*err = 0;
+	return s;
+fail:
+	mon_free(mark);
+	mon_free(fill);
+	set_free(s);
+	return NULL;
+}
+
+int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
+{
+	struct cond_set *s = NULL, *old;
+	uint32_t nr_ranges = 0, nr_threads = mon_thread_nr();
+	int err;
+
+	if (nr > MON_COND_MAX || (nr && !specs))
+		return AMEBA_EINVAL;
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct mon_cond_spec *c = &specs[i];
+
+		if (c->metric < 0 || c->metric >= AMEBA_M_NR)
+			return AMEBA_EINVAL;
+		if (!mon_backend || mon_slot_of_metric[c->metric] < 0)
+			return AMEBA_ENOTSUP;
+		if ((c->nr_ranges && !c->ranges) || (c->nr_threads && !c->threads))
+			return AMEBA_EINVAL;
+		for (uint32_t j = 0; j < c->nr_ranges; j++)
+			if (c->ranges[j].start >= c->ranges[j].end)
+				return AMEBA_EINVAL;
+		nr_ranges += c->nr_ranges;
+		(void)nr_threads;
+	}
+	if (nr_ranges > MON_COND_MAX_RANGES)
+		return AMEBA_EINVAL;
+	if (nr) {
+		s = set_build(specs, nr, &err);
+		if (!s)
+			return err;
+	}
+
+	pthread_mutex_lock(&cond_lock);
+	old = cond_cur;
+	if (s) {
+		s->gen = __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED) + 1;
+		s->refs = 1;
+	}
+	cond_cur = s;
+	__atomic_store_n(&mon_cond_armed, s != NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&cond_cur_gen, __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+	if (gen)
+		*gen = __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED);
+	set_put(old);
+	/* Exited threads will never adopt the new set: release what they hold. */
+	for (uint32_t id = 0; id < mon_thread_nr(); id++) {
+		struct mon_thread *t = mon_thread_get(id);
+		struct cond_tstate *ts;
+
+		if (!t || !__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || !(ts = t->cond) ||
+		    ts->set == s)
+			continue;
+		pthread_spin_lock(&ts->lock);
+		if (ts->gen + 1 < __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED)) {
+			/* Two generations old: nobody reads it any more. */
+			set_put(ts->set);
+			ts->set = NULL;
+			mon_free(ts->vals);
+			mon_free(ts->applies);
+			ts->vals = NULL;
+			ts->applies = NULL;
+		}
+		pthread_spin_unlock(&ts->lock);
+	}
+	pthread_mutex_unlock(&cond_lock);
+	return 0;
+}
+
+/* Adopts the current set on thread t (slow path, once per arm). */
+static struct cond_tstate *cond_adopt(struct mon_thread *t)
+{
+	struct cond_tstate *ts = t->cond;
+	struct cond_set *s;
+	uint64_t *vals = NULL;
+	uint8_t *applies = NULL;
+
+	if (!ts) {
+		ts = mon_calloc(1, sizeof(*ts));
+		if (!ts)
+			return NULL;
+		pthread_spin_init(&ts->lock, PTHREAD_PROCESS_PRIVATE);
+		__atomic_store_n(&t->cond, ts, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_lock(&cond_lock);
+	s = cond_cur;
+	if (s) {
+		vals = mon_calloc(s->nr, sizeof(*vals));
+		applies = mon_calloc(s->nr, sizeof(*applies));
+		if (!vals || !applies) {
+			mon_free(vals);
+			mon_free(applies);
+			pthread_mutex_unlock(&cond_lock);
+			return NULL;
+		}
+		for (uint32_t i = 0; i < s->nr; i++) {
+			uint32_t n = s->thr_off[i + 1] - s->thr_off[i];
+
+			applies[i] = n == 0 || bsearch(&t->id, s->thr + s->thr_off[i], n, sizeof(uint32_t),
+						       cmp_u32) != NULL;
+		}
+		s->refs++;
+	}
+	pthread_spin_lock(&ts->lock);
+	set_put(ts->set);
+	mon_free(ts->vals);
+	mon_free(ts->applies);
+	ts->set = s;
+	ts->vals = vals;
+	ts->applies = applies;
+	ts->last_k = 0;
+	ts->gen = __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED);
+	pthread_spin_unlock(&ts->lock);
+	pthread_mutex_unlock(&cond_lock);
+	return ts;
+}
+
+static inline void apply(struct cond_tstate *ts, uint32_t c, const struct mon_events *ev)
+{
+	uint16_t slot = ts->set->slot[c];
+
+	if (!ts->applies[c])
+		return;
+	for (uint32_t e = 0; e < ev->nr; e++)
+		if (ev->slot[e] == slot)
+			__atomic_store_n(&ts->vals[c],
+					 __atomic_load_n(&ts->vals[c], __ATOMIC_RELAXED) + ev->n[e],
+					 __ATOMIC_RELAXED);
+}
+
+void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_events *ev)
+{
+	struct cond_tstate *ts = t->cond;
+	const struct cond_set *s;
+	long k;
+
+	if (mon_unlikely(!ts || ts->gen != __atomic_load_n(&cond_cur_gen, __ATOMIC_ACQUIRE))) {
+		ts = cond_adopt(t);
+		if (!ts)
+			return;
+	}
+	s = ts->set;
+	if (!s || ev->nr == 0)
+		return;
+	for (uint32_t i = 0; i < s->nr_global; i++)
+		apply(ts, s->global[i], ev);
+	k = ts->last_k;
+	if (!(k + 1 < (long)s->nr_bounds && s->bounds[k] <= addr && addr < s->bounds[k + 1])) {
+		k = find_interval(s, addr);
+		if (k < 0)
+			return;
+		ts->last_k = (uint32_t)k;
+	}
+	for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
+		apply(ts, s->iv_ctr[j], ev);
+}
+
+int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
+		  void (*per_thread)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg),
+		  void *arg)
+{
+	uint32_t nr_threads = mon_thread_nr();
+	uint64_t *mine = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&cond_lock);
+	if (!cond_cur || cond_cur->gen != gen) {
+		err = AMEBA_ENOENT;
+		goto out;
+	}
+	if (nr > cond_cur->nr)
+		nr = cond_cur->nr;
+	memset(total, 0, nr * sizeof(*total));
+	if (per_thread && !(mine = mon_calloc(nr + 1, sizeof(*mine)))) {
+		err = AMEBA_ENOMEM;
+		goto out;
+	}
+	for (uint32_t id = 0; id < nr_threads; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+		struct cond_tstate *ts;
+		int any = 0;
+
+		if (!t || !(ts = __atomic_load_n(&t->cond, __ATOMIC_ACQUIRE)))
+			continue;
+		pthread_spin_lock(&ts->lock);
+		if (ts->gen == gen && ts->vals) {
+			for (uint32_t i = 0; i < nr; i++) {
+				uint64_t v = __atomic_load_n(&ts->vals[i], __ATOMIC_RELAXED);
+
+				total[i] += v;
+				if (mine)
+					mine[i] = v;
+				any |= v != 0;
+			}
+		}
+		pthread_spin_unlock(&ts->lock);
+		if (any && per_thread)
+			per_thread(id, mine, nr, arg);
+	}
+out:
+	pthread_mutex_unlock(&cond_lock);
+	mon_free(mine);
+	return err;
+}
+
+void mon_cond_after_fork(void)
+{
+	uint32_t nr = mon_thread_nr();
+
+	pthread_mutex_init(&cond_lock, NULL);
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		if (t && t->cond)
+			pthread_spin_init(&((struct cond_tstate *)t->cond)->lock, PTHREAD_PROCESS_PRIVATE);
+	}
+}

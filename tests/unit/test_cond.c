@@ -1,0 +1,187 @@
+/*
+ * test_cond.c - conditional counters and sample streams of the runtime,
+ * driven by direct line accesses from two threads (no instrumentation), so
+ * every expected value is exact.
+ *
+ * Address picture (A and B are 64-byte aligned arrays of 4 KiB):
+ *
+ *   A: [A, A+4096)         B: [B, B+4096)
+ *   counter 0: reads   on A                 all threads
+ *   counter 1: writes  on A and B           thread 1 only
+ *   counter 2: mem_ref everywhere           all threads
+ *   counter 3: mem_ref on [A+1024, A+3072) and [A+2048, A+4096) (overlapping)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "mon.h"
+
+static char A[4096] __attribute__((aligned(64)));
+static char B[4096] __attribute__((aligned(64)));
+
+struct job {
+	int reads_a, writes_a, writes_b;
+	pthread_barrier_t *go;
+};
+
+/* One access per 64-byte line, walking the array from the start. */
+static void touch(char *base, int n, unsigned flags)
+{
+	for (int i = 0; i < n; i++)
+		mon_access((uintptr_t)base + (uintptr_t)(i % 64) * 64, 8, flags, (uintptr_t)touch);
+}
+
+static void *run(void *arg)
+{
+	struct job *j = arg;
+
+	pthread_barrier_wait(j->go);
+	touch(A, j->reads_a, MON_ACC_READ);
+	touch(A, j->writes_a, MON_ACC_WRITE);
+	touch(B, j->writes_b, MON_ACC_WRITE);
+	return NULL;
+}
+
+struct per_thread_seen {
+	uint64_t v[4][8];
+};
+
+static void per_thread_cb(uint32_t id, const uint64_t *vals, uint32_t nr, void *arg)
+{
+	struct per_thread_seen *s = arg;
+
+	for (uint32_t i = 0; i < nr && i < 4 && id < 8; i++)
+		s->v[i][id] = vals[i];
+}
+
+static void run_two(struct job *j1, struct job *j2)
+{
+	pthread_t t1, t2;
+	pthread_barrier_t go;
+
+	pthread_barrier_init(&go, NULL, 3);
+	j1->go = j2->go = &go;
+	pthread_create(&t1, NULL, run, j1);	/* thread id 1 */
+	pthread_create(&t2, NULL, run, j2);	/* thread id 2 */
+	pthread_barrier_wait(&go);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	pthread_barrier_destroy(&go);
+}
+
+int main(void)
+{
+	struct mon_range ra = { (uintptr_t)A, (uintptr_t)A + sizeof(A) };
+	struct mon_range rab[2] = { ra, { (uintptr_t)B, (uintptr_t)B + sizeof(B) } };
+	struct mon_range overlap[2] = { { (uintptr_t)A + 1024, (uintptr_t)A + 3072 },
+					{ (uintptr_t)A + 2048, (uintptr_t)A + 4096 } };
+	uint32_t only_t1 = 1;
+	struct mon_cond_spec specs[4] = {
+		{ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = &ra },
+		{ .metric = AMEBA_M_WRITES, .nr_ranges = 2, .ranges = rab, .nr_threads = 1,
+		  .threads = &only_t1 },
+		{ .metric = AMEBA_M_MEM_REF },
+		{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 2, .ranges = overlap },
+	};
+	struct per_thread_seen seen;
+	uint64_t gen, gen2, total[4];
+	struct job j1 = { .reads_a = 10, .writes_a = 20, .writes_b = 30 };
+	struct job j2 = { .reads_a = 64, .writes_a = 5, .writes_b = 7 };
+
+	mon_init();
+	/* The runtime's code is one range, and the test's own code is outside it. */
+	CHECK(mon_pc_in_runtime((uintptr_t)mon_cond_read));
+	CHECK(mon_pc_in_runtime((uintptr_t)mon_access));
+	CHECK(mon_pc_in_runtime((uintptr_t)mon_sample_drain));
+	CHECK(!mon_pc_in_runtime((uintptr_t)touch));
+	CHECK(!mon_pc_in_runtime((uintptr_t)main));
+	CHECK(mon_activate("no-such-backend") == AMEBA_ENOENT);
+	CHECK(mon_activate("count") == 0);
+	CHECK(mon_activate("count") == 0);	/* idempotent */
+
+	/* Bad specs are refused and leave nothing armed. */
+	struct mon_range empty = { (uintptr_t)A, (uintptr_t)A };
+	struct mon_cond_spec bad[2] = { { .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = &empty },
+					{ .metric = AMEBA_M_L1D_MISS } };
+	CHECK(mon_cond_arm(&bad[0], 1, &gen) == AMEBA_EINVAL);
+	CHECK(mon_cond_arm(&bad[1], 1, &gen) == AMEBA_ENOTSUP);	/* count has no l1d_miss */
+	CHECK(mon_cond_armed == 0);
+
+	CHECK(mon_cond_arm(specs, 4, &gen) == 0);
+	CHECK(mon_cond_armed == 1);
+	run_two(&j1, &j2);
+	memset(&seen, 0, sizeof(seen));
+	CHECK(mon_cond_read(gen, total, 4, per_thread_cb, &seen) == 0);
+	CHECK_EQ_U64(total[0], 10 + 64);		/* reads on A, both threads */
+	CHECK_EQ_U64(total[1], 20 + 30);		/* writes of thread 1 only */
+	CHECK_EQ_U64(total[2], 10 + 20 + 30 + 64 + 5 + 7);
+	/*
+	 * Counter 3 covers lines 16..63 of A once each (the two ranges overlap on
+	 * lines 32..47 but count once). Thread 1 touches lines 0..9 (reads) and
+	 * 0..19 (writes): lines 16..19 -> 4. Thread 2 reads lines 0..63 -> 48,
+	 * writes lines 0..4 -> 0.
+	 */
+	CHECK_EQ_U64(total[3], 4 + 48);
+	CHECK_EQ_U64(seen.v[0][1], 10);
+	CHECK_EQ_U64(seen.v[0][2], 64);
+	CHECK_EQ_U64(seen.v[1][2], 0);
+	CHECK_EQ_U64(seen.v[3][1], 4);
+	CHECK_EQ_U64(seen.v[3][2], 48);
+
+	/* Re-arming starts from zero; the old generation is gone. */
+	CHECK(mon_cond_arm(specs, 3, &gen2) == 0);
+	CHECK(gen2 != gen);
+	CHECK(mon_cond_read(gen, total, 4, NULL, NULL) == AMEBA_ENOENT);
+	CHECK(mon_cond_read(gen2, total, 3, NULL, NULL) == 0);
+	CHECK_EQ_U64(total[2], 0);
+	touch(A, 3, MON_ACC_READ);			/* main thread: id 0 */
+	CHECK(mon_cond_read(gen2, total, 3, NULL, NULL) == 0);
+	CHECK_EQ_U64(total[0], 3);
+	CHECK_EQ_U64(total[1], 0);
+	CHECK_EQ_U64(total[2], 3);
+
+	/* Disarm. */
+	CHECK(mon_cond_arm(NULL, 0, &gen2) == 0);
+	CHECK(mon_cond_armed == 0);
+
+	/* Sample streams: every 7th mem_ref per thread, fixed period. */
+	struct mon_sample smp[512];
+	uint64_t lost = 0;
+	uint32_t n, from_a = 0, from_b = 0;
+
+	CHECK(mon_sample_arm(AMEBA_M_L2_MISS, 7, 0, 1) == AMEBA_ENOTSUP);
+	CHECK(mon_sample_arm(AMEBA_M_MEM_REF, 7, 0, 1) == 0);
+	run_two(&j1, &j2);	/* thread 1: 60 accesses -> 8; thread 2: 76 -> 10 */
+	n = mon_sample_drain(smp, 512, &lost);
+	CHECK_EQ_U64(n, 8 + 10);
+	CHECK_EQ_U64(lost, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		from_a += smp[i].addr >= (uintptr_t)A && smp[i].addr < (uintptr_t)A + sizeof(A);
+		from_b += smp[i].addr >= (uintptr_t)B && smp[i].addr < (uintptr_t)B + sizeof(B);
+		CHECK_AT(__LINE__, smp[i].metric == AMEBA_M_MEM_REF && smp[i].weight == 1);
+		CHECK_AT(__LINE__, smp[i].pc == (uintptr_t)touch);
+	}
+	/* The new threads (ids 3 and 4: ids are never reused) sample their
+	 * accesses 7, 14, ...: thread 1's 8 samples fall on its 10 reads and 20
+	 * writes of A (7, 14, 21, 28) and 30 writes of B (35 .. 56). */
+	CHECK_EQ_U64(from_a + from_b, n);
+	CHECK_EQ_U64(from_b, 4 + 1);	/* thread 2: its 70th access is a write of B */
+	CHECK_EQ_U64(mon_sample_drain(smp, 512, &lost), 0);
+
+	/* Randomised period around a mean: count within the uniform bounds. */
+	CHECK(mon_sample_arm(AMEBA_M_MEM_REF, 50, 1, 42) == 0);
+	touch(A, 64, MON_ACC_READ);
+	for (int r = 0; r < 99; r++)
+		touch(B, 64, MON_ACC_READ);	/* 6400 accesses in all */
+	n = mon_sample_drain(smp, 512, &lost);
+	/* distances in [25, 75]: between 6400/75 and 6400/25 samples */
+	CHECK(n >= 6400 / 75 && n <= 6400 / 25 + 1);
+	printf("random period 50: %u samples of 6400 accesses\n", n);
+	CHECK(mon_sample_arm(AMEBA_M_MEM_REF, 0, 0, 0) == 0);
+	CHECK(mon_sample_armed == 0);
+	return check_done();
+}
