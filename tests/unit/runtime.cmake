@@ -17,7 +17,7 @@ foreach(cc gcc clang)
     set_tests_properties(oracle_exact_${cc}_${opt} PROPERTIES
       ENVIRONMENT "ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
     add_test(NAME output_same_exact_counts_${cc}_${opt}
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/same_output.sh ${AMEBA_TEST_BIN}/exact_counts_native
+      COMMAND sh ${CMAKE_SOURCE_DIR}/tests/workloads/compare_output.sh ${AMEBA_TEST_BIN}/exact_counts_native
               ${AMEBA_TEST_BIN}/${n})
   endforeach()
 endforeach()
