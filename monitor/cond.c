@@ -52,7 +52,6 @@ struct cond_tstate {
 	uint32_t last_k;
 };
 
-int mon_cond_armed;
 static uint64_t cond_cur_gen;		/* atomic; 0 = never armed */
 static struct cond_set *cond_cur;	/* protected by cond_lock */
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -255,10 +255,28 @@ struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
 /* ---- the runtime ---- */
 
 /*
- * Non-zero while an analysis is attached: the hooks deliver accesses. Zero =
- * dormant: every hook returns after one load and one branch.
+ * What the hooks read on every access, alone on one cache line: a program
+ * global sharing that line and written often would otherwise make every
+ * hook miss (and show up as false sharing caused by the monitor).
+ *   active        non-zero while an analysis is attached: the hooks deliver
+ *                 accesses; zero = dormant, every hook returns after one load
+ *                 and one branch
+ *   cond_armed    a conditional-counter set is armed (cond.c)
+ *   sample_armed  a sample stream is armed (sample.c)
+ *   backend       the active backend
  */
-extern int mon_active MON_HIDDEN;
+struct mon_hot {
+	int active;
+	int cond_armed;
+	int sample_armed;
+	const struct mon_backend_ops *backend;
+} __attribute__((aligned(64)));
+
+extern struct mon_hot mon_hot MON_HIDDEN;
+#define mon_active (mon_hot.active)
+#define mon_cond_armed (mon_hot.cond_armed)
+#define mon_sample_armed (mon_hot.sample_armed)
+#define mon_backend (mon_hot.backend)
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
 int mon_initialized(void) MON_HIDDEN;
@@ -350,7 +368,6 @@ struct mon_backend_ops {
 };
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
-extern const struct mon_backend_ops *mon_backend MON_HIDDEN;	/* the active one */
 
 /* ---- activation (rt.c) ---- */
 
@@ -398,7 +415,6 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 		  void *arg) MON_HIDDEN;
 
 /* Hot path (rt.c): non-zero while a set is armed. */
-extern int mon_cond_armed MON_HIDDEN;
 void mon_cond_after_fork(void) MON_HIDDEN;	/* in a forked child */
 void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_events *ev) MON_HIDDEN;
 
@@ -427,7 +443,6 @@ int mon_sample_arm(int metric, uint64_t period, int random_mean, uint64_t seed) 
  */
 uint32_t mon_sample_drain(struct mon_sample *out, uint32_t max, uint64_t *lost) MON_HIDDEN;
 
-extern int mon_sample_armed MON_HIDDEN;
 void mon_sample_after_fork(void) MON_HIDDEN;	/* in a forked child */
 void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
 			const struct mon_events *ev) MON_HIDDEN;

@@ -29,9 +29,8 @@
 
 #include "mon.h"
 
-int mon_active;
+struct mon_hot mon_hot;
 __thread struct mon_thread *mon_self __attribute__((tls_model("initial-exec")));
-const struct mon_backend_ops *mon_backend;
 
 /* Thread records by dense id: a two-level table so that it never moves. */
 #define THREAD_CHUNK_SHIFT 10

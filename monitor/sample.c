@@ -33,7 +33,6 @@ struct sample_tstate {
 	struct mon_sample ring[RING_SIZE];
 };
 
-int mon_sample_armed;
 static uint64_t sample_gen;		/* atomic */
 static int sample_metric, sample_slot;
 static uint64_t sample_period;
