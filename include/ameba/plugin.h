@@ -1,0 +1,288 @@
+/*
+ * plugin.h - the plugin ABI of the ameba agent: strategies and properties
+ * (the AMEBA model of seed 004: fixed base classes in the tool, concrete
+ * strategies and properties loaded at run time).
+ *
+ *   Strategy         how to search: proposes experiments, reads their
+ *                    results, and names the contexts worth evaluating.
+ *   Property         what a problem is: condition, confidence, severity
+ *                    (APART Specification Language), evaluated on a context.
+ *   PropertyContext  the performance data a property is evaluated on
+ *                    (struct ameba_context): one object, bin or region, with
+ *                    totals and per-thread arrays (ParPerf-style).
+ *   ContextProvider  the connection to the monitor (struct ameba_host): the
+ *                    agent runs the experiments a strategy plans through the
+ *                    MRI, so strategies never talk to the monitor directly.
+ *
+ * A plugin is a shared object exporting one entry symbol:
+ *
+ *   const struct ameba_strategy_desc *ameba_strategy_entry(void);
+ *   const struct ameba_property_desc *ameba_property_entry(void);
+ *
+ * The returned descriptor starts with abi_version and struct_size. The
+ * loader refuses a descriptor whose abi_version differs from
+ * AMEBA_PLUGIN_ABI_VERSION, and accepts a struct_size smaller than its own
+ * (an older plugin: the missing tail reads as zero) or larger (a newer one:
+ * the unknown tail must be zero), as libpfm4 does.
+ *
+ * All ranges are half-open [start, end). Strings are UTF-8, owned by the
+ * side that created them, and valid for the duration stated per field.
+ * Callbacks run on the agent's main thread, one at a time.
+ */
+#ifndef AMEBA_PLUGIN_H
+#define AMEBA_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ameba/ameba.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AMEBA_PLUGIN_ABI_VERSION 1
+
+/* ---- parameters (strategy and property thresholds) ---- */
+
+enum ameba_param_type {
+	AMEBA_PARAM_INT,
+	AMEBA_PARAM_DOUBLE,
+	AMEBA_PARAM_STRING,
+	AMEBA_PARAM_METRIC,	/* a metric name, validated against the metric table */
+};
+
+struct ameba_param {
+	const char *name;	/* e.g. "n", "threshold" */
+	int type;		/* enum ameba_param_type */
+	const char *def;	/* default, as text */
+	const char *help;	/* one line */
+};
+
+/* Values given on the command line (--strategy nway:n=10,metric=l2_miss)
+ * after the defaults were applied; lookup by name. */
+struct ameba_params {
+	uint32_t nr;
+	const char *const *names;
+	const char *const *values;
+};
+
+/* ---- what the monitor knows (filled by the agent, read by plugins) ---- */
+
+enum ameba_obj_kind {
+	AMEBA_OBJ_GLOBAL,
+	AMEBA_OBJ_HEAP,
+	AMEBA_OBJ_MMAP,
+	AMEBA_OBJ_STACK,
+	AMEBA_OBJ_TLS,
+	AMEBA_OBJ_OTHER,
+	AMEBA_OBJ_BIN,		/* an allocation-site bin: the union of its blocks */
+};
+
+struct ameba_object {
+	uint64_t id;		/* monitor's object id (bins: their own id space) */
+	int kind;		/* enum ameba_obj_kind */
+	const char *name;	/* symbol, site label ("alloc@f.c:41"), "[stack T3]" */
+	const char *site;	/* allocation site label, or NULL */
+	uintptr_t start, end;	/* extent; for bins the hull of their blocks */
+	uint64_t sz_bytes;
+	uint32_t nr_blocks;	/* bins: blocks of the site; else 1 */
+	int live;
+};
+
+struct ameba_thread {
+	uint32_t id;		/* dense ameba id */
+	int32_t tid;		/* OS tid */
+	int exited;
+};
+
+/*
+ * The ContextProvider's side as plugins see it. Valid from create() to
+ * destroy(); object and thread arrays are refreshed by the agent between
+ * iterations (pointers stay valid until the next plan() call).
+ */
+struct ameba_host {
+	uint32_t abi_version;
+	uint32_t struct_size;
+	/* Objects sorted by start address, non-overlapping (bins not included). */
+	const struct ameba_object *objects;
+	uint32_t nr_objects;
+	/* Site bins. */
+	const struct ameba_object *bins;
+	uint32_t nr_bins;
+	const struct ameba_thread *threads;
+	uint32_t nr_threads;
+	/* Metrics the active backend provides (AMEBA_M_*). */
+	const int *metrics;
+	uint32_t nr_metrics;
+	/* Whether the backend counts exactly (sim, count) or estimates (perf). */
+	int exact;
+	/* Log a line to the agent's output (verbose mode only). */
+	void (*log)(const struct ameba_host *h, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	void *agent;		/* the agent's own data; opaque */
+};
+
+/* ---- experiments: what a strategy asks to be measured ---- */
+
+/* One conditional counter: metric x ranges x threads. */
+struct ameba_counter {
+	int metric;			/* AMEBA_M_* */
+	uint32_t nr_ranges;		/* 0 = the whole address space */
+	const uintptr_t *ranges;	/* 2 * nr_ranges: start, end, start, end ... */
+	uint32_t nr_threads;		/* 0 = all threads */
+	const uint32_t *threads;
+	int per_thread;			/* also report the value of each thread */
+	uint64_t tag;			/* the strategy's own cookie, echoed in results */
+};
+
+struct ameba_experiment {
+	uint32_t nr_counters;
+	const struct ameba_counter *counters;	/* owned by the strategy until observe() */
+	uint32_t interval_ms;			/* 0 = the agent's --interval */
+	/* Optional sample stream (sampling strategies): metric, period; 0 = none. */
+	int sample_metric;
+	uint64_t sample_period;
+	int sample_random;			/* period randomised around the mean */
+};
+
+struct ameba_sample {
+	uintptr_t addr;
+	uintptr_t pc;
+	uint32_t thread;
+	uint16_t metric;
+	uint16_t weight;
+};
+
+struct ameba_results {
+	uint32_t nr_counters;
+	const uint64_t *values;		/* [nr_counters], in experiment order */
+	/* per_thread[i] is NULL unless counter i asked for it; then it has
+	 * nr_threads entries indexed by thread id (host->threads order). */
+	const uint64_t *const *per_thread;
+	uint32_t nr_threads;
+	uint64_t elapsed_ns;
+	uint32_t nr_samples;
+	const struct ameba_sample *samples;
+	uint64_t nr_samples_lost;
+	int target_exited;		/* the target ended during this interval */
+};
+
+/* ---- contexts: what properties are evaluated on ---- */
+
+enum ameba_ctx_kind {
+	AMEBA_CTX_PROGRAM,	/* the whole program */
+	AMEBA_CTX_OBJECT,	/* one object or bin */
+	AMEBA_CTX_REGION,	/* a code region (function, parallel region) */
+	AMEBA_CTX_LINE,		/* one cache line of an object */
+};
+
+/*
+ * A PropertyContext: totals and per-thread figures of every metric the
+ * backend provides, for one object/region, plus the program's totals for
+ * shares. values[m] is indexed by AMEBA_M_*; has[m] says whether metric m
+ * was measured (properties needing an unmeasured metric do not fire).
+ */
+struct ameba_context {
+	int kind;			/* enum ameba_ctx_kind */
+	const struct ameba_object *object;	/* OBJECT/LINE: the object or bin; else NULL */
+	const char *region;		/* REGION: its name; else NULL */
+	uintptr_t line;			/* LINE: the line's address */
+	uint8_t has[AMEBA_M_NR];
+	double values[AMEBA_M_NR];	/* totals over the measured window */
+	double program[AMEBA_M_NR];	/* the whole program over the same window */
+	uint32_t nr_threads;
+	const uint32_t *thread_ids;	/* [nr_threads] */
+	const double *per_thread[AMEBA_M_NR];	/* [nr_threads] each, or NULL */
+	double confidence;		/* 1 = exact counts; lower for estimates */
+	uint64_t nr_samples;		/* estimates: samples behind the values */
+	uint64_t window_ns;
+	/* Strategy-specific evidence as "key=value" lines (e.g. words written
+	 * per thread on a line); may be NULL. */
+	const char *extra;
+};
+
+/* ---- strategies ---- */
+
+struct ameba_strategy_desc {
+	uint32_t abi_version;		/* AMEBA_PLUGIN_ABI_VERSION */
+	uint32_t struct_size;		/* sizeof(struct ameba_strategy_desc) */
+	const char *name;		/* "nway" */
+	const char *summary;		/* one line for `ameba list strategies` */
+	const struct ameba_param *params;
+	uint32_t nr_params;
+
+	/* Creates the strategy's state. 0 or AMEBA_E*; on error *state is unset
+	 * and msg (if given, 256 bytes) says why (e.g. "n must be >= 2, got 1"). */
+	int (*create)(const struct ameba_host *host, const struct ameba_params *params,
+		      void **state, char *msg);
+	/*
+	 * Plans the next experiment into *exp. Returns 0 to run it, 1 when the
+	 * search is finished (nothing left to refine), or AMEBA_E*.
+	 */
+	int (*plan)(void *state, struct ameba_experiment *exp);
+	/* The results of the experiment plan() returned last. 0 or AMEBA_E*. */
+	int (*observe)(void *state, const struct ameba_experiment *exp,
+		       const struct ameba_results *res);
+	/*
+	 * The contexts found so far, best first, for the properties. The array
+	 * and everything it points to stay valid until the next call into the
+	 * strategy. May be called at any time (also after a target exit).
+	 */
+	int (*contexts)(void *state, const struct ameba_context **out, uint32_t *nr);
+	/* A one-line progress note ("iteration 7: 10 regions, best grid 22%"). */
+	void (*progress)(void *state, char *buf, size_t len);
+	void (*destroy)(void *state);
+};
+
+/* ---- properties (C form; Lua and ASL properties fill the same fields) ---- */
+
+struct ameba_verdict {
+	int holds;		/* the condition */
+	double confidence;	/* 0..1 */
+	double severity;	/* share of the context's (program's) estimated time, 0..1 */
+	char evidence[256];	/* the figures that fired the condition */
+	char advice[512];	/* the concrete fix */
+};
+
+struct ameba_property_desc {
+	uint32_t abi_version;
+	uint32_t struct_size;
+	const char *name;		/* "HotObject" */
+	const char *summary;
+	const char *refines;		/* name of the more general property, or NULL */
+	int ctx_kind;			/* enum ameba_ctx_kind it applies to */
+	const int *needs;		/* metrics it reads */
+	uint32_t nr_needs;
+	const struct ameba_param *params;
+	uint32_t nr_params;
+	/* Evaluates the property on ctx. 0 (verdict filled) or AMEBA_E*. */
+	int (*evaluate)(const struct ameba_context *ctx, const struct ameba_params *params,
+			struct ameba_verdict *out);
+};
+
+/* Entry symbols. */
+typedef const struct ameba_strategy_desc *(*ameba_strategy_entry_fn)(void);
+typedef const struct ameba_property_desc *(*ameba_property_entry_fn)(void);
+#define AMEBA_STRATEGY_ENTRY "ameba_strategy_entry"
+#define AMEBA_PROPERTY_ENTRY "ameba_property_entry"
+
+/* Helper for plugins: the value of parameter name, or NULL. */
+static inline const char *ameba_param_get(const struct ameba_params *p, const char *name)
+{
+	for (uint32_t i = 0; p && i < p->nr; i++) {
+		const char *a = p->names[i], *b = name;
+
+		while (*a && *a == *b)
+			a++, b++;
+		if (*a == *b)
+			return p->values[i];
+	}
+	return NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMEBA_PLUGIN_H */
