@@ -197,6 +197,19 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 			       argv_push(&out, "-fno-builtin-memset") ||
 			       argv_push(&out, "-fno-builtin-memmove")))
 			goto nomem;
+		/*
+		 * clang drops the read of a read-modify-write (x += y) when the same
+		 * location is written later in the basic block: a race detector
+		 * needs only the write, a profiler needs both. And without cmpxchg16b
+		 * it sends 16-byte atomics to libatomic, past the hooks.
+		 */
+		if (clang && (argv_push(&out, "-mllvm") ||
+			      argv_push(&out, "-tsan-instrument-read-before-write=1")))
+			goto nomem;
+#if defined(__x86_64__)
+		if (clang && argv_push(&out, "-mcx16"))
+			goto nomem;
+#endif
 	}
 	for (int i = 0; i < user.nr; i++)
 		if (argv_push(&out, user.v[i]))

@@ -1,0 +1,87 @@
+#!/bin/sh
+# run.sh BIN_DIR - what instrumentation costs while the runtime is dormant.
+#
+# BIN_DIR holds the kernels (kernels.c) built several ways:
+#   native          gcc -O2
+#   dormant         ameba cc -O2 (gcc), no analysis attached: the headline
+#   dormant_noentry ameba cc -O2 --param=tsan-instrument-func-entry-exit=0
+#   floor           gcc -O2 -fsanitize=thread with empty hooks and no runtime:
+#                   the cost of the calls alone
+#   native_clang, dormant_clang   the same two with clang
+#   dormant_clang_thinlto   clang ThinLTO with the hooks' fast path inlined
+# and runs each kernel (dense, chase, mt) BENCH_RUNS times (default 5;
+# chase 3), keeping the fastest run. Prints `name: value` lines:
+#   native_s_<k>, dormant_s_<k>, dormant_ratio_<k>      the contract
+#   dormant_ns_per_access_<k>   (dormant - native) / accesses
+#   floor_ratio_<k>, noentry_ratio_<k>, clang_dormant_ratio_<k>,
+#   clang_thinlto_ratio_<k>  (the clang ratios against native clang)
+#   active_s_<k>, active_ratio_<k>  one run with AMEBA_ORACLE (count backend)
+# Timing never fails the run; a wrong checksum does (exit 1).
+set -u
+dir=${1:?usage: run.sh BIN_DIR}
+runs=${BENCH_RUNS:-5}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_io.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+# best BIN KERNEL N [env...]: prints "secs checksum accesses" of the fastest of N runs
+best() {
+	bin=$1 kernel=$2 n=$3
+	shift 3
+	i=0
+	while [ $i -lt "$n" ]; do
+		if ! env "$@" "$dir/$bin" "$kernel" >>"$tmp/runs"; then
+			echo "run.sh: $bin $kernel failed" >&2
+			return 1
+		fi
+		i=$((i + 1))
+	done
+	sort -n "$tmp/runs" | head -n 1
+	rm -f "$tmp/runs"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
+
+for kernel in dense chase mt; do
+	n=$runs
+	[ "$kernel" = chase ] && n=$(( runs < 3 ? runs : 3 ))
+	native=$(best native "$kernel" "$n") || { status=1; continue; }
+	set -- $native
+	native_s=$1 sum=$2 accesses=$3
+	echo "native_s_$kernel: $native_s"
+
+	for variant in dormant dormant_noentry floor native_clang dormant_clang dormant_clang_thinlto; do
+		[ -x "$dir/$variant" ] || continue
+		r=$(best "$variant" "$kernel" "$n" AMEBA_ORACLE=) || { status=1; continue; }
+		set -- $r
+		if [ "$2" != "$sum" ]; then
+			echo "run.sh: $variant $kernel checksum $2, native $sum" >&2
+			status=1
+		fi
+		eval "s_$variant=$1"
+	done
+	echo "dormant_s_$kernel: $s_dormant"
+	echo "dormant_ratio_$kernel: $(ratio "$s_dormant" "$native_s")"
+	awk -v d="$s_dormant" -v n="$native_s" -v a="$accesses" -v k="$kernel" \
+		'BEGIN { printf "dormant_ns_per_access_%s: %.2f\n", k, (d - n) / a * 1e9 }'
+	[ -n "${s_dormant_noentry:-}" ] &&
+		echo "noentry_ratio_$kernel: $(ratio "$s_dormant_noentry" "$native_s")"
+	[ -n "${s_floor:-}" ] && echo "floor_ratio_$kernel: $(ratio "$s_floor" "$native_s")"
+	if [ -n "${s_native_clang:-}" ] && [ -n "${s_dormant_clang:-}" ]; then
+		echo "clang_native_s_$kernel: $s_native_clang"
+		echo "clang_dormant_s_$kernel: $s_dormant_clang"
+		echo "clang_dormant_ratio_$kernel: $(ratio "$s_dormant_clang" "$s_native_clang")"
+		if [ -n "${s_dormant_clang_thinlto:-}" ]; then
+			echo "clang_thinlto_s_$kernel: $s_dormant_clang_thinlto"
+			echo "clang_thinlto_ratio_$kernel: $(ratio "$s_dormant_clang_thinlto" "$s_native_clang")"
+		fi
+	fi
+
+	# Active: every access through mon_access into the count backend.
+	r=$(best dormant "$kernel" 1 AMEBA_ORACLE="$tmp/oracle.json") || { status=1; continue; }
+	set -- $r
+	echo "active_s_$kernel: $1"
+	echo "active_ratio_$kernel: $(ratio "$1" "$native_s")"
+	unset s_dormant s_dormant_noentry s_floor s_native_clang s_dormant_clang s_dormant_clang_thinlto
+done
+exit $status
