@@ -5,12 +5,15 @@
  *   usage: oracle_expect ORACLE.json SPEC
  *
  * SPEC rows, whitespace separated, '#' starts a comment:
- *   bin     NAME-PREFIX  THREAD  METRIC  VALUE   counts of the one bin whose name starts with NAME-PREFIX
- *   object  NAME-PREFIX  THREAD  METRIC  VALUE   counts of the one object whose name starts with it
- *   field   NAME-PREFIX  -       FIELD   VALUE   numeric field of that bin (nr_objects, size)
- *   objects NAME-PREFIX  -       count   VALUE   how many objects carry that name prefix
- * THREAD is a thread id or "all" (the total). A missing count is 0. Each row is
- * one check, reported with its SPEC line number.
+ *   bin      NAME-PREFIX  THREAD  METRIC  [OP] VALUE  count of the one bin whose name starts with NAME-PREFIX
+ *   object   NAME-PREFIX  THREAD  METRIC  [OP] VALUE  count of the one object whose name starts with it
+ *   field    NAME-PREFIX  -       FIELD   [OP] VALUE  numeric field of that bin (nr_objects, size)
+ *   objects  NAME-PREFIX  -       count   [OP] VALUE  how many objects carry that name prefix
+ *   binshare NAME-PREFIX  THREAD  METRIC  [OP] VALUE  the bin's share (0..1) of METRIC over all bins
+ *   ratio    NAME-PREFIX  THREAD  M1/M2   [OP] VALUE  the bin's M1 divided by its M2
+ * THREAD is a thread id or "all" (the total). A missing count is 0. OP is one
+ * of = >= <= > < (default =). Each row is one check, reported with its SPEC
+ * line number.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -104,17 +107,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	while (fgets(line, sizeof(line), spec)) {
-		char what[32], name[256], thread[32], metric[64];
+		char what[32], name[256], thread[32], metric[64], op[8] = "=", m2[64];
 		double want, got = -1;
 		const cJSON *list, *item;
-		int nr;
+		int nr, ok;
 
 		lineno++;
 		if (strchr(line, '#'))
 			*strchr(line, '#') = '\0';
-		if (sscanf(line, "%31s %255s %31s %63s %lf", what, name, thread, metric, &want) != 5)
-			continue;
-		list = cJSON_GetObjectItemCaseSensitive(root, !strcmp(what, "bin") || !strcmp(what, "field")
+		if (sscanf(line, "%31s %255s %31s %63s %7s %lf", what, name, thread, metric, op, &want) != 6) {
+			strcpy(op, "=");
+			if (sscanf(line, "%31s %255s %31s %63s %lf", what, name, thread, metric, &want) != 5)
+				continue;
+		}
+		list = cJSON_GetObjectItemCaseSensitive(root, strcmp(what, "object") && strcmp(what, "objects")
 								      ? "bins" : "objects");
 		item = find(list, name, &nr);
 		if (!strcmp(what, "objects")) {
@@ -126,13 +132,41 @@ int main(int argc, char **argv)
 			const cJSON *f = cJSON_GetObjectItemCaseSensitive(item, metric);
 
 			got = cJSON_IsNumber(f) ? f->valuedouble : -1;
+		} else if (!strcmp(what, "binshare")) {
+			const cJSON *it;
+			double sum = 0;
+
+			cJSON_ArrayForEach(it, list)
+				sum += count_of(it, thread, metric);
+			got = sum > 0 ? count_of(item, thread, metric) / sum : 0;
+		} else if (!strcmp(what, "ratio") && strchr(metric, '/')) {
+			double den;
+
+			snprintf(m2, sizeof(m2), "%s", strchr(metric, '/') + 1);
+			*strchr(metric, '/') = '\0';
+			den = count_of(item, thread, m2);
+			got = den > 0 ? count_of(item, thread, metric) / den : 0;
 		} else {
 			got = count_of(item, thread, metric);
 		}
-		if (got != want)
-			fprintf(stderr, "%s:%d: %s %s thread %s %s = %.0f, want %.0f\n", argv[2], lineno,
-				what, name, thread, metric, got, want);
-		CHECK_AT(lineno, got == want);
+		if (!strcmp(op, ">="))
+			ok = got >= want;
+		else if (!strcmp(op, "<="))
+			ok = got <= want;
+		else if (!strcmp(op, ">"))
+			ok = got > want;
+		else if (!strcmp(op, "<"))
+			ok = got < want;
+		else
+			ok = got == want;
+		ok = ok && nr >= (strcmp(what, "objects") ? 1 : 0);
+		if (!ok)
+			fprintf(stderr, "%s:%d: %s %s thread %s %s = %g, want %s %g\n", argv[2], lineno,
+				what, name, thread, metric, got, op, want);
+		else if (getenv("ORACLE_EXPECT_VERBOSE"))
+			printf("%s:%d: %s %s thread %s %s = %g (%s %g)\n", argv[2], lineno, what, name,
+			       thread, metric, got, op, want);
+		CHECK_AT(lineno, ok);
 	}
 	fclose(spec);
 	cJSON_Delete(root);
