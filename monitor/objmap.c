@@ -1,0 +1,1451 @@
+/*
+ * objmap.c - address -> object: globals, heap and mmap blocks, thread stacks
+ * and TLS, and the single "[other]" record.
+ *
+ * Notes (concurrency design):
+ *  - Records (struct mon_obj) live in a two-level table of fixed chunks that
+ *    never moves; a fresh index is one atomic fetch-add. A record is
+ *    published by storing MON_OBJF_LIVE with release after its fields, and is
+ *    the ground truth: every index below is only a hint that must never *miss*
+ *    a live block, so each candidate is re-checked against its record (LIVE,
+ *    start <= addr < end). Records are type-stable memory (never freed), so a
+ *    stale pointer is always safe to read.
+ *  - Freed heap/mmap records that were never ACCESSED are recycled. ACCESSED is
+ *    set by a CAS that requires LIVE, and a free clears LIVE by CAS, so the
+ *    two are ordered; a lookup re-reads seq after its CAS, so it can never
+ *    hand out a recycled record under an old identity. An ACCESSED record is
+ *    never recycled: that is what makes the per-thread MRU cache safe with a
+ *    LIVE check alone.
+ *  - Heap/mmap blocks, stacks and TLS blocks each have a range index: a radix
+ *    tree over the 48-bit address space (4 levels of 512 slots, like a page
+ *    table) whose leaves describe one 4 KiB page each: a sorted array of the
+ *    blocks *starting* in that page. A block reaching into later pages is
+ *    also hung as a "cover" on the fewest slots (leaf pages or whole 2 MiB /
+ *    1 GiB / 512 GiB subtrees) whose start it contains; since live blocks of
+ *    one index do not overlap, a slot has at most one cover. A lookup walks
+ *    root to leaf, checks the covers it passes, then binary-searches the leaf.
+ *  - Writers of a page take that page's stripe lock (512 stripes per index,
+ *    hashed by page number): there is no global lock. Readers take no lock:
+ *    each leaf is a seqlock, and a leaf that grows is replaced (published
+ *    with release) and the old one retired with an odd sequence into a pool
+ *    of type-stable leaves. Interior nodes are installed by CAS and never
+ *    freed. Covers are single pointer stores (set) and CAS (clear).
+ *  - Globals are immutable sorted arrays per module inside an immutable
+ *    module set, published by one pointer; dlopen/dlclose build a new set
+ *    under a mutex. Old sets are leaked deliberately: a reader may still be
+ *    walking one, and they are a few pointers per module per dlopen.
+ *
+ * Other assumptions:
+ *  - A freed-and-reused address always gets a new record and a new seq.
+ *  - munmap of part of an mmap block ends that object and creates new
+ *    objects (new seq, same site) for the parts that stay mapped.
+ *  - Tolerated inconsistencies: a block whose free was never seen is dropped
+ *    when a new block starts at the same address or inside it on the same
+ *    page; anything else it overlaps keeps answering for its own range.
+ *  - Addresses at or above 2^48 are not indexed (they resolve to [other]).
+ */
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsyms.h"
+#include "mon.h"
+
+#define LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Test-and-test-and-set; yields after a while so that a preempted holder can run. */
+static inline void spin_lock(int *l)
+{
+	unsigned n = 0;
+
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (LOAD_RLX(l)) {
+			if (++n < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+	}
+}
+
+static inline void spin_unlock(int *l)
+{
+	STORE_REL(l, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define OBJ_CHUNK_SHIFT 14
+#define OBJ_CHUNK (1u << OBJ_CHUNK_SHIFT)
+#define OBJ_NR_CHUNKS ((1u << (32 - OBJ_CHUNK_SHIFT)) - 1)	/* idx < 2^32 - 2^14 */
+#define OBJ_LIMIT (OBJ_NR_CHUNKS * OBJ_CHUNK)
+
+static struct mon_obj *obj_chunks[OBJ_NR_CHUNKS];
+static uint32_t obj_nr;		/* indices handed out (atomic) */
+static uint64_t obj_seq;	/* last allocation sequence number (atomic) */
+static struct mon_obj *other_obj;	/* idx 0, "[other]" */
+static uintptr_t page_mask;	/* run-time page size - 1 */
+
+static const char *const kind_names[MON_OBJ_NR_KINDS] = {
+	[MON_OBJ_GLOBAL] = "global",
+	[MON_OBJ_HEAP] = "heap",
+	[MON_OBJ_MMAP] = "mmap",
+	[MON_OBJ_STACK] = "stack",
+	[MON_OBJ_TLS] = "tls",
+	[MON_OBJ_OTHER] = "other",
+};
+
+const char *mon_obj_kind_name(int kind)
+{
+	if (kind < 0 || kind >= MON_OBJ_NR_KINDS)
+		return "?";
+	return kind_names[kind];
+}
+
+uint32_t mon_objmap_nr_objs(void)
+{
+	uint32_t nr = LOAD_ACQ(&obj_nr);
+
+	return nr < OBJ_LIMIT ? nr : OBJ_LIMIT;
+}
+
+/*
+ * Record idx, or NULL when its chunk does not exist (out of range, or the
+ * chunk could not be allocated). A record with idx < nr_objs whose flags are
+ * still 0 is being built or waits for recycling; it has no counts.
+ */
+struct mon_obj *mon_objmap_get(uint32_t idx)
+{
+	struct mon_obj *chunk;
+
+	if (idx >= OBJ_LIMIT)
+		return NULL;
+	chunk = LOAD_ACQ(&obj_chunks[idx >> OBJ_CHUNK_SHIFT]);
+	return chunk ? &chunk[idx & (OBJ_CHUNK - 1)] : NULL;
+}
+
+/* A fresh record slot with its idx set, or NULL. Lock-free. */
+static struct mon_obj *obj_fresh(void)
+{
+	uint32_t idx = __atomic_fetch_add(&obj_nr, 1, __ATOMIC_RELAXED);
+	struct mon_obj **slot, *chunk, *fresh;
+
+	if (idx >= OBJ_LIMIT)
+		return NULL;
+	slot = &obj_chunks[idx >> OBJ_CHUNK_SHIFT];
+	chunk = LOAD_ACQ(slot);
+	if (!chunk) {
+		fresh = mon_calloc(OBJ_CHUNK, sizeof(*fresh));
+		if (!fresh)
+			return NULL;	/* the index stays unused */
+		if (__atomic_compare_exchange_n(slot, &chunk, fresh, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			chunk = fresh;
+		else
+			mon_free(fresh);
+	}
+	chunk[idx & (OBJ_CHUNK - 1)].idx = idx;
+	return &chunk[idx & (OBJ_CHUNK - 1)];
+}
+
+/*
+ * Dead recyclable records are chained through their name field (unused by
+ * heap and mmap records), on the free list of a heap index stripe.
+ */
+static inline struct mon_obj *obj_free_next(struct mon_obj *o)
+{
+	return (struct mon_obj *)(uintptr_t)o->name;
+}
+
+/*
+ * Fills and publishes a record: from *free_list when one is given and not
+ * empty, else fresh. Returns NULL when out of memory.
+ */
+static struct mon_obj *obj_new(struct mon_obj **free_list, int kind, uintptr_t start, uintptr_t end,
+			       size_t sz_bytes, uint32_t site_id, uint32_t thread_id, const char *name)
+{
+	struct mon_obj *o;
+
+	if (free_list && *free_list) {
+		o = *free_list;
+		*free_list = obj_free_next(o);
+	} else {
+		o = obj_fresh();
+		if (!o)
+			return NULL;
+	}
+	/* While flags == 0 no reader trusts these fields (see obj_hit). */
+	o->kind = (uint8_t)kind;
+	o->site_id = site_id;
+	o->thread_id = thread_id;
+	o->sz_bytes = sz_bytes;
+	o->name = name;
+	STORE_RLX(&o->seq, __atomic_add_fetch(&obj_seq, 1, __ATOMIC_RELAXED));
+	STORE_RLX(&o->start, start);
+	STORE_RLX(&o->end, end);
+	STORE_REL(&o->flags, (uint8_t)MON_OBJF_LIVE);
+	return o;
+}
+
+/* Clears LIVE. Returns 1 when the record may be recycled (it was live and
+ * never accessed), else 0. */
+static int obj_kill(struct mon_obj *o)
+{
+	uint8_t f = LOAD_RLX(&o->flags);
+
+	do {
+		if (!(f & MON_OBJF_LIVE))
+			return 0;
+	} while (!__atomic_compare_exchange_n(&o->flags, &f, (uint8_t)(f & ~MON_OBJF_LIVE), 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return !(f & MON_OBJF_ACCESSED) && (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP);
+}
+
+/*
+ * Is o a live record containing addr? Returns its seq (never 0) or 0. The
+ * answer is a snapshot: obj_mark() confirms the identity.
+ */
+static inline uint64_t obj_hit(struct mon_obj *o, uintptr_t addr)
+{
+	uintptr_t start, end;
+	uint64_t seq;
+
+	if (!(LOAD_ACQ(&o->flags) & MON_OBJF_LIVE))
+		return 0;
+	seq = LOAD_RLX(&o->seq);
+	start = LOAD_RLX(&o->start);
+	end = LOAD_RLX(&o->end);
+	return addr - start < end - start ? seq : 0;
+}
+
+/*
+ * Sets ACCESSED on o if it is still live and still incarnation seq. Returns 0,
+ * or -1 when the lookup must be redone (freed or recycled meanwhile; a
+ * recycled record may then carry ACCESSED without need, which only stops its
+ * recycling).
+ */
+static inline int obj_mark(struct mon_obj *o, uint64_t seq)
+{
+	uint8_t f = LOAD_ACQ(&o->flags);
+
+	for (;;) {
+		if (!(f & MON_OBJF_LIVE))
+			return -1;
+		if (f & MON_OBJF_ACCESSED)
+			break;
+		if (__atomic_compare_exchange_n(&o->flags, &f, (uint8_t)(f | MON_OBJF_ACCESSED), 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return LOAD_RLX(&o->seq) == seq ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Range indexes                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define RX_PAGE_SHIFT 12
+#define RX_BITS 9
+#define RX_FANOUT (1u << RX_BITS)
+#define RX_LEVELS 4		/* node levels 3 (root) .. 0 (slots = pages) */
+#define RX_LIMIT ((uintptr_t)1 << (RX_PAGE_SHIFT + RX_LEVELS * RX_BITS))
+#define RX_STRIPE_BITS 9
+#define RX_NR_STRIPES (1u << RX_STRIPE_BITS)
+#define RX_LEAF_MIN_CAP 4
+#define RX_LEAF_NR_CLASSES 11	/* capacities 4 .. 4096 entries */
+
+struct rx_slot {
+	void *child;		/* struct rx_node, or at level 0 struct rx_leaf */
+	struct mon_obj *cover;	/* the block containing this slot's start, if it began earlier */
+};
+
+struct rx_node {
+	struct rx_slot slot[RX_FANOUT];
+};
+
+/*
+ * The blocks starting in one page, sorted by start. Entry i is the block at
+ * page offset off[i] with record obj[i]: the offsets are a dense array of
+ * their own so that the binary search touches one or two cache lines (with
+ * 16-byte (start, obj) pairs it took several misses and dominated the
+ * lookup: 400 ns -> see bench/objmap_lookup.c). seq is a seqlock: odd while
+ * being written and while retired. cap, cls and obj never change for one
+ * piece of memory (the pool is per class).
+ */
+struct rx_leaf {
+	uint32_t seq;
+	uint32_t nr;
+	uint32_t cap;
+	uint32_t cls;
+	uintptr_t page;		/* page number (addr >> RX_PAGE_SHIFT) this leaf describes */
+	struct rx_leaf *next_free;
+	struct mon_obj **obj;	/* cap records, after off[] in the same allocation */
+	uint16_t off[];		/* cap page offsets, ascending */
+};
+
+#define RX_PAGE_MASK ((((uintptr_t)1) << RX_PAGE_SHIFT) - 1)
+
+struct rx_stripe {
+	int lock;
+	struct mon_obj *free_objs;	/* recyclable records (heap index) */
+} __attribute__((aligned(64)));
+
+struct rx_index {
+	struct rx_node root;
+	struct rx_stripe stripe[RX_NR_STRIPES];
+};
+
+static struct rx_index heap_ix, stack_ix, tls_ix;
+
+/* Retired leaves by class: type-stable memory, reused, never freed. */
+static struct rx_leaf *leaf_pool[RX_LEAF_NR_CLASSES];
+static int leaf_pool_lock;
+
+static inline unsigned rx_shift(int level)
+{
+	return RX_PAGE_SHIFT + RX_BITS * (unsigned)level;
+}
+
+static inline unsigned rx_slot_idx(uintptr_t a, int level)
+{
+	return (unsigned)(a >> rx_shift(level)) & (RX_FANOUT - 1);
+}
+
+static inline struct rx_stripe *rx_stripe_of(struct rx_index *ix, uintptr_t a)
+{
+	uint64_t h = (uint64_t)(a >> RX_PAGE_SHIFT) * 0x9e3779b97f4a7c15ull;
+
+	return &ix->stripe[h >> (64 - RX_STRIPE_BITS)];
+}
+
+/*
+ * The node at `level` whose slots cover a (level 0: slots are pages). With
+ * create, missing interior nodes are installed by CAS. NULL when absent or
+ * out of memory.
+ */
+static struct rx_node *rx_node_at(struct rx_index *ix, uintptr_t a, int level, int create)
+{
+	struct rx_node *n = &ix->root;
+
+	for (int l = RX_LEVELS - 1; l > level; l--) {
+		struct rx_slot *s = &n->slot[rx_slot_idx(a, l)];
+		struct rx_node *c = LOAD_ACQ((struct rx_node **)&s->child);
+
+		if (!c) {
+			struct rx_node *fresh;
+
+			if (!create)
+				return NULL;
+			fresh = mon_calloc(1, sizeof(*fresh));
+			if (!fresh)
+				return NULL;
+			if (__atomic_compare_exchange_n((struct rx_node **)&s->child, &c, fresh, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				c = fresh;
+			else
+				mon_free(fresh);
+		}
+		n = c;
+	}
+	return n;
+}
+
+/* A leaf of class cls for page, seq odd (not yet valid), empty; or NULL. */
+static struct rx_leaf *leaf_alloc(unsigned cls, uintptr_t page)
+{
+	struct rx_leaf *lf;
+
+	if (cls >= RX_LEAF_NR_CLASSES)
+		return NULL;
+	spin_lock(&leaf_pool_lock);
+	lf = leaf_pool[cls];
+	if (lf)
+		leaf_pool[cls] = lf->next_free;
+	spin_unlock(&leaf_pool_lock);
+	if (!lf) {
+		uint32_t cap = RX_LEAF_MIN_CAP << cls;
+
+		size_t obj_at = (sizeof(*lf) + cap * sizeof(lf->off[0]) + 7) & ~(size_t)7;
+
+		lf = mon_malloc(obj_at + cap * sizeof(lf->obj[0]));
+		if (!lf)
+			return NULL;
+		lf->obj = (struct mon_obj **)((char *)lf + obj_at);
+		lf->seq = 1;
+		lf->cap = cap;
+		lf->cls = cls;
+	}
+	STORE_RLX(&lf->page, page);
+	STORE_RLX(&lf->nr, 0);
+	return lf;
+}
+
+/* Retires a leaf that is no longer reachable from its slot. */
+static void leaf_retire(struct rx_leaf *lf)
+{
+	STORE_RLX(&lf->seq, lf->seq + 1);	/* odd from now on: readers retry */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	spin_lock(&leaf_pool_lock);
+	lf->next_free = leaf_pool[lf->cls];
+	leaf_pool[lf->cls] = lf;
+	spin_unlock(&leaf_pool_lock);
+}
+
+static inline void leaf_write_begin(struct rx_leaf *lf)
+{
+	STORE_RLX(&lf->seq, lf->seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void leaf_write_end(struct rx_leaf *lf)
+{
+	STORE_REL(&lf->seq, lf->seq + 1);
+}
+
+static inline void ent_set(struct rx_leaf *lf, uint32_t i, uint16_t off, struct mon_obj *o)
+{
+	STORE_RLX(&lf->off[i], off);
+	STORE_RLX(&lf->obj[i], o);
+}
+
+static inline uintptr_t ent_start(const struct rx_leaf *lf, uint32_t i)
+{
+	return lf->page << RX_PAGE_SHIFT | lf->off[i];
+}
+
+/* First entry index with start >= a (writer side: the stripe lock is held). */
+static uint32_t leaf_lower_bound(const struct rx_leaf *lf, uintptr_t a)
+{
+	uintptr_t base = lf->page << RX_PAGE_SHIFT;
+	uint32_t lo = 0, hi = lf->nr;
+	uint16_t key;
+
+	if (a <= base)
+		return 0;
+	if (a - base > RX_PAGE_MASK)
+		return lf->nr;
+	key = (uint16_t)(a - base);
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (lf->off[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Sets (o) or clears (o's own, by CAS) the covers of a block [start, end):
+ * one slot per step, at the highest level whose slot starts at p, so a block
+ * of n bytes takes O(levels * fanout) steps, not n / 4096. Returns 0 or
+ * AMEBA_ENOMEM (setting only; covers already set stay, the caller undoes).
+ */
+static int rx_covers(struct rx_index *ix, uintptr_t start, uintptr_t end, struct mon_obj *o, int set)
+{
+	uintptr_t p = (start | (((uintptr_t)1 << RX_PAGE_SHIFT) - 1)) + 1;
+
+	if (end > RX_LIMIT)
+		end = RX_LIMIT;
+	while (p < end) {
+		struct rx_node *n;
+		int l = 0;
+
+		while (l < RX_LEVELS - 1 && !(p & (((uintptr_t)1 << rx_shift(l + 1)) - 1)))
+			l++;
+		n = rx_node_at(ix, p, l, set);
+		if (n) {
+			struct rx_slot *s = &n->slot[rx_slot_idx(p, l)];
+
+			if (set) {
+				STORE_REL(&s->cover, o);
+			} else {
+				struct mon_obj *want = o;
+
+				__atomic_compare_exchange_n(&s->cover, &want, NULL, 0,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+			}
+		} else if (set) {
+			return AMEBA_ENOMEM;
+		}
+		p += (uintptr_t)1 << rx_shift(l);
+	}
+	return 0;
+}
+
+/*
+ * Removes entries [lo, hi) of leaf slot s and inserts (start, o) there when o
+ * is not NULL, growing the leaf (by replacement) when it is full. Stripe lock
+ * held. Returns 0 or AMEBA_ENOMEM (leaf unchanged).
+ */
+static int leaf_splice(struct rx_slot *s, struct rx_leaf *lf, uint32_t lo, uint32_t hi,
+		       uintptr_t start, struct mon_obj *o)
+{
+	uint32_t nr_ins = o ? 1 : 0;
+	uint32_t nr_new = lf->nr - (hi - lo) + nr_ins;
+
+	if (nr_new > lf->cap) {
+		struct rx_leaf *nl = leaf_alloc(lf->cls + 1, lf->page);
+		uint32_t k = 0;
+
+		if (!nl)
+			return AMEBA_ENOMEM;
+		for (uint32_t i = 0; i < lo; i++, k++)
+			ent_set(nl, k, lf->off[i], lf->obj[i]);
+		if (o)
+			ent_set(nl, k++, (uint16_t)(start & RX_PAGE_MASK), o);
+		for (uint32_t i = hi; i < lf->nr; i++, k++)
+			ent_set(nl, k, lf->off[i], lf->obj[i]);
+		STORE_RLX(&nl->nr, k);
+		STORE_REL(&nl->seq, nl->seq + 1);	/* even: valid */
+		STORE_REL((struct rx_leaf **)&s->child, nl);
+		leaf_retire(lf);
+		return 0;
+	}
+
+	leaf_write_begin(lf);
+	if (hi - lo != nr_ins) {
+		/* Move the tail [hi, nr) to lo + nr_ins, in the safe direction. */
+		uint32_t dst = lo + nr_ins, nr_tail = lf->nr - hi;
+
+		if (dst < hi) {
+			for (uint32_t i = 0; i < nr_tail; i++)
+				ent_set(lf, dst + i, lf->off[hi + i], lf->obj[hi + i]);
+		} else {
+			for (uint32_t i = nr_tail; i-- > 0;)
+				ent_set(lf, dst + i, lf->off[hi + i], lf->obj[hi + i]);
+		}
+	}
+	if (o)
+		ent_set(lf, lo, (uint16_t)(start & RX_PAGE_MASK), o);
+	STORE_RLX(&lf->nr, nr_new);
+	leaf_write_end(lf);
+	return 0;
+}
+
+/* The leaf slot of page(a), creating the path (not the leaf); NULL = no memory. */
+static struct rx_slot *rx_leaf_slot(struct rx_index *ix, uintptr_t a, int create)
+{
+	struct rx_node *n0 = rx_node_at(ix, a, 0, create);
+
+	return n0 ? &n0->slot[rx_slot_idx(a, 0)] : NULL;
+}
+
+static void rx_kill_stale(struct rx_index *ix, struct mon_obj *o);
+
+/*
+ * Inserts the live record o = [start, end) (stripe lock of page(start) held).
+ * Blocks of the same page starting inside [start, end), or at start, are
+ * stale (their free was never seen): they are dropped and killed.
+ */
+static int rx_insert_locked(struct rx_index *ix, struct mon_obj *o, uintptr_t start, uintptr_t end)
+{
+	struct rx_slot *s = rx_leaf_slot(ix, start, 1);
+	struct mon_obj *stale[8];
+	uint32_t lo, hi, nr_stale = 0;
+	uintptr_t stale_end = end > start ? end : start + 1;
+	struct rx_leaf *lf;
+	int err;
+
+	if (!s)
+		return AMEBA_ENOMEM;
+	lf = LOAD_RLX((struct rx_leaf **)&s->child);
+	if (!lf) {
+		lf = leaf_alloc(0, start >> RX_PAGE_SHIFT);
+		if (!lf)
+			return AMEBA_ENOMEM;
+		STORE_REL(&lf->seq, lf->seq + 1);
+		STORE_REL((struct rx_leaf **)&s->child, lf);
+	}
+	lo = leaf_lower_bound(lf, start);
+	hi = lo;
+	while (hi < lf->nr && ent_start(lf, hi) < stale_end && nr_stale < 8)
+		stale[nr_stale++] = lf->obj[hi++];
+	err = leaf_splice(s, lf, lo, hi, start, o);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < nr_stale; i++)
+		rx_kill_stale(ix, stale[i]);
+	err = rx_covers(ix, start, end, o, 1);
+	if (err) {
+		rx_covers(ix, start, end, o, 0);
+		lf = LOAD_RLX((struct rx_leaf **)&s->child);
+		lo = leaf_lower_bound(lf, start);
+		leaf_splice(s, lf, lo, lo + 1, 0, NULL);	/* shrinking cannot fail */
+	}
+	return err;
+}
+
+/*
+ * Removes the entry (start, o) - any record starting at start when o is NULL -
+ * and its covers (stripe lock held). Returns the removed record or NULL.
+ */
+static struct mon_obj *rx_remove_locked(struct rx_index *ix, uintptr_t start, struct mon_obj *o)
+{
+	struct rx_slot *s = rx_leaf_slot(ix, start, 0);
+	struct rx_leaf *lf;
+	uint32_t i;
+
+	if (!s || !(lf = LOAD_RLX((struct rx_leaf **)&s->child)))
+		return NULL;
+	for (i = leaf_lower_bound(lf, start); i < lf->nr && ent_start(lf, i) == start; i++)
+		if (!o || lf->obj[i] == o)
+			break;
+	if (i >= lf->nr || ent_start(lf, i) != start)
+		return NULL;
+	o = lf->obj[i];
+	leaf_splice(s, lf, i, i + 1, 0, NULL);
+	rx_covers(ix, LOAD_RLX(&o->start), LOAD_RLX(&o->end), o, 0);
+	return o;
+}
+
+/* Drops a stale record found while inserting: covers cleared, LIVE cleared,
+ * not recycled (we hold one stripe lock and take no other). */
+static void rx_kill_stale(struct rx_index *ix, struct mon_obj *o)
+{
+	rx_covers(ix, LOAD_RLX(&o->start), LOAD_RLX(&o->end), o, 0);
+	obj_kill(o);
+}
+
+/*
+ * The record of ix containing a, with its seq in *seq; NULL when none. Takes
+ * no lock: covers on the way down, then the page's leaf under its seqlock.
+ * Live blocks do not overlap, so at most one candidate matches; when a block
+ * whose free was never seen still covers the page, the leaf's (newer, more
+ * specific) block wins over the cover.
+ */
+static struct mon_obj *rx_lookup(struct rx_index *ix, uintptr_t a, uint64_t *seq)
+{
+	uint16_t key = (uint16_t)(a & RX_PAGE_MASK);
+
+	if (a >= RX_LIMIT)
+		return NULL;
+	for (;;) {
+		struct mon_obj *o, *cover = NULL;
+		struct rx_node *n = &ix->root;
+		uint64_t cover_seq = 0;
+		uint32_t s1, nr, lo, hi;
+		struct rx_leaf *lf;
+		struct rx_slot *s;
+		uintptr_t page;
+
+		for (int l = RX_LEVELS - 1;; l--) {
+			s = &n->slot[rx_slot_idx(a, l)];
+			o = LOAD_ACQ(&s->cover);
+			if (o && !cover && (cover_seq = obj_hit(o, a)))
+				cover = o;
+			if (!l)
+				break;
+			n = LOAD_ACQ((struct rx_node **)&s->child);
+			if (!n)
+				goto out_cover;
+		}
+		lf = LOAD_ACQ((struct rx_leaf **)&s->child);
+		if (!lf)
+			goto out_cover;
+		s1 = LOAD_ACQ(&lf->seq);
+		if (s1 & 1) {
+			cpu_relax();
+			continue;
+		}
+		page = LOAD_RLX(&lf->page);
+		nr = LOAD_RLX(&lf->nr);
+		if (nr > lf->cap)
+			nr = lf->cap;
+		/* Last entry with start <= a. */
+		lo = 0;
+		hi = nr;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+
+			if (LOAD_RLX(&lf->off[mid]) <= key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		o = lo ? LOAD_RLX(&lf->obj[lo - 1]) : NULL;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (LOAD_RLX(&lf->seq) != s1 || page != a >> RX_PAGE_SHIFT)
+			continue;
+		if (o && (*seq = obj_hit(o, a)))
+			return o;
+out_cover:
+		*seq = cover_seq;
+		return cover;
+	}
+}
+
+/* First live, non-empty block of leaf page `base` starting in [lo, hi). */
+static struct mon_obj *rx_leaf_first(struct rx_index *ix, struct rx_slot *s, uintptr_t base,
+				     uintptr_t lo, uintptr_t hi)
+{
+	struct rx_stripe *st = rx_stripe_of(ix, base);
+	struct mon_obj *found = NULL;
+	struct rx_leaf *lf;
+
+	spin_lock(&st->lock);
+	lf = LOAD_RLX((struct rx_leaf **)&s->child);
+	if (lf) {
+		for (uint32_t i = leaf_lower_bound(lf, lo); i < lf->nr && ent_start(lf, i) < hi; i++) {
+			struct mon_obj *o = lf->obj[i];
+
+			if ((LOAD_RLX(&o->flags) & MON_OBJF_LIVE) && o->end > o->start) {
+				found = o;
+				break;
+			}
+		}
+	}
+	spin_unlock(&st->lock);
+	return found;
+}
+
+/* Walks node n (level l, covering from base) for the first block starting in [lo, hi). */
+static struct mon_obj *rx_walk(struct rx_index *ix, struct rx_node *n, int l, uintptr_t base,
+			       uintptr_t lo, uintptr_t hi)
+{
+	unsigned i = lo > base ? (unsigned)((lo - base) >> rx_shift(l)) : 0;
+
+	for (; i < RX_FANOUT; i++) {
+		uintptr_t sb = base + ((uintptr_t)i << rx_shift(l));
+		struct mon_obj *o;
+		void *c;
+
+		if (sb >= hi)
+			break;
+		c = LOAD_ACQ(&n->slot[i].child);
+		if (!c)
+			continue;
+		if (l)
+			o = rx_walk(ix, c, l - 1, sb, lo, hi);
+		else
+			o = rx_leaf_first(ix, &n->slot[i], sb, lo, hi);
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
+/* A live block of ix overlapping [lo, hi): the one containing lo, else the
+ * first starting inside. NULL when none. */
+static struct mon_obj *rx_first_overlap(struct rx_index *ix, uintptr_t lo, uintptr_t hi)
+{
+	struct mon_obj *o;
+	uint64_t seq;
+
+	if (lo >= RX_LIMIT || lo >= hi)
+		return NULL;
+	o = rx_lookup(ix, lo, &seq);
+	if (o)
+		return o;
+	return rx_walk(ix, &ix->root, RX_LEVELS - 1, 0, lo, hi < RX_LIMIT ? hi : RX_LIMIT);
+}
+
+/* Removes o (starting at start) from ix and kills it; recycles when allowed. */
+static struct mon_obj *rx_del(struct rx_index *ix, uintptr_t start, struct mon_obj *want)
+{
+	struct rx_stripe *st = rx_stripe_of(ix, start);
+	struct mon_obj *o;
+
+	spin_lock(&st->lock);
+	o = rx_remove_locked(ix, start, want);
+	if (o && obj_kill(o)) {
+		o->name = (const char *)st->free_objs;
+		st->free_objs = o;
+	}
+	spin_unlock(&st->lock);
+	return o;
+}
+
+/* Inserts the already published record o into ix; 0 or AMEBA_ENOMEM. */
+static int rx_add(struct rx_index *ix, struct mon_obj *o)
+{
+	struct rx_stripe *st = rx_stripe_of(ix, o->start);
+	int err;
+
+	spin_lock(&st->lock);
+	err = rx_insert_locked(ix, o, o->start, o->end);
+	spin_unlock(&st->lock);
+	return err;
+}
+
+static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_t sz_bytes,
+				 uint32_t site_id, uint32_t thread_id);
+
+/*
+ * Removes everything of ix overlapping [start, end). With split, an mmap
+ * block reaching outside the range is replaced by new records for its
+ * remaining parts (new objects: their seq is new, their site the same).
+ */
+static void rx_unmap(struct rx_index *ix, uintptr_t start, uintptr_t end, int split)
+{
+	uintptr_t cur = start;
+	struct mon_obj *o;
+
+	while (cur < end && (o = rx_first_overlap(ix, cur, end))) {
+		uintptr_t ost = LOAD_RLX(&o->start), oend = LOAD_RLX(&o->end);
+		uint32_t site = o->site_id, tid = o->thread_id;
+		int kind = o->kind;
+
+		if (rx_del(ix, ost, o) == o && split && kind == MON_OBJ_MMAP) {
+			if (ost < start)
+				block_add(MON_OBJ_MMAP, ost, start, start - ost, site, tid);
+			if (oend > end)
+				block_add(MON_OBJ_MMAP, end, oend, oend - end, site, tid);
+		}
+		cur = oend > cur ? oend : cur + 1;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Heap and mmap blocks                                                     */
+/* ------------------------------------------------------------------------ */
+
+static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
+
+/* [other] when even the first record could not be allocated: lookups never
+ * return NULL (it has no idx of its own and no counts will find it). */
+static struct mon_obj other_fallback = {
+	.kind = MON_OBJ_OTHER, .flags = MON_OBJF_LIVE | MON_OBJF_ACCESSED, .end = UINTPTR_MAX,
+};
+
+static void objmap_boot_once(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	page_mask = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
+	/* The first record: idx 0. Covers everything, never cached. */
+	struct mon_obj *o = obj_new(NULL, MON_OBJ_OTHER, 0, UINTPTR_MAX, 0, 0, 0, NULL);
+
+	if (o)
+		__atomic_or_fetch(&o->flags, MON_OBJF_ACCESSED, __ATOMIC_RELAXED);
+	STORE_REL(&other_obj, o ? o : &other_fallback);
+}
+
+static inline void objmap_boot(void)
+{
+	if (mon_unlikely(!LOAD_ACQ(&other_obj)))
+		pthread_once(&boot_once, objmap_boot_once);
+}
+
+/* Inserts [start, end) into the heap index under its stripe lock, with a
+ * recycled record when the stripe has one. */
+static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_t sz_bytes,
+				 uint32_t site_id, uint32_t thread_id)
+{
+	struct rx_stripe *st = rx_stripe_of(&heap_ix, start);
+	struct mon_obj *o;
+
+	spin_lock(&st->lock);
+	o = obj_new(&st->free_objs, kind, start, end, sz_bytes, site_id, thread_id, NULL);
+	if (o && rx_insert_locked(&heap_ix, o, start, end)) {
+		obj_kill(o);
+		o->name = (const char *)st->free_objs;
+		st->free_objs = o;
+		o = NULL;
+	}
+	spin_unlock(&st->lock);
+	return o;
+}
+
+struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes, uint32_t site_id,
+				     uint32_t thread_id)
+{
+	uintptr_t end = start + sz_bytes;
+	struct mon_obj *o;
+
+	if (kind != MON_OBJ_HEAP && kind != MON_OBJ_MMAP)
+		return NULL;
+	if (end < start || end > RX_LIMIT)
+		return NULL;
+	objmap_boot();
+	if (kind == MON_OBJ_MMAP) {
+		/* Mappings are whole pages: an mmap record's size is its extent. */
+		end = (end + page_mask) & ~page_mask;
+		if (end < start || end > RX_LIMIT)
+			return NULL;
+		sz_bytes = end - start;
+		rx_unmap(&heap_ix, start, end, 1);	/* MAP_FIXED over old blocks */
+	}
+	o = block_add(kind, start, end, sz_bytes, site_id, thread_id);
+	if (o)
+		mon_site_count(site_id, sz_bytes);
+	return o;
+}
+
+void mon_objmap_del_block(uintptr_t start)
+{
+	if (start >= RX_LIMIT)
+		return;
+	rx_del(&heap_ix, start, NULL);
+}
+
+void mon_objmap_unmap_range(uintptr_t start, uintptr_t end)
+{
+	if (start >= end)
+		return;
+	rx_unmap(&heap_ix, start, end, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Thread stacks and TLS                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void thread_range_del(struct rx_index *ix, struct mon_obj **slot)
+{
+	struct mon_obj *o = LOAD_RLX(slot);
+
+	if (!o)
+		return;
+	rx_del(ix, o->start, o);
+	obj_kill(o);		/* in case another add replaced its entry */
+	STORE_REL(slot, NULL);
+}
+
+static void thread_range_add(struct rx_index *ix, struct mon_obj **slot, int kind, uintptr_t lo,
+			     uintptr_t hi, uint32_t thread_id)
+{
+	struct mon_obj *o = LOAD_RLX(slot);
+
+	if (o && o->start == lo && o->end == hi && (LOAD_RLX(&o->flags) & MON_OBJF_LIVE))
+		return;
+	thread_range_del(ix, slot);
+	if (lo >= hi || hi > RX_LIMIT)
+		return;
+	/* A dead thread's range that was never removed (its stack reused). */
+	rx_unmap(ix, lo, hi, 0);
+	o = obj_new(NULL, kind, lo, hi, hi - lo, 0, thread_id, NULL);
+	if (!o)
+		return;
+	if (rx_add(ix, o)) {
+		obj_kill(o);
+		return;
+	}
+	STORE_REL(slot, o);
+}
+
+void mon_objmap_thread_add(struct mon_thread *t)
+{
+	objmap_boot();
+	thread_range_add(&stack_ix, &t->stack_obj, MON_OBJ_STACK, t->stack_lo, t->stack_hi, t->id);
+	thread_range_add(&tls_ix, &t->tls_obj, MON_OBJ_TLS, t->tls_lo, t->tls_hi, t->id);
+}
+
+void mon_objmap_thread_del(struct mon_thread *t)
+{
+	thread_range_del(&stack_ix, &t->stack_obj);
+	thread_range_del(&tls_ix, &t->tls_obj);
+	memset(&t->cache, 0, sizeof(t->cache));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Globals and modules                                                      */
+/* ------------------------------------------------------------------------ */
+
+struct text_range {
+	uintptr_t lo, hi;
+};
+
+struct gsym {
+	uintptr_t start, end;
+	struct mon_obj *obj;
+};
+
+struct module {
+	uint32_t idx;		/* dense, in order of discovery: site_id of its globals */
+	uint8_t instrumented;	/* built with ameba cc */
+	uint8_t is_rt;		/* holds the runtime's code */
+	uint8_t live;		/* still loaded */
+	uint8_t seen;		/* found by the current scan */
+	char *path;
+	uintptr_t base;		/* dlpi_addr */
+	const void *phdr;	/* dlpi_phdr: with base and path, the module's identity */
+	uintptr_t data_lo, data_hi;	/* span of its globals */
+	uint32_t nr_text;
+	struct text_range text[MON_ELFSYMS_MAX_SEGS];
+	uint32_t nr_gsyms;
+	struct gsym *gsyms;	/* sorted by start, disjoint, immutable */
+	struct mon_elfsyms syms;	/* owns the names */
+	struct module *next;
+};
+
+/* What lookups read: immutable once published. */
+struct modset {
+	uint32_t nr_mods;
+	struct module **mods;	/* loaded modules with globals, by data_lo */
+	uint32_t nr_itext;
+	struct text_range *itext;	/* text of instrumented modules, sorted */
+};
+
+static struct modset empty_modset;
+static struct modset *cur_modset = &empty_modset;
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct module *all_mods;
+static uint32_t nr_all_mods;
+
+/* Names of the runtime's own data, never the program's. */
+static int rt_name(const char *n)
+{
+	static const char *const prefixes[] = { "mon_", "ameba_", "__ameba", "mri_", "__tsan" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(n, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* Alias preference at one address: global binding, then fewer underscores. */
+static int sym_better(const struct mon_elfsym *a, const struct mon_elfsym *b)
+{
+	int ga = a->bind != STB_LOCAL, gb = b->bind != STB_LOCAL;
+
+	if (ga != gb)
+		return ga > gb;
+	return strspn(a->name, "_") < strspn(b->name, "_");
+}
+
+struct gcand {
+	uintptr_t start, end;
+	const struct mon_elfsym *sym;
+};
+
+static int cmp_gcand(const void *a, const void *b)
+{
+	const struct gcand *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return sym_better(x->sym, y->sym) ? -1 : sym_better(y->sym, x->sym);
+}
+
+/*
+ * The globals of m from its symbols: STT_OBJECT with a size, not the
+ * runtime's; sorted; at one address the best alias wins and a symbol inside
+ * an earlier one is dropped, so the array is disjoint. Leaves m empty when
+ * out of memory.
+ */
+static void module_build_globals(struct module *m)
+{
+	struct gcand *c;
+	uint32_t nr = 0, k = 0;
+
+	if (!m->syms.nr_syms)
+		return;
+	c = mon_malloc(m->syms.nr_syms * sizeof(*c));
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < m->syms.nr_syms; i++) {
+		const struct mon_elfsym *s = &m->syms.syms[i];
+		uintptr_t start = m->base + s->value;
+
+		if (s->type != STT_OBJECT || !s->sz_bytes || s->rt_unit || rt_name(s->name))
+			continue;
+		if (start + s->sz_bytes < start)
+			continue;
+		c[nr].start = start;
+		c[nr].end = start + s->sz_bytes;
+		c[nr].sym = s;
+		nr++;
+	}
+	qsort(c, nr, sizeof(*c), cmp_gcand);
+	m->gsyms = mon_calloc(nr ? nr : 1, sizeof(*m->gsyms));
+	if (!m->gsyms) {
+		mon_free(c);
+		return;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		struct mon_obj *o;
+
+		if (k && c[i].start < m->gsyms[k - 1].end)
+			continue;	/* alias or nested: the first (best) one stays */
+		o = obj_new(NULL, MON_OBJ_GLOBAL, c[i].start, c[i].end, c[i].end - c[i].start, m->idx,
+			    0, c[i].sym->name);
+		if (!o)
+			break;
+		m->gsyms[k].start = c[i].start;
+		m->gsyms[k].end = c[i].end;
+		m->gsyms[k].obj = o;
+		k++;
+	}
+	m->nr_gsyms = k;
+	if (k) {
+		m->data_lo = m->gsyms[0].start;
+		m->data_hi = m->gsyms[k - 1].end;
+	}
+	mon_free(c);
+}
+
+/* Does this module hold the runtime's code (our own function)? */
+static int module_holds_rt(const struct dl_phdr_info *info)
+{
+	uintptr_t self = (uintptr_t)&mon_objmap_init;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && self >= lo && self - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+static struct module *module_new(const struct dl_phdr_info *info, int is_main)
+{
+	struct module *m = mon_calloc(1, sizeof(*m));
+	char exe[PATH_MAX];
+	const char *path = info->dlpi_name;
+
+	if (!m)
+		return NULL;
+	if (is_main || !path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = '\0';
+		path = exe;
+	}
+	m->path = mon_strdup(path);
+	m->base = info->dlpi_addr;
+	m->phdr = info->dlpi_phdr;
+	m->idx = nr_all_mods++;
+	m->is_rt = (uint8_t)module_holds_rt(info);
+	for (int i = 0; i < info->dlpi_phnum && m->nr_text < MON_ELFSYMS_MAX_SEGS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			m->text[m->nr_text].lo = info->dlpi_addr + ph->p_vaddr;
+			m->text[m->nr_text].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			m->nr_text++;
+		}
+	}
+	if (m->path && mon_elfsyms_read(m->path, &m->syms) == 0) {
+		/* An instrumented DSO references the hooks; an executable built by
+		 * ameba cc has the runtime (and so __tsan_init) linked in. A runtime
+		 * DSO (LD_PRELOAD) defines __tsan_init too but is not instrumented,
+		 * and its data is all the runtime's. */
+		m->instrumented = (m->syms.flags & MON_ELFSYMS_TSAN_REF) ||
+				  (is_main && (m->syms.flags & MON_ELFSYMS_TSAN_INIT));
+		if (!(m->is_rt && !is_main))
+			module_build_globals(m);
+	}
+	m->live = 1;
+	m->next = all_mods;
+	all_mods = m;
+	return m;
+}
+
+struct scan {
+	int nr_seen;
+};
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *sc = arg;
+	int is_main = sc->nr_seen++ == 0;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+
+	for (struct module *m = all_mods; m; m = m->next) {
+		if (m->live && m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
+		    (is_main || !*name || (m->path && !strcmp(m->path, name)))) {
+			m->seen = 1;
+			return 0;
+		}
+	}
+	/* Read it here, under the loader's lock: it cannot be unmapped meanwhile. */
+	struct module *m = module_new(info, is_main);
+
+	if (m)
+		m->seen = 1;
+	return 0;
+}
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct module *x = *(struct module *const *)a, *y = *(struct module *const *)b;
+
+	return x->data_lo < y->data_lo ? -1 : x->data_lo > y->data_lo;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct text_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Builds and publishes the module set of the live modules (mod_lock held). */
+static void modset_publish(void)
+{
+	struct modset *ms = mon_calloc(1, sizeof(*ms));
+	uint32_t nr_mods = 0, nr_text = 0;
+
+	if (!ms)
+		return;		/* keep the old set */
+	for (struct module *m = all_mods; m; m = m->next) {
+		if (!m->live)
+			continue;
+		nr_mods += m->nr_gsyms > 0;
+		if (m->instrumented)
+			nr_text += m->nr_text;
+	}
+	ms->mods = mon_calloc(nr_mods + 1, sizeof(*ms->mods));
+	ms->itext = mon_calloc(nr_text + 1, sizeof(*ms->itext));
+	if (!ms->mods || !ms->itext) {
+		mon_free(ms->mods);
+		mon_free(ms->itext);
+		mon_free(ms);
+		return;
+	}
+	for (struct module *m = all_mods; m; m = m->next) {
+		if (!m->live)
+			continue;
+		if (m->nr_gsyms)
+			ms->mods[ms->nr_mods++] = m;
+		if (m->instrumented)
+			for (uint32_t i = 0; i < m->nr_text; i++)
+				ms->itext[ms->nr_itext++] = m->text[i];
+	}
+	qsort(ms->mods, ms->nr_mods, sizeof(*ms->mods), cmp_mod);
+	qsort(ms->itext, ms->nr_itext, sizeof(*ms->itext), cmp_range);
+	/* The previous set is leaked on purpose: lookups on other threads may
+	 * still be reading it, and there is one per dlopen/dlclose. */
+	STORE_REL(&cur_modset, ms);
+}
+
+void mon_objmap_modules_changed(void)
+{
+	struct mon_thread *t = mon_self;
+	struct scan sc = { 0 };
+
+	objmap_boot();
+	if (t)
+		t->in_rt++;
+	pthread_mutex_lock(&mod_lock);
+	for (struct module *m = all_mods; m; m = m->next)
+		m->seen = 0;
+	dl_iterate_phdr(scan_module, &sc);
+	for (struct module *m = all_mods; m; m = m->next) {
+		if (!m->live || m->seen)
+			continue;
+		/* Unloaded: its globals lose LIVE (records and counts stay). */
+		m->live = 0;
+		for (uint32_t i = 0; i < m->nr_gsyms; i++)
+			obj_kill(m->gsyms[i].obj);
+	}
+	modset_publish();
+	pthread_mutex_unlock(&mod_lock);
+	if (t)
+		t->in_rt--;
+}
+
+static struct mon_obj *globals_lookup(uintptr_t a, uint64_t *seq)
+{
+	const struct modset *ms = LOAD_ACQ(&cur_modset);
+	const struct module *m;
+	uint32_t lo = 0, hi = ms->nr_mods;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (ms->mods[mid]->data_lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	m = ms->mods[lo - 1];
+	if (a >= m->data_hi)
+		return NULL;
+	lo = 0;
+	hi = m->nr_gsyms;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (m->gsyms[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= m->gsyms[lo - 1].end)
+		return NULL;
+	*seq = obj_hit(m->gsyms[lo - 1].obj, a);
+	return *seq ? m->gsyms[lo - 1].obj : NULL;
+}
+
+int mon_objmap_pc_instrumented(uintptr_t pc)
+{
+	const struct modset *ms = LOAD_ACQ(&cur_modset);
+	uint32_t lo = 0, hi = ms->nr_itext;
+
+	/* The executable's text holds the runtime too, which is not the
+	 * program's instrumented code. */
+	if (mon_pc_in_runtime(pc))
+		return 0;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (ms->itext[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < ms->itext[lo - 1].hi;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lookup                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static inline void cache_insert(struct mon_objcache *c, struct mon_obj *o)
+{
+	for (int i = MON_OBJCACHE_WAYS - 1; i > 0; i--) {
+		c->start[i] = c->start[i - 1];
+		c->end[i] = c->end[i - 1];
+		c->obj[i] = c->obj[i - 1];
+	}
+	c->start[0] = o->start;
+	c->end[0] = o->end;
+	c->obj[0] = o;
+}
+
+/* A hit in way i > 0 swaps it with way 0: cheaper than a full MRU shift, and
+ * an object hit repeatedly still ends up in the first way checked. */
+static inline void cache_promote(struct mon_objcache *c, int i)
+{
+	uintptr_t s = c->start[i], e = c->end[i];
+	struct mon_obj *o = c->obj[i];
+
+	c->start[i] = c->start[0];
+	c->end[i] = c->end[0];
+	c->obj[i] = c->obj[0];
+	c->start[0] = s;
+	c->end[0] = e;
+	c->obj[0] = o;
+}
+
+/* The calling thread's own stack or TLS record containing a. */
+static inline struct mon_obj *own_lookup(struct mon_thread *t, uintptr_t a, uint64_t *seq)
+{
+	struct mon_obj *o;
+
+	if (a - t->tls_lo < t->tls_hi - t->tls_lo && (o = LOAD_RLX(&t->tls_obj)) &&
+	    (*seq = obj_hit(o, a)))
+		return o;
+	if (a - t->stack_lo < t->stack_hi - t->stack_lo && (o = LOAD_RLX(&t->stack_obj)) &&
+	    (*seq = obj_hit(o, a)))
+		return o;
+	return NULL;
+}
+
+/* The order of the design: own stack/TLS, heap, globals, other threads. */
+static struct mon_obj *lookup_uncached(struct mon_thread *t, uintptr_t a, uint64_t *seq)
+{
+	struct mon_obj *o;
+
+	if (t && (o = own_lookup(t, a, seq)))
+		return o;
+	if ((o = rx_lookup(&heap_ix, a, seq)))
+		return o;
+	if ((o = globals_lookup(a, seq)))
+		return o;
+	if ((o = rx_lookup(&tls_ix, a, seq)))
+		return o;
+	return rx_lookup(&stack_ix, a, seq);
+}
+
+struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
+{
+	struct mon_obj *o;
+	uint64_t seq;
+
+	if (t) {
+		struct mon_objcache *c = &t->cache;
+
+		for (int i = 0; i < MON_OBJCACHE_WAYS; i++) {
+			if (addr - c->start[i] >= c->end[i] - c->start[i])
+				continue;
+			o = c->obj[i];
+			if (mon_likely(LOAD_RLX(&o->flags) & MON_OBJF_LIVE)) {
+				if (i)
+					cache_promote(c, i);
+				return o;
+			}
+			c->start[i] = c->end[i] = 0;	/* freed: forget it */
+			break;
+		}
+	}
+	for (;;) {
+		o = lookup_uncached(t, addr, &seq);
+		if (!o) {
+			objmap_boot();
+			return other_obj;
+		}
+		if (!obj_mark(o, seq))
+			break;
+	}
+	if (t)
+		cache_insert(&t->cache, o);
+	return o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Init and fork                                                            */
+/* ------------------------------------------------------------------------ */
+
+static struct rx_index *const all_ix[] = { &heap_ix, &stack_ix, &tls_ix };
+
+/* Every lock of the map is held across fork, so the child never inherits one
+ * taken by a thread that does not exist there. */
+static void objmap_fork_prepare(void)
+{
+	pthread_mutex_lock(&mod_lock);
+	for (size_t k = 0; k < sizeof(all_ix) / sizeof(all_ix[0]); k++)
+		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
+			spin_lock(&all_ix[k]->stripe[i].lock);
+	spin_lock(&leaf_pool_lock);
+}
+
+static void objmap_fork_release(void)
+{
+	spin_unlock(&leaf_pool_lock);
+	for (size_t k = 0; k < sizeof(all_ix) / sizeof(all_ix[0]); k++)
+		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
+			spin_unlock(&all_ix[k]->stripe[i].lock);
+	pthread_mutex_unlock(&mod_lock);
+}
+
+int mon_objmap_init(void)
+{
+	static int done;
+
+	objmap_boot();
+	if (other_obj == &other_fallback)
+		return AMEBA_ENOMEM;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	pthread_atfork(objmap_fork_prepare, objmap_fork_release, objmap_fork_release);
+	mon_objmap_modules_changed();
+	return 0;
+}

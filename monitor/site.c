@@ -1,0 +1,466 @@
+/*
+ * site.c - allocation sites: capture (frame-pointer walk), deduplication into
+ * dense ids, and symbolisation of code addresses with elfutils libdw.
+ *
+ * Notes:
+ *  - A site is the sequence of return addresses of an allocation call, up
+ *    to MON_SITE_MAX_FRAMES, innermost first: frames[0] is the caller of the
+ *    interposed function. Equal sequences are one site. Sites are finer than
+ *    what a reader can tell apart (two calls on one line, the callers of an
+ *    xmalloc wrapper): sitebins.c groups them into bins by symbolised name,
+ *    so that blocks of one source-level allocation site aggregate (Gibson).
+ *  - The walk follows saved frame pointers: [fp] = caller's fp, [fp + 8] =
+ *    return address. Each fp must lie in the thread's stack, be 8-aligned
+ *    and grow strictly (callers sit higher). Only code built with frame
+ *    pointers keeps rbp meaningful, so the walk goes on past a frame only
+ *    while that frame's pc is in instrumented code (ameba cc adds
+ *    -fno-omit-frame-pointer); a libc frame ends it rather than adding
+ *    garbage that would split one site into many. Unknown stack bounds (no
+ *    thread record yet) give a one-frame site.
+ *  - The site table is read without locks: sites live in fixed chunks that
+ *    never move, and an open-addressing table of (hash, id) words is
+ *    published with release stores; insertion takes site_lock. A table that
+ *    grows is replaced and the old one leaked (tables double, so the leak
+ *    is below the final table's size).
+ *  - Symbolisation (rare, slow) runs under sym_lock with one Dwfl for the
+ *    process, re-reported when modules were loaded since. Results are
+ *    cached per pc forever, so returned strings stay valid. libdw allocates
+ *    with malloc: the calling thread's in_rt is raised around it.
+ *  - Return addresses point after the call: they are looked up at pc - 1 so
+ *    that the line is the call's.
+ *  - debuginfod is never contacted from inside the profiled process: when
+ *    DEBUGINFOD_URLS is set only local build-id paths are searched.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mon.h"
+
+#define LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* ---- the site table ---- */
+
+#define SITE_CHUNK_SHIFT 10
+#define SITE_CHUNK (1u << SITE_CHUNK_SHIFT)
+#define SITE_NR_CHUNKS 4096		/* 4M sites */
+#define SITE_TAB_MIN 1024
+
+struct site_tab {
+	uint32_t cap;			/* power of two */
+	uint32_t nr;			/* used slots (site_lock) */
+	uint64_t slot[];		/* hash << 32 | id; 0 = empty */
+};
+
+static struct mon_site *site_chunks[SITE_NR_CHUNKS];
+static uint32_t site_nr;		/* ids 1..site_nr are complete (atomic) */
+static struct site_tab *site_tab;	/* published (atomic) */
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t site_once = PTHREAD_ONCE_INIT;
+
+static void site_fork_prepare(void)
+{
+	pthread_mutex_lock(&sym_lock);
+	pthread_mutex_lock(&site_lock);
+}
+
+static void site_fork_parent(void)
+{
+	pthread_mutex_unlock(&site_lock);
+	pthread_mutex_unlock(&sym_lock);
+}
+
+static void site_fork_child(void)
+{
+	pthread_mutex_init(&site_lock, NULL);
+	pthread_mutex_init(&sym_lock, NULL);
+}
+
+static void site_init_once(void)
+{
+	pthread_atfork(site_fork_prepare, site_fork_parent, site_fork_child);
+}
+
+static inline struct mon_site *site_at(uint32_t id)
+{
+	struct mon_site *chunk = LOAD_ACQ(&site_chunks[id >> SITE_CHUNK_SHIFT]);
+
+	return chunk ? &chunk[id & (SITE_CHUNK - 1)] : NULL;
+}
+
+const struct mon_site *mon_site_get(uint32_t id)
+{
+	if (!id || id > LOAD_ACQ(&site_nr))
+		return NULL;
+	return site_at(id);
+}
+
+uint32_t mon_site_nr(void)
+{
+	return LOAD_ACQ(&site_nr);
+}
+
+void mon_site_count(uint32_t site_id, size_t sz_bytes)
+{
+	struct mon_site *s;
+
+	if (!site_id || site_id > LOAD_ACQ(&site_nr) || !(s = site_at(site_id)))
+		return;
+	__atomic_fetch_add(&s->nr_allocs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->sz_bytes_total, sz_bytes, __ATOMIC_RELAXED);
+}
+
+static uint32_t frames_hash(const uintptr_t *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= f[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The id of the site with frames f[0..n) in tab, or 0. No lock. */
+static uint32_t tab_find(const struct site_tab *tab, uint32_t h, const uintptr_t *f, uint32_t n)
+{
+	uint32_t mask;
+
+	if (!tab)
+		return 0;
+	mask = tab->cap - 1;
+	for (uint32_t i = h & mask, k = 0; k < tab->cap; i = (i + 1) & mask, k++) {
+		uint64_t v = LOAD_ACQ(&tab->slot[i]);
+		const struct mon_site *s;
+
+		if (!v)
+			return 0;
+		if ((uint32_t)(v >> 32) != h)
+			continue;
+		s = site_at((uint32_t)v);
+		if (s && s->nr_frames == n && !memcmp(s->frames, f, n * sizeof(*f)))
+			return s->id;
+	}
+	return 0;
+}
+
+static void tab_put(struct site_tab *tab, uint64_t v)
+{
+	uint32_t mask = tab->cap - 1;
+
+	for (uint32_t i = (uint32_t)(v >> 32) & mask;; i = (i + 1) & mask) {
+		if (!tab->slot[i]) {
+			STORE_REL(&tab->slot[i], v);
+			tab->nr++;
+			return;
+		}
+	}
+}
+
+/* Makes room for one more entry (site_lock held): 0 or AMEBA_ENOMEM. */
+static int tab_reserve(void)
+{
+	struct site_tab *old = site_tab, *tab;
+	uint32_t cap;
+
+	if (old && (old->nr + 1) * 2 <= old->cap)
+		return 0;
+	cap = old ? old->cap * 2 : SITE_TAB_MIN;
+	tab = mon_calloc(1, sizeof(*tab) + cap * sizeof(tab->slot[0]));
+	if (!tab)
+		return AMEBA_ENOMEM;
+	tab->cap = cap;
+	if (old)
+		for (uint32_t i = 0; i < old->cap; i++)
+			if (old->slot[i])
+				tab_put(tab, old->slot[i]);
+	/* The old table is leaked: lock-free readers may still probe it. */
+	STORE_REL(&site_tab, tab);
+	return 0;
+}
+
+/* Finds or adds the site with frames f[0..n): its id, or 0 when out of memory. */
+static uint32_t site_insert(uint32_t h, const uintptr_t *f, uint32_t n)
+{
+	uint32_t id;
+
+	pthread_once(&site_once, site_init_once);
+	pthread_mutex_lock(&site_lock);
+	id = tab_find(site_tab, h, f, n);
+	if (!id) {
+		uint32_t c = (site_nr + 1) >> SITE_CHUNK_SHIFT;
+		struct mon_site *s;
+
+		if (c >= SITE_NR_CHUNKS || tab_reserve())
+			goto out;
+		if (!site_chunks[c]) {
+			struct mon_site *chunk = mon_calloc(SITE_CHUNK, sizeof(*chunk));
+
+			if (!chunk)
+				goto out;
+			STORE_REL(&site_chunks[c], chunk);
+		}
+		id = site_nr + 1;
+		s = site_at(id);
+		s->id = id;
+		s->nr_frames = n;
+		memcpy(s->frames, f, n * sizeof(*f));
+		tab_put(site_tab, (uint64_t)h << 32 | id);
+		STORE_REL(&site_nr, id);
+	}
+out:
+	pthread_mutex_unlock(&site_lock);
+	return id;
+}
+
+/* Appends the callers above frame fp to frames[n..]; returns the new count. */
+static uint32_t walk_frames(struct mon_thread *t, uintptr_t fp, uintptr_t *frames, uint32_t n)
+{
+	uintptr_t lo, hi;
+
+	if (!t || !fp)
+		return n;
+	lo = t->stack_lo;
+	hi = t->stack_hi;
+	if (lo >= hi || hi - lo < 16)
+		return n;
+	/* frames[n - 1] returns into a function whose frame is the caller of
+	 * fp's; its saved rbp is a frame pointer only if it was built with them:
+	 * the program's instrumented code and the runtime's own. */
+	while (n < MON_SITE_MAX_FRAMES &&
+	       (mon_objmap_pc_instrumented(frames[n - 1]) || mon_pc_in_runtime(frames[n - 1]))) {
+		uintptr_t next, pc;
+
+		if (fp < lo || fp > hi - 16 || (fp & 7))
+			break;
+		next = ((const uintptr_t *)fp)[0];
+		if (next <= fp || next > hi - 16 || (next & 7))
+			break;
+		pc = ((const uintptr_t *)next)[1];
+		if (pc < 4096)
+			break;
+		frames[n++] = pc;
+		fp = next;
+	}
+	return n;
+}
+
+uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame)
+{
+	uintptr_t frames[MON_SITE_MAX_FRAMES];
+	uint32_t n = 0, h, id;
+
+	if (!ret_pc)
+		return 0;
+	frames[n++] = ret_pc;
+	n = walk_frames(t, (uintptr_t)frame, frames, n);
+	h = frames_hash(frames, n);
+	id = tab_find(LOAD_ACQ(&site_tab), h, frames, n);
+	return id ? id : site_insert(h, frames, n);
+}
+
+/* ---- symbolisation ---- */
+
+struct sym_ent {
+	uintptr_t pc;
+	int found;
+	struct mon_frame_info fi;
+	struct sym_ent *next;
+};
+
+#define SYM_NR_BUCKETS 4096
+
+static struct sym_ent *sym_buckets[SYM_NR_BUCKETS];	/* sym_lock */
+static Dwfl *sym_dwfl;
+static int sym_dwfl_failed;
+static unsigned long long sym_mod_gen;	/* dlpi_adds + dlpi_subs at the last report */
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file, const char *debuglink, GElf_Word crc, char **debuginfo_file)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (urls && *urls)
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink,
+						    crc, debuginfo_file);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
+					    debuginfo_file);
+}
+
+static const Dwfl_Callbacks sym_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = find_debuginfo,
+};
+
+static int mod_gen_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+static unsigned long long mod_gen(void)
+{
+	unsigned long long g = 0;
+
+	dl_iterate_phdr(mod_gen_cb, &g);
+	return g;
+}
+
+/* (Re)reports the process's modules to sym_dwfl: 0 or AMEBA_ENOENT. */
+static int dwfl_report(void)
+{
+	if (!sym_dwfl) {
+		if (sym_dwfl_failed)
+			return AMEBA_ENOENT;
+		sym_dwfl = dwfl_begin(&sym_callbacks);
+		if (!sym_dwfl) {
+			sym_dwfl_failed = 1;
+			return AMEBA_ENOENT;
+		}
+	}
+	sym_mod_gen = mod_gen();
+	dwfl_report_begin(sym_dwfl);
+	if (dwfl_linux_proc_report(sym_dwfl, getpid()) != 0) {
+		dwfl_report_end(sym_dwfl, NULL, NULL);
+		return AMEBA_ENOENT;
+	}
+	dwfl_report_end(sym_dwfl, NULL, NULL);
+	return 0;
+}
+
+static const char *dup_or_null(const char *s)
+{
+	return s ? mon_strdup(s) : NULL;
+}
+
+/* Innermost function at a, inlined functions included; NULL if no DWARF. */
+static const char *scope_func(Dwfl_Module *mod, Dwarf_Addr a)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *name = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+	int n;
+
+	if (!cu)
+		return NULL;
+	n = dwarf_getscopes(cu, a - bias, &scopes);
+	for (int i = 0; i < n && !name; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			name = dwarf_diename(&scopes[i]);
+	}
+	mon_free(scopes);	/* malloc'ed by libdw: same glibc heap */
+	return name;
+}
+
+/* Resolves pc (a return address) into e (sym_lock held). */
+static void sym_resolve(uintptr_t pc, struct sym_ent *e)
+{
+	Dwarf_Addr a = pc - 1;
+	Dwfl_Module *mod;
+	Dwfl_Line *line;
+	const char *func, *mname;
+
+	if (!sym_dwfl && dwfl_report())
+		return;
+	mod = dwfl_addrmodule(sym_dwfl, a);
+	if (!mod && mod_gen() != sym_mod_gen && dwfl_report() == 0)
+		mod = dwfl_addrmodule(sym_dwfl, a);	/* loaded since the last report */
+	if (!mod)
+		return;
+	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	func = scope_func(mod, a);
+	if (!func)
+		func = dwfl_module_addrname(mod, a);
+	line = dwfl_module_getsrc(mod, a);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+		e->fi.file = dup_or_null(file);
+		e->fi.line = lineno;
+	}
+	e->fi.func = dup_or_null(func);
+	e->fi.module = dup_or_null(mname);
+	e->found = e->fi.func || e->fi.file;
+}
+
+int mon_symbolize(uintptr_t pc, struct mon_frame_info *out)
+{
+	uint32_t b = (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & (SYM_NR_BUCKETS - 1);
+	struct mon_thread *t = mon_self;
+	struct sym_ent *e;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (t)
+		t->in_rt++;
+	pthread_once(&site_once, site_init_once);
+	pthread_mutex_lock(&sym_lock);
+	for (e = sym_buckets[b]; e && e->pc != pc; e = e->next)
+		;
+	if (!e) {
+		e = mon_calloc(1, sizeof(*e));
+		if (e) {
+			e->pc = pc;
+			sym_resolve(pc, e);
+			e->next = sym_buckets[b];
+			sym_buckets[b] = e;
+		}
+	}
+	if (e)
+		*out = e->fi;
+	err = !e ? AMEBA_ENOMEM : e->found ? 0 : AMEBA_ENOENT;
+	pthread_mutex_unlock(&sym_lock);
+	if (t)
+		t->in_rt--;
+	return err;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+const char *mon_site_name(uint32_t site_id, char *buf, size_t len)
+{
+	const struct mon_site *s = mon_site_get(site_id);
+	struct mon_frame_info fi;
+	uintptr_t pc;
+
+	if (!len)
+		return buf;
+	if (!s || !s->nr_frames) {
+		snprintf(buf, len, "[unknown site]");
+		return buf;
+	}
+	pc = s->frames[0];
+	for (uint32_t i = 0; i < s->nr_frames; i++) {
+		if (mon_objmap_pc_instrumented(s->frames[i])) {
+			pc = s->frames[i];
+			break;
+		}
+	}
+	mon_symbolize(pc, &fi);
+	if (fi.func && fi.file)
+		snprintf(buf, len, "%s@%s:%d", fi.func, base_name(fi.file), fi.line);
+	else if (fi.func)
+		snprintf(buf, len, "%s@%s", fi.func, fi.module ? base_name(fi.module) : "?");
+	else
+		snprintf(buf, len, "0x%lx@%s", (unsigned long)pc, fi.module ? base_name(fi.module) : "?");
+	return buf;
+}
