@@ -1,0 +1,37 @@
+# Cache simulator benchmarks (print `name: value` lines; never part of ctest).
+#
+#   sim_synth            simulated accesses per second on synthetic traces,
+#                        without instrumentation (the simulator's own cost):
+#                        build/bin/sim_synth [preset] [accesses]
+#   bench-sim-validate   miss counts of five single-threaded kernels against
+#                        cachegrind with the same geometry
+#                        (d1_miss_diff_pct_<k>, ll_miss_diff_pct_<k>)
+#   bench-sim-speed      time against cachegrind (speedup_vs_cachegrind_<k>)
+#                        of the same kernels and two 2-thread ones, and
+#                        simulated accesses per second per thread
+# Both run bench/sim_validate/run.sh on bench/sim_validate/kernels.c built
+# natively (for cachegrind) and with `ameba cc` (AMEBA_BACKEND=sim).
+add_executable(sim_synth ${CMAKE_CURRENT_SOURCE_DIR}/sim_synth.c)
+target_link_libraries(sim_synth PRIVATE ameba-sim)
+
+set(SV_DIR ${CMAKE_CURRENT_SOURCE_DIR}/sim_validate)
+set(SV_BIN ${CMAKE_BINARY_DIR}/bench/sim_validate)
+file(MAKE_DIRECTORY ${SV_BIN})
+add_custom_command(OUTPUT ${SV_BIN}/kernels_native
+  COMMAND gcc -O2 -g -fno-tree-vectorize -pthread ${SV_DIR}/kernels.c -o ${SV_BIN}/kernels_native
+  DEPENDS ${SV_DIR}/kernels.c COMMENT "sim_validate: native kernels" VERBATIM)
+add_custom_command(OUTPUT ${SV_BIN}/kernels_ameba
+  COMMAND ${CMAKE_BINARY_DIR}/bin/ameba cc --compiler gcc -O2 -g -pthread ${SV_DIR}/kernels.c
+          -o ${SV_BIN}/kernels_ameba
+  # ameba-rt: a file-level dependency, so that a changed runtime relinks
+  # (ameba-runtime is a custom target: it only orders the build)
+  DEPENDS ${SV_DIR}/kernels.c ameba ameba-runtime ameba-rt
+  COMMENT "sim_validate: instrumented kernels" VERBATIM)
+add_custom_target(bench-sim-validate
+  COMMAND ${SV_DIR}/run.sh validate ${SV_BIN}
+  DEPENDS ${SV_BIN}/kernels_native ${SV_BIN}/kernels_ameba
+  COMMENT "cache simulator vs cachegrind: miss counts" VERBATIM USES_TERMINAL)
+add_custom_target(bench-sim-speed
+  COMMAND ${SV_DIR}/run.sh speed ${SV_BIN}
+  DEPENDS ${SV_BIN}/kernels_native ${SV_BIN}/kernels_ameba
+  COMMENT "cache simulator vs cachegrind: speed" VERBATIM USES_TERMINAL)

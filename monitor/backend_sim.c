@@ -1,0 +1,263 @@
+/*
+ * backend_sim.c - the `sim` backend: every access runs through the cache
+ * simulator (monitor/sim/, Notes in sim.c) and the events it caused become
+ * metric events of the accessed object.
+ *
+ * Configuration (read once, at activation):
+ *   AMEBA_PRESET   host (default), zen4, skylake-sp, r10000, or a config file
+ *   AMEBA_NODES    NUMA nodes (overrides the preset)
+ *   AMEBA_SIM_CORES  simulated cores (default: the preset's, 64); thread id
+ *                  n runs on core n % cores
+ *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
+ *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
+ *
+ * inval_recv: an invalidation is caused by one thread's write but received
+ * by another thread's cached copy, which belongs to whatever object that
+ * thread last accessed in the line. The simulator queues each invalidation
+ * in the victim core's mailbox; the victim applies it at the start of its
+ * next access and keeps (line, cookie = object id of its last access to the
+ * line). After that access the backend, on the victim's own thread, collects
+ * them and credits inval_recv to the victim's counters of that object
+ * (mon_counts_get is owner-thread only, and this is the owner), plus the
+ * conditional counters and sample streams at the line's address. The
+ * credit is thus late by at most one access of the victim; a thread that
+ * never accesses memory again after being invalidated is not credited.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mon.h"
+#include "sim/sim.h"
+
+static struct mon_sim *sim;	/* atomic: set once by activation */
+static uint16_t slot_of[AMEBA_M_NR];	/* mon_slot_of_metric, fixed at activation */
+
+static const int sim_metrics[] = {
+	AMEBA_M_MEM_REF,	AMEBA_M_READS,		AMEBA_M_WRITES,
+	AMEBA_M_L1D_MISS,	AMEBA_M_L1D_MISS_RD,	AMEBA_M_L1D_MISS_WR,
+	AMEBA_M_L2_MISS,	AMEBA_M_L2_MISS_RD,	AMEBA_M_L2_MISS_WR,
+	AMEBA_M_LLC_MISS,	AMEBA_M_LLC_MISS_RD,	AMEBA_M_LLC_MISS_WR,
+	AMEBA_M_TLB_MISS,
+	AMEBA_M_COH_MISS,	AMEBA_M_COH_MISS_TRUE,	AMEBA_M_COH_MISS_FALSE,
+	AMEBA_M_INVAL_SENT,	AMEBA_M_INVAL_RECV,	AMEBA_M_INTERVENTION,
+	AMEBA_M_MEM_LOCAL,	AMEBA_M_MEM_REMOTE,
+	AMEBA_M_CONFLICT_MISS,	AMEBA_M_CAPACITY_MISS,	AMEBA_M_COMPULSORY_MISS,
+	AMEBA_M_EST_CYCLES,	AMEBA_M_EST_STALL_CYCLES,
+};
+
+/* A decimal environment value in [lo, hi], or -1 (absent or bad: logged). */
+static long env_num(const char *name, long lo, long hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v)
+		return -1;
+	x = strtol(v, &end, 10);
+	if (*end || x < lo || x > hi) {
+		mon_log("%s=%s ignored: want a number in %ld..%ld", name, v, lo, hi);
+		return -1;
+	}
+	return x;
+}
+
+static int sim_activate(void)
+{
+	struct mon_sim_geom g;
+	char err[512];
+	const char *preset = getenv("AMEBA_PRESET");
+	long x;
+	int r;
+
+	if (__atomic_load_n(&sim, __ATOMIC_ACQUIRE))
+		return 0;
+	if (!preset || !*preset)
+		preset = "host";
+	r = mon_sim_geom_load(preset, &g, err, sizeof(err));
+	if (r) {
+		mon_log("AMEBA_PRESET: %s", err);
+		return r;
+	}
+	if ((x = env_num("AMEBA_NODES", 1, MON_SIM_MAX_NODES)) > 0)
+		g.nr_nodes = (uint32_t)x;
+	if ((x = env_num("AMEBA_SIM_CORES", 1, MON_SIM_MAX_CORES)) > 0)
+		g.nr_cores = (uint32_t)x;
+	if ((x = env_num("AMEBA_SIM_3C", 0, 1)) >= 0)
+		g.three_c = (int)x;
+	r = mon_sim_geom_check(&g, err, sizeof(err));
+	if (r) {
+		mon_log("sim geometry %s: %s", g.name, err);
+		return r;
+	}
+	struct mon_sim *s = mon_sim_new(&g);
+	if (!s)
+		return AMEBA_ENOMEM;
+	/* the counter slots are configured before activate(); every metric
+	 * of this backend has one */
+	for (size_t i = 0; i < sizeof(sim_metrics) / sizeof(sim_metrics[0]); i++) {
+		if (mon_slot_of_metric[sim_metrics[i]] < 0) {
+			mon_log("sim: metric %d has no counter slot", sim_metrics[i]);
+			mon_sim_destroy(s);
+			return AMEBA_EINVAL;
+		}
+		slot_of[sim_metrics[i]] = (uint16_t)mon_slot_of_metric[sim_metrics[i]];
+	}
+	if (env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
+		char buf[2048];
+		mon_sim_geom_format(&g, buf, sizeof(buf));
+		for (char *line = buf, *nl; *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl)
+				break;
+			*nl = 0;
+			mon_log("sim: %s", line);
+		}
+	}
+	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void sim_thread_start(struct mon_thread *t)
+{
+	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+
+	if (s && !t->backend_data)
+		t->backend_data = mon_sim_core_get(s, t->id, t->id);
+}
+
+static void sim_thread_exit(struct mon_thread *t)
+{
+	struct mon_sim_core *c = t->backend_data;
+
+	if (c) {
+		/* invalidations received since the last access stay uncredited */
+		mon_sim_core_put(c, t->id);
+		t->backend_data = NULL;
+	}
+}
+
+/* Credits the invalidations core c received to the victim objects. */
+static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t pc)
+{
+	struct mon_sim_recv r[32];
+	uint32_t n, nr_objs = mon_objmap_nr_objs();
+	int slot = mon_slot_of_metric[AMEBA_M_INVAL_RECV];
+
+	while ((n = mon_sim_core_recv(c, r, 32)) > 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (r[i].cookie >= nr_objs)
+				continue;
+			uint64_t *v = mon_counts_get(t, r[i].cookie);
+			if (v && slot >= 0)
+				mon_count_add(v, slot, 1);
+			if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
+					 __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))) {
+				struct mon_events e = { .nr = 0 };
+				struct mon_obj *o = mon_objmap_get(r[i].cookie);
+				uintptr_t a = r[i].line_addr;
+				if (o && o->start > a && o->start - a < MON_LINE_SIZE)
+					a = o->start;	/* the part of the line that is the object */
+				mon_ev_add(&e, AMEBA_M_INVAL_RECV, 1);
+				if (__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED))
+					mon_cond_account(t, a, &e);
+				if (__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
+					mon_sample_account(t, a, pc, &e);
+			}
+		}
+		if (n < 32)
+			break;
+	}
+}
+
+static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		       unsigned flags, uintptr_t pc, struct mon_events *ev)
+{
+	struct mon_sim_core *c = t->backend_data;
+	struct mon_sim_events e;
+	int wr = (flags & MON_ACC_WRITE) != 0;
+
+	if (mon_unlikely(!c)) {
+		sim_thread_start(t);
+		c = t->backend_data;
+		if (!c)
+			return;
+	}
+	mon_sim_access(c, addr, sz, wr, obj->idx, &e);
+
+	/* at most 19 events: within MON_EV_MAX, so no checks (mon_ev_add) */
+#define PUT(m_, n_)                                \
+	do {                                       \
+		ev->slot[ev->nr] = slot_of[m_];    \
+		ev->n[ev->nr++] = (n_);            \
+	} while (0)
+	PUT(AMEBA_M_MEM_REF, 1);
+	if (flags & MON_ACC_READ)
+		PUT(AMEBA_M_READS, 1);
+	if (wr)
+		PUT(AMEBA_M_WRITES, 1);
+	PUT(AMEBA_M_EST_CYCLES, e.est_cycles);
+	if (mon_likely(!e.l1_miss && !e.tlb_miss && !e.inval_sent && !e.inval_recv))
+		return;		/* an L1 hit */
+	if (e.l1_miss) {
+		PUT(AMEBA_M_L1D_MISS, 1);
+		PUT(wr ? AMEBA_M_L1D_MISS_WR : AMEBA_M_L1D_MISS_RD, 1);
+		if (e.l2_miss) {
+			PUT(AMEBA_M_L2_MISS, 1);
+			PUT(wr ? AMEBA_M_L2_MISS_WR : AMEBA_M_L2_MISS_RD, 1);
+		}
+		if (e.llc_miss) {
+			PUT(AMEBA_M_LLC_MISS, 1);
+			PUT(wr ? AMEBA_M_LLC_MISS_WR : AMEBA_M_LLC_MISS_RD, 1);
+			PUT(e.mem_remote ? AMEBA_M_MEM_REMOTE : AMEBA_M_MEM_LOCAL, 1);
+		}
+		if (e.coh) {
+			PUT(AMEBA_M_COH_MISS, 1);
+			PUT(e.coh == MON_SIM_COH_TRUE ? AMEBA_M_COH_MISS_TRUE : AMEBA_M_COH_MISS_FALSE, 1);
+		}
+		if (e.cls3c == MON_SIM_3C_COMPULSORY)
+			PUT(AMEBA_M_COMPULSORY_MISS, 1);
+		else if (e.cls3c == MON_SIM_3C_CAPACITY)
+			PUT(AMEBA_M_CAPACITY_MISS, 1);
+		else if (e.cls3c == MON_SIM_3C_CONFLICT)
+			PUT(AMEBA_M_CONFLICT_MISS, 1);
+		if (e.intervention)
+			PUT(AMEBA_M_INTERVENTION, 1);
+	}
+	if (e.tlb_miss)
+		PUT(AMEBA_M_TLB_MISS, 1);
+	if (e.inval_sent)
+		PUT(AMEBA_M_INVAL_SENT, e.inval_sent);
+	if (e.est_stall_cycles)
+		PUT(AMEBA_M_EST_STALL_CYCLES, e.est_stall_cycles);
+#undef PUT
+	if (mon_unlikely(e.inval_recv))
+		credit_recv(t, c, pc);
+}
+
+size_t mon_backend_sim_geometry(char *buf, size_t len)
+{
+	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+
+	return s ? mon_sim_geom_format(mon_sim_geom_of(s), buf, len) : 0;
+}
+
+/* For rt.c's fork handler: the child's simulator must not wait for the
+ * threads that did not survive. */
+void mon_backend_sim_after_fork(void)
+{
+	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+
+	if (s)
+		mon_sim_after_fork(s);
+}
+
+const struct mon_backend_ops mon_backend_sim = {
+	.name = "sim",
+	.metrics = sim_metrics,
+	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
+	.activate = sim_activate,
+	.thread_start = sim_thread_start,
+	.thread_exit = sim_thread_exit,
+	.access = sim_access,
+};

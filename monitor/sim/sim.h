@@ -1,0 +1,269 @@
+/*
+ * sim.h - the cache-hierarchy simulator behind the `sim` backend.
+ *
+ * A simulator (struct mon_sim) is built from a geometry (struct mon_sim_geom):
+ * per simulated core a private L1D and L2 and an L1/L2 dTLB, a shared LLC
+ * per NUMA node, a directory that keeps the private caches coherent (MESI,
+ * invalidation based), and a page table that places pages on NUMA nodes.
+ * The modelling assumptions are listed in the Notes block of sim.c.
+ *
+ * Threading: each simulated core (struct mon_sim_core) is normally driven by
+ * one thread (see mon_sim_core_get for cores shared by threads). The shared parts (LLC sets, directory buckets, page table)
+ * are striped or lock-free: cores run truly in parallel and never serialise
+ * on one global lock. The simulator allocates nothing on the access path and
+ * never calls malloc: its memory comes from anonymous mappings made when the
+ * simulator or a core is created (see the Notes for the one exception).
+ *
+ * Errors: 0 or a negative AMEBA_E* code; functions that take an `err` buffer
+ * also write one line naming the culprit (file, line, key, value).
+ */
+#ifndef AMEBA_MON_SIM_H
+#define AMEBA_MON_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ameba/ameba.h"
+
+#define MON_SIM_MAX_CORES 64	/* directory sharer sets are 64-bit masks */
+#define MON_SIM_MAX_NODES 64
+#define MON_SIM_NAME_MAX 64
+
+enum mon_sim_repl {
+	MON_SIM_LRU,		/* true LRU */
+	MON_SIM_PLRU,		/* binary-tree pseudo-LRU (assoc a power of two <= 64) */
+};
+
+enum mon_sim_placement {
+	MON_SIM_FIRST_TOUCH,	/* a page lives on the node of the core that touched it first */
+	MON_SIM_INTERLEAVE,	/* page p lives on node p % nr_nodes */
+};
+
+enum mon_sim_core_map {
+	MON_SIM_MAP_RR,		/* node = core % nr_nodes */
+	MON_SIM_MAP_BLOCK,	/* node = (core / cores_per_node) % nr_nodes */
+};
+
+/* One cache level. sz_bytes == 0: the level is absent (L2 and LLC only). */
+struct mon_sim_cache_geom {
+	uint64_t sz_bytes;
+	uint32_t assoc;		/* ways; sz_bytes / (assoc * line_bytes) sets */
+	uint32_t line_bytes;	/* a power of two */
+	int repl;		/* enum mon_sim_repl */
+};
+
+/* One TLB level. nr_entries == 0: absent (L2 TLB only). */
+struct mon_sim_tlb_geom {
+	uint32_t nr_entries;
+	uint32_t assoc;		/* nr_entries for fully associative */
+};
+
+/*
+ * Latency model, in core cycles. An access costs the latency of the level
+ * that served it (l1_hit .. mem_remote, or intervention when another core's
+ * cache supplied a dirty line), plus inval when it had to invalidate other
+ * copies, plus tlb2_hit or tlb_miss when the L1 dTLB missed.
+ */
+struct mon_sim_lat {
+	uint32_t l1_hit, l2_hit, llc_hit;
+	uint32_t mem_local, mem_remote;
+	uint32_t intervention;	/* a dirty line supplied by another core (HITM) */
+	uint32_t inval;		/* an upgrade / RFO that invalidated >= 1 copy */
+	uint32_t tlb2_hit;	/* L1 dTLB miss that hits the L2 TLB */
+	uint32_t tlb_miss;	/* page walk (miss in the last TLB level) */
+};
+
+struct mon_sim_geom {
+	char name[MON_SIM_NAME_MAX];	/* preset or config file it came from */
+	struct mon_sim_cache_geom l1d, l2, llc;	/* llc: one per NUMA node */
+	struct mon_sim_tlb_geom tlb1, tlb2;
+	uint64_t tlb_page_bytes;	/* reach of one TLB entry */
+	uint64_t page_bytes;		/* NUMA placement granularity */
+	uint32_t nr_cores;		/* simulated cores, 1 .. MON_SIM_MAX_CORES */
+	uint32_t nr_nodes;		/* NUMA nodes, 1 .. MON_SIM_MAX_NODES */
+	int core_map;			/* enum mon_sim_core_map */
+	uint32_t cores_per_node;	/* MON_SIM_MAP_BLOCK only */
+	int placement;			/* enum mon_sim_placement */
+	uint32_t word_bytes;		/* false-sharing granularity (power of two) */
+	int three_c;			/* classify L1 misses compulsory/capacity/conflict */
+	struct mon_sim_lat lat;
+};
+
+/* ---- geometry: presets, config files, validation, printing (sim_geom.c) ---- */
+
+/*
+ * Fills g from `spec`: a preset name ("host", "zen4", "skylake-sp", "r10000")
+ * or the path of a config file (anything containing '/' or ending in
+ * ".conf"). A config file holds `key = value` lines ('#' starts a comment);
+ * `preset = NAME` (first) picks the base, the other keys override it; the
+ * keys are those printed by mon_sim_geom_format(). The result is validated.
+ * Returns 0, AMEBA_ENOENT (unknown preset, missing file), AMEBA_EPROTO (bad
+ * line) or AMEBA_EINVAL (inconsistent geometry); err gets "file:line: ...".
+ */
+int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen);
+
+/* Parses config text (as if read from file `fname`) on top of g. */
+int mon_sim_geom_parse(const char *text, size_t len, const char *fname,
+		       struct mon_sim_geom *g, char *err, size_t errlen);
+
+/* Sets one key (a config-file line's key and value) on g. */
+int mon_sim_geom_set(struct mon_sim_geom *g, const char *key, const char *value,
+		     char *err, size_t errlen);
+
+/* Validates g once; the simulator then trusts it. 0 or AMEBA_EINVAL + err. */
+int mon_sim_geom_check(const struct mon_sim_geom *g, char *err, size_t errlen);
+
+/* Writes g as config text (`key = value` lines that mon_sim_geom_parse reads
+ * back to an identical geometry) into buf; returns the length it needed. */
+size_t mon_sim_geom_format(const struct mon_sim_geom *g, char *buf, size_t len);
+
+/* Names of the built-in presets, NULL-terminated. */
+extern const char *const mon_sim_preset_names[];
+
+/* ---- the simulator (sim.c) ---- */
+
+struct mon_sim;
+struct mon_sim_core;
+
+/* Builds a simulator; g must pass mon_sim_geom_check(). NULL on failure. */
+struct mon_sim *mon_sim_new(const struct mon_sim_geom *g);
+/* Frees everything; no core may be in use. */
+void mon_sim_destroy(struct mon_sim *s);
+const struct mon_sim_geom *mon_sim_geom_of(const struct mon_sim *s);
+
+/*
+ * Attaches thread `tid` to the core with id `core_id % nr_cores`, creating
+ * it (caches allocated) on first use; returns it, or NULL when out of
+ * memory. Not for the access path: call it when a thread starts. A core is
+ * owned by the first tid attached; when a different tid attaches while the
+ * owner has not called mon_sim_core_put(), the core becomes shared for good:
+ * its users then serialise on a per-core lock (one membarrier() call at the
+ * transition; without membarrier support every core locks). Calling it
+ * again with the owner's tid changes nothing. `tid` also becomes the
+ * core's current thread: the first-touch owner of the pages it places.
+ */
+struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint32_t tid);
+/* Thread tid stops using c (e.g. it exits); a later thread may own c. */
+void mon_sim_core_put(struct mon_sim_core *c, uint32_t tid);
+uint32_t mon_sim_core_id(const struct mon_sim_core *c);
+uint32_t mon_sim_core_node(const struct mon_sim_core *c);
+
+enum mon_sim_coh {
+	MON_SIM_COH_NONE,
+	MON_SIM_COH_TRUE,	/* coherence miss touching words another core wrote */
+	MON_SIM_COH_FALSE,	/* coherence miss on words no other core wrote */
+};
+
+enum mon_sim_3c {
+	MON_SIM_3C_NONE,	/* L1 hit, coherence miss, or 3C off */
+	MON_SIM_3C_COMPULSORY,
+	MON_SIM_3C_CAPACITY,
+	MON_SIM_3C_CONFLICT,
+};
+
+/*
+ * What one access did. Miss flags count at most one miss per level per
+ * access even when the access spans two simulator lines (as cachegrind).
+ */
+struct mon_sim_events {
+	uint8_t l1_miss, l2_miss;	/* l2_miss: missed the private hierarchy */
+	uint8_t llc_miss;		/* served by memory (== mem_local + mem_remote) */
+	uint8_t mem_local, mem_remote;
+	uint8_t tlb1_miss;		/* missed the L1 dTLB */
+	uint8_t tlb_miss;		/* page walk: missed the last TLB level */
+	uint8_t coh;			/* enum mon_sim_coh */
+	uint8_t cls3c;			/* enum mon_sim_3c */
+	uint8_t intervention;		/* served dirty by another core's cache */
+	uint16_t inval_sent;		/* invalidation messages this access sent */
+	uint16_t inval_recv;		/* invalidations this core received before it */
+	uint16_t nr_wb;			/* dirty lines written back (any level) */
+	uint32_t est_cycles;		/* latency model */
+	uint32_t est_stall_cycles;	/* est_cycles - l1_hit */
+};
+
+/*
+ * Simulates one data access [addr, addr + size) of core c (size >= 1; an
+ * access may span any number of lines but is normally within one 64-byte
+ * line). is_write: 0 read, 1 write (an atomic RMW is a write). cookie is the
+ * caller's tag for what was accessed (e.g. the object id): it is stored with
+ * the line and handed back when the line is invalidated (mon_sim_core_recv).
+ * Fills *ev. Call it from a thread attached to c (mon_sim_core_get). No
+ * allocation, no system call, no lock on an owned core, no global lock.
+ */
+void mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+		    uint32_t cookie, struct mon_sim_events *ev);
+
+#define MON_SIM_NO_COOKIE UINT32_MAX
+
+/* One invalidation a core received: the line it hit and the cookie of the
+ * core's last access to that line. */
+struct mon_sim_recv {
+	uintptr_t line_addr;	/* first byte of the coherence line */
+	uint32_t cookie;
+};
+
+/*
+ * Invalidations core c received (applied at the start of its accesses) and
+ * not yet collected: moves up to max of them into out (oldest first) and
+ * returns how many. Invalidations that found no cached copy, or did not fit
+ * in the buffer (SIM ring capacity), are only counted in
+ * mon_sim_stats.inval_recv_lost. Call from a thread attached to c.
+ */
+uint32_t mon_sim_core_recv(struct mon_sim_core *c, struct mon_sim_recv *out, uint32_t max);
+
+/*
+ * Applies pending invalidations / downgrades to core c without an access
+ * (e.g. before reading statistics of a quiescent simulator). c's thread.
+ */
+void mon_sim_core_sync(struct mon_sim_core *c, struct mon_sim_events *ev);
+
+/* Per-page placement: the home node and the first toucher of addr's page. */
+struct mon_sim_page {
+	uint32_t node;
+	uint32_t first_core;
+	uint32_t first_tid;
+};
+/* 0, or AMEBA_ENOENT when no core has touched the page (or it was not recorded). */
+int mon_sim_page_info(struct mon_sim *s, uintptr_t addr, struct mon_sim_page *out);
+
+/*
+ * In the child of fork(): only the forking thread survives, and it was not
+ * inside the simulator. Releases every lock and core the other threads
+ * held and makes every core reconcile with the directory.
+ */
+void mon_sim_after_fork(struct mon_sim *s);
+
+/* Counters of the simulator's own health (never on the per-access path). */
+struct mon_sim_stats {
+	uint64_t ring_overflows;	/* mailbox full: a core resynchronised */
+	uint64_t dir_overflows;		/* directory full: a line went untracked */
+	uint64_t page_overflows;	/* page table full: a page was not recorded */
+	uint64_t seen_overflows;	/* 3C first-reference set full */
+	uint64_t inval_recv_lost;	/* received invalidations without a cookie */
+};
+void mon_sim_get_stats(struct mon_sim *s, struct mon_sim_stats *out);
+
+/*
+ * Checks the coherence invariants of a quiescent simulator (no access in
+ * flight, every core synced): each valid private line is in the directory
+ * with the right sharer/owner, and the directory holds nothing else.
+ * Returns 0 or AMEBA_EPROTO with a description in err. For tests.
+ */
+int mon_sim_verify(struct mon_sim *s, char *err, size_t errlen);
+
+/* Adds b into a (counts summed, flags OR-ed) - for tests and benches. */
+struct mon_sim_totals {
+	uint64_t accesses, l1_miss, l2_miss, llc_miss, mem_local, mem_remote;
+	uint64_t tlb1_miss, tlb_miss, coh_true, coh_false, compulsory, capacity, conflict;
+	uint64_t intervention, inval_sent, inval_recv, nr_wb, est_cycles, est_stall_cycles;
+};
+void mon_sim_totals_add(struct mon_sim_totals *t, const struct mon_sim_events *ev);
+
+/* ---- the runtime backend (backend_sim.c) ---- */
+/* The active simulator's geometry as config text (see mon_sim_geom_format);
+ * 0 when the sim backend is not active. */
+size_t mon_backend_sim_geometry(char *buf, size_t len);
+/* In a forked child (rt.c's atfork handler): see mon_sim_after_fork. */
+void mon_backend_sim_after_fork(void);
+
+#endif /* AMEBA_MON_SIM_H */

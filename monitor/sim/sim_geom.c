@@ -1,0 +1,648 @@
+/*
+ * sim_geom.c - simulator geometries: the built-in presets, the host's caches
+ * from sysfs, `key = value` config files, validation and printing.
+ *
+ * Hardware knowledge lives in the preset table and the key table below;
+ * the code only walks them. Every key is printed by mon_sim_geom_format()
+ * in a form mon_sim_geom_parse() reads back.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_int.h"
+
+/*
+ * Presets. Latencies are load-to-use cycles at the core clock.
+ *
+ * skylake-sp: 2-socket Xeon Gold 6142-class (16 cores, 2.6 GHz): 32 KiB
+ *   8-way L1D, 1 MiB 16-way L2, 22 MiB 11-way non-inclusive L3 per socket;
+ *   64-entry 4-way L1 dTLB, 1536-entry 12-way STLB. L3 ~70 cycles, DRAM
+ *   ~85 ns local / ~140 ns remote, cross-core HITM ~45 ns.
+ * zen4: EPYC 9004-class CCD (8 cores share 32 MiB 16-way L3), 32 KiB 8-way
+ *   L1D, 1 MiB 8-way L2; 72-entry fully associative L1 dTLB, 3072-entry L2
+ *   dTLB (modelled 12-way); ~3.7 GHz, DRAM ~110 ns; NPS1 (one node).
+ * r10000: SGI Origin 2000 with 250 MHz MIPS R10000 (seeds 000/001): 32 KiB
+ *   2-way L1D with 32 B lines, 4 MiB 2-way L2 with 128 B lines (the real L2
+ *   replaces pseudo-randomly, seed 000 section 2.2.3; 2-way LRU here), no
+ *   L3; 64-entry fully associative TLB whose entries map pairs of 16 KiB
+ *   pages (32 KiB reach); two processors per node. Latencies from seed 001
+ *   Table 4.7 (R10K 250 MHz, back-to-back): local memory 425 ns = 106 cycles;
+ *   remote one hop +87% (Table 4.11) = 199; dirty intervention (DEXD) 983 ns
+ *   = 246; invalidation (RDEX on SHRD minus READ) 320 ns = 80; TLB refill
+ *   ~300 ns = 75 (section 2.1).
+ * host: the caches of cpu0 from /sys/devices/system/cpu/cpu0/cache, the node
+ *   count from /sys/devices/system/node/online; TLBs and latencies of
+ *   skylake-sp (sysfs does not describe them).
+ */
+#define LAT(l1, l2, llc, ml, mr, iv, inv, t2, tm) \
+	{ .l1_hit = l1, .l2_hit = l2, .llc_hit = llc, .mem_local = ml, .mem_remote = mr, \
+	  .intervention = iv, .inval = inv, .tlb2_hit = t2, .tlb_miss = tm }
+#define KiB(x) ((uint64_t)(x) << 10)
+#define MiB(x) ((uint64_t)(x) << 20)
+
+static const struct mon_sim_geom preset_table[] = {
+	{
+		.name = "skylake-sp",
+		.l1d = { KiB(32), 8, 64, MON_SIM_LRU },
+		.l2 = { MiB(1), 16, 64, MON_SIM_LRU },
+		.llc = { MiB(22), 11, 64, MON_SIM_LRU },
+		.tlb1 = { 64, 4 }, .tlb2 = { 1536, 12 },
+		.tlb_page_bytes = 4096, .page_bytes = 4096,
+		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 2,
+		.core_map = MON_SIM_MAP_RR, .cores_per_node = 16,
+		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.lat = LAT(4, 14, 70, 220, 360, 120, 100, 9, 30),
+	},
+	{
+		.name = "zen4",
+		.l1d = { KiB(32), 8, 64, MON_SIM_LRU },
+		.l2 = { MiB(1), 8, 64, MON_SIM_LRU },
+		.llc = { MiB(32), 16, 64, MON_SIM_LRU },
+		.tlb1 = { 72, 72 }, .tlb2 = { 3072, 12 },
+		.tlb_page_bytes = 4096, .page_bytes = 4096,
+		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 1,
+		.core_map = MON_SIM_MAP_RR, .cores_per_node = 8,
+		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.lat = LAT(4, 14, 50, 400, 560, 200, 150, 7, 35),
+	},
+	{
+		.name = "r10000",
+		.l1d = { KiB(32), 2, 32, MON_SIM_LRU },
+		.l2 = { MiB(4), 2, 128, MON_SIM_LRU },
+		.llc = { 0, 1, 128, MON_SIM_LRU },
+		.tlb1 = { 64, 64 }, .tlb2 = { 0, 1 },
+		.tlb_page_bytes = KiB(32), .page_bytes = KiB(16),
+		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 4,
+		.core_map = MON_SIM_MAP_BLOCK, .cores_per_node = 2,
+		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.lat = LAT(2, 10, 10, 106, 199, 246, 80, 0, 75),
+	},
+};
+#define NR_PRESETS (sizeof(preset_table) / sizeof(preset_table[0]))
+
+const char *const mon_sim_preset_names[] = { "host", "zen4", "skylake-sp", "r10000", NULL };
+
+/* ---- error text ---- */
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* ---- small readers (no stdio: the runtime must not allocate) ---- */
+
+/* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
+static long read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < cap) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (long)n;
+}
+
+/* "32K", "4M", "1G", "4096" (binary units); 0 on success. */
+static int parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': x <<= 10; end++; break;
+	case 'm': case 'M': x <<= 20; end++; break;
+	case 'g': case 'G': x <<= 30; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* ---- the key table ---- */
+
+enum key_type { KT_SIZE64, KT_SIZE32, KT_U32, KT_REPL, KT_MAP, KT_PLACE, KT_BOOL };
+
+struct key_desc {
+	const char *name;
+	int type;
+	size_t off;
+	const char *what;	/* for "expected ..." */
+};
+
+#define G(f) offsetof(struct mon_sim_geom, f)
+static const struct key_desc key_table[] = {
+	{ "l1d_size", KT_SIZE64, G(l1d.sz_bytes), "a size like 32K" },
+	{ "l1d_assoc", KT_U32, G(l1d.assoc), "ways" },
+	{ "l1d_line", KT_SIZE32, G(l1d.line_bytes), "bytes (a power of two)" },
+	{ "l1d_repl", KT_REPL, G(l1d.repl), "lru or plru" },
+	{ "l2_size", KT_SIZE64, G(l2.sz_bytes), "a size like 1M, or 0 for none" },
+	{ "l2_assoc", KT_U32, G(l2.assoc), "ways" },
+	{ "l2_line", KT_SIZE32, G(l2.line_bytes), "bytes (a power of two)" },
+	{ "l2_repl", KT_REPL, G(l2.repl), "lru or plru" },
+	{ "llc_size", KT_SIZE64, G(llc.sz_bytes), "a size like 32M, or 0 for none" },
+	{ "llc_assoc", KT_U32, G(llc.assoc), "ways" },
+	{ "llc_line", KT_SIZE32, G(llc.line_bytes), "bytes (a power of two)" },
+	{ "llc_repl", KT_REPL, G(llc.repl), "lru or plru" },
+	{ "tlb1_entries", KT_U32, G(tlb1.nr_entries), "entries" },
+	{ "tlb1_assoc", KT_U32, G(tlb1.assoc), "ways" },
+	{ "tlb2_entries", KT_U32, G(tlb2.nr_entries), "entries, or 0 for none" },
+	{ "tlb2_assoc", KT_U32, G(tlb2.assoc), "ways" },
+	{ "tlb_page", KT_SIZE64, G(tlb_page_bytes), "bytes mapped by one TLB entry" },
+	{ "page_size", KT_SIZE64, G(page_bytes), "bytes (NUMA placement unit)" },
+	{ "cores", KT_U32, G(nr_cores), "1..64" },
+	{ "nodes", KT_U32, G(nr_nodes), "1..64" },
+	{ "core_map", KT_MAP, G(core_map), "rr or block" },
+	{ "cores_per_node", KT_U32, G(cores_per_node), "cores" },
+	{ "placement", KT_PLACE, G(placement), "first_touch or interleave" },
+	{ "word_size", KT_SIZE32, G(word_bytes), "bytes (a power of two)" },
+	{ "three_c", KT_BOOL, G(three_c), "0 or 1" },
+	{ "lat_l1_hit", KT_U32, G(lat.l1_hit), "cycles" },
+	{ "lat_l2_hit", KT_U32, G(lat.l2_hit), "cycles" },
+	{ "lat_llc_hit", KT_U32, G(lat.llc_hit), "cycles" },
+	{ "lat_mem_local", KT_U32, G(lat.mem_local), "cycles" },
+	{ "lat_mem_remote", KT_U32, G(lat.mem_remote), "cycles" },
+	{ "lat_intervention", KT_U32, G(lat.intervention), "cycles" },
+	{ "lat_inval", KT_U32, G(lat.inval), "cycles" },
+	{ "lat_tlb2_hit", KT_U32, G(lat.tlb2_hit), "cycles" },
+	{ "lat_tlb_miss", KT_U32, G(lat.tlb_miss), "cycles" },
+};
+#define NR_KEYS (sizeof(key_table) / sizeof(key_table[0]))
+
+static const char *const repl_names[] = { "lru", "plru", NULL };
+static const char *const map_names[] = { "rr", "block", NULL };
+static const char *const place_names[] = { "first_touch", "interleave", NULL };
+
+static int enum_index(const char *const *names, const char *v)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], v) == 0)
+			return i;
+	return -1;
+}
+
+/* Sets key k from text v; 0 or -1 (bad value). */
+static int key_set(struct mon_sim_geom *g, const struct key_desc *k, const char *v)
+{
+	char *p = (char *)g + k->off;
+	uint64_t x;
+	int e;
+
+	switch (k->type) {
+	case KT_SIZE64:
+		if (parse_size(v, &x))
+			return -1;
+		*(uint64_t *)p = x;
+		return 0;
+	case KT_SIZE32:
+	case KT_U32:
+		if (parse_size(v, &x))
+			return -1;
+		if (k->type == KT_U32 && strspn(v, "0123456789") != strlen(v))
+			return -1;	/* counts take no unit */
+		if (x > UINT32_MAX)
+			return -1;
+		*(uint32_t *)p = (uint32_t)x;
+		return 0;
+	case KT_BOOL:
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			return -1;
+		*(int *)p = v[0] == '1';
+		return 0;
+	case KT_REPL:
+		e = enum_index(repl_names, v);
+		break;
+	case KT_MAP:
+		e = enum_index(map_names, v);
+		break;
+	default:
+		e = enum_index(place_names, v);
+		break;
+	}
+	if (e < 0)
+		return -1;
+	*(int *)p = e;
+	return 0;
+}
+
+static const struct mon_sim_geom *preset_find(const char *name)
+{
+	for (size_t i = 0; i < NR_PRESETS; i++)
+		if (strcmp(preset_table[i].name, name) == 0)
+			return &preset_table[i];
+	return NULL;
+}
+
+/* ---- host ---- */
+
+static int sysfs_u64(const char *dir, const char *file, uint64_t *out)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return parse_size(buf, out);
+}
+
+/* Counts the CPUs / nodes of a sysfs list like "0-3,8,10-11". */
+static uint32_t count_list(const char *s)
+{
+	uint32_t n = 0;
+
+	while (*s >= '0' && *s <= '9') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (b >= a)
+			n += (uint32_t)(b - a + 1);
+		s = end;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static void host_geom(struct mon_sim_geom *g)
+{
+	int have_l2 = 0, have_llc = 0, llc_level = 0;
+	char dir[128], buf[64];
+
+	*g = *preset_find("skylake-sp");
+	snprintf(g->name, sizeof(g->name), "host");
+	for (int i = 0; i < 16; i++) {
+		uint64_t level, size, ways, line;
+		snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+		if (sysfs_u64(dir, "level", &level) || sysfs_u64(dir, "size", &size) ||
+		    sysfs_u64(dir, "coherency_line_size", &line))
+			continue;
+		char path[192], type[32];
+		snprintf(path, sizeof(path), "%s/type", dir);
+		if (read_file(path, type, sizeof(type)) <= 0)
+			continue;
+		if (strncmp(type, "Instruction", 11) == 0)
+			continue;
+		if (sysfs_u64(dir, "ways_of_associativity", &ways) || ways == 0)
+			ways = size / line;	/* 0 = fully associative */
+		if (!line || (line & (line - 1)) || !ways || size < ways * line)
+			continue;
+		size -= size % (ways * line);
+		struct mon_sim_cache_geom cg = { size, (uint32_t)ways, (uint32_t)line, MON_SIM_LRU };
+		if (level == 1)
+			g->l1d = cg;
+		else if (level == 2) {
+			g->l2 = cg;
+			have_l2 = 1;
+		} else if ((int)level > llc_level) {
+			g->llc = cg;
+			llc_level = (int)level;
+			have_llc = 1;
+		}
+	}
+	if (!have_l2)
+		g->l2.sz_bytes = 0;
+	if (!have_llc)
+		g->llc.sz_bytes = 0;
+	/* line sizes must nest: fall back to none for a level that does not fit */
+	if (g->l2.sz_bytes && g->l2.line_bytes < g->l1d.line_bytes)
+		g->l2.sz_bytes = 0;
+	uint32_t coh = g->l2.sz_bytes ? g->l2.line_bytes : g->l1d.line_bytes;
+	if (g->llc.sz_bytes && g->llc.line_bytes != coh)
+		g->llc.sz_bytes = 0;
+	if (read_file("/sys/devices/system/node/online", buf, sizeof(buf)) > 0) {
+		uint32_t n = count_list(buf);
+		if (n >= 1 && n <= MON_SIM_MAX_NODES)
+			g->nr_nodes = n;
+	} else {
+		g->nr_nodes = 1;
+	}
+	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0) {
+		uint32_t n = count_list(buf);
+		if (n >= g->nr_nodes)
+			g->cores_per_node = n / g->nr_nodes;
+	}
+}
+
+static int preset_load(const char *name, struct mon_sim_geom *g)
+{
+	const struct mon_sim_geom *p;
+
+	if (strcmp(name, "host") == 0) {
+		host_geom(g);
+		return 0;
+	}
+	p = preset_find(name);
+	if (!p)
+		return AMEBA_ENOENT;
+	*g = *p;
+	return 0;
+}
+
+/* ---- config text ---- */
+
+int mon_sim_geom_set(struct mon_sim_geom *g, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	if (strcmp(key, "preset") == 0) {
+		if (preset_load(value, g))
+			return fail(err, errlen, AMEBA_ENOENT,
+				    "unknown preset '%s' (host, zen4, skylake-sp, r10000)", value);
+		return 0;
+	}
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		if (strcmp(key_table[i].name, key))
+			continue;
+		if (key_set(g, &key_table[i], value))
+			return fail(err, errlen, AMEBA_EPROTO, "bad value '%s' for %s (expected %s)",
+				    value, key, key_table[i].what);
+		return 0;
+	}
+	return fail(err, errlen, AMEBA_EPROTO, "unknown key '%s'", key);
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = 0;
+	return s;
+}
+
+int mon_sim_geom_parse(const char *text, size_t len, const char *fname, struct mon_sim_geom *g,
+		       char *err, size_t errlen)
+{
+	char line[512];
+	size_t pos = 0;
+	int lineno = 0;
+
+	while (pos < len) {
+		size_t n = 0;
+		lineno++;
+		while (pos < len && text[pos] != '\n') {
+			if (n + 1 < sizeof(line))
+				line[n++] = text[pos];
+			pos++;
+		}
+		pos++;
+		line[n] = 0;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *s = trim(line);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq)
+			return fail(err, errlen, AMEBA_EPROTO, "%s:%d: expected 'key = value', got '%s'",
+				    fname, lineno, s);
+		*eq = 0;
+		char *key = trim(s), *val = trim(eq + 1);
+		char msg[256];
+		int r = mon_sim_geom_set(g, key, val, msg, sizeof(msg));
+		if (r)
+			return fail(err, errlen, r, "%s:%d: %s", fname, lineno, msg);
+	}
+	return 0;
+}
+
+int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen)
+{
+	size_t sl = strlen(spec);
+	int r;
+
+	if (!strchr(spec, '/') && !(sl > 5 && strcmp(spec + sl - 5, ".conf") == 0)) {
+		if (preset_load(spec, g))
+			return fail(err, errlen, AMEBA_ENOENT,
+				    "unknown preset '%s' (host, zen4, skylake-sp, r10000, or a config file path)",
+				    spec);
+		return mon_sim_geom_check(g, err, errlen);
+	}
+	size_t cap = 64 << 10;
+	char *buf = sim_map(cap);
+	if (!buf)
+		return fail(err, errlen, AMEBA_ENOMEM, "%s: out of memory", spec);
+	long n = read_file(spec, buf, cap);
+	if (n < 0) {
+		sim_unmap(buf, cap);
+		return fail(err, errlen, n == -ENOENT ? AMEBA_ENOENT : AMEBA_EIO, "%s: %s", spec,
+			    strerror((int)-n));
+	}
+	host_geom(g);	/* the base when the file names no preset */
+	r = mon_sim_geom_parse(buf, (size_t)n, spec, g, err, errlen);
+	sim_unmap(buf, cap);
+	if (r)
+		return r;
+	snprintf(g->name, sizeof(g->name), "%s", spec);
+	r = mon_sim_geom_check(g, err, errlen);
+	if (r) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "%s", err);
+		return fail(err, errlen, r, "%s: %s", spec, msg);
+	}
+	return 0;
+}
+
+/* ---- validation ---- */
+
+static int is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static int check_cache(const char *lv, const struct mon_sim_cache_geom *c, char *err, size_t errlen)
+{
+	if (!is_pow2(c->line_bytes) || c->line_bytes < 4 || c->line_bytes > 4096)
+		return fail(err, errlen, AMEBA_EINVAL, "%s_line = %u: want a power of two in 4..4096",
+			    lv, c->line_bytes);
+	if (!c->assoc || c->assoc > 1024)
+		return fail(err, errlen, AMEBA_EINVAL, "%s_assoc = %u: want 1..1024", lv, c->assoc);
+	uint64_t way_set = (uint64_t)c->assoc * c->line_bytes;
+	if (c->sz_bytes < way_set || c->sz_bytes % way_set)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "%s_size = %llu: not a multiple of %s_assoc * %s_line = %llu", lv,
+			    (unsigned long long)c->sz_bytes, lv, lv, (unsigned long long)way_set);
+	if (c->repl == MON_SIM_PLRU && (!is_pow2(c->assoc) || c->assoc > 64))
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "%s_repl = plru needs a power-of-two %s_assoc <= 64 (have %u)", lv, lv,
+			    c->assoc);
+	if (c->repl != MON_SIM_LRU && c->repl != MON_SIM_PLRU)
+		return fail(err, errlen, AMEBA_EINVAL, "%s_repl: unknown policy", lv);
+	return 0;
+}
+
+int mon_sim_geom_check(const struct mon_sim_geom *g, char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = check_cache("l1d", &g->l1d, err, errlen)))
+		return r;
+	if (g->l2.sz_bytes && (r = check_cache("l2", &g->l2, err, errlen)))
+		return r;
+	if (g->llc.sz_bytes && (r = check_cache("llc", &g->llc, err, errlen)))
+		return r;
+	uint32_t coh = g->l2.sz_bytes ? g->l2.line_bytes : g->l1d.line_bytes;
+	if (g->l2.sz_bytes && g->l2.line_bytes < g->l1d.line_bytes)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "l2_line = %u is smaller than l1d_line = %u (the L2 includes the L1)",
+			    g->l2.line_bytes, g->l1d.line_bytes);
+	if (g->llc.sz_bytes && g->llc.line_bytes != coh)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "llc_line = %u must equal the %s line (%u), the coherence unit",
+			    g->llc.line_bytes, g->l2.sz_bytes ? "l2" : "l1d", coh);
+	if (!g->tlb1.nr_entries || !g->tlb1.assoc || g->tlb1.nr_entries % g->tlb1.assoc)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "tlb1_entries = %u must be a non-zero multiple of tlb1_assoc = %u",
+			    g->tlb1.nr_entries, g->tlb1.assoc);
+	if (g->tlb2.nr_entries && (!g->tlb2.assoc || g->tlb2.nr_entries % g->tlb2.assoc))
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "tlb2_entries = %u must be a multiple of tlb2_assoc = %u",
+			    g->tlb2.nr_entries, g->tlb2.assoc);
+	if (g->tlb1.assoc > 1024 || g->tlb2.assoc > 1024)
+		return fail(err, errlen, AMEBA_EINVAL, "TLB associativity above 1024");
+	if (!is_pow2(g->tlb_page_bytes) || g->tlb_page_bytes < coh)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "tlb_page = %llu: want a power of two >= the line size %u",
+			    (unsigned long long)g->tlb_page_bytes, coh);
+	if (!is_pow2(g->page_bytes) || g->page_bytes < coh)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "page_size = %llu: want a power of two >= the line size %u",
+			    (unsigned long long)g->page_bytes, coh);
+	if (!g->nr_cores || g->nr_cores > MON_SIM_MAX_CORES)
+		return fail(err, errlen, AMEBA_EINVAL, "cores = %u: want 1..%d", g->nr_cores,
+			    MON_SIM_MAX_CORES);
+	if (!g->nr_nodes || g->nr_nodes > MON_SIM_MAX_NODES)
+		return fail(err, errlen, AMEBA_EINVAL, "nodes = %u: want 1..%d", g->nr_nodes,
+			    MON_SIM_MAX_NODES);
+	if (g->core_map != MON_SIM_MAP_RR && g->core_map != MON_SIM_MAP_BLOCK)
+		return fail(err, errlen, AMEBA_EINVAL, "core_map: want rr or block");
+	if (g->core_map == MON_SIM_MAP_BLOCK && !g->cores_per_node)
+		return fail(err, errlen, AMEBA_EINVAL, "cores_per_node = 0 with core_map = block");
+	if (g->placement != MON_SIM_FIRST_TOUCH && g->placement != MON_SIM_INTERLEAVE)
+		return fail(err, errlen, AMEBA_EINVAL, "placement: want first_touch or interleave");
+	if (!is_pow2(g->word_bytes) || g->word_bytes > coh || coh / g->word_bytes > 64)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "word_size = %u: want a power of two with %u / word_size <= 64 words",
+			    g->word_bytes, coh);
+	/* every level that can serve an access costs at least an L1 hit */
+	const struct {
+		const char *name;
+		uint32_t v;
+		int present;
+	} serve[] = {
+		{ "lat_l2_hit", g->lat.l2_hit, g->l2.sz_bytes != 0 },
+		{ "lat_llc_hit", g->lat.llc_hit, g->llc.sz_bytes != 0 },
+		{ "lat_mem_local", g->lat.mem_local, 1 },
+		{ "lat_mem_remote", g->lat.mem_remote, 1 },
+		{ "lat_intervention", g->lat.intervention, 1 },
+	};
+	for (size_t i = 0; i < sizeof(serve) / sizeof(serve[0]); i++)
+		if (serve[i].present && serve[i].v < g->lat.l1_hit)
+			return fail(err, errlen, AMEBA_EINVAL, "%s = %u is below lat_l1_hit = %u",
+				    serve[i].name, serve[i].v, g->lat.l1_hit);
+	return 0;
+}
+
+/* ---- printing ---- */
+
+static void put_size(char *v, size_t n, uint64_t x)
+{
+	if (x && x % (1ull << 30) == 0)
+		snprintf(v, n, "%lluG", (unsigned long long)(x >> 30));
+	else if (x && x % (1ull << 20) == 0)
+		snprintf(v, n, "%lluM", (unsigned long long)(x >> 20));
+	else if (x && x % (1ull << 10) == 0)
+		snprintf(v, n, "%lluK", (unsigned long long)(x >> 10));
+	else
+		snprintf(v, n, "%llu", (unsigned long long)x);
+}
+
+size_t mon_sim_geom_format(const struct mon_sim_geom *g, char *buf, size_t len)
+{
+	size_t off = 0;
+	char v[64];
+
+#define PUT(...)                                                                      \
+	do {                                                                          \
+		int w_ = snprintf(buf ? buf + (off < len ? off : len) : NULL,         \
+				  off < len ? len - off : 0, __VA_ARGS__);            \
+		if (w_ > 0)                                                           \
+			off += (size_t)w_;                                            \
+	} while (0)
+
+	PUT("# ameba sim geometry: %s\n", g->name);
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key_desc *k = &key_table[i];
+		const char *p = (const char *)g + k->off;
+		switch (k->type) {
+		case KT_SIZE64:
+			put_size(v, sizeof(v), *(const uint64_t *)p);
+			break;
+		case KT_SIZE32:
+			put_size(v, sizeof(v), *(const uint32_t *)p);
+			break;
+		case KT_U32:
+			snprintf(v, sizeof(v), "%u", *(const uint32_t *)p);
+			break;
+		case KT_BOOL:
+			snprintf(v, sizeof(v), "%d", *(const int *)p ? 1 : 0);
+			break;
+		case KT_REPL:
+			snprintf(v, sizeof(v), "%s", repl_names[*(const int *)p & 1]);
+			break;
+		case KT_MAP:
+			snprintf(v, sizeof(v), "%s", map_names[*(const int *)p & 1]);
+			break;
+		default:
+			snprintf(v, sizeof(v), "%s", place_names[*(const int *)p & 1]);
+			break;
+		}
+		PUT("%s = %s\n", k->name, v);
+	}
+#undef PUT
+	return off;
+}

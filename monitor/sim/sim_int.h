@@ -1,0 +1,453 @@
+/*
+ * sim_int.h - internals of the cache simulator shared by sim*.c.
+ * The modelling assumptions are in the Notes block of sim.c.
+ */
+#ifndef AMEBA_MON_SIM_INT_H
+#define AMEBA_MON_SIM_INT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "sim.h"
+
+#define SIM_HIDDEN __attribute__((visibility("hidden")))
+#define sim_likely(x) __builtin_expect(!!(x), 1)
+#define sim_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- memory: anonymous mappings, never malloc (sim_mem.c) ---- */
+void *sim_map(size_t sz) SIM_HIDDEN;		/* zeroed; NULL on failure */
+void sim_unmap(void *p, size_t sz) SIM_HIDDEN;
+
+/* ---- spinlocks (test-and-test-and-set) ---- */
+static inline void sim_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+void sim_lock_slow(uint32_t *l) SIM_HIDDEN;
+static inline void sim_lock(uint32_t *l)
+{
+	if (sim_likely(!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
+		return;
+	sim_lock_slow(l);
+}
+static inline void sim_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- one set-associative array (caches and TLBs) ----
+ * Way keys: ((line + 1) << 2) | state, 0 = never used. State 0 with a
+ * non-zero key is an invalidated tag kept for coherence-miss detection. */
+enum { SIM_I = 0, SIM_S = 1, SIM_E = 2, SIM_M = 3 };
+#define SIM_ST(key) ((unsigned)((key) & 3u))
+#define SIM_KEY(line) (((uint64_t)(line) + 1) << 2)
+#define SIM_KEY_LINE(key) (((key) >> 2) - 1)
+
+/* Per-way metadata of the private caches. */
+struct sim_meta {
+	uint64_t wpub;		/* coherence level: words published to the directory */
+	uint32_t cookie;	/* caller's tag of the last access */
+	uint32_t dent;		/* coherence level: directory node index */
+	uint32_t shadow;	/* L1: 3C shadow node hint */
+	uint8_t dirty;		/* written since filled at this level */
+	uint8_t track;		/* publish written words to the directory */
+};
+
+struct sim_cache {
+	/* Set s occupies key[s * stride, (s + 1) * stride): assoc way keys,
+	 * then the replacement state (assoc LRU stamps or one PLRU word), so
+	 * that a lookup and a victim choice touch adjacent host cache lines.
+	 * Way w of set s is index s * stride + w, in meta too (meta has the
+	 * same layout; the entries beyond assoc are never used). */
+	uint64_t *key;
+	uint64_t stride;
+	struct sim_meta *meta;	/* private caches */
+	uint64_t clock;		/* private LRU clock */
+	uint64_t nr_sets;
+	uint64_t set_mask;	/* nr_sets - 1 when a power of two */
+	uint32_t assoc;
+	uint32_t line_shift;
+	uint8_t pow2, repl, plru_levels;
+	size_t map_sz;		/* bytes mapped for this array */
+	void *map;
+};
+
+static inline uint64_t sim_set_of(const struct sim_cache *k, uint64_t line)
+{
+	return sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
+}
+
+/* Way holding line's tag (valid or invalidated) among keys[assoc], or -1. */
+static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t line)
+{
+	uint64_t want = SIM_KEY(line);
+
+	for (uint32_t w = 0; w < assoc; w++)
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	return -1;
+}
+
+/* Tree-PLRU over one set's bits: after using way w, every node on w's path
+ * points away from it. Heap numbering: root 1, children 2n and 2n + 1. */
+static inline void sim_plru_touch(uint64_t *bitsp, uint32_t levels, uint32_t w)
+{
+	uint64_t bits = *bitsp;
+	uint32_t node = 1;
+
+	for (int lv = (int)levels - 1; lv >= 0; lv--) {
+		uint32_t dir = (w >> lv) & 1;	/* 0 = went left */
+		if (dir)
+			bits &= ~(1ull << node);	/* next victim on the left */
+		else
+			bits |= 1ull << node;		/* next victim on the right */
+		node = 2 * node + dir;
+	}
+	*bitsp = bits;
+}
+
+static inline uint32_t sim_plru_victim(uint64_t bits, uint32_t levels)
+{
+	uint32_t node = 1, w = 0;
+
+	for (uint32_t lv = 0; lv < levels; lv++) {
+		uint32_t dir = (bits >> node) & 1;
+		w = (w << 1) | dir;
+		node = 2 * node + dir;
+	}
+	return w;
+}
+
+/* Marks way w most recently used. repl: stamps[assoc] (LRU, clock is the
+ * private clock or the LLC set's) or the set's PLRU word. */
+static inline void sim_touch_in(uint64_t *repl_state, int repl, uint32_t levels, uint32_t w,
+				uint64_t *clock)
+{
+	if (repl == MON_SIM_LRU)
+		repl_state[w] = ++*clock;
+	else
+		sim_plru_touch(repl_state, levels, w);
+}
+
+/* The way to fill: the lowest-numbered empty way, else the lowest
+ * invalidated one, else the replacement policy's victim. */
+static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_state, int repl,
+				     uint32_t assoc, uint32_t levels)
+{
+	uint32_t w, best = 0;
+
+	for (w = 0; w < assoc; w++)
+		if (!keys[w])
+			return w;
+	for (w = 0; w < assoc; w++)
+		if (SIM_ST(keys[w]) == SIM_I)
+			return w;
+	if (repl == MON_SIM_PLRU)
+		return sim_plru_victim(*repl_state, levels);
+	for (w = 1; w < assoc; w++)
+		if (repl_state[w] < repl_state[best])
+			best = w;
+	return best;
+}
+
+static inline int sim_find(const struct sim_cache *k, uint64_t set, uint64_t line)
+{
+	return sim_find_in(k->key + set * k->stride, k->assoc, line);
+}
+
+static inline uint64_t *sim_repl_state(const struct sim_cache *k, uint64_t set)
+{
+	return k->key + set * k->stride + k->assoc;
+}
+
+static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint64_t *clock)
+{
+	sim_touch_in(sim_repl_state(k, set), k->repl, k->plru_levels, w, clock);
+}
+
+static inline uint32_t sim_victim(const struct sim_cache *k, uint64_t set)
+{
+	return sim_victim_in(k->key + set * k->stride, sim_repl_state(k, set), k->repl, k->assoc,
+			     k->plru_levels);
+}
+
+/* Arrays: flags for sim_cache_init. */
+enum { SIM_CA_META = 1 };
+int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32_t line_shift,
+		   int repl, unsigned flags) SIM_HIDDEN;
+void sim_cache_fini(struct sim_cache *k) SIM_HIDDEN;
+
+/* ---- per-core mailbox: invalidations and downgrades from other cores ----
+ * Bounded multi-producer single-consumer ring (sequence-numbered slots).
+ * Producers push under the directory bucket lock of the line; the core pops
+ * at the start of each access and under a bucket lock before it changes its
+ * copy of that bucket's line. A full ring sets `resync`: the core then
+ * reconciles all its lines with the directory. */
+#ifndef SIM_RING_BITS
+#define SIM_RING_BITS 12	/* tests build with a tiny ring to exercise overflow */
+#endif
+#define SIM_RING_CAP (1u << SIM_RING_BITS)
+enum { SIM_MSG_INV = 1, SIM_MSG_DOWN = 2 };
+struct sim_ring_slot {
+	uint64_t seq;
+	uint64_t msg;		/* (line << 2) | SIM_MSG_* */
+};
+struct sim_ring {
+	uint64_t tail __attribute__((aligned(64)));	/* producers */
+	uint64_t head __attribute__((aligned(64)));	/* consumer */
+	struct sim_ring_slot slot[SIM_RING_CAP];
+};
+
+/* ---- fully associative LRU shadow of the L1 (3C) ---- */
+struct sim_shadow {
+	uint64_t *hkey;		/* open addressing: line + 1, 0 empty */
+	uint32_t *hval;		/* node index */
+	struct sim_snode {	/* LRU list node; node 0 = the list head */
+		uint64_t line;	/* UINT64_MAX: free */
+		uint32_t prev, next;
+	} *node;
+	uint32_t hmask, hshift, cap, nr, free_top;
+	uint32_t *free;
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- lines a core has referenced (3C compulsory) ---- */
+#define SIM_SEEN_REGION_SHIFT 21	/* 2 MiB regions */
+struct sim_seen {
+	uint64_t memo_region;	/* last region looked up, + 1 */
+	uint64_t *memo_leaf;
+	uint64_t *rkey;		/* region + 1, 0 empty */
+	uint32_t *rleaf;	/* leaf index (from 1) */
+	uint64_t *leaves;	/* bitmaps: leaf_words per leaf */
+	uint32_t rmask, nr_leaves, max_leaves, leaf_words;
+	size_t map_sz;
+	void *map;
+};
+
+#define SIM_L0 4
+
+struct mon_sim_core {
+	struct mon_sim *sim;
+	uint32_t id, node;
+	uint32_t tid;		/* atomic: current thread (first-touch owner) */
+	uint32_t resync;	/* atomic: the ring overflowed */
+	/* Exclusive use without an atomic read-modify-write per access: the
+	 * owning thread marks `busy` around each access; a second thread that
+	 * attaches sets `shared`, forces a barrier on every thread
+	 * (membarrier) and waits for `busy` to clear; from then on all users
+	 * take `lock`. */
+	uint32_t busy __attribute__((aligned(64)));	/* atomic */
+	uint32_t shared;	/* atomic, sticky */
+	uint32_t lock;
+	uint32_t owner_tid;	/* under the simulator's create_lock */
+	int solo;		/* this access runs in SIM_SOLO mode */
+	uint64_t home_page;	/* memo: last page placed and its node */
+	uint32_t home_node;
+
+	/* Fast path: where the last few L1 lines accessed sit in the L1 and the
+	 * L1 TLB (an access hitting one of them needs no search). Cleared
+	 * whenever a line or a TLB entry moves or loses rights. */
+	struct {
+		uint64_t line[SIM_L0];	/* L1 line, UINT64_MAX: empty */
+		uint64_t set[SIM_L0];	/* its L1 set, way */
+		uint32_t way[SIM_L0];
+		uint32_t tway[SIM_L0];	/* its page's L1 TLB set, way */
+		uint64_t tset[SIM_L0];
+		uint64_t page[SIM_L0];
+		uint8_t wok[SIM_L0];	/* writes hit silently (M, untracked) */
+		uint32_t next;		/* round-robin insertion */
+		uint32_t lastj;		/* entry of the last access */
+		uint64_t last;		/* L1 line of the last access: MRU everywhere */
+	} l0;
+	uint64_t memo_page;	/* TLB page of the last access (MRU in the L1 TLB) */
+	uint64_t memo_tset;	/* its L1 TLB set and way */
+	uint32_t memo_tway;
+	uint64_t memo_shadow;	/* L1 line last touched in the 3C shadow */
+
+	struct sim_cache l1, l2, tlb1, tlb2;
+	struct sim_cache *coh;	/* the coherence level: &l2, or &l1 without L2 */
+	int has_l2, has_tlb2;
+
+	struct sim_ring *ring;
+	struct mon_sim_recv *recv;	/* received invalidations not yet collected */
+	uint32_t nr_recv;
+	uint64_t recv_lost;
+
+	struct sim_shadow shadow;
+	struct sim_seen seen;
+	uint64_t seen_overflows;
+	uint64_t ring_overflows;	/* atomic, by producers */
+};
+
+/* ---- directory (sim_coh.c) ---- */
+#define SIM_DIR_STRIPES 1024
+struct sim_dnode {
+	uint64_t line;
+	uint64_t sharers;	/* cores holding a valid copy */
+	uint64_t lost;		/* cores holding an invalidated tag */
+	uint64_t wmask;		/* atomic: words the owner wrote this ownership */
+	uint32_t next;		/* hash chain */
+	uint32_t fs;		/* false-sharing record (index) or 0 */
+	int32_t owner;		/* E/M holder, -1 none */
+	uint32_t dirty_owner;	/* atomic: owner + 1 once the owner wrote */
+};
+struct sim_stripe {
+	uint32_t lock;
+	uint32_t free_node;	/* free list of nodes (chained by next) */
+	uint32_t free_fs;	/* free list of fs records (chained by word 0) */
+	uint32_t pad[13];
+};
+struct sim_dir {
+	uint32_t *head;		/* [nr_buckets] */
+	struct sim_stripe *stripe;	/* [SIM_DIR_STRIPES] */
+	struct sim_dnode *node;	/* arena, index 0 unused */
+	uint64_t *fs;		/* arena: record r = fs[r * nr_cores ...] */
+	uint32_t bucket_bits;
+	uint32_t node_cap, fs_cap;
+	uint32_t node_bump, fs_bump;	/* atomic */
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- shared LLC of one node ----
+ * One block of 64-bit words per set, so that a lookup touches few host
+ * cache lines: [0] lock, [1] unused, [2 .. 2+assoc) keys - for LRU in
+ * most-to-least recently used order - then, for PLRU, the tree word. A
+ * key's state is SIM_S (clean) or SIM_M (dirty); invalidated ways are 0. */
+struct sim_llc {
+	uint64_t *blk;
+	uint64_t stride;	/* words per set */
+	uint64_t nr_sets, set_mask;
+	uint32_t assoc;
+	uint8_t pow2, repl, plru_levels;
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- page placement (sim_mem.c) ---- */
+#define SIM_PAGE_REGION_PAGES 512
+struct sim_pages {
+	uint64_t *rkey;		/* atomic: region + 1 */
+	uint32_t *rleaf;	/* atomic: leaf index + 1 */
+	uint64_t *leaf;		/* [leaf][SIM_PAGE_REGION_PAGES] atomic entries */
+	uint32_t rmask, max_leaves;
+	uint32_t nr_leaves;	/* atomic */
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+	void *map;
+};
+
+struct mon_sim {
+	struct mon_sim_geom g;
+	/* derived once from g */
+	uint32_t l1_shift, coh_shift, word_shift, tlb_shift, page_shift;
+	uint32_t l1_per_coh;		/* L1 lines per coherence line */
+	struct mon_sim_core *core[MON_SIM_MAX_CORES];	/* atomic pointers */
+	uint32_t create_lock;
+	int barrier_cmd;		/* membarrier command, 0: cores always lock */
+	uint32_t mode;			/* atomic: SIM_SOLO / SIM_TRANS / SIM_MULTI */
+	struct sim_llc *llc;		/* [nr_nodes] or NULL without LLC */
+	struct sim_dir dir;
+	struct sim_pages pages;
+};
+
+/*
+ * While only one core exists (single-threaded programs, and multithreaded
+ * ones before their second thread starts) nothing can be shared: the
+ * simulator runs SOLO, without directory or LLC locks. Creating the second
+ * core registers the first core's lines in the directory (TRANS, the first
+ * core waits) and switches to MULTI for good.
+ */
+enum { SIM_SOLO, SIM_TRANS, SIM_MULTI };
+
+static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
+{
+	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
+}
+
+/* Serving level of a sub-access, for the latency model. */
+enum { SIM_SRV_L1, SIM_SRV_L2, SIM_SRV_LLC, SIM_SRV_LOCAL, SIM_SRV_REMOTE, SIM_SRV_CACHE };
+
+/* Result of a directory transaction for the coherence level. */
+struct sim_fetch {
+	int state;		/* SIM_S / SIM_E / SIM_M */
+	int srv;		/* SIM_SRV_* */
+	int coh;		/* enum mon_sim_coh */
+	uint32_t dent;
+	uint8_t track;
+	uint16_t inval_sent;
+	uint16_t nr_wb;
+};
+
+/* sim_coh.c */
+int sim_dir_init(struct mon_sim *s) SIM_HIDDEN;
+void sim_dir_fini(struct mon_sim *s) SIM_HIDDEN;
+int sim_llc_init(struct mon_sim *s) SIM_HIDDEN;
+void sim_llc_fini(struct mon_sim *s) SIM_HIDDEN;
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
+		   struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
+int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask,
+		    struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
+		   struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_coh_publish(struct mon_sim_core *c, uint32_t dent, uint64_t bits, int first_write) SIM_HIDDEN;
+void sim_drain(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
+int sim_drain_locked(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_resync(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
+int sim_dir_verify(struct mon_sim *s, char *err, size_t errlen) SIM_HIDDEN;
+void sim_dir_register(struct mon_sim_core *c) SIM_HIDDEN;
+
+static inline int sim_ring_ready(const struct sim_ring *r)
+{
+	const struct sim_ring_slot *sl = &r->slot[r->head & (SIM_RING_CAP - 1)];
+	return __atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) == r->head + 1;
+}
+
+/* sim.c: applying messages to a core's private caches */
+void sim_apply_inv(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_apply_down(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
+void sim_drop_line(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
+void sim_record_recv(struct mon_sim_core *c, uint64_t line, uint32_t cookie) SIM_HIDDEN;
+
+/* sim_mem.c: pages, 3C */
+int sim_pages_init(struct sim_pages *p) SIM_HIDDEN;
+void sim_pages_fini(struct sim_pages *p) SIM_HIDDEN;
+/* Home node of the page (placing it on first touch by core c). */
+uint32_t sim_page_home(struct mon_sim *s, struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
+int sim_page_lookup(struct mon_sim *s, uint64_t page, struct mon_sim_page *out) SIM_HIDDEN;
+
+int sim_shadow_init(struct sim_shadow *sh, uint32_t cap) SIM_HIDDEN;
+void sim_shadow_fini(struct sim_shadow *sh) SIM_HIDDEN;
+/* Accesses line in the shadow; returns 1 on a hit. *hint: the node the
+ * line had (a guess, checked; 0 = none), updated. */
+int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint) SIM_HIDDEN;
+void sim_shadow_remove(struct sim_shadow *sh, uint64_t line) SIM_HIDDEN;
+
+int sim_seen_init(struct sim_seen *sn, uint32_t line_shift) SIM_HIDDEN;
+void sim_seen_fini(struct sim_seen *sn) SIM_HIDDEN;
+/* Marks line seen; returns 1 when it was not seen before, 0 when it was,
+ * -1 when the set is full (unknown). */
+int sim_seen_insert(struct sim_seen *sn, uint64_t line, uint32_t line_shift) SIM_HIDDEN;
+
+static inline uint64_t sim_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint32_t sim_log2(uint64_t x)
+{
+	return 63 - (uint32_t)__builtin_clzll(x);
+}
+
+#endif /* AMEBA_MON_SIM_INT_H */

@@ -1,0 +1,433 @@
+/*
+ * sim_mem.c - the simulator's memory and its address-keyed tables: anonymous
+ * mappings, set-associative arrays, the NUMA page table (first touch), the
+ * fully associative LRU shadow and the first-reference set of the 3C
+ * classification.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sim_int.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define SIM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIM_TSAN 1
+#endif
+#endif
+
+/*
+ * Anonymous private mappings, reserved without swap (MAP_NORESERVE): large
+ * tables cost only the pages they touch. In the runtime, mmap is interposed,
+ * so the simulator calls the system call directly; under ThreadSanitizer it
+ * calls libc so that TSan's shadow of the range is reset.
+ */
+void *sim_map(size_t sz)
+{
+	void *p;
+
+	if (!sz)
+		return NULL;
+	sz = (sz + 4095) & ~(size_t)4095;
+#ifdef SIM_TSAN
+	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+#else
+	p = (void *)syscall(SYS_mmap, NULL, sz, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+#endif
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void sim_unmap(void *p, size_t sz)
+{
+	if (!p || !sz)
+		return;
+	sz = (sz + 4095) & ~(size_t)4095;
+#ifdef SIM_TSAN
+	munmap(p, sz);
+#else
+	syscall(SYS_munmap, p, sz);
+#endif
+}
+
+void sim_lock_slow(uint32_t *l)
+{
+	for (unsigned spins = 0;; spins++) {
+		if (!__atomic_load_n(l, __ATOMIC_RELAXED) &&
+		    !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+			return;
+		if (spins < 256)
+			sim_cpu_relax();
+		else
+			sched_yield();	/* the holder was preempted: give it the CPU */
+	}
+}
+
+static size_t align64(size_t x)
+{
+	return (x + 63) & ~(size_t)63;
+}
+
+int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32_t line_shift,
+		   int repl, unsigned flags)
+{
+	uint64_t stride = assoc + (repl == MON_SIM_LRU ? assoc : 1);
+	size_t n = (size_t)nr_sets * stride;
+	size_t o_meta = align64(n * sizeof(uint64_t));
+	size_t total = align64(o_meta + ((flags & SIM_CA_META) ? n * sizeof(struct sim_meta) : 0));
+	char *base = sim_map(total);
+
+	if (!base)
+		return AMEBA_ENOMEM;
+	k->map = base;
+	k->map_sz = total;
+	k->key = (uint64_t *)base;
+	k->stride = stride;
+	k->meta = (flags & SIM_CA_META) ? (struct sim_meta *)(base + o_meta) : NULL;
+	k->clock = 0;
+	k->nr_sets = nr_sets;
+	k->pow2 = (nr_sets & (nr_sets - 1)) == 0;
+	k->set_mask = k->pow2 ? nr_sets - 1 : 0;
+	k->assoc = assoc;
+	k->line_shift = line_shift;
+	k->repl = (uint8_t)repl;
+	k->plru_levels = repl == MON_SIM_PLRU ? (uint8_t)sim_log2(assoc) : 0;
+	return 0;
+}
+
+void sim_cache_fini(struct sim_cache *k)
+{
+	sim_unmap(k->map, k->map_sz);
+	k->map = NULL;
+	k->map_sz = 0;
+}
+
+/* ---- NUMA page table ----
+ * Regions of SIM_PAGE_REGION_PAGES pages in an open-addressing table whose
+ * keys are claimed with a CAS; each region gets a leaf of one 64-bit entry
+ * per page: 0 untouched, else bit 63 | node << 40 | core << 32 | tid. The
+ * first CAS of an entry is the first touch. */
+#define SIM_PAGE_REGIONS (1u << 16)
+
+int sim_pages_init(struct sim_pages *p)
+{
+	size_t o_leaf = align64(SIM_PAGE_REGIONS * (sizeof(uint64_t) + sizeof(uint32_t)));
+	size_t total = o_leaf + (size_t)SIM_PAGE_REGIONS * SIM_PAGE_REGION_PAGES * sizeof(uint64_t);
+	char *base = sim_map(total);
+
+	if (!base)
+		return AMEBA_ENOMEM;
+	p->map = base;
+	p->map_sz = total;
+	p->rkey = (uint64_t *)base;
+	p->rleaf = (uint32_t *)(base + SIM_PAGE_REGIONS * sizeof(uint64_t));
+	p->leaf = (uint64_t *)(base + o_leaf);
+	p->rmask = SIM_PAGE_REGIONS - 1;
+	p->max_leaves = SIM_PAGE_REGIONS;
+	p->nr_leaves = 0;
+	p->overflows = 0;
+	return 0;
+}
+
+void sim_pages_fini(struct sim_pages *p)
+{
+	sim_unmap(p->map, p->map_sz);
+	p->map = NULL;
+}
+
+/* The entry of page, creating its region when create; NULL when absent / full. */
+static uint64_t *page_entry(struct sim_pages *p, uint64_t page, int create)
+{
+	uint64_t region = page / SIM_PAGE_REGION_PAGES, want = region + 1;
+	uint32_t h = (uint32_t)sim_hash64(region) & p->rmask;
+
+	for (uint32_t probe = 0; probe <= p->rmask; probe++, h = (h + 1) & p->rmask) {
+		uint64_t k = __atomic_load_n(&p->rkey[h], __ATOMIC_ACQUIRE);
+		if (k == 0) {
+			if (!create)
+				return NULL;
+			uint64_t zero = 0;
+			if (!__atomic_compare_exchange_n(&p->rkey[h], &zero, want, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				k = zero;	/* somebody claimed it: re-check this slot */
+			} else {
+				uint32_t leaf = __atomic_fetch_add(&p->nr_leaves, 1, __ATOMIC_RELAXED);
+				if (leaf >= p->max_leaves)
+					leaf = UINT32_MAX - 1;	/* full: mark the region untracked */
+				__atomic_store_n(&p->rleaf[h], leaf + 1, __ATOMIC_RELEASE);
+				k = want;
+			}
+		}
+		if (k != want)
+			continue;
+		uint32_t li;
+		while ((li = __atomic_load_n(&p->rleaf[h], __ATOMIC_ACQUIRE)) == 0)
+			sim_cpu_relax();	/* the creator is publishing the leaf */
+		if (li == UINT32_MAX)
+			return NULL;
+		return &p->leaf[(size_t)(li - 1) * SIM_PAGE_REGION_PAGES + page % SIM_PAGE_REGION_PAGES];
+	}
+	return NULL;
+}
+
+uint32_t sim_page_home(struct mon_sim *s, struct mon_sim_core *c, uint64_t page)
+{
+	if (s->g.nr_nodes == 1)
+		return 0;
+	if (s->g.placement == MON_SIM_INTERLEAVE)
+		return (uint32_t)(page % s->g.nr_nodes);
+	uint64_t *e = page_entry(&s->pages, page, 1);
+	if (sim_unlikely(!e)) {
+		__atomic_fetch_add(&s->pages.overflows, 1, __ATOMIC_RELAXED);
+		return (uint32_t)(page % s->g.nr_nodes);
+	}
+	uint64_t v = __atomic_load_n(e, __ATOMIC_ACQUIRE);
+	if (!v) {
+		uint64_t mine = 1ull << 63 | (uint64_t)c->node << 40 | (uint64_t)c->id << 32 |
+				__atomic_load_n(&c->tid, __ATOMIC_RELAXED);
+		if (__atomic_compare_exchange_n(e, &v, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return c->node;
+	}
+	return (uint32_t)(v >> 40) & 0xff;
+}
+
+int sim_page_lookup(struct mon_sim *s, uint64_t page, struct mon_sim_page *out)
+{
+	uint64_t *e = page_entry(&s->pages, page, 0);
+	uint64_t v = e ? __atomic_load_n(e, __ATOMIC_ACQUIRE) : 0;
+
+	if (!v)
+		return AMEBA_ENOENT;
+	out->node = (uint32_t)(v >> 40) & 0xff;
+	out->first_core = (uint32_t)(v >> 32) & 0xff;
+	out->first_tid = (uint32_t)v;
+	return 0;
+}
+
+/* ---- fully associative LRU shadow ----
+ * A hash (open addressing, linear probing, backward-shift deletion) from
+ * line to a node of a doubly linked LRU list; node 0 is the list head. */
+int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
+{
+	uint32_t hsize = 1;
+	while (hsize < 2 * cap)
+		hsize <<= 1;
+	size_t o_hval = align64((size_t)hsize * 8);
+	size_t o_node = align64(o_hval + (size_t)hsize * 4);
+	size_t o_free = align64(o_node + (size_t)(cap + 1) * sizeof(struct sim_snode));
+	size_t total = align64(o_free + (size_t)(cap + 1) * 4);
+	char *base = sim_map(total);
+
+	if (!base)
+		return AMEBA_ENOMEM;
+	sh->map = base;
+	sh->map_sz = total;
+	sh->hkey = (uint64_t *)base;
+	sh->hval = (uint32_t *)(base + o_hval);
+	sh->node = (struct sim_snode *)(base + o_node);
+	sh->free = (uint32_t *)(base + o_free);
+	sh->hmask = hsize - 1;
+	sh->hshift = 64 - sim_log2(hsize);
+	sh->cap = cap;
+	sh->nr = 0;
+	sh->node[0].prev = sh->node[0].next = 0;
+	sh->free_top = 0;
+	for (uint32_t i = cap; i >= 1; i--) {
+		sh->free[sh->free_top++] = i;
+		sh->node[i].line = UINT64_MAX;
+	}
+	return 0;
+}
+
+void sim_shadow_fini(struct sim_shadow *sh)
+{
+	sim_unmap(sh->map, sh->map_sz);
+	sh->map = NULL;
+}
+
+static inline uint32_t shadow_slot(const struct sim_shadow *sh, uint64_t line)
+{
+	return (uint32_t)((line * 0x9E3779B97F4A7C15ull) >> sh->hshift);
+}
+
+static inline void list_unlink(struct sim_shadow *sh, uint32_t n)
+{
+	struct sim_snode *x = &sh->node[n];
+
+	sh->node[x->prev].next = x->next;
+	sh->node[x->next].prev = x->prev;
+}
+
+static inline void list_push_front(struct sim_shadow *sh, uint32_t n)
+{
+	struct sim_snode *head = &sh->node[0], *x = &sh->node[n];
+
+	x->prev = 0;
+	x->next = head->next;
+	sh->node[head->next].prev = n;
+	head->next = n;
+}
+
+/* Removes hash slot i, shifting later members of its cluster back. */
+static void shadow_hdel(struct sim_shadow *sh, uint32_t i)
+{
+	uint32_t j = i;
+
+	for (;;) {
+		sh->hkey[i] = 0;
+		for (;;) {
+			j = (j + 1) & sh->hmask;
+			if (!sh->hkey[j])
+				return;
+			uint32_t home = shadow_slot(sh, sh->hkey[j] - 1);
+			/* j's entry may move to i unless its home lies cyclically in (i, j] */
+			if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+				continue;
+			break;
+		}
+		sh->hkey[i] = sh->hkey[j];
+		sh->hval[i] = sh->hval[j];
+		i = j;
+	}
+}
+
+static int shadow_hfind(const struct sim_shadow *sh, uint64_t line, uint32_t *slot)
+{
+	uint32_t i = shadow_slot(sh, line);
+
+	while (sh->hkey[i]) {
+		if (sh->hkey[i] == line + 1) {
+			*slot = i;
+			return 1;
+		}
+		i = (i + 1) & sh->hmask;
+	}
+	*slot = i;
+	return 0;
+}
+
+int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
+{
+	uint32_t i, n = *hint;
+
+	if (n && n <= sh->cap && sh->node[n].line == line) {	/* the node we had */
+		if (sh->node[0].next != n) {
+			list_unlink(sh, n);
+			list_push_front(sh, n);
+		}
+		return 1;
+	}
+	if (shadow_hfind(sh, line, &i)) {
+		n = sh->hval[i];
+		*hint = n;
+		n = sh->hval[i];
+		if (sh->node[0].next != n) {
+			list_unlink(sh, n);
+			list_push_front(sh, n);
+		}
+		return 1;
+	}
+	if (sh->nr == sh->cap) {	/* evict the LRU line */
+		uint32_t v = sh->node[0].prev, vi;
+		list_unlink(sh, v);
+		if (shadow_hfind(sh, sh->node[v].line, &vi))
+			shadow_hdel(sh, vi);
+		sh->node[v].line = UINT64_MAX;
+		sh->free[sh->free_top++] = v;
+		sh->nr--;
+		shadow_hfind(sh, line, &i);	/* the deletion may have moved the hole */
+	}
+	n = sh->free[--sh->free_top];
+	*hint = n;
+	sh->node[n].line = line;
+	sh->hkey[i] = line + 1;
+	sh->hval[i] = n;
+	list_push_front(sh, n);
+	sh->nr++;
+	return 0;
+}
+
+void sim_shadow_remove(struct sim_shadow *sh, uint64_t line)
+{
+	uint32_t i;
+
+	if (!sh->map || !shadow_hfind(sh, line, &i))
+		return;
+	uint32_t n = sh->hval[i];
+	list_unlink(sh, n);
+	shadow_hdel(sh, i);
+	sh->node[n].line = UINT64_MAX;
+	sh->free[sh->free_top++] = n;
+	sh->nr--;
+}
+
+/* ---- first-reference set: per 2 MiB region a bitmap of lines ---- */
+#define SIM_SEEN_REGIONS (1u << 14)	/* hash slots; half of them may be used */
+
+int sim_seen_init(struct sim_seen *sn, uint32_t line_shift)
+{
+	uint32_t leaf_words = (1u << (SIM_SEEN_REGION_SHIFT - line_shift)) / 64;
+	if (!leaf_words)
+		leaf_words = 1;
+	size_t o_leaf = align64((size_t)SIM_SEEN_REGIONS * 12);
+	/* SIM_SEEN_REGIONS / 2 leaves of 2 MiB: 16 GiB of footprint per core */
+	size_t total = o_leaf + (size_t)(SIM_SEEN_REGIONS / 2) * leaf_words * 8;
+	char *base;
+
+	base = sim_map(total);
+	if (!base)
+		return AMEBA_ENOMEM;
+	sn->map = base;
+	sn->map_sz = total;
+	sn->rkey = (uint64_t *)base;
+	sn->rleaf = (uint32_t *)(base + (size_t)SIM_SEEN_REGIONS * 8);
+	sn->leaves = (uint64_t *)(base + o_leaf);
+	sn->rmask = SIM_SEEN_REGIONS - 1;
+	sn->nr_leaves = 0;
+	sn->max_leaves = SIM_SEEN_REGIONS / 2;	/* keep the probe chains short */
+	sn->leaf_words = leaf_words;
+	return 0;
+}
+
+void sim_seen_fini(struct sim_seen *sn)
+{
+	sim_unmap(sn->map, sn->map_sz);
+	sn->map = NULL;
+}
+
+int sim_seen_insert(struct sim_seen *sn, uint64_t line, uint32_t line_shift)
+{
+	uint32_t per_region_shift = SIM_SEEN_REGION_SHIFT - line_shift;
+	uint64_t region = line >> per_region_shift, bit = line & ((1ull << per_region_shift) - 1);
+	uint64_t *leaf;
+
+	if (sn->memo_region == region + 1) {
+		leaf = sn->memo_leaf;
+	} else {
+		uint32_t h = (uint32_t)sim_hash64(region) & sn->rmask;
+		while (sn->rkey[h] && sn->rkey[h] != region + 1)
+			h = (h + 1) & sn->rmask;
+		if (!sn->rkey[h]) {
+			if (sn->nr_leaves == sn->max_leaves)
+				return -1;
+			sn->rkey[h] = region + 1;
+			sn->rleaf[h] = sn->nr_leaves++;
+		}
+		leaf = &sn->leaves[(size_t)sn->rleaf[h] * sn->leaf_words];
+		sn->memo_region = region + 1;
+		sn->memo_leaf = leaf;
+	}
+	uint64_t *w = &leaf[bit >> 6];
+	uint64_t m = 1ull << (bit & 63);
+	if (*w & m)
+		return 0;
+	*w |= m;
+	return 1;
+}

@@ -1,0 +1,16 @@
+# The sim backend on the ground-truth workloads (issue 3): each workload's
+# oracle shows the effect it was built to have, and its fixed twin does not.
+# A fixed preset keeps the geometry the same on every host.
+set(SIM_EFFECT_ENV "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;AMEBA_SIM_3C=1;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
+foreach(w false_sharing numa_first_touch tlb_transpose conflict)
+  foreach(v "" _fixed)
+    add_test(NAME sim_effect_${w}${v}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
+              ${AMEBA_FRAGMENT_DIR}/${w}${v}.expect)
+    set(env ${SIM_EFFECT_ENV})
+    if(w STREQUAL "numa_first_touch")
+      list(APPEND env AMEBA_NODES=2)
+    endif()
+    set_tests_properties(sim_effect_${w}${v} PROPERTIES ENVIRONMENT "${env}" LABELS sim TIMEOUT 600)
+  endforeach()
+endforeach()

@@ -1,0 +1,796 @@
+/*
+ * sim_test.c - unit tests of the cache simulator on synthetic traces with
+ * hand-computed counts. Single-threaded (several simulated cores driven in
+ * turn), so every count is deterministic.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sim.h"
+
+#define BASE ((uintptr_t)0x40000000)	/* 1 GiB: page and line aligned */
+#define LINE 64
+
+static const struct mon_sim_lat test_lat = {
+	.l1_hit = 2, .l2_hit = 10, .llc_hit = 30, .mem_local = 100, .mem_remote = 200,
+	.intervention = 150, .inval = 50, .tlb2_hit = 5, .tlb_miss = 20,
+};
+
+/* A small machine: L1 only (no L2, no LLC), big fully associative TLB. */
+static struct mon_sim_geom small_geom(uint64_t l1_size, uint32_t assoc)
+{
+	struct mon_sim_geom g;
+
+	memset(&g, 0, sizeof(g));
+	snprintf(g.name, sizeof(g.name), "test");
+	g.l1d = (struct mon_sim_cache_geom){ l1_size, assoc, LINE, MON_SIM_LRU };
+	g.l2 = (struct mon_sim_cache_geom){ 0, 1, LINE, MON_SIM_LRU };
+	g.llc = (struct mon_sim_cache_geom){ 0, 1, LINE, MON_SIM_LRU };
+	g.tlb1 = (struct mon_sim_tlb_geom){ 64, 64 };
+	g.tlb2 = (struct mon_sim_tlb_geom){ 0, 1 };
+	g.tlb_page_bytes = 4096;
+	g.page_bytes = 4096;
+	g.nr_cores = 4;
+	g.nr_nodes = 1;
+	g.core_map = MON_SIM_MAP_RR;
+	g.cores_per_node = 1;
+	g.placement = MON_SIM_FIRST_TOUCH;
+	g.word_bytes = 4;
+	g.three_c = 1;
+	g.lat = test_lat;
+	return g;
+}
+
+static struct mon_sim *new_sim(const struct mon_sim_geom *g)
+{
+	char err[256];
+	int r = mon_sim_geom_check(g, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "geometry rejected: %s\n", err);
+		exit(2);
+	}
+	struct mon_sim *s = mon_sim_new(g);
+	if (!s) {
+		fprintf(stderr, "mon_sim_new failed\n");
+		exit(2);
+	}
+	return s;
+}
+
+static void verify(struct mon_sim *s, int line)
+{
+	char err[256] = "";
+	for (uint32_t i = 0; i < mon_sim_geom_of(s)->nr_cores; i++) {
+		struct mon_sim_core *c = mon_sim_core_get(s, i, i);
+		struct mon_sim_events ev;
+		mon_sim_core_sync(c, &ev);
+	}
+	int r = mon_sim_verify(s, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "%s:%d: verify: %s\n", __FILE__, line, err);
+	CHECK_AT(line, r == 0);
+}
+
+/* ---- LRU eviction order: one set of 4 ways ---- */
+static void test_lru_order(void)
+{
+	struct mon_sim_geom g = small_geom(4 * LINE, 4);
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+	/* A..E are lines 0..4, all in set 0. LRU stack after each access in the comment. */
+	static const struct { int line, miss, l; } rows[] = {
+		{ 0, 1, __LINE__ },	/* A          */
+		{ 1, 1, __LINE__ },	/* B A        */
+		{ 2, 1, __LINE__ },	/* C B A      */
+		{ 3, 1, __LINE__ },	/* D C B A    */
+		{ 0, 0, __LINE__ },	/* A D C B    */
+		{ 4, 1, __LINE__ },	/* E A D C    (B out) */
+		{ 1, 1, __LINE__ },	/* B E A D    (C out) */
+		{ 2, 1, __LINE__ },	/* C B E A    (D out) */
+		{ 0, 0, __LINE__ },	/* A C B E    */
+		{ 3, 1, __LINE__ },	/* D A C B    (E out) */
+		{ 4, 1, __LINE__ },	/* E D A C    (B out) */
+		{ 2, 0, __LINE__ },	/* C E D A    */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_events ev;
+		mon_sim_access(c, BASE + (uintptr_t)rows[i].line * LINE, 8, 0, 1, &ev);
+		CHECK_AT(rows[i].l, ev.l1_miss == rows[i].miss);
+	}
+	mon_sim_destroy(s);
+}
+
+/* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
+static void test_set_mapping(void)
+{
+	static const struct {
+		uint32_t sets;
+		int lines[8];
+		int nr;
+		int misses;	/* over two passes */
+		int l;
+	} rows[] = {
+		{ 4, { 0, 1, 2, 3 }, 4, 4, __LINE__ },		/* one per set: 2nd pass hits */
+		{ 4, { 0, 4 }, 2, 4, __LINE__ },		/* 0 and 4 share set 0 */
+		{ 4, { 1, 5, 9 }, 3, 6, __LINE__ },		/* all in set 1 */
+		{ 3, { 0, 1, 2 }, 3, 3, __LINE__ },		/* modulo 3: distinct sets */
+		{ 3, { 0, 3 }, 2, 4, __LINE__ },		/* 0 % 3 == 3 % 3 */
+		{ 3, { 0, 4 }, 2, 2, __LINE__ },		/* 4 % 3 = 1: no conflict */
+		{ 8, { 0, 8, 16, 1 }, 4, 7, __LINE__ },	/* three in set 0 thrash, 1 fits */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_geom g = small_geom((uint64_t)rows[i].sets * LINE, 1);
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct mon_sim_totals t = { 0 };
+		for (int pass = 0; pass < 2; pass++)
+			for (int j = 0; j < rows[i].nr; j++) {
+				struct mon_sim_events ev;
+				mon_sim_access(c, BASE + (uintptr_t)rows[i].lines[j] * LINE, 4, 0, 0, &ev);
+				mon_sim_totals_add(&t, &ev);
+			}
+		if (t.l1_miss != (uint64_t)rows[i].misses)
+			fprintf(stderr, "row %d: %llu misses\n", rows[i].l, (unsigned long long)t.l1_miss);
+		CHECK_AT(rows[i].l, t.l1_miss == (uint64_t)rows[i].misses);
+		mon_sim_destroy(s);
+	}
+}
+
+/* ---- write-back: dirty evictions are counted ---- */
+static void test_writeback(void)
+{
+	/* L1: one set of 2 ways, no L2, LLC 64 lines */
+	struct mon_sim_geom g = small_geom(2 * LINE, 2);
+	g.llc = (struct mon_sim_cache_geom){ 64 * LINE, 4, LINE, MON_SIM_LRU };
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+	static const struct { int line, wr, wb, l; } rows[] = {
+		{ 0, 1, 0, __LINE__ },	/* W A: M          [A]   */
+		{ 1, 1, 0, __LINE__ },	/* W B: M          [B A] */
+		{ 2, 0, 1, __LINE__ },	/* R C: evicts A, dirty */
+		{ 3, 0, 1, __LINE__ },	/* R D: evicts B, dirty */
+		{ 0, 0, 0, __LINE__ },	/* R A: evicts C, clean (E) */
+		{ 0, 1, 0, __LINE__ },	/* W A: hit, E -> M */
+		{ 1, 0, 0, __LINE__ },	/* R B: evicts D, clean */
+		{ 2, 0, 1, __LINE__ },	/* R C: evicts A, dirty */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_events ev;
+		mon_sim_access(c, BASE + (uintptr_t)rows[i].line * LINE, 8, rows[i].wr, 0, &ev);
+		CHECK_AT(rows[i].l, ev.nr_wb == rows[i].wb);
+	}
+	mon_sim_destroy(s);
+
+	/* L1 one way, LLC one set of 2 ways: a dirty line goes into the LLC, whose
+	 * eviction writes it to memory. */
+	g = small_geom(LINE, 1);
+	g.llc = (struct mon_sim_cache_geom){ 2 * LINE, 2, LINE, MON_SIM_LRU };
+	s = new_sim(&g);
+	c = mon_sim_core_get(s, 0, 0);
+	static const struct { int line, wr, wb, llc_miss, l; } rows2[] = {
+		{ 0, 1, 0, 1, __LINE__ },	/* W A: LLC [A]                        */
+		{ 1, 0, 1, 1, __LINE__ },	/* R B: A -> LLC (dirty); LLC [B A]    */
+		{ 2, 0, 1, 1, __LINE__ },	/* R C: LLC evicts A (dirty) -> memory */
+		{ 1, 0, 0, 0, __LINE__ },	/* R B: LLC hit; L1 evicts C (clean)   */
+		{ 0, 0, 0, 1, __LINE__ },	/* R A: LLC [B C] evicts C (clean)     */
+	};
+	for (size_t i = 0; i < sizeof(rows2) / sizeof(rows2[0]); i++) {
+		struct mon_sim_events ev;
+		mon_sim_access(c, BASE + (uintptr_t)rows2[i].line * LINE, 8, rows2[i].wr, 0, &ev);
+		CHECK_AT(rows2[i].l, ev.nr_wb == rows2[i].wb);
+		CHECK_AT(rows2[i].l, ev.llc_miss == rows2[i].llc_miss);
+	}
+	mon_sim_destroy(s);
+}
+
+/* ---- TLB reach ---- */
+static void test_tlb(void)
+{
+	static const struct {
+		uint32_t e1, a1, e2, a2;
+		int pages, rounds;
+		int tlb1_miss, walks;
+		int l;
+	} rows[] = {
+		{ 4, 4, 0, 1, 4, 10, 4, 4, __LINE__ },		/* fits: cold misses only */
+		{ 4, 4, 0, 1, 5, 10, 50, 50, __LINE__ },	/* 5 pages > 4 entries: LRU thrash */
+		{ 4, 4, 8, 8, 5, 10, 50, 5, __LINE__ },		/* the L2 TLB holds all 5 */
+		{ 4, 4, 8, 8, 9, 10, 90, 90, __LINE__ },	/* beyond both */
+		{ 8, 2, 0, 1, 8, 10, 8, 8, __LINE__ },		/* 4 sets x 2: 8 pages fit */
+		{ 8, 2, 0, 1, 3, 10, 3, 3, __LINE__ },		/* 3 pages in 3 sets */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_geom g = small_geom(32 * 1024, 8);
+		g.tlb1 = (struct mon_sim_tlb_geom){ rows[i].e1, rows[i].a1 };
+		g.tlb2 = (struct mon_sim_tlb_geom){ rows[i].e2, rows[i].a2 };
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct mon_sim_totals t = { 0 };
+		for (int r = 0; r < rows[i].rounds; r++)
+			for (int p = 0; p < rows[i].pages; p++) {
+				struct mon_sim_events ev;
+				mon_sim_access(c, BASE + (uintptr_t)p * 4096, 8, 0, 0, &ev);
+				mon_sim_totals_add(&t, &ev);
+			}
+		CHECK_AT(rows[i].l, t.tlb1_miss == (uint64_t)rows[i].tlb1_miss);
+		CHECK_AT(rows[i].l, t.tlb_miss == (uint64_t)rows[i].walks);
+		mon_sim_destroy(s);
+	}
+}
+
+/* ---- coherence: ping-pong, false sharing, padding ---- */
+struct pp_case {
+	uintptr_t off0, off1;	/* byte offsets written by core 0 and core 1 */
+	int rounds;
+	int l2;			/* give the cores an L2 */
+	uint64_t l1_miss, coh_true, coh_false, inval_sent, intervention;
+	int l;
+};
+
+static void run_pingpong(const struct pp_case *pc)
+{
+	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	if (pc->l2)
+		g.l2 = (struct mon_sim_cache_geom){ 256 * 1024, 8, LINE, MON_SIM_LRU };
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
+	struct mon_sim_totals t = { 0 };
+	struct mon_sim_events ev;
+
+	for (int r = 0; r < pc->rounds; r++) {
+		mon_sim_access(c0, BASE + pc->off0, 4, 1, 0, &ev);
+		mon_sim_totals_add(&t, &ev);
+		mon_sim_access(c1, BASE + pc->off1, 4, 1, 1, &ev);
+		mon_sim_totals_add(&t, &ev);
+	}
+	mon_sim_core_sync(c0, &ev);
+	t.inval_recv += ev.inval_recv;
+	mon_sim_core_sync(c1, &ev);
+	t.inval_recv += ev.inval_recv;
+	CHECK_EQ_U64(t.l1_miss, pc->l1_miss);
+	CHECK_EQ_U64(t.coh_true, pc->coh_true);
+	CHECK_EQ_U64(t.coh_false, pc->coh_false);
+	CHECK_EQ_U64(t.inval_sent, pc->inval_sent);
+	CHECK_EQ_U64(t.inval_recv, pc->inval_sent);	/* every invalidation arrives */
+	CHECK_EQ_U64(t.intervention, pc->intervention);
+	if (t.l1_miss != pc->l1_miss || t.coh_true != pc->coh_true || t.coh_false != pc->coh_false)
+		fprintf(stderr, "  (case at line %d)\n", pc->l);
+	verify(s, pc->l);
+	mon_sim_destroy(s);
+}
+
+static void test_coherence(void)
+{
+	/* 10 rounds = 20 writes. The first write of each core is compulsory; every
+	 * later write misses on the line the other core just took (18 coherence
+	 * misses). From the second write on, the line is dirty in the other core:
+	 * 19 interventions and 19 invalidations. */
+	static const struct pp_case rows[] = {
+		{ 0, 0, 10, 0, 20, 18, 0, 19, 19, __LINE__ },	/* one word: true sharing */
+		{ 0, 0, 10, 1, 20, 18, 0, 19, 19, __LINE__ },	/* same with an L2 */
+		{ 0, 8, 10, 0, 20, 0, 18, 19, 19, __LINE__ },	/* two words of one line: false */
+		{ 0, 8, 10, 1, 20, 0, 18, 19, 19, __LINE__ },
+		{ 0, 4, 10, 0, 20, 0, 18, 19, 19, __LINE__ },	/* adjacent 4-byte words */
+		{ 0, 64, 10, 0, 2, 0, 0, 0, 0, __LINE__ },	/* padded to separate lines */
+		{ 0, 64, 10, 1, 2, 0, 0, 0, 0, __LINE__ },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		run_pingpong(&rows[i]);
+}
+
+/* Reader/writer: core 0 writes word 0, core 1 reads word 0 or word 1. */
+static void test_read_write_sharing(void)
+{
+	static const struct { uintptr_t roff; uint64_t l1_miss, coh_true, coh_false, inval, interv; int l; } rows[] = {
+		/* core 0: W (compulsory), then W on S = upgrade (a hit, 1 inval) x9.
+		 * core 1: R (compulsory, HITM), then R = coherence miss + HITM x9. */
+		{ 0, 11, 9, 0, 9, 10, __LINE__ },
+		{ 8, 11, 0, 9, 9, 10, __LINE__ },	/* reads a word nobody else writes */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_geom g = small_geom(32 * 1024, 8);
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
+		struct mon_sim_totals t = { 0 };
+		struct mon_sim_events ev;
+		for (int r = 0; r < 10; r++) {
+			mon_sim_access(c0, BASE, 8, 1, 0, &ev);
+			mon_sim_totals_add(&t, &ev);
+			mon_sim_access(c1, BASE + rows[i].roff, 8, 0, 0, &ev);
+			mon_sim_totals_add(&t, &ev);
+		}
+		CHECK_AT(rows[i].l, t.l1_miss == rows[i].l1_miss);
+		CHECK_AT(rows[i].l, t.coh_true == rows[i].coh_true);
+		CHECK_AT(rows[i].l, t.coh_false == rows[i].coh_false);
+		CHECK_AT(rows[i].l, t.inval_sent == rows[i].inval);
+		CHECK_AT(rows[i].l, t.intervention == rows[i].interv);
+		verify(s, rows[i].l);
+		mon_sim_destroy(s);
+	}
+
+	/* Three readers, one writer: one invalidation per sharer. */
+	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_events ev;
+	for (uint32_t i = 0; i < 3; i++)
+		mon_sim_access(mon_sim_core_get(s, i, i), BASE, 8, 0, 40 + i, &ev);
+	mon_sim_access(mon_sim_core_get(s, 3, 3), BASE, 8, 1, 0, &ev);
+	CHECK_EQ_U64(ev.inval_sent, 3);
+	CHECK_EQ_U64(ev.intervention, 0);	/* the readers' copies are clean */
+	CHECK_EQ_U64(ev.est_cycles, test_lat.mem_local + test_lat.inval + test_lat.tlb_miss);
+	/* core 1 re-reads: a true coherence miss supplied dirty by core 3 */
+	mon_sim_access(mon_sim_core_get(s, 1, 1), BASE + 2, 2, 0, 0, &ev);
+	CHECK_EQ_U64(ev.inval_recv, 1);
+	CHECK_EQ_U64(ev.coh, MON_SIM_COH_TRUE);
+	CHECK_EQ_U64(ev.intervention, 1);
+	/* the cookie of core 1's copy came back with the invalidation */
+	struct mon_sim_recv ck[4];
+	mon_sim_access(mon_sim_core_get(s, 2, 2), BASE + 16, 2, 0, 77, &ev);
+	CHECK_EQ_U64(mon_sim_core_recv(mon_sim_core_get(s, 2, 2), ck, 4), 1);
+	CHECK_EQ_U64(ck[0].cookie, 42);
+	CHECK_EQ_U64(ck[0].line_addr, BASE);
+	CHECK_EQ_U64(mon_sim_core_recv(mon_sim_core_get(s, 2, 2), ck, 4), 0);
+	CHECK_EQ_U64(ev.coh, MON_SIM_COH_FALSE);	/* core 3 wrote bytes 0..7 only */
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+}
+
+/* ---- NUMA: first touch and interleave ---- */
+static void test_numa(void)
+{
+	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	g.nr_nodes = 2;
+	g.llc = (struct mon_sim_cache_geom){ 1024 * 1024, 16, LINE, MON_SIM_LRU };
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 100), *c1 = mon_sim_core_get(s, 1, 101);
+	struct mon_sim_totals t0 = { 0 }, t1 = { 0 };
+	struct mon_sim_events ev;
+	const int pages = 8, lines = pages * 4096 / LINE;
+
+	CHECK_EQ_U64(mon_sim_core_node(c0), 0);
+	CHECK_EQ_U64(mon_sim_core_node(c1), 1);
+	for (int i = 0; i < lines; i++) {	/* core 0 initialises (reads) */
+		mon_sim_access(c0, BASE + (uintptr_t)i * LINE, 8, 0, 0, &ev);
+		mon_sim_totals_add(&t0, &ev);
+	}
+	for (int i = 0; i < lines; i++) {	/* core 1 (node 1) reads it all */
+		mon_sim_access(c1, BASE + (uintptr_t)i * LINE, 8, 0, 0, &ev);
+		mon_sim_totals_add(&t1, &ev);
+	}
+	CHECK_EQ_U64(t0.mem_local, lines);
+	CHECK_EQ_U64(t0.mem_remote, 0);
+	CHECK_EQ_U64(t1.llc_miss, lines);	/* node 1's LLC is cold */
+	CHECK_EQ_U64(t1.mem_remote, lines);
+	CHECK_EQ_U64(t1.mem_local, 0);
+	struct mon_sim_page pg;
+	CHECK(mon_sim_page_info(s, BASE + 3 * 4096 + 100, &pg) == 0);
+	CHECK_EQ_U64(pg.node, 0);
+	CHECK_EQ_U64(pg.first_core, 0);
+	CHECK_EQ_U64(pg.first_tid, 100);
+	CHECK(mon_sim_page_info(s, BASE + 64 * 4096, &pg) == AMEBA_ENOENT);
+	/* core 1 touches new pages first: its own */
+	mon_sim_access(c1, BASE + 100 * 4096, 8, 1, 0, &ev);
+	CHECK_EQ_U64(ev.mem_local, 1);
+	CHECK(mon_sim_page_info(s, BASE + 100 * 4096, &pg) == 0 && pg.node == 1 && pg.first_tid == 101);
+	mon_sim_destroy(s);
+
+	/* interleave: page p on node p % 2, whoever touches it */
+	g.placement = MON_SIM_INTERLEAVE;
+	s = new_sim(&g);
+	c0 = mon_sim_core_get(s, 0, 0);
+	struct mon_sim_totals t = { 0 };
+	for (int p = 0; p < 8; p++) {
+		mon_sim_access(c0, BASE + (uintptr_t)p * 4096, 8, 0, 0, &ev);
+		mon_sim_totals_add(&t, &ev);
+	}
+	CHECK_EQ_U64(t.mem_local, 4);
+	CHECK_EQ_U64(t.mem_remote, 4);
+	mon_sim_destroy(s);
+
+	/* block mapping: r10000-style two cores per node */
+	g.core_map = MON_SIM_MAP_BLOCK;
+	g.cores_per_node = 2;
+	g.nr_nodes = 2;
+	g.placement = MON_SIM_FIRST_TOUCH;
+	s = new_sim(&g);
+	CHECK_EQ_U64(mon_sim_core_node(mon_sim_core_get(s, 1, 1)), 0);
+	CHECK_EQ_U64(mon_sim_core_node(mon_sim_core_get(s, 2, 2)), 1);
+	CHECK_EQ_U64(mon_sim_core_node(mon_sim_core_get(s, 3, 3)), 1);
+	mon_sim_destroy(s);
+}
+
+/* ---- 3C ---- */
+static void test_3c(void)
+{
+	static const struct {
+		int lines[9];
+		int nr, rounds;
+		uint64_t comp, cap, conf;
+		int l;
+	} rows[] = {
+		/* L1: 4 sets x 2 ways (8 lines). Lines 0, 4, 8 share set 0: LRU thrash
+		 * in the set, but a fully associative 8-line cache holds all three. */
+		{ { 0, 4, 8 }, 3, 10, 3, 0, 27, __LINE__ },
+		/* 9 lines cycled through 8: the fully associative LRU cache misses every
+		 * time; the real cache only misses set 0 (3 lines, 2 ways). */
+		{ { 0, 1, 2, 3, 4, 5, 6, 7, 8 }, 9, 10, 9, 27, 0, __LINE__ },
+		/* two lines per set fit: compulsory only */
+		{ { 0, 4, 1, 5 }, 4, 10, 4, 0, 0, __LINE__ },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_geom g = small_geom(8 * LINE, 2);
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct mon_sim_totals t = { 0 };
+		for (int r = 0; r < rows[i].rounds; r++)
+			for (int j = 0; j < rows[i].nr; j++) {
+				struct mon_sim_events ev;
+				mon_sim_access(c, BASE + (uintptr_t)rows[i].lines[j] * LINE, 8, 0, 0, &ev);
+				mon_sim_totals_add(&t, &ev);
+			}
+		CHECK_AT(rows[i].l, t.compulsory == rows[i].comp);
+		CHECK_AT(rows[i].l, t.capacity == rows[i].cap);
+		CHECK_AT(rows[i].l, t.conflict == rows[i].conf);
+		CHECK_AT(rows[i].l, t.l1_miss == rows[i].comp + rows[i].cap + rows[i].conf);
+		mon_sim_destroy(s);
+	}
+}
+
+/* 3C against a naive model: a set-associative LRU cache, a fully associative
+ * LRU cache of the same size (move-to-front arrays) and a seen[] table. */
+static void test_3c_random(void)
+{
+	enum { SETS = 8, WAYS = 4, LINES = SETS * WAYS, SPAN = 160 };
+	struct mon_sim_geom g = small_geom(LINES * LINE, WAYS);
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+	uint64_t sa[SETS][WAYS], fa[LINES];
+	int nsa[SETS] = { 0 }, nfa = 0;
+	unsigned char seen[SPAN] = { 0 };
+	uint64_t want[4] = { 0 }, got[4] = { 0 }, x = 977;
+
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* skewed: mostly a hot subset, sometimes the whole span */
+		uint64_t l = (x >> 32) % 4 ? (x % 40) : (x % SPAN);
+		struct mon_sim_events ev;
+		mon_sim_access(c, BASE + l * LINE, 8, (x >> 20) & 1, 0, &ev);
+		got[ev.cls3c]++;
+		/* reference */
+		int set = (int)(l % SETS), p, hit_sa = 0, hit_fa = 0;
+		for (p = 0; p < nsa[set] && sa[set][p] != l; p++)
+			;
+		hit_sa = p < nsa[set];
+		if (!hit_sa && nsa[set] < WAYS)
+			nsa[set]++;
+		if (p == nsa[set])
+			p--;
+		memmove(&sa[set][1], &sa[set][0], (size_t)p * 8);
+		sa[set][0] = l;
+		for (p = 0; p < nfa && fa[p] != l; p++)
+			;
+		hit_fa = p < nfa;
+		if (!hit_fa && nfa < LINES)
+			nfa++;
+		if (p == nfa)
+			p--;
+		memmove(&fa[1], &fa[0], (size_t)p * 8);
+		fa[0] = l;
+		if (!hit_sa)
+			want[!seen[l] ? MON_SIM_3C_COMPULSORY : hit_fa ? MON_SIM_3C_CONFLICT
+							       : MON_SIM_3C_CAPACITY]++;
+		else
+			want[MON_SIM_3C_NONE]++;
+		seen[l] = 1;
+	}
+	for (int k = 0; k < 4; k++)
+		CHECK_EQ_U64(got[k], want[k]);
+	CHECK(want[MON_SIM_3C_CONFLICT] > 1000 && want[MON_SIM_3C_CAPACITY] > 1000);
+	mon_sim_destroy(s);
+}
+
+/* ---- pseudo-LRU vs LRU ---- */
+static void test_plru(void)
+{
+	/* One 4-way set. After A B C D A the tree points at C's half and C
+	 * (way 2) is the PLRU victim, while LRU evicts B. So B hits under PLRU
+	 * only. */
+	static const struct { int line, lru_miss, plru_miss, l; } rows[] = {
+		{ 0, 1, 1, __LINE__ },	/* A */
+		{ 1, 1, 1, __LINE__ },	/* B */
+		{ 2, 1, 1, __LINE__ },	/* C */
+		{ 3, 1, 1, __LINE__ },	/* D */
+		{ 0, 0, 0, __LINE__ },	/* A */
+		{ 4, 1, 1, __LINE__ },	/* E: LRU evicts B, PLRU evicts C */
+		{ 1, 1, 0, __LINE__ },	/* B */
+		{ 2, 1, 1, __LINE__ },	/* C */
+	};
+	for (int repl = MON_SIM_LRU; repl <= MON_SIM_PLRU; repl++) {
+		struct mon_sim_geom g = small_geom(4 * LINE, 4);
+		g.l1d.repl = repl;
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			struct mon_sim_events ev;
+			mon_sim_access(c, BASE + (uintptr_t)rows[i].line * LINE, 8, 0, 0, &ev);
+			CHECK_AT(rows[i].l, ev.l1_miss ==
+					    (repl == MON_SIM_LRU ? rows[i].lru_miss : rows[i].plru_miss));
+		}
+		mon_sim_destroy(s);
+	}
+}
+
+/* ---- latency model ---- */
+static void test_latency(void)
+{
+	/* L1 one line; L2 2 sets x 2 ways; LLC 4 sets x 4 ways; L1 TLB one entry,
+	 * L2 TLB 4 entries. lat: l1 2, l2 10, llc 30, mem 100/200, HITM 150,
+	 * inval 50, tlb2 5, walk 20. */
+	struct mon_sim_geom g = small_geom(LINE, 1);
+	g.l2 = (struct mon_sim_cache_geom){ 4 * LINE, 2, LINE, MON_SIM_LRU };
+	g.llc = (struct mon_sim_cache_geom){ 16 * LINE, 4, LINE, MON_SIM_LRU };
+	g.tlb1 = (struct mon_sim_tlb_geom){ 1, 1 };
+	g.tlb2 = (struct mon_sim_tlb_geom){ 4, 4 };
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+	static const struct { uintptr_t off; int wr; uint32_t cycles; int l; } rows[] = {
+		{ 0, 0, 100 + 20, __LINE__ },		/* walk + memory */
+		{ 0, 0, 2, __LINE__ },			/* L1 hit */
+		{ 64, 0, 100, __LINE__ },		/* line 1: memory */
+		{ 0, 0, 10, __LINE__ },			/* line 0: L2 hit */
+		{ 4096, 0, 100 + 20, __LINE__ },	/* line 64 (L2 set 0), new page */
+		{ 0, 0, 10 + 5, __LINE__ },		/* L2 TLB hit, L2 hit */
+		{ 128, 0, 100, __LINE__ },		/* line 2: L2 set 0 evicts line 64 */
+		{ 4096, 0, 30 + 5, __LINE__ },		/* line 64 from the LLC */
+		{ 4096, 1, 2, __LINE__ },		/* E -> M: silent */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mon_sim_events ev;
+		mon_sim_access(c, BASE + rows[i].off, 8, rows[i].wr, 0, &ev);
+		if (ev.est_cycles != rows[i].cycles)
+			fprintf(stderr, "%s:%d: est_cycles %u, want %u\n", __FILE__, rows[i].l,
+				ev.est_cycles, rows[i].cycles);
+		CHECK_AT(rows[i].l, ev.est_cycles == rows[i].cycles);
+		CHECK_AT(rows[i].l, ev.est_stall_cycles == rows[i].cycles - 2);
+	}
+	mon_sim_destroy(s);
+
+	/* invalidation and intervention costs on two cores */
+	g = small_geom(32 * 1024, 8);
+	g.llc = (struct mon_sim_cache_geom){ 16 * LINE, 4, LINE, MON_SIM_LRU };
+	s = new_sim(&g);
+	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
+	struct mon_sim_events ev;
+	mon_sim_access(c0, BASE, 8, 0, 0, &ev);		/* E from memory */
+	CHECK_EQ_U64(ev.est_cycles, 100 + 20);
+	mon_sim_access(c1, BASE, 8, 0, 0, &ev);		/* S from the LLC */
+	CHECK_EQ_U64(ev.est_cycles, 30 + 20);
+	mon_sim_access(c0, BASE, 8, 1, 0, &ev);		/* upgrade invalidates core 1 */
+	CHECK_EQ_U64(ev.est_cycles, 2 + 50);
+	CHECK_EQ_U64(ev.l1_miss, 0);
+	mon_sim_access(c1, BASE, 8, 1, 0, &ev);		/* HITM + invalidate core 0 */
+	CHECK_EQ_U64(ev.est_cycles, 150 + 50);
+	CHECK_EQ_U64(ev.est_stall_cycles, 150 + 50 - 2);
+	CHECK_EQ_U64(ev.llc_miss, 0);
+	mon_sim_destroy(s);
+}
+
+/* ---- lines smaller than the access: the r10000's 32-byte L1 lines ---- */
+static void test_span(void)
+{
+	char err[256];
+	struct mon_sim_geom g;
+	CHECK(mon_sim_geom_load("r10000", &g, err, sizeof(err)) == 0);
+	g.nr_cores = 2;
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+	struct mon_sim_events ev;
+	mon_sim_access(c, BASE + 24, 16, 0, 0, &ev);	/* bytes 24..39: two L1 lines */
+	CHECK_EQ_U64(ev.l1_miss, 1);			/* counted once */
+	CHECK_EQ_U64(ev.l2_miss, 1);			/* one 128-byte L2 line */
+	CHECK_EQ_U64(ev.est_cycles, g.lat.tlb_miss + g.lat.mem_local + (g.lat.l2_hit - g.lat.l1_hit));
+	mon_sim_access(c, BASE + 0, 8, 0, 0, &ev);	/* first L1 line: hit */
+	CHECK_EQ_U64(ev.l1_miss, 0);
+	mon_sim_access(c, BASE + 32, 8, 0, 0, &ev);	/* second L1 line: hit */
+	CHECK_EQ_U64(ev.l1_miss, 0);
+	mon_sim_access(c, BASE + 64, 8, 0, 0, &ev);	/* third L1 line: L2 hit */
+	CHECK_EQ_U64(ev.l1_miss, 1);
+	CHECK_EQ_U64(ev.l2_miss, 0);
+	/* false sharing at 128-byte granularity: core 1 writes byte 100 */
+	mon_sim_access(mon_sim_core_get(s, 1, 1), BASE + 100, 4, 1, 0, &ev);
+	CHECK_EQ_U64(ev.inval_sent, 1);
+	mon_sim_access(c, BASE + 0, 8, 0, 0, &ev);
+	CHECK_EQ_U64(ev.coh, MON_SIM_COH_FALSE);
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+}
+
+/* ---- mailbox overflow: the victim reconciles with the directory ---- */
+static void test_resync(void)
+{
+	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	g.l2 = (struct mon_sim_cache_geom){ 2 * 1024 * 1024, 16, LINE, MON_SIM_LRU };
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
+	struct mon_sim_events ev;
+	struct mon_sim_totals t = { 0 };
+	const int n = 6000;	/* more than a mailbox holds */
+
+	for (int i = 0; i < n; i++)
+		mon_sim_access(c0, BASE + (uintptr_t)i * LINE, 8, 0, 0, &ev);
+	for (int i = 0; i < n; i++) {
+		mon_sim_access(c1, BASE + (uintptr_t)i * LINE, 8, 1, 0, &ev);
+		mon_sim_totals_add(&t, &ev);
+	}
+	CHECK_EQ_U64(t.inval_sent, n);
+	mon_sim_core_sync(c0, &ev);	/* drains 4096, reconciles the rest */
+	CHECK_EQ_U64(ev.inval_recv, n);
+	struct mon_sim_stats st;
+	mon_sim_get_stats(s, &st);
+	CHECK(st.ring_overflows > 0);
+	verify(s, __LINE__);
+	/* every line core 0 re-reads is a coherence miss */
+	t = (struct mon_sim_totals){ 0 };
+	for (int i = 0; i < n; i++) {
+		mon_sim_access(c0, BASE + (uintptr_t)i * LINE, 8, 0, 0, &ev);
+		mon_sim_totals_add(&t, &ev);
+	}
+	CHECK_EQ_U64(t.coh_true, n);
+	CHECK_EQ_U64(t.intervention, n);
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+}
+
+/* ---- determinism of a single-threaded pseudo-random trace ---- */
+static void run_random(const char *preset, struct mon_sim_totals *t)
+{
+	char err[256];
+	struct mon_sim_geom g;
+	CHECK(mon_sim_geom_load(preset, &g, err, sizeof(err)) == 0);
+	g.nr_cores = 4;
+	struct mon_sim *s = new_sim(&g);
+	uint64_t x = 88172645463325252ull;
+	struct mon_sim_events ev;
+	*t = (struct mon_sim_totals){ 0 };
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t core = (uint32_t)(x >> 60) & 3;
+		uintptr_t a = BASE + (x % (8u << 20));
+		mon_sim_access(mon_sim_core_get(s, core, core), a & ~(uintptr_t)7, 8, (x >> 40) % 4 == 0,
+			       0, &ev);
+		mon_sim_totals_add(t, &ev);
+	}
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+}
+
+static void test_determinism(void)
+{
+	static const char *presets[] = { "skylake-sp", "zen4", "r10000" };
+	for (size_t i = 0; i < 3; i++) {
+		struct mon_sim_totals a, b;
+		run_random(presets[i], &a);
+		run_random(presets[i], &b);
+		CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+		CHECK(a.l1_miss > 0 && a.coh_true + a.coh_false > 0);
+	}
+}
+
+/* ---- presets and config files ---- */
+static const char *write_tmp(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/ameba-sim-test-%d.conf", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void test_geometry(void)
+{
+	char err[512], buf[4096], buf2[4096];
+	struct mon_sim_geom g, h;
+
+	for (int i = 0; mon_sim_preset_names[i]; i++) {
+		int r = mon_sim_geom_load(mon_sim_preset_names[i], &g, err, sizeof(err));
+		if (r)
+			fprintf(stderr, "preset %s: %s\n", mon_sim_preset_names[i], err);
+		CHECK(r == 0);
+		CHECK_STR(g.name, mon_sim_preset_names[i]);
+		/* printing and re-reading gives the same geometry */
+		mon_sim_geom_format(&g, buf, sizeof(buf));
+		CHECK(mon_sim_geom_load("zen4", &h, err, sizeof(err)) == 0);
+		CHECK(mon_sim_geom_parse(buf, strlen(buf), "fmt", &h, err, sizeof(err)) == 0);
+		mon_sim_geom_format(&h, buf2, sizeof(buf2));
+		CHECK_STR(strchr(buf2, '\n'), strchr(buf, '\n'));
+	}
+	CHECK(mon_sim_geom_load("r10000", &g, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(g.l1d.sz_bytes, 32 * 1024);
+	CHECK_EQ_U64(g.l1d.assoc, 2);
+	CHECK_EQ_U64(g.l1d.line_bytes, 32);
+	CHECK_EQ_U64(g.l2.sz_bytes, 4 * 1024 * 1024);
+	CHECK_EQ_U64(g.l2.line_bytes, 128);
+	CHECK_EQ_U64(g.llc.sz_bytes, 0);
+	CHECK_EQ_U64(g.tlb1.nr_entries, 64);
+	CHECK_EQ_U64(g.tlb1.assoc, 64);
+	CHECK(strstr(buf, "l1d_size = ") != NULL);
+
+	/* a config file on top of a preset */
+	const char *p = write_tmp("# test\npreset = skylake-sp\nl1d_size = 64K  # bigger\n"
+				  "l1d_repl = plru\nnodes = 4\nlat_mem_remote = 999\n");
+	CHECK(mon_sim_geom_load(p, &g, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(g.l1d.sz_bytes, 64 * 1024);
+	CHECK_EQ_U64(g.l1d.repl, MON_SIM_PLRU);
+	CHECK_EQ_U64(g.nr_nodes, 4);
+	CHECK_EQ_U64(g.lat.mem_remote, 999);
+	CHECK_EQ_U64(g.l2.sz_bytes, 1024 * 1024);	/* from the preset */
+	CHECK_STR(g.name, p);
+
+	/* errors name the file, the line and the bad value */
+	static const struct { const char *text; int code; const char *want; int l; } bad[] = {
+		{ "preset = zen4\nl1d_size = 32Q\n", AMEBA_EPROTO, ":2: bad value '32Q' for l1d_size", __LINE__ },
+		{ "bogus = 1\n", AMEBA_EPROTO, ":1: unknown key 'bogus'", __LINE__ },
+		{ "\n\nl1d_size 32K\n", AMEBA_EPROTO, ":3: expected 'key = value'", __LINE__ },
+		{ "preset = pentium\n", AMEBA_ENOENT, ":1: unknown preset 'pentium'", __LINE__ },
+		{ "preset = zen4\nl1d_assoc = 3\n", AMEBA_EINVAL, "l1d_size = 32768: not a multiple", __LINE__ },
+		{ "preset = zen4\nl1d_assoc = 12\nl1d_size = 48K\nl1d_repl = plru\n", AMEBA_EINVAL,
+		  "plru needs a power-of-two", __LINE__ },
+		{ "preset = zen4\nl1d_repl = fifo\n", AMEBA_EPROTO, ":2: bad value 'fifo' for l1d_repl (expected lru or plru)", __LINE__ },
+		{ "preset = zen4\ncores = 65\n", AMEBA_EINVAL, "cores = 65", __LINE__ },
+		{ "preset = zen4\nllc_line = 128\n", AMEBA_EINVAL, "llc_line = 128 must equal", __LINE__ },
+		{ "preset = zen4\ntlb1_assoc = 5\n", AMEBA_EINVAL, "tlb1_entries = 72", __LINE__ },
+		{ "preset = zen4\nword_size = 3\n", AMEBA_EINVAL, "word_size = 3", __LINE__ },
+		{ "preset = zen4\ncores = 4K\n", AMEBA_EPROTO, "bad value '4K' for cores", __LINE__ },
+		{ "preset = zen4\nthree_c = yes\n", AMEBA_EPROTO, "bad value 'yes' for three_c", __LINE__ },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = write_tmp(bad[i].text);
+		err[0] = 0;
+		int r = mon_sim_geom_load(p, &g, err, sizeof(err));
+		CHECK_AT(bad[i].l, r == bad[i].code);
+		if (!strstr(err, bad[i].want) || !strstr(err, p))
+			fprintf(stderr, "%s:%d: error '%s' lacks '%s'\n", __FILE__, bad[i].l, err, bad[i].want);
+		CHECK_AT(bad[i].l, strstr(err, bad[i].want) != NULL);
+		CHECK_AT(bad[i].l, strstr(err, p) != NULL);
+	}
+	unlink(p);
+	CHECK(mon_sim_geom_load("/nonexistent/x.conf", &g, err, sizeof(err)) == AMEBA_ENOENT);
+	CHECK(strstr(err, "/nonexistent/x.conf") != NULL);
+	CHECK(mon_sim_geom_load("pentium", &g, err, sizeof(err)) == AMEBA_ENOENT);
+	CHECK(strstr(err, "unknown preset 'pentium'") != NULL);
+	/* host: whatever this machine has, it must validate */
+	CHECK(mon_sim_geom_load("host", &g, err, sizeof(err)) == 0);
+	CHECK(g.l1d.sz_bytes > 0 && g.nr_nodes >= 1);
+}
+
+int main(void)
+{
+	test_lru_order();
+	test_set_mapping();
+	test_writeback();
+	test_tlb();
+	test_coherence();
+	test_read_write_sharing();
+	test_numa();
+	test_3c();
+	test_3c_random();
+	test_plru();
+	test_latency();
+	test_span();
+	test_resync();
+	test_determinism();
+	test_geometry();
+	return check_done();
+}
