@@ -1,0 +1,990 @@
+/*
+ * dispatch_ops.c - the MRI ops: one handler per request "op", each
+ * validating its fields (through dispatch.c's helpers, so errors name the
+ * field, the bad value and the fix), calling the monitor through struct
+ * mri_monitor_ops and filling the result. docs/mri.md documents each.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ameba/ameba.h"
+#include "dispatch_int.h"
+
+/* ---- ops: session ---- */
+
+static cJSON *op_list(void);
+
+static int op_hello(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "client", NULL };
+	struct mri_disp *d = r->d;
+	struct mri_proc_rec p = { 0 };
+	const cJSON *c = mri_json_get(r->msg, "client");
+	const char *client = NULL;
+
+	if (mri_req_fields(r, r->msg, "hello", fields))
+		return r->code;
+	if (c && mri_req_str(r, c, "client", 256, &client))
+		return r->code;
+	if (d->hello)
+		return mri_req_fail(r, AMEBA_EPROTO, "hello was already answered (request id %" PRIu64
+			    "); a session says hello once", d->hello_id);
+	if (d->ops->process(d->ctx, &p))
+		return mri_req_fail(r, AMEBA_EIO, "cannot read the process facts");
+	if (mri_json_add(r->result, "server", cJSON_CreateString("ameba-rt")) ||
+	    mri_json_add(r->result, "runtime_version", cJSON_CreateString(AMEBA_VERSION_STRING)) ||
+	    mri_json_add(r->result, "protocol", cJSON_CreateNumber(MRI_PROTOCOL_VERSION)) ||
+	    mri_json_add(r->result, "pid", cJSON_CreateNumber(p.pid)) ||
+	    mri_json_add(r->result, "max_message_bytes", cJSON_CreateNumber(MRI_MSG_MAX)) ||
+	    mri_json_add(r->result, "ops", op_list()))
+		return mri_req_nomem(r);
+	d->hello = 1;
+	return 0;
+}
+
+static int op_ping(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+
+	return mri_req_fields(r, r->msg, "ping", fields);
+}
+
+static int op_bye(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+
+	if (mri_req_fields(r, r->msg, "bye", fields))
+		return r->code;
+	r->close = 1;
+	return 0;
+}
+
+static int op_process(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+	struct mri_disp *d = r->d;
+	struct mri_proc_rec p = { 0 };
+	cJSON *res = r->result;
+
+	if (mri_req_fields(r, r->msg, "process", fields))
+		return r->code;
+	if (d->ops->process(d->ctx, &p))
+		return mri_req_fail(r, AMEBA_EIO, "cannot read the process facts");
+	if (mri_json_add(res, "pid", cJSON_CreateNumber(p.pid)) ||
+	    mri_json_add(res, "program", cJSON_CreateString(p.program ? p.program : "")) ||
+	    mri_json_add(res, "runtime_version", cJSON_CreateString(AMEBA_VERSION_STRING)) ||
+	    mri_json_add(res, "protocol", cJSON_CreateNumber(MRI_PROTOCOL_VERSION)) ||
+	    mri_json_add(res, "nr_threads", mri_json_u64(p.nr_threads)) ||
+	    mri_json_add(res, "attached", cJSON_CreateBool(d->attached)) ||
+	    mri_json_add(res, "active", cJSON_CreateBool(p.active)) ||
+	    mri_json_add(res, "backend", p.backend ? cJSON_CreateString(p.backend) : cJSON_CreateNull()))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* ---- ops: discovery ---- */
+
+static int op_threads(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "offset", "limit", NULL };
+	struct mri_disp *d = r->d;
+	uint64_t off, lim;
+	uint32_t nr, id;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "threads", fields) ||
+	    mri_req_opt_uint(r, r->msg, "offset", 0, UINT32_MAX, 0, &off) ||
+	    mri_req_opt_uint(r, r->msg, "limit", 1, MRI_MAX_PAGE, 1024, &lim))
+		return r->code;
+	nr = d->ops->nr_threads(d->ctx);
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "threads", arr))
+		return mri_req_nomem(r);
+	for (id = (uint32_t)off; id < nr && lim > 0; id++) {
+		struct mri_thread_info t;
+		cJSON *o;
+
+		if (d->ops->thread(d->ctx, id, &t))
+			continue;	/* id reserved, thread not registered yet */
+		o = cJSON_CreateObject();
+		if (mri_json_push(arr, o) || mri_json_add(o, "id", mri_json_u64(t.id)) ||
+		    mri_json_add(o, "tid", cJSON_CreateNumber(t.tid)) ||
+		    mri_json_add(o, "exited", cJSON_CreateBool(t.exited)))
+			return mri_req_nomem(r);
+		lim--;
+	}
+	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr)) ||
+	    mri_json_add(r->result, "next_offset", id < nr ? mri_json_u64(id) : cJSON_CreateNull()))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+static cJSON *object_json(const struct mri_object *o)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	if (!j || mri_json_add(j, "id", mri_json_u64(o->id)) ||
+	    mri_json_add(j, "kind", cJSON_CreateString(mri_obj_kind_name(o->kind) ?: "other")) ||
+	    mri_json_add(j, "name", cJSON_CreateString(o->name ? o->name : "")) ||
+	    mri_json_add(j, "start", mri_json_hex(o->start)) || mri_json_add(j, "end", mri_json_hex(o->end)) ||
+	    mri_json_add(j, "size", mri_json_u64(o->sz_bytes)) ||
+	    mri_json_add(j, "site", mri_json_u64(o->site_id)) ||
+	    mri_json_add(j, "bin", o->bin_id == MRI_NO_BIN ? cJSON_CreateNull() : mri_json_u64(o->bin_id)) ||
+	    mri_json_add(j, "live", cJSON_CreateBool(o->live))) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+static int op_objects(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "offset", "limit", "kinds", "live",
+					      "name", NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *jk = mri_json_get(r->msg, "kinds"), *jn = mri_json_get(r->msg, "name"), *e;
+	const char *want_name = NULL;
+	uint64_t off, lim;
+	uint32_t kinds = 0, nr, id, scanned = 0, nr_kinds, k = 0;
+	size_t cost = 0;
+	int live_only;
+	char *name;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "objects", fields) ||
+	    mri_req_opt_uint(r, r->msg, "offset", 0, UINT32_MAX, 0, &off) ||
+	    mri_req_opt_uint(r, r->msg, "limit", 1, MRI_MAX_PAGE, 1024, &lim) ||
+	    mri_req_opt_bool(r, r->msg, "live", 0, &live_only))
+		return r->code;
+	if (jn && mri_req_str(r, jn, "name", MRI_NAME_MAX - 1, &want_name))
+		return r->code;
+	if (jk) {
+		if (mri_req_array(r, jk, "kinds", MRI_OBJ_NR_KINDS * 2, &nr_kinds))
+			return r->code;
+		cJSON_ArrayForEach(e, jk) {
+			char path[32], b[80];
+			const char *s;
+			int m;
+
+			snprintf(path, sizeof(path), "kinds[%u]", k++);
+			if (mri_req_str(r, e, path, 16, &s))
+				return r->code;
+			for (m = 0; m < MRI_OBJ_NR_KINDS; m++)
+				if (!strcmp(s, mri_obj_kind_name(m)))
+					break;
+			if (m == MRI_OBJ_NR_KINDS)
+				return mri_req_fail(r, AMEBA_EINVAL, "%s: unknown kind %s (known: global, heap, "
+					    "mmap, stack, tls, other)", path, mri_json_show(e, b, sizeof(b)));
+			kinds |= 1u << m;
+		}
+	}
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "objects", arr))	/* consumes arr either way */
+		return mri_req_nomem(r);
+	name = malloc(MRI_NAME_MAX);
+	if (!name)
+		return mri_req_nomem(r);
+	nr = d->ops->nr_objects(d->ctx);
+	for (id = (uint32_t)off; id < nr && lim > 0; id++) {
+		struct mri_object o;
+		cJSON *j;
+
+		/* Bound the work of one request: the reply says where to go on. */
+		if (++scanned > MRI_OBJECT_SCAN || cost > MRI_REPLY_BUDGET)
+			break;
+		if (d->ops->object(d->ctx, id, &o, NULL))
+			continue;
+		if ((kinds && !(kinds & 1u << o.kind)) || (live_only && !o.live))
+			continue;
+		if (d->ops->object(d->ctx, id, &o, name))
+			continue;
+		if (want_name && strcmp(want_name, o.name ? o.name : ""))
+			continue;
+		j = object_json(&o);
+		if (!j || mri_json_push(arr, j)) {
+			free(name);
+			return mri_req_nomem(r);
+		}
+		cost += 160 + mri_json_str_cost(o.name);
+		lim--;
+	}
+	free(name);
+	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr)) ||
+	    mri_json_add(r->result, "next_offset", id < nr ? mri_json_u64(id) : cJSON_CreateNull()))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+static int op_bins(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "offset", "limit", NULL };
+	struct mri_disp *d = r->d;
+	uint64_t off, lim;
+	uint32_t nr, id;
+	size_t cost = 0;
+	char *name;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "bins", fields) ||
+	    mri_req_opt_uint(r, r->msg, "offset", 0, UINT32_MAX, 0, &off) ||
+	    mri_req_opt_uint(r, r->msg, "limit", 1, MRI_MAX_PAGE, 1024, &lim))
+		return r->code;
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "bins", arr))
+		return mri_req_nomem(r);
+	name = malloc(MRI_NAME_MAX);
+	if (!name)
+		return mri_req_nomem(r);
+	nr = d->ops->nr_bins(d->ctx);
+	for (id = (uint32_t)off; id < nr && lim > 0 && cost <= MRI_REPLY_BUDGET; id++) {
+		struct mri_bin b;
+		cJSON *o;
+
+		if (d->ops->bin(d->ctx, id, &b, name))
+			continue;
+		o = cJSON_CreateObject();
+		if (mri_json_push(arr, o) || mri_json_add(o, "id", mri_json_u64(b.id)) ||
+		    mri_json_add(o, "name", cJSON_CreateString(b.name ? b.name : "")) ||
+		    mri_json_add(o, "nr_objects", mri_json_u64(b.nr_objects)) ||
+		    mri_json_add(o, "size", mri_json_u64(b.sz_bytes))) {
+			free(name);
+			return mri_req_nomem(r);
+		}
+		cost += 80 + mri_json_str_cost(b.name);
+		lim--;
+	}
+	free(name);
+	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr)) ||
+	    mri_json_add(r->result, "next_offset", id < nr ? mri_json_u64(id) : cJSON_CreateNull()))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* No region is tracked yet (function and OpenMP regions come with a later
+ * runtime): the list is honestly empty. */
+static int op_regions(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+
+	if (mri_req_fields(r, r->msg, "regions", fields))
+		return r->code;
+	if (mri_json_add(r->result, "regions", cJSON_CreateArray()))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* Is metric m provided by the backend in use? */
+int mri_backend_has(const struct mri_backend_rec *b, int m)
+{
+	for (uint32_t i = 0; i < b->nr_metrics; i++)
+		if (b->metrics[i] == m)
+			return 1;
+	return 0;
+}
+
+int mri_disp_backend_rec(struct mri_disp *d, struct mri_backend_rec *b)
+{
+	memset(b, 0, sizeof(*b));
+	if (d->ops->backend(d->ctx, b))
+		memset(b, 0, sizeof(*b));
+	if (b->nr_metrics > AMEBA_M_NR)
+		b->nr_metrics = AMEBA_M_NR;
+	return 0;
+}
+
+static int op_metrics(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+	struct mri_backend_rec b;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "metrics", fields))
+		return r->code;
+	mri_disp_backend_rec(r->d, &b);
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "metrics", arr))
+		return mri_req_nomem(r);
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		const struct ameba_metric_info *mi = ameba_metric_info(m);
+		cJSON *o = cJSON_CreateObject();
+
+		if (mri_json_push(arr, o) || mri_json_add(o, "name", cJSON_CreateString(mi->name)) ||
+		    mri_json_add(o, "unit", cJSON_CreateString(mi->unit)) ||
+		    mri_json_add(o, "desc", cJSON_CreateString(mi->desc)) ||
+		    mri_json_add(o, "available",
+				 cJSON_CreateBool(r->d->attached && mri_backend_has(&b, m))))
+			return mri_req_nomem(r);
+	}
+	return 0;
+}
+
+static cJSON *metric_names(const struct mri_backend_rec *b)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (uint32_t i = 0; a && i < b->nr_metrics; i++) {
+		const struct ameba_metric_info *mi = ameba_metric_info(b->metrics[i]);
+
+		if (mi && mri_json_push(a, cJSON_CreateString(mi->name))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* "sim, count" */
+static const char *backend_list(struct mri_disp *d, char *buf, size_t len)
+{
+	const char *names[MRI_MAX_BACKENDS];
+	uint32_t n = d->ops->backends(d->ctx, names, MRI_MAX_BACKENDS);
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && i < MRI_MAX_BACKENDS && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", names[i]);
+	return buf;
+}
+
+static int op_backend(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+	struct mri_disp *d = r->d;
+	const char *names[MRI_MAX_BACKENDS];
+	struct mri_backend_rec b;
+	uint32_t n;
+	cJSON *all;
+
+	if (mri_req_fields(r, r->msg, "backend", fields))
+		return r->code;
+	all = cJSON_CreateArray();
+	if (mri_json_add(r->result, "backends", all))	/* consumes all either way */
+		return mri_req_nomem(r);
+	mri_disp_backend_rec(d, &b);
+	n = d->ops->backends(d->ctx, names, MRI_MAX_BACKENDS);
+	for (uint32_t i = 0; i < n && i < MRI_MAX_BACKENDS; i++)
+		if (mri_json_push(all, cJSON_CreateString(names[i])))
+			return mri_req_nomem(r);
+	if (mri_json_add(r->result, "name", b.name ? cJSON_CreateString(b.name) : cJSON_CreateNull()) ||
+	    mri_json_add(r->result, "attached", cJSON_CreateBool(d->attached)) ||
+	    mri_json_add(r->result, "metrics", metric_names(&b)) ||
+	    mri_json_add(r->result, "geometry",
+			 cJSON_CreateString(b.geometry ? b.geometry : "not applicable")))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* ---- ops: attach ---- */
+
+static int op_attach(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "backend", NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *jb = mri_json_get(r->msg, "backend");
+	const char *want = NULL, *chosen = NULL;
+	struct mri_backend_rec b;
+	char list[128];
+	int err;
+
+	if (mri_req_fields(r, r->msg, "attach", fields))
+		return r->code;
+	if (jb && mri_json_type(jb) != cJSON_NULL && mri_req_str(r, jb, "backend", 32, &want))
+		return r->code;
+	if (d->attached)
+		return mri_req_fail(r, AMEBA_EINVAL, "already attached (backend %s); detach first",
+			    d->backend ? d->backend : "?");
+	err = d->ops->attach(d->ctx, want, &chosen);
+	if (err == AMEBA_ENOENT)
+		return mri_req_fail(r, err, "backend: unknown backend \"%s\"; this runtime has: %s", want,
+			    backend_list(d, list, sizeof(list)));
+	if (err == AMEBA_EBUSY) {
+		mri_disp_backend_rec(d, &b);
+		return mri_req_fail(r, err, "backend: \"%s\" cannot start: backend %s already runs in this "
+			    "process (one backend per process lifetime); attach with \"backend\":\"%s\" "
+			    "or without a backend", want ? want : "", b.name ? b.name : "?",
+			    b.name ? b.name : "?");
+	}
+	if (err)
+		return mri_req_fail(r, err, "cannot start backend %s: %s", want ? want : "(default)",
+			    ameba_strerror(err));
+	d->attached = 1;
+	d->backend = chosen;
+	mri_disp_backend_rec(d, &b);
+	if (mri_json_add(r->result, "backend", cJSON_CreateString(chosen ? chosen : "")) ||
+	    mri_json_add(r->result, "metrics", metric_names(&b)))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* Stops what the session runs on the monitor (experiment, samples). */
+void mri_disp_quiesce(struct mri_disp *d)
+{
+	if (d->exp_on) {
+		d->ops->cond_arm(d->ctx, NULL, 0, NULL);
+		mri_disp_forget_experiment(d);
+	}
+	if (d->samples_on) {
+		d->ops->sample_arm(d->ctx, 0, 0, 0, 0);
+		d->samples_on = 0;
+	}
+}
+
+static int op_detach(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+	struct mri_disp *d = r->d;
+
+	if (mri_req_fields(r, r->msg, "detach", fields))
+		return r->code;
+	if (!d->attached)
+		return mri_req_fail(r, AMEBA_EINVAL, "not attached");
+	mri_disp_quiesce(d);
+	d->ops->detach(d->ctx);
+	d->attached = 0;
+	d->backend = NULL;
+	return 0;
+}
+
+/* ---- ops: experiments ---- */
+
+/* Parsed counters of a start request; arrays owned here. */
+struct counters {
+	uint32_t nr;
+	struct mri_cond *c;
+	struct mri_range *ranges;	/* all counters' ranges, back to back */
+	uint32_t *threads;
+	uint32_t nr_ranges, nr_threads;
+};
+
+static void counters_free(struct counters *cs)
+{
+	free(cs->c);
+	free(cs->ranges);
+	free(cs->threads);
+}
+
+/* First pass: sizes, so that one allocation holds every range. */
+static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *cs)
+{
+	static const char *const fields[] = { "metric", "ranges", "objects", "threads", NULL };
+	const cJSON *e;
+	uint32_t i = 0;
+	uint64_t ranges = 0, threads = 0;
+
+	cJSON_ArrayForEach(e, jc) {
+		char path[48];
+		uint32_t n;
+		const cJSON *x;
+		char b[80];
+
+		snprintf(path, sizeof(path), "counters[%u]", i++);
+		if (mri_json_type(e) != cJSON_Object)
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: %s is not an object such as "
+				    "{\"metric\":\"mem_ref\",\"objects\":[17]}", path, mri_json_show(e, b, sizeof(b)));
+		if (mri_req_fields(r, e, path, fields))
+			return r->code;
+		if ((x = mri_json_get(e, "ranges"))) {
+			char p2[64];
+
+			snprintf(p2, sizeof(p2), "%s.ranges", path);
+			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
+				return r->code;
+			ranges += n;
+		}
+		if ((x = mri_json_get(e, "objects"))) {
+			char p2[64];
+
+			snprintf(p2, sizeof(p2), "%s.objects", path);
+			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
+				return r->code;
+			ranges += n;
+		}
+		if ((x = mri_json_get(e, "threads"))) {
+			char p2[64];
+
+			snprintf(p2, sizeof(p2), "%s.threads", path);
+			if (mri_req_array(r, x, p2, MRI_MAX_THREAD_IDS, &n))
+				return r->code;
+			threads += n;
+		}
+		if (ranges > MRI_MAX_RANGES)
+			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u ranges and objects in one "
+				    "experiment; measure fewer places at once", MRI_MAX_RANGES);
+		if (threads > MRI_MAX_THREAD_IDS)
+			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u thread ids in one experiment",
+				    MRI_MAX_THREAD_IDS);
+	}
+	cs->nr_ranges = (uint32_t)ranges;
+	cs->nr_threads = (uint32_t)threads;
+	return 0;
+}
+
+static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const struct mri_backend_rec *b,
+			 struct counters *cs, uint32_t *ro, uint32_t *to)
+{
+	struct mri_disp *d = r->d;
+	struct mri_cond *c = &cs->c[i];
+	const cJSON *jm = mri_json_get(e, "metric"), *x, *y;
+	const char *mname;
+	char path[96], b2[80];
+	uint32_t k, nr_listed = 0;
+	int m, had_where = 0;
+
+	snprintf(path, sizeof(path), "counters[%u].metric", i);
+	if (!jm)
+		return mri_req_fail(r, AMEBA_EINVAL, "%s is missing (e.g. \"mem_ref\"; see `ameba list metrics`)",
+			    path);
+	if (mri_req_str(r, jm, path, 64, &mname))
+		return r->code;
+	m = ameba_metric_by_name(mname);
+	if (m < 0)
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: unknown metric %s; see `ameba list metrics`", path,
+			    mri_json_show(jm, b2, sizeof(b2)));
+	if (!mri_backend_has(b, m)) {
+		char list[512];
+		size_t o = 0;
+
+		list[0] = '\0';
+		for (uint32_t j = 0; j < b->nr_metrics && o < sizeof(list); j++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "",
+					      ameba_metric_info(b->metrics[j])->name);
+		return mri_req_fail(r, AMEBA_ENOTSUP, "%s: backend %s does not provide %s (it provides: %s)",
+			    path, b->name ? b->name : "?", mname, list);
+	}
+	c->metric = m;
+	c->ranges = cs->ranges + *ro;
+	c->threads = cs->threads + *to;
+
+	k = 0;
+	if ((x = mri_json_get(e, "ranges"))) {
+		had_where = 1;
+		cJSON_ArrayForEach(y, x) {
+			struct mri_range *rg = &cs->ranges[*ro];
+			char p[112];
+
+			snprintf(path, sizeof(path), "counters[%u].ranges[%u]", i, k++);
+			if (mri_json_type(y) != cJSON_Array || !y->child || !y->child->next ||
+			    y->child->next->next)
+				return mri_req_fail(r, AMEBA_EINVAL, "%s: %s is not a pair [start, end] such as "
+					    "[\"0x1000\", \"0x2000\"]", path, mri_json_show(y, b2, sizeof(b2)));
+			snprintf(p, sizeof(p), "%s[0]", path);
+			if (mri_req_addr(r, y->child, p, &rg->start))
+				return r->code;
+			snprintf(p, sizeof(p), "%s[1]", path);
+			if (mri_req_addr(r, y->child->next, p, &rg->end))
+				return r->code;
+			if (rg->start >= rg->end)
+				return mri_req_fail(r, AMEBA_EINVAL, "%s: start 0x%" PRIx64 " is not below end 0x%"
+					    PRIx64 " (a range is [start, end))", path, rg->start, rg->end);
+			(*ro)++;
+			c->nr_ranges++;
+			nr_listed++;
+		}
+	}
+	if ((x = mri_json_get(e, "objects"))) {
+		uint32_t nr_obj = d->ops->nr_objects(d->ctx);
+
+		had_where = 1;
+		k = 0;
+		cJSON_ArrayForEach(y, x) {
+			struct mri_object o;
+			uint64_t id;
+
+			snprintf(path, sizeof(path), "counters[%u].objects[%u]", i, k++);
+			if (mri_req_uint(r, y, path, 0, UINT32_MAX, &id))
+				return r->code;
+			if (id >= nr_obj || d->ops->object(d->ctx, (uint32_t)id, &o, NULL))
+				return mri_req_fail(r, AMEBA_ENOENT, "%s: no object %" PRIu64 " (the target has "
+					    "%u; list them with the objects op)", path, id, nr_obj);
+			nr_listed++;
+			if (o.start >= o.end)
+				continue;	/* an empty object covers no address */
+			cs->ranges[*ro].start = o.start;
+			cs->ranges[*ro].end = o.end;
+			(*ro)++;
+			c->nr_ranges++;
+		}
+	}
+	/* The monitor reads "no ranges" as "everywhere": an empty where-set
+	 * must not turn into the total. */
+	if (had_where && c->nr_ranges == 0) {
+		snprintf(path, sizeof(path), "counters[%u]", i);
+		if (nr_listed)
+			return mri_req_fail(r, AMEBA_EINVAL, "%s.objects: every object named is empty (size "
+				    "0); such a counter would count nothing", path);
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty \"ranges\"/\"objects\" list counts "
+			    "nothing; leave both out to count the whole address space", path);
+	}
+	k = 0;
+	if ((x = mri_json_get(e, "threads"))) {
+		cJSON_ArrayForEach(y, x) {
+			uint64_t t;
+
+			snprintf(path, sizeof(path), "counters[%u].threads[%u]", i, k++);
+			if (mri_req_uint(r, y, path, 0, UINT32_MAX - 1, &t))
+				return r->code;
+			cs->threads[(*to)++] = (uint32_t)t;
+			c->nr_threads++;
+		}
+		if (k == 0) {
+			snprintf(path, sizeof(path), "counters[%u].threads", i);
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty list counts no thread; leave it out "
+				    "to count every thread", path);
+		}
+	}
+	return 0;
+}
+
+static int op_start(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "counters", "interval_ms", NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *jc = mri_json_get(r->msg, "counters"), *e;
+	struct counters cs = { 0 };
+	struct mri_backend_rec b;
+	uint64_t interval, gen = 0;
+	uint32_t i = 0, ro = 0, to = 0;
+	int err;
+
+	if (mri_req_fields(r, r->msg, "start", fields) ||
+	    mri_req_opt_uint(r, r->msg, "interval_ms", 0, MAX_INTERVAL_MS, 0, &interval))
+		return r->code;
+	if (interval && interval < MIN_INTERVAL_MS)
+		return mri_req_fail(r, AMEBA_ERANGE, "interval_ms: %" PRIu64 " is below the minimum of %d ms "
+			    "(0 turns interval events off)", interval, MIN_INTERVAL_MS);
+	if (!d->attached)
+		return mri_req_fail(r, AMEBA_EINVAL, "not attached: send attach before start");
+	if (d->exp_on)
+		return mri_req_fail(r, AMEBA_EBUSY, "experiment %" PRIu64 " is running; stop it first "
+			    "(one experiment at a time)", d->exp_id);
+	if (!jc)
+		return mri_req_fail(r, AMEBA_EINVAL, "counters is missing: a list such as "
+			    "[{\"metric\":\"mem_ref\"}]");
+	if (mri_req_array(r, jc, "counters", MRI_MAX_COUNTERS, &cs.nr))
+		return r->code;
+	if (cs.nr == 0)
+		return mri_req_fail(r, AMEBA_EINVAL, "counters: the list is empty; give at least one counter");
+	if (count_counters(r, jc, &cs))
+		return r->code;
+	cs.c = calloc(cs.nr, sizeof(*cs.c));
+	cs.ranges = calloc(cs.nr_ranges + 1, sizeof(*cs.ranges));
+	cs.threads = calloc(cs.nr_threads + 1, sizeof(*cs.threads));
+	if (!cs.c || !cs.ranges || !cs.threads) {
+		counters_free(&cs);
+		return mri_req_nomem(r);
+	}
+	mri_disp_backend_rec(d, &b);
+	cJSON_ArrayForEach(e, jc) {
+		if (parse_counter(r, e, i++, &b, &cs, &ro, &to)) {
+			counters_free(&cs);
+			return r->code;
+		}
+	}
+	d->exp_prev = calloc(cs.nr, sizeof(*d->exp_prev));
+	d->exp_cur = calloc(cs.nr, sizeof(*d->exp_cur));
+	if (!d->exp_prev || !d->exp_cur) {
+		mri_disp_forget_experiment(d);
+		counters_free(&cs);
+		return mri_req_nomem(r);
+	}
+	err = d->ops->cond_arm(d->ctx, cs.c, cs.nr, &gen);
+	counters_free(&cs);
+	if (err) {
+		mri_disp_forget_experiment(d);
+		return mri_req_fail(r, err, "the monitor refused the counters: %s", ameba_strerror(err));
+	}
+	d->exp_on = 1;
+	d->exp_id = gen;
+	d->exp_nr = i;
+	d->exp_seq = 0;
+	d->exp_prev_ns = d->ops->now_ns(d->ctx);
+	d->interval_ms = (uint32_t)interval;
+	d->next_tick_ns = interval ? d->exp_prev_ns + interval * 1000000ull : UINT64_MAX;
+	if (mri_json_add(r->result, "experiment", mri_json_u64(gen)) ||
+	    mri_json_add(r->result, "nr_counters", mri_json_u64(d->exp_nr)) ||
+	    mri_json_add(r->result, "t_ns", mri_json_u64(d->exp_prev_ns)))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+/* The experiment field of read / stop must name the running experiment. */
+static int want_experiment(struct mri_req *r)
+{
+	struct mri_disp *d = r->d;
+	const cJSON *je = mri_json_get(r->msg, "experiment");
+	uint64_t id;
+
+	if (!je)
+		return mri_req_fail(r, AMEBA_EINVAL, "experiment is missing: the id that start returned");
+	if (mri_req_uint(r, je, "experiment", 0, MAX_INTEGER, &id))
+		return r->code;
+	if (!d->exp_on)
+		return mri_req_fail(r, AMEBA_ENOENT, "experiment: no experiment is running; send start first");
+	if (id != d->exp_id)
+		return mri_req_fail(r, AMEBA_ENOENT, "experiment: %" PRIu64 " is not running (experiment %"
+			    PRIu64 " is)", id, d->exp_id);
+	return 0;
+}
+
+static int op_read(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "experiment", "threads", NULL };
+	struct mri_disp *d = r->d;
+	int per_thread, err;
+	cJSON *o;
+
+	if (mri_req_fields(r, r->msg, "read", fields) || mri_req_opt_bool(r, r->msg, "threads", 0, &per_thread) ||
+	    want_experiment(r))
+		return r->code;
+	if (per_thread) {
+		/* Rows of up to nr values for every thread: keep the reply whole. */
+		uint64_t cost = (uint64_t)d->ops->nr_threads(d->ctx) * (d->exp_nr * 21ull + 24);
+
+		if (cost > MRI_REPLY_BUDGET)
+			return mri_req_fail(r, AMEBA_ERANGE, "threads: %u counters for %u threads do not fit "
+				    "in one reply; read totals (\"threads\":false) or use fewer counters",
+				    d->exp_nr, d->ops->nr_threads(d->ctx));
+	}
+	o = mri_disp_read_now(d, per_thread, &err);
+	if (!o)
+		return mri_req_fail(r, err, "cannot read experiment %" PRIu64 ": %s", d->exp_id,
+			    ameba_strerror(err));
+	cJSON_Delete(r->result);
+	r->result = o;
+	return 0;
+}
+
+static int op_stop(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "experiment", NULL };
+	struct mri_disp *d = r->d;
+	int err;
+	cJSON *o;
+
+	if (mri_req_fields(r, r->msg, "stop", fields) || want_experiment(r))
+		return r->code;
+	o = mri_disp_read_now(d, 0, &err);
+	d->ops->cond_arm(d->ctx, NULL, 0, NULL);
+	mri_disp_forget_experiment(d);
+	if (!o)
+		return mri_req_fail(r, err, "experiment stopped, but its last reading failed: %s",
+			    ameba_strerror(err));
+	cJSON_Delete(r->result);
+	r->result = o;
+	return 0;
+}
+
+/* ---- ops: samples ---- */
+
+static int op_samples_start(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "metric", "period", "random", "seed",
+					      NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *jm = mri_json_get(r->msg, "metric"), *jp = mri_json_get(r->msg, "period");
+	struct mri_backend_rec b;
+	uint64_t period, seed;
+	const char *mname;
+	int randomized, m, err;
+	char b2[80];
+
+	if (mri_req_fields(r, r->msg, "samples_start", fields) ||
+	    mri_req_opt_bool(r, r->msg, "random", 0, &randomized) ||
+	    mri_req_opt_uint(r, r->msg, "seed", 0, MAX_INTEGER, 1, &seed))
+		return r->code;
+	if (!jm)
+		return mri_req_fail(r, AMEBA_EINVAL, "metric is missing (e.g. \"l1d_miss\")");
+	if (mri_req_str(r, jm, "metric", 64, &mname))
+		return r->code;
+	if (!jp)
+		return mri_req_fail(r, AMEBA_EINVAL, "period is missing: deliver every period-th event "
+			    "(a prime such as 10007 avoids aliasing with loop strides)");
+	if (mri_req_uint(r, jp, "period", 1, 1ull << 40, &period))
+		return r->code;
+	if (!d->attached)
+		return mri_req_fail(r, AMEBA_EINVAL, "not attached: send attach before samples_start");
+	m = ameba_metric_by_name(mname);
+	if (m < 0)
+		return mri_req_fail(r, AMEBA_EINVAL, "metric: unknown metric %s; see `ameba list metrics`",
+			    mri_json_show(jm, b2, sizeof(b2)));
+	mri_disp_backend_rec(d, &b);
+	if (!mri_backend_has(&b, m))
+		return mri_req_fail(r, AMEBA_ENOTSUP, "metric: backend %s does not provide %s",
+			    b.name ? b.name : "?", mname);
+	err = d->ops->sample_arm(d->ctx, m, period, randomized, seed);
+	if (err)
+		return mri_req_fail(r, err, "the monitor refused the sample stream: %s", ameba_strerror(err));
+	d->samples_on = 1;
+	d->sample_metric = m;
+	return 0;
+}
+
+static int op_samples_read(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "max", NULL };
+	struct mri_disp *d = r->d;
+	struct mri_sample *buf;
+	uint64_t max, lost = 0;
+	uint32_t n;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "samples_read", fields) ||
+	    mri_req_opt_uint(r, r->msg, "max", 1, MRI_MAX_SAMPLES, 1024, &max))
+		return r->code;
+	if (!d->samples_on)
+		return mri_req_fail(r, AMEBA_ENOENT, "no sample stream is running; send samples_start first");
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "samples", arr))
+		return mri_req_nomem(r);
+	buf = calloc(max, sizeof(*buf));
+	if (!buf)
+		return mri_req_nomem(r);
+	n = d->ops->sample_drain(d->ctx, buf, (uint32_t)max, &lost);
+	for (uint32_t i = 0; i < n && i < max; i++) {
+		cJSON *s = cJSON_CreateArray();
+
+		if (mri_json_push(arr, s) || mri_json_push(s, mri_json_hex(buf[i].addr)) ||
+		    mri_json_push(s, mri_json_hex(buf[i].pc)) ||
+		    mri_json_push(s, mri_json_u64(buf[i].thread_id)) ||
+		    mri_json_push(s, mri_json_u64(buf[i].weight))) {
+			free(buf);
+			return mri_req_nomem(r);
+		}
+	}
+	free(buf);
+	if (mri_json_add(r->result, "metric",
+			 cJSON_CreateString(ameba_metric_info(d->sample_metric)->name)) ||
+	    mri_json_add(r->result, "lost", mri_json_u64(lost)))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+static int op_samples_stop(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", NULL };
+	struct mri_disp *d = r->d;
+
+	if (mri_req_fields(r, r->msg, "samples_stop", fields))
+		return r->code;
+	if (!d->samples_on)
+		return mri_req_fail(r, AMEBA_ENOENT, "no sample stream is running");
+	d->ops->sample_arm(d->ctx, 0, 0, 0, 0);
+	d->samples_on = 0;
+	return 0;
+}
+
+/* ---- ops: events ---- */
+
+/* Takes the current threads as known: events are about what happens next. */
+static int thread_snapshot(struct mri_disp *d)
+{
+	uint32_t nr = d->ops->nr_threads(d->ctx);
+
+	if (nr > d->thr_cap) {
+		uint32_t cap = nr + 1024;
+		uint8_t *g = realloc(d->thr_gone, cap);
+
+		if (!g)
+			return AMEBA_ENOMEM;
+		memset(g + d->thr_cap, 0, cap - d->thr_cap);
+		d->thr_gone = g;
+		d->thr_cap = cap;
+	}
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mri_thread_info t;
+
+		if (d->ops->thread(d->ctx, id, &t) == 0) {
+			d->thr_gone[id] = (uint8_t)(t.exited != 0);
+		} else {
+			nr = id;	/* not registered yet: announce it when it is */
+			break;
+		}
+	}
+	d->thr_seen = nr;
+	d->thr_scan = 0;
+	d->thr_scanned = 0;
+	d->next_thr_ns = d->ops->now_ns(d->ctx) + THREAD_POLL_NS;
+	return 0;
+}
+
+static int op_subscribe(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "events", NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *je = mri_json_get(r->msg, "events"), *e;
+	unsigned subs = 0;
+	uint32_t n, k = 0;
+	cJSON *arr;
+
+	if (mri_req_fields(r, r->msg, "subscribe", fields))
+		return r->code;
+	if (!je)
+		return mri_req_fail(r, AMEBA_EINVAL, "events is missing: a list such as [\"threads\"]");
+	if (mri_req_array(r, je, "events", 8, &n))
+		return r->code;
+	cJSON_ArrayForEach(e, je) {
+		char path[32], b[80];
+		const char *s;
+
+		snprintf(path, sizeof(path), "events[%u]", k++);
+		if (mri_req_str(r, e, path, 16, &s))
+			return r->code;
+		if (!strcmp(s, "threads"))
+			subs |= MRI_SUB_THREADS;
+		else if (!strcmp(s, "regions"))
+			subs |= MRI_SUB_REGIONS;
+		else
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: unknown event %s (known: threads, regions; "
+				    "interval and exit events are always sent)", path,
+				    mri_json_show(e, b, sizeof(b)));
+	}
+	if ((subs & MRI_SUB_THREADS) && !(d->subs & MRI_SUB_THREADS) && thread_snapshot(d))
+		return mri_req_nomem(r);
+	d->subs = subs;
+	arr = cJSON_CreateArray();
+	if (mri_json_add(r->result, "events", arr) ||
+	    ((subs & MRI_SUB_THREADS) && mri_json_push(arr, cJSON_CreateString("threads"))) ||
+	    ((subs & MRI_SUB_REGIONS) && mri_json_push(arr, cJSON_CreateString("regions"))))
+		return mri_req_nomem(r);
+	return 0;
+}
+
+
+const struct mri_op_entry mri_disp_ops[] = {
+	{ "hello", op_hello },
+	{ "ping", op_ping },
+	{ "process", op_process },
+	{ "threads", op_threads },
+	{ "objects", op_objects },
+	{ "bins", op_bins },
+	{ "regions", op_regions },
+	{ "metrics", op_metrics },
+	{ "backend", op_backend },
+	{ "attach", op_attach },
+	{ "detach", op_detach },
+	{ "start", op_start },
+	{ "read", op_read },
+	{ "stop", op_stop },
+	{ "samples_start", op_samples_start },
+	{ "samples_read", op_samples_read },
+	{ "samples_stop", op_samples_stop },
+	{ "subscribe", op_subscribe },
+	{ "bye", op_bye },
+};
+
+const size_t mri_disp_nr_ops = sizeof(mri_disp_ops) / sizeof(mri_disp_ops[0]);
+
+static cJSON *op_list(void)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < mri_disp_nr_ops; i++)
+		if (mri_json_push(a, cJSON_CreateString(mri_disp_ops[i].name))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+

@@ -1,0 +1,378 @@
+/*
+ * mri.h - the Monitoring Request Interface (MRI): how a tool asks ameba's
+ * monitor *what* to count (a metric), *where* (address ranges, objects), for
+ * *whom* (threads) and *when* (experiments), after Kereku & Gerndt's MRI for
+ * the EPC monitor (design.md section 6).
+ *
+ * One API, two ways to reach a monitor:
+ *   mri_open_pid()    a running program built with `ameba cc`, through its
+ *                     MRI socket (the wire protocol of docs/mri.md)
+ *   mri_open_local()  the monitor of the calling process itself (only in a
+ *                     program linked with libameba-rt); requests run the
+ *                     same dispatcher in-process, without a socket
+ *
+ * Conventions:
+ *  - The opaque session handle comes first in every call. Functions return 0
+ *    (or a non-negative count where stated) on success and a negative
+ *    AMEBA_E* code on failure; ameba_strerror() names the code and
+ *    mri_errmsg() gives the whole story of the last failure (the server's
+ *    message names the bad field and value).
+ *  - Ranges are half-open [start, end).
+ *  - Strings and arrays inside results belong to the session and stay valid
+ *    until the next call of the same function on the session (an event's
+ *    until the next mri_next_event) or mri_close(). Copy what you keep.
+ *  - A session is used by one thread at a time.
+ *  - Counter values are exact 64-bit integers on the wire; this library
+ *    reads them exactly up to 2^53 (about 104 days of a billion events per
+ *    second).
+ *
+ * A typical session:
+ *
+ *     struct mri_session *s;
+ *     if (mri_open_pid(&s, pid, 5000)) { fprintf(stderr, "%s\n", mri_errmsg(s)); ... }
+ *     mri_attach(s, NULL);                           // start the default backend
+ *     struct mri_counter c[2] = {
+ *         { .metric = AMEBA_M_L1D_MISS, .nr_objects = 1, .objects = &grid_id },
+ *         { .metric = AMEBA_M_L1D_MISS },            // everything: the total
+ *     };
+ *     uint64_t exp;
+ *     mri_experiment_start(s, c, 2, 0, &exp);
+ *     ... wait ...
+ *     struct mri_reading r;
+ *     mri_experiment_read(s, exp, 0, &r);            // r.values[i], r.deltas[i]
+ *     mri_experiment_stop(s, exp, NULL);
+ *     mri_detach(s);                                 // the target is dormant again
+ *     mri_close(s);
+ */
+#ifndef AMEBA_MRI_H
+#define AMEBA_MRI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ameba/ameba.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MRI_PROTOCOL_VERSION 1
+
+struct mri_session;
+
+/* ---- sessions ---- */
+
+/*
+ * Connects to the MRI server of process pid. The socket is looked for in the
+ * target's $XDG_RUNTIME_DIR/ameba/PID.sock (read from /proc/PID/environ),
+ * then the caller's $XDG_RUNTIME_DIR/ameba/, then /tmp/ameba-UID/ for the
+ * target's and the caller's uid. timeout_ms bounds connecting and every later
+ * request (-1: no limit; mri_set_timeout changes it).
+ *
+ * Like sqlite3_open, *out receives a session even when the call fails (unless
+ * memory ran out, then *out is NULL): read mri_errmsg(*out), then
+ * mri_close(*out). Errors: AMEBA_ENOENT (no such process, or no socket: not
+ * built with ameba cc, or AMEBA_MRI=0), AMEBA_EPERM (another user's process,
+ * or refused by the server), AMEBA_EBUSY (another client is attached),
+ * AMEBA_EABI (the server speaks another protocol version), AMEBA_ETIMEDOUT,
+ * AMEBA_EIO.
+ */
+AMEBA_API int mri_open_pid(struct mri_session **out, pid_t pid, int timeout_ms);
+
+/* Like mri_open_pid, for an explicit socket path. */
+AMEBA_API int mri_open_path(struct mri_session **out, const char *socket_path, int timeout_ms);
+
+/*
+ * Opens a session on the calling process's own monitor. Only one session
+ * (local or remote) can be open on a process at a time: AMEBA_EBUSY
+ * otherwise. AMEBA_ENOTSUP when the program is not linked with libameba-rt.
+ */
+AMEBA_API int mri_open_local(struct mri_session **out);
+
+/*
+ * Ends the session: a still attached session detaches first (the target
+ * goes dormant again), then the connection closes. s may be NULL.
+ */
+AMEBA_API void mri_close(struct mri_session *s);
+
+/* The last failure of s in one line (never NULL; "" before any failure). */
+AMEBA_API const char *mri_errmsg(const struct mri_session *s);
+
+/* Per-request timeout in ms for later calls (-1: no limit). 0 or AMEBA_EINVAL. */
+AMEBA_API int mri_set_timeout(struct mri_session *s, int timeout_ms);
+
+/* Round trip of the cheapest request (the server answers without touching
+ * the monitor): a liveness check and the unit of protocol cost. */
+AMEBA_API int mri_ping(struct mri_session *s);
+
+/* ---- discovery ---- */
+
+struct mri_process_info {
+	int32_t pid;
+	uint32_t protocol;		/* MRI_PROTOCOL_VERSION of the server */
+	uint32_t nr_threads;		/* threads ever registered (ids 0 .. nr-1) */
+	int attached;			/* this session has attached a backend */
+	int active;			/* the hooks deliver accesses now: attached,
+					 * or counting for AMEBA_ORACLE */
+	const char *program;		/* /proc/PID/exe */
+	const char *runtime_version;	/* AMEBA_VERSION_STRING of the target */
+	const char *backend;		/* the backend in use, or NULL */
+};
+AMEBA_API int mri_process(struct mri_session *s, struct mri_process_info *out);
+
+struct mri_thread_info {
+	uint32_t id;			/* ameba thread id: 0 = main, then creation order */
+	int32_t tid;			/* OS thread id */
+	int exited;
+};
+/*
+ * Fills out[0 .. max) with the threads whose id is offset or more, in id
+ * order. Returns how many were filled; *nr_total (optional) receives the
+ * number of threads ever registered.
+ */
+AMEBA_API int mri_threads(struct mri_session *s, uint32_t offset, struct mri_thread_info *out,
+			  uint32_t max, uint32_t *nr_total);
+
+/* Object kinds, in the order of the wire names "global", "heap", "mmap",
+ * "stack", "tls", "other". */
+enum mri_obj_kind {
+	MRI_OBJ_GLOBAL,
+	MRI_OBJ_HEAP,
+	MRI_OBJ_MMAP,
+	MRI_OBJ_STACK,
+	MRI_OBJ_TLS,
+	MRI_OBJ_OTHER,
+	MRI_OBJ_NR_KINDS
+};
+/* Wire name of a kind ("heap"), or NULL when out of range. */
+AMEBA_API const char *mri_obj_kind_name(int kind);
+
+#define MRI_END UINT32_MAX		/* cursor value: the listing is complete */
+#define MRI_NO_BIN UINT32_MAX		/* bin_id of an object that is not in a site bin */
+
+struct mri_object {
+	uint32_t id;			/* the object's id in the target (its table index) */
+	int kind;			/* enum mri_obj_kind */
+	int live;			/* not freed / unmapped / unloaded */
+	uint32_t site_id;		/* heap, mmap: allocation site; else 0 */
+	uint32_t bin_id;		/* heap, mmap: the site bin (mri_bins); else MRI_NO_BIN */
+	uint64_t start, end;		/* [start, end) */
+	uint64_t sz_bytes;		/* requested size */
+	const char *name;		/* global: symbol; heap, mmap: site-bin label
+					 * "func@file.c:LINE"; "[stack T3]", "[tls T3]",
+					 * "[other]" */
+};
+
+struct mri_object_query {
+	uint32_t kinds;			/* bits (1u << MRI_OBJ_*) of the kinds wanted; 0: all */
+	int live_only;			/* skip freed blocks and unloaded globals */
+	const char *name;		/* only objects with exactly this name, or NULL */
+};
+
+/*
+ * One page of the object table. *cursor is where to continue: start at 0;
+ * each call advances it, and sets it to MRI_END when the table is exhausted.
+ * A page may hold fewer than max objects without being the last one (the
+ * server bounds the work and the reply size of one request). q may be NULL.
+ * Returns the number of objects filled.
+ */
+AMEBA_API int mri_objects(struct mri_session *s, const struct mri_object_query *q,
+			  uint32_t *cursor, struct mri_object *out, uint32_t max);
+
+/* Allocation-site bins: the heap and mmap blocks of one source-level site. */
+struct mri_bin {
+	uint32_t id;
+	uint64_t nr_objects;		/* blocks ever allocated at the site */
+	uint64_t sz_bytes;		/* bytes ever allocated at the site */
+	const char *name;		/* "alloc_counters@false_sharing.c:41" */
+};
+/* One page of bins, with a cursor as mri_objects. Returns the number filled. */
+AMEBA_API int mri_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out, uint32_t max);
+
+/* Code regions (functions, OpenMP parallel regions, user phases). None are
+ * tracked yet: a later version of the runtime adds them; today this always
+ * returns 0 regions. */
+struct mri_region {
+	uint32_t id;
+	const char *kind;
+	const char *name;
+};
+AMEBA_API int mri_regions(struct mri_session *s, struct mri_region *out, uint32_t max);
+
+struct mri_metric {
+	int metric;			/* AMEBA_M_* */
+	int available;			/* the attached backend provides it */
+	const char *name, *unit, *desc;
+};
+/* The metric table (AMEBA_M_NR entries); returns the number filled. */
+AMEBA_API int mri_metrics(struct mri_session *s, struct mri_metric *out, uint32_t max);
+
+#define MRI_MAX_BACKENDS 8
+
+struct mri_backend_info {
+	const char *name;		/* the backend in use, or NULL before attach */
+	uint32_t nr_metrics;
+	int metrics[AMEBA_M_NR];	/* AMEBA_M_* it provides */
+	const char *geometry;		/* cache geometry as text; "not applicable"
+					 * for backends without one (count) */
+	uint32_t nr_backends;
+	const char *backends[MRI_MAX_BACKENDS];	/* backends the runtime has */
+};
+AMEBA_API int mri_backend(struct mri_session *s, struct mri_backend_info *out);
+
+/* ---- attach ---- */
+
+/*
+ * Starts counting with the named backend ("sim", "count"); NULL chooses the
+ * one already in use, else "sim" when the runtime has it, else "count".
+ * A process runs one backend for its lifetime: AMEBA_EBUSY for another name.
+ * AMEBA_EINVAL when already attached.
+ */
+AMEBA_API int mri_attach(struct mri_session *s, const char *backend);
+
+/* Stops the experiment and sample stream and returns the hooks to dormancy
+ * (unless AMEBA_ORACLE keeps them counting). AMEBA_EINVAL when not attached. */
+AMEBA_API int mri_detach(struct mri_session *s);
+
+/* ---- conditional counters and experiments ---- */
+
+struct mri_range {
+	uint64_t start, end;		/* [start, end) */
+};
+
+/*
+ * One conditional counter: metric x where x who. Where is the union of the
+ * ranges and the objects' extents; none of either means the whole address
+ * space (the total). Who is a set of ameba thread ids; none means all
+ * threads (ids of threads not started yet are allowed).
+ */
+struct mri_counter {
+	int metric;			/* AMEBA_M_*, provided by the backend */
+	uint32_t nr_ranges;
+	const struct mri_range *ranges;
+	uint32_t nr_objects;
+	const uint32_t *objects;	/* object ids (mri_objects) */
+	uint32_t nr_threads;
+	const uint32_t *threads;
+};
+
+/*
+ * Counter values at one instant. values[i] counts since the experiment
+ * started; deltas[i] since the previous reading of the experiment (read or
+ * interval event); t_ns is the target's CLOCK_MONOTONIC at the reading and
+ * dt_ns the time since the previous one. With MRI_READ_THREADS, one row of
+ * nr values per thread that counted anything: thread_values[k * nr + i] is
+ * counter i of thread thread_ids[k].
+ */
+struct mri_reading {
+	uint64_t experiment;
+	uint64_t seq;			/* 1 for the first reading, then +1 */
+	uint64_t t_ns, dt_ns;
+	uint32_t nr;
+	const uint64_t *values;
+	const uint64_t *deltas;
+	uint32_t nr_threads;
+	const uint32_t *thread_ids;
+	const uint64_t *thread_values;
+};
+
+#define MRI_READ_THREADS (1u << 0)
+
+#define MRI_MAX_COUNTERS 4096		/* counters in one experiment */
+
+/*
+ * Arms counters c[0 .. nr) and starts an experiment: every counter starts at
+ * zero now. interval_ms > 0 asks for an MRI_EV_INTERVAL event with a reading
+ * every interval_ms (mri_next_event). *experiment receives its id. One
+ * experiment runs at a time (AMEBA_EBUSY); needs an attached session.
+ */
+AMEBA_API int mri_experiment_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
+				   uint32_t interval_ms, uint64_t *experiment);
+
+/* Reads the running experiment now (flags: MRI_READ_THREADS). */
+AMEBA_API int mri_experiment_read(struct mri_session *s, uint64_t experiment, unsigned flags,
+				  struct mri_reading *out);
+
+/* Stops the experiment; final (optional) receives its last reading. */
+AMEBA_API int mri_experiment_stop(struct mri_session *s, uint64_t experiment,
+				  struct mri_reading *final);
+
+/* ---- sample streams ---- */
+
+struct mri_sample {
+	uint64_t addr;			/* data address */
+	uint64_t pc;			/* code address of the access */
+	uint32_t thread_id;
+	uint32_t weight;		/* events of the metric this access caused */
+};
+
+/*
+ * Delivers every period-th event of metric (per thread); randomized != 0
+ * draws each distance uniformly from [period/2, 3*period/2] with a generator
+ * seeded from seed. Prime periods avoid locking onto loop strides. Needs an
+ * attached session; replaces a running stream.
+ */
+AMEBA_API int mri_samples_start(struct mri_session *s, int metric, uint64_t period, int randomized,
+				uint64_t seed);
+/* Moves up to max pending samples into out; *lost (optional) receives the
+ * samples dropped since the last read because a thread's buffer was full.
+ * Returns the number of samples. */
+AMEBA_API int mri_samples_read(struct mri_session *s, struct mri_sample *out, uint32_t max,
+			       uint64_t *lost);
+AMEBA_API int mri_samples_stop(struct mri_session *s);
+
+/* ---- events ---- */
+
+enum mri_event_kind {
+	MRI_EV_THREAD_START = 1,	/* thread_id, tid (subscription MRI_SUB_THREADS) */
+	MRI_EV_THREAD_EXIT,		/* thread_id, tid (MRI_SUB_THREADS) */
+	MRI_EV_INTERVAL,		/* reading: an experiment with interval_ms */
+	MRI_EV_EXIT,			/* the target exited; reading: the final counts of
+					 * the running experiment (nr == 0 when none ran) */
+	MRI_EV_REGION,			/* region counts (MRI_SUB_REGIONS; none yet) */
+};
+
+#define MRI_SUB_THREADS (1u << 0)
+#define MRI_SUB_REGIONS (1u << 1)
+
+/* Chooses the optional events (MRI_SUB_*); interval and exit events are
+ * always delivered. */
+AMEBA_API int mri_subscribe(struct mri_session *s, unsigned mask);
+
+struct mri_event {
+	int kind;			/* enum mri_event_kind */
+	uint32_t thread_id;
+	int32_t tid;
+	struct mri_reading reading;
+};
+
+/*
+ * Waits up to timeout_ms (-1: forever, 0: poll) for the next event. Returns
+ * 0 with *ev filled, AMEBA_ETIMEDOUT when none came, or AMEBA_EEXITED once
+ * the exit event has been returned (or the connection was lost). Events that
+ * arrive while another call waits for its reply are queued (the oldest
+ * interval events are dropped beyond a few thousand).
+ */
+AMEBA_API int mri_next_event(struct mri_session *s, struct mri_event *ev, int timeout_ms);
+
+/*
+ * After the target exited during an experiment (a call returned
+ * AMEBA_EEXITED): its final reading. AMEBA_ENOENT when the exit event
+ * carried none (no experiment ran, or the connection was lost without it).
+ */
+AMEBA_API int mri_final_reading(struct mri_session *s, struct mri_reading *out);
+
+/*
+ * Sends one raw request (a JSON object; "v" and "id" are filled in) and
+ * returns the reply text in *reply (malloc'd, the caller frees it). Returns
+ * 0 when the reply says ok, its error code otherwise (*reply is set in both
+ * cases). For debugging and tests; the typed calls above are the API.
+ */
+AMEBA_API int mri_request(struct mri_session *s, const char *json, char **reply);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMEBA_MRI_H */

@@ -1,0 +1,570 @@
+/*
+ * mri_attach_test.c - the MRI against a live instrumented target
+ * (mri_target.c), one scenario per run:
+ *
+ *   count   a client attaches by pid, finds the objects by name, arms
+ *           counters on work_a, work_b and the total, reads them after
+ *           each of three phases and detaches. Every reading equals what the
+ *           target reports it did in that window, and agrees with the
+ *           AMEBA_ORACLE dump: a window's count is the oracle's count minus
+ *           the accesses outside the window (per array, from the target's
+ *           reports; for the total, from a reference run without the window
+ *           phases). A second client meanwhile is refused as busy. The
+ *           output equals the native build's.
+ *   killed  a client process is killed with SIGKILL mid-experiment (interval
+ *           events flowing); the target runs on with correct output, is
+ *           dormant again, and a new client attaches and counts exactly.
+ *   exit    the target exits while a client polls it: the client gets a
+ *           clean AMEBA_EEXITED, the exit event and the final counts; the
+ *           socket file is gone afterwards.
+ *
+ * usage: mri_attach_test SCENARIO INSTRUMENTED_TARGET NATIVE_TARGET
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "check.h"
+#include "mri.h"
+
+struct target {
+	pid_t pid;
+	int ctl;			/* its stdin */
+	FILE *ack;			/* its fd 3 */
+};
+
+struct phase_counts {
+	long k, a, ar, aw, b, br, bw;
+};
+
+static char tmpdir[] = "/tmp/mri-test.XXXXXX";
+
+static void die(const char *what)
+{
+	fprintf(stderr, "mri_attach_test: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+/* Starts bin with stdout to out; oracle (optional) sets AMEBA_ORACLE. */
+static void spawn(struct target *t, const char *bin, const char *out, const char *oracle)
+{
+	int ctl[2], ack[2];
+	char line[128];
+
+	if (pipe2(ctl, O_CLOEXEC) || pipe2(ack, O_CLOEXEC))
+		die("pipe");
+	t->pid = fork();
+	if (t->pid < 0)
+		die("fork");
+	if (t->pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(ctl[0], 0) < 0 || dup2(ack[1], 3) < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		setenv("XDG_RUNTIME_DIR", tmpdir, 1);
+		if (oracle)
+			setenv("AMEBA_ORACLE", oracle, 1);
+		else
+			unsetenv("AMEBA_ORACLE");
+		unsetenv("AMEBA_MRI");
+		execl(bin, bin, (char *)NULL);
+		_exit(127);
+	}
+	close(ctl[0]);
+	close(ack[1]);
+	t->ctl = ctl[1];
+	t->ack = fdopen(ack[0], "r");
+	if (!t->ack || !fgets(line, sizeof(line), t->ack) || strncmp(line, "ready ", 6)) {
+		fprintf(stderr, "mri_attach_test: %s did not start\n", bin);
+		exit(2);
+	}
+}
+
+static void say(struct target *t, const char *cmd)
+{
+	if (write(t->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		die("write to the target");
+}
+
+static struct phase_counts phase(struct target *t, long passes)
+{
+	struct phase_counts c = { 0 };
+	char cmd[64], line[256];
+
+	snprintf(cmd, sizeof(cmd), "phase %ld\n", passes);
+	say(t, cmd);
+	if (!fgets(line, sizeof(line), t->ack) ||
+	    sscanf(line, "done %ld a=%ld ar=%ld aw=%ld b=%ld br=%ld bw=%ld", &c.k, &c.a, &c.ar, &c.aw,
+		   &c.b, &c.br, &c.bw) != 7) {
+		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
+		exit(2);
+	}
+	return c;
+}
+
+/* Sends quit; returns the accesses the final checksum makes (a + b). */
+static void quit(struct target *t, long *qa, long *qb)
+{
+	char line[128];
+	int status;
+
+	say(t, "quit\n");
+	if (!fgets(line, sizeof(line), t->ack) || sscanf(line, "quit a=%ld b=%ld", qa, qb) != 2) {
+		fprintf(stderr, "mri_attach_test: no ack for quit\n");
+		exit(2);
+	}
+	if (waitpid(t->pid, &status, 0) != t->pid)
+		die("waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(t->ctl);
+	fclose(t->ack);
+}
+
+/* Runs bin through the phases given (0-terminated), then quit. */
+static void run_script(const char *bin, const char *out, const char *oracle, const long *passes)
+{
+	struct target t;
+	long qa, qb;
+
+	spawn(&t, bin, out, oracle);
+	for (int i = 0; passes[i]; i++)
+		phase(&t, passes[i]);
+	quit(&t, &qa, &qb);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void same_output(const char *a, const char *b)
+{
+	char *x = slurp(a), *y = slurp(b);
+
+	CHECK(x && y);
+	if (x && y && strcmp(x, y)) {
+		fprintf(stderr, "output differs:\n--- native\n%s--- instrumented, with a client\n%s", x, y);
+		CHECK(0);
+	}
+	free(x);
+	free(y);
+}
+
+/* The oracle's mem_ref of the object named name, or of all objects (NULL). */
+static uint64_t oracle_mem_ref(const char *path, const char *name)
+{
+	char *txt = slurp(path);
+	cJSON *root = txt ? cJSON_Parse(txt) : NULL, *o;
+	uint64_t sum = 0;
+
+	CHECK(root != NULL);
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(root, "objects")) {
+		const cJSON *n = cJSON_GetObjectItem(o, "name");
+		const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "total"), "mem_ref");
+
+		if (!name || (cJSON_IsString(n) && !strcmp(n->valuestring, name)))
+			sum += cJSON_IsNumber(m) ? (uint64_t)m->valuedouble : 0;
+	}
+	cJSON_Delete(root);
+	free(txt);
+	return sum;
+}
+
+/* The id of the live global named name. */
+static uint32_t object_id(struct mri_session *s, const char *name)
+{
+	struct mri_object_query q = { .kinds = 1u << MRI_OBJ_GLOBAL, .live_only = 1, .name = name };
+	struct mri_object o[4];
+	uint32_t cursor = 0;
+	int n = 0, got;
+
+	while (cursor != MRI_END && (got = mri_objects(s, &q, &cursor, o + n, 4 - (uint32_t)n)) >= 0)
+		n += got;
+	CHECK_EQ_U64(n, 1);
+	if (n == 1) {
+		CHECK_STR(o[0].name, name);
+		CHECK(o[0].end - o[0].start == (strcmp(name, "work_a") ? 2048 : 4096) * 8);
+	}
+	return n >= 1 ? o[0].id : UINT32_MAX;
+}
+
+/* Lists every object; checks the expected names are present. */
+static void check_listing(struct mri_session *s)
+{
+	struct mri_object page[512];
+	uint32_t cursor = 0, nr = 0;
+	int have_a = 0, have_b = 0, have_table = 0, have_stack = 0, n;
+
+	while (cursor != MRI_END) {
+		n = mri_objects(s, NULL, &cursor, page, 512);
+		CHECK(n >= 0);
+		if (n < 0) {
+			fprintf(stderr, "%s\n", mri_errmsg(s));
+			break;
+		}
+		for (int i = 0; i < n; i++, nr++) {
+			const char *name = page[i].name ? page[i].name : "";
+
+			have_a |= !strcmp(name, "work_a") && page[i].kind == MRI_OBJ_GLOBAL;
+			have_b |= !strcmp(name, "work_b") && page[i].kind == MRI_OBJ_GLOBAL;
+			have_table |= !strncmp(name, "make_table@mri_target.c:", 24) &&
+				      page[i].kind == MRI_OBJ_HEAP && page[i].live &&
+				      page[i].sz_bytes == 64 * 1024 && page[i].bin_id != MRI_NO_BIN;
+			have_stack |= !strcmp(name, "[stack T1]") && page[i].kind == MRI_OBJ_STACK;
+		}
+	}
+	CHECK(nr > 4);
+	CHECK(have_a);
+	CHECK(have_b);
+	CHECK(have_table);
+	CHECK(have_stack);
+}
+
+static void check_threads(struct mri_session *s, pid_t pid)
+{
+	struct mri_thread_info t[8];
+	uint32_t total = 0;
+	int n = mri_threads(s, 0, t, 8, &total);
+
+	CHECK_EQ_U64(n, 3);
+	CHECK_EQ_U64(total, 3);
+	if (n == 3) {
+		CHECK(t[0].id == 0 && t[0].tid == pid && !t[0].exited);
+		CHECK(t[1].id == 1 && t[2].id == 2 && t[1].tid != pid && !t[2].exited);
+	}
+}
+
+static void scenario_count(const char *instr, const char *native)
+{
+	static const long script[] = { 1, 2, 3, 1, 2, 0 };	/* phases 2-4 are the window */
+	static const long ref_script[] = { 1, 2, 0 };		/* without the window */
+	char out[300], nat_out[300], oracle[300], ref_oracle[300], ref_out[300];
+	struct phase_counts pre, post, win[3];
+	uint64_t win_a = 0, win_b = 0, win_total = 0, exp;
+	struct mri_session *s, *s2;
+	struct mri_process_info pi;
+	struct mri_reading r;
+	struct target t;
+	uint32_t id_a, id_b;
+	long qa, qb;
+	int err;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	snprintf(nat_out, sizeof(nat_out), "%s/native.out", tmpdir);
+	snprintf(ref_out, sizeof(ref_out), "%s/ref.out", tmpdir);
+	snprintf(oracle, sizeof(oracle), "%s/run.json", tmpdir);
+	snprintf(ref_oracle, sizeof(ref_oracle), "%s/ref.json", tmpdir);
+	run_script(native, nat_out, NULL, script);
+	run_script(instr, ref_out, ref_oracle, ref_script);
+
+	spawn(&t, instr, out, oracle);
+	pre = phase(&t, script[0]);
+	err = mri_open_pid(&s, t.pid, 10000);
+	if (err) {
+		fprintf(stderr, "mri_open_pid: %s\n", mri_errmsg(s));
+		CHECK(0);
+		exit(check_done());
+	}
+	CHECK(mri_process(s, &pi) == 0);
+	CHECK(pi.pid == t.pid && pi.protocol == MRI_PROTOCOL_VERSION && !pi.attached && pi.active);
+	CHECK(pi.program && strstr(pi.program, "mri_target"));
+	check_threads(s, t.pid);
+	check_listing(s);
+	id_a = object_id(s, "work_a");
+	id_b = object_id(s, "work_b");
+
+	/* A second client is told who holds the target. */
+	err = mri_open_pid(&s2, t.pid, 5000);
+	CHECK(err == AMEBA_EBUSY);
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "busy: another client (pid %d) is attached", (int)getpid());
+		if (!strstr(mri_errmsg(s2), want)) {
+			fprintf(stderr, "second client: \"%s\" lacks \"%s\"\n", mri_errmsg(s2), want);
+			CHECK(0);
+		}
+	}
+	mri_close(s2);
+
+	CHECK(mri_attach(s, NULL) == 0);
+	{
+		struct mri_counter c[4] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a },
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_b },
+			{ .metric = AMEBA_M_MEM_REF },
+			{ .metric = AMEBA_M_WRITES, .nr_objects = 1, .objects = &id_a },
+		};
+
+		err = mri_experiment_start(s, c, 4, 0, &exp);
+		if (err)
+			fprintf(stderr, "start: %s\n", mri_errmsg(s));
+		CHECK(err == 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		unsigned flags = i == 1 ? MRI_READ_THREADS : 0;
+
+		win[i] = phase(&t, script[1 + i]);
+		err = mri_experiment_read(s, exp, flags, &r);
+		CHECK(err == 0);
+		if (err) {
+			fprintf(stderr, "read: %s\n", mri_errmsg(s));
+			continue;
+		}
+		printf("window %d: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64
+		       " (target: %ld), total %" PRIu64 "\n", i + 1, r.deltas[0], win[i].a, r.deltas[1],
+		       win[i].b, r.deltas[2]);
+		CHECK(r.nr == 4 && r.seq == (uint64_t)i + 1);
+		CHECK_EQ_U64(r.deltas[0], win[i].a);
+		CHECK_EQ_U64(r.deltas[1], win[i].b);
+		CHECK_EQ_U64(r.deltas[3], win[i].aw);
+		CHECK(r.deltas[2] >= r.deltas[0] + r.deltas[1]);
+		win_a += r.deltas[0];
+		win_b += r.deltas[1];
+		win_total += r.deltas[2];
+		CHECK_EQ_U64(r.values[0], win_a);
+		if (flags) {
+			/* Both workers counted half of work_a's accesses. */
+			uint64_t sum = 0;
+
+			CHECK_EQ_U64(r.nr_threads, 2);
+			for (uint32_t k = 0; k < r.nr_threads; k++) {
+				CHECK(r.thread_ids[k] == 1 || r.thread_ids[k] == 2);
+				sum += r.thread_values[(size_t)k * r.nr + 0];
+			}
+			CHECK_EQ_U64(sum, r.values[0]);
+			if (r.nr_threads == 2)
+				CHECK_EQ_U64(r.thread_values[0], r.thread_values[r.nr]);
+		}
+	}
+	CHECK(mri_experiment_stop(s, exp, &r) == 0);
+	CHECK(mri_detach(s) == 0);
+	CHECK(mri_process(s, &pi) == 0);
+	CHECK(!pi.attached && pi.active);	/* AMEBA_ORACLE keeps counting */
+	mri_close(s);
+	post = phase(&t, script[4]);
+	quit(&t, &qa, &qb);
+
+	same_output(nat_out, out);
+	/* The windows against the oracle of the whole run. */
+	{
+		uint64_t all_a = oracle_mem_ref(oracle, "work_a");
+		uint64_t all_b = oracle_mem_ref(oracle, "work_b");
+		uint64_t outside_a = (uint64_t)(pre.a + post.a + qa);
+		uint64_t outside_b = (uint64_t)(pre.b + post.b + qb);
+		uint64_t run_total = oracle_mem_ref(oracle, NULL);
+		uint64_t ref_total = oracle_mem_ref(ref_oracle, NULL);
+
+		printf("oracle: work_a %" PRIu64 " - outside %" PRIu64 " = %" PRIu64 " (MRI %" PRIu64
+		       ")\n", all_a, outside_a, all_a - outside_a, win_a);
+		printf("oracle: work_b %" PRIu64 " - outside %" PRIu64 " = %" PRIu64 " (MRI %" PRIu64
+		       ")\n", all_b, outside_b, all_b - outside_b, win_b);
+		printf("oracle: all objects %" PRIu64 " - reference run %" PRIu64 " = %" PRIu64
+		       " (MRI total %" PRIu64 ")\n", run_total, ref_total, run_total - ref_total, win_total);
+		CHECK_EQ_U64(all_a - outside_a, win_a);
+		CHECK_EQ_U64(all_b - outside_b, win_b);
+		CHECK_EQ_U64(run_total - ref_total, win_total);
+	}
+}
+
+static void scenario_killed(const char *instr, const char *native)
+{
+	static const long script[] = { 1, 3, 2, 1, 0 };
+	char out[300], nat_out[300], line[16];
+	struct mri_session *s = NULL;
+	struct mri_process_info pi;
+	struct phase_counts c;
+	struct target t;
+	int sync[2], status, err = AMEBA_EBUSY;
+	pid_t client;
+	uint32_t id_a;
+	uint64_t exp;
+	long qa, qb;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	snprintf(nat_out, sizeof(nat_out), "%s/native.out", tmpdir);
+	run_script(native, nat_out, NULL, script);
+	spawn(&t, instr, out, NULL);
+	phase(&t, script[0]);
+
+	if (pipe(sync))
+		die("pipe");
+	client = fork();
+	if (client == 0) {
+		struct mri_counter c1 = { .metric = AMEBA_M_MEM_REF };
+		struct mri_event ev;
+
+		close(sync[0]);
+		if (mri_open_pid(&s, t.pid, 10000) || mri_attach(s, NULL) ||
+		    mri_experiment_start(s, &c1, 1, 10, &exp)) {
+			fprintf(stderr, "client: %s\n", mri_errmsg(s));
+			_exit(1);
+		}
+		if (write(sync[1], "armed\n", 6) != 6)
+			_exit(1);
+		for (;;)	/* interval events until killed */
+			mri_next_event(s, &ev, 1000);
+	}
+	close(sync[1]);
+	if (read(sync[0], line, sizeof(line)) <= 0) {
+		fprintf(stderr, "mri_attach_test: the client did not attach\n");
+		exit(2);
+	}
+	close(sync[0]);
+	phase(&t, script[1]);		/* counted, with interval events flowing */
+	kill(client, SIGKILL);		/* mid-experiment */
+	waitpid(client, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	phase(&t, script[2]);		/* the target goes on */
+
+	/* A new client: the server may need a moment to see the old one gone. */
+	for (int tries = 0; tries < 100 && err == AMEBA_EBUSY; tries++) {
+		if (s)
+			mri_close(s);
+		err = mri_open_pid(&s, t.pid, 5000);
+		if (err == AMEBA_EBUSY)
+			usleep(20000);
+	}
+	if (err)
+		fprintf(stderr, "new client: %s\n", mri_errmsg(s));
+	CHECK(err == 0);
+	CHECK(mri_process(s, &pi) == 0);
+	CHECK(!pi.attached && !pi.active);	/* dormant again */
+	id_a = object_id(s, "work_a");
+	CHECK(mri_attach(s, NULL) == 0);
+	{
+		struct mri_counter c1 = { .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a };
+		struct mri_reading r;
+
+		CHECK(mri_experiment_start(s, &c1, 1, 0, &exp) == 0);
+		c = phase(&t, script[3]);
+		CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
+		CHECK_EQ_U64(r.values[0], c.a);
+		printf("after the kill: work_a %" PRIu64 " (target: %ld)\n", r.values[0], c.a);
+	}
+	CHECK(mri_detach(s) == 0);
+	CHECK(mri_process(s, &pi) == 0);
+	CHECK(!pi.active);
+	mri_close(s);
+	quit(&t, &qa, &qb);
+	same_output(nat_out, out);
+}
+
+static void scenario_exit(const char *instr)
+{
+	char out[300], sock[300];
+	struct mri_session *s;
+	struct mri_reading r;
+	struct mri_event ev;
+	struct phase_counts c;
+	struct target t;
+	uint32_t id_a, id_b;
+	uint64_t exp;
+	long qa, qb;
+	int err = 0, status, n = 0;
+	char line[128];
+	struct stat st;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	spawn(&t, instr, out, NULL);
+	snprintf(sock, sizeof(sock), "%s/ameba/%d.sock", tmpdir, (int)t.pid);
+	CHECK(mri_open_pid(&s, t.pid, 10000) == 0);
+	CHECK(stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
+	id_a = object_id(s, "work_a");
+	id_b = object_id(s, "work_b");
+	CHECK(mri_attach(s, NULL) == 0);
+	{
+		struct mri_counter cs[3] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a },
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_b },
+			{ .metric = AMEBA_M_MEM_REF },
+		};
+
+		CHECK(mri_experiment_start(s, cs, 3, 0, &exp) == 0);
+	}
+	c = phase(&t, 2);
+	say(&t, "quit\n");
+	/* Requests race with the exit: each is answered, until the target is
+	 * gone - then a clean AMEBA_EEXITED, never a hang or a crash. */
+	while ((err = mri_ping(s)) == 0 && n++ < 100000)
+		usleep(1000);
+	CHECK(err == AMEBA_EEXITED);
+	if (err != AMEBA_EEXITED)
+		fprintf(stderr, "ping: %d %s\n", err, mri_errmsg(s));
+	if (!fgets(line, sizeof(line), t.ack) || sscanf(line, "quit a=%ld b=%ld", &qa, &qb) != 2)
+		die("quit ack");
+	err = mri_final_reading(s, &r);
+	CHECK(err == 0);
+	if (!err) {
+		printf("final reading: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64
+		       " (target: %ld), total %" PRIu64 "\n", r.values[0], c.a + qa, r.values[1],
+		       c.b + qb, r.values[2]);
+		CHECK_EQ_U64(r.values[0], (uint64_t)(c.a + qa));
+		CHECK_EQ_U64(r.values[1], (uint64_t)(c.b + qb));
+		CHECK(r.experiment == exp);
+	}
+	/* The exit event itself, then nothing but EEXITED. */
+	CHECK(mri_next_event(s, &ev, 1000) == 0 && ev.kind == MRI_EV_EXIT);
+	CHECK(ev.reading.nr == 3 && ev.reading.values[0] == (uint64_t)(c.a + qa));
+	CHECK(mri_next_event(s, &ev, 100) == AMEBA_EEXITED);
+	CHECK(mri_experiment_read(s, exp, 0, &r) == AMEBA_EEXITED);
+	mri_close(s);
+	CHECK(waitpid(t.pid, &status, 0) == t.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(stat(sock, &st) != 0 && errno == ENOENT);	/* removed at exit */
+}
+
+static void cleanup(void)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd))
+		fprintf(stderr, "mri_attach_test: could not remove %s\n", tmpdir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s count|killed|exit INSTRUMENTED NATIVE\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (!mkdtemp(tmpdir))
+		die("mkdtemp");
+	atexit(cleanup);
+	if (!strcmp(argv[1], "count"))
+		scenario_count(argv[2], argv[3]);
+	else if (!strcmp(argv[1], "killed"))
+		scenario_killed(argv[2], argv[3]);
+	else if (!strcmp(argv[1], "exit"))
+		scenario_exit(argv[2]);
+	else
+		return 2;
+	return check_done();
+}

@@ -1,0 +1,217 @@
+/*
+ * mri_target.c - a long-lived workload for the MRI tests whose memory
+ * accesses are known exactly, driven one command per line on stdin:
+ *
+ *   phase N   each of the two workers makes N passes over its halves of
+ *             work_a and work_b (below); the target prints the phase's
+ *             checksums and acknowledges on fd 3 with the accesses it made:
+ *             "done K a=A ar=AR aw=AW b=B br=BR bw=BW" (a = mem_ref on
+ *             work_a, ar/aw its reads/writes; b for work_b)
+ *   quit      reads both arrays once for the final checksum, acknowledges
+ *             "quit a=4096 b=2048", prints, exits 0
+ *
+ * and, started as `mri_target --spin SECONDS`, runs a one-pass phase every
+ * 10 ms on its own for that long (for tests that only need a live target).
+ *
+ * (The arrays are not called mri_*: the object map takes names with the
+ * runtime's prefixes - mon_, mri_, ameba_ - for the runtime's own data.)
+ *
+ * Every counted access is a volatile 8-byte access to 64-byte aligned
+ * arrays, so each is exactly one instrumented access to one cache line
+ * (docs/oracle.md). Everything else - command parsing, synchronisation,
+ * printing - runs in functions built without instrumentation
+ * (no_sanitize("thread")) and touches no instrumented memory, so that
+ * between two commands the program makes exactly the accesses it reports.
+ *
+ * Per pass, worker w (0 or 1) makes
+ *   a[i] = a[i] * 3 + p + 1   for its 2048 elements of a: 2048 reads + 2048 writes
+ *   b[j] = b[j] + a[2 * j]    for its 1024 elements of b: 1024 reads + 1024
+ *                             writes of b, 1024 reads of a (its own half)
+ * so the workers never touch each other's elements and the output does not
+ * depend on the schedule. Threads: main = 0, workers = 1 and 2.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define UNCOUNTED __attribute__((no_sanitize("thread"), noinline))
+
+#define NR_A 4096
+#define NR_B 2048
+#define HALF_A (NR_A / 2)
+#define HALF_B (NR_B / 2)
+
+uint64_t work_a[NR_A] __attribute__((aligned(64)));
+uint64_t work_b[NR_B] __attribute__((aligned(64)));
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t go, done;
+	uint64_t seq;			/* phase number being run */
+	long passes;
+	int nr_done;
+	int quit;
+} ctl = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0 };
+
+static int ack_fd = -1;
+
+/* A heap block with a site the tests look for: make_table@mri_target.c. */
+NOINLINE static void *make_table(void)
+{
+	return malloc(64 * 1024);
+}
+
+/* The counted work of one worker: passes over its halves. */
+NOINLINE static void work(int w, long passes)
+{
+	volatile uint64_t *a = work_a, *b = work_b;
+
+	for (long p = 0; p < passes; p++) {
+		for (int i = w * HALF_A; i < (w + 1) * HALF_A; i++)
+			a[i] = a[i] * 3 + (uint64_t)p + 1;
+		for (int j = w * HALF_B; j < (w + 1) * HALF_B; j++)
+			b[j] = b[j] + a[2 * j];
+	}
+}
+
+/* The final checksum: every element read once (4096 + 2048 reads). */
+NOINLINE static uint64_t checksum(void)
+{
+	volatile uint64_t *a = work_a, *b = work_b;
+	uint64_t s = 0;
+
+	for (int i = 0; i < NR_A; i++)
+		s = s * 31 + a[i];
+	for (int j = 0; j < NR_B; j++)
+		s = s * 37 + b[j];
+	return s;
+}
+
+UNCOUNTED static uint64_t peek_sum(const uint64_t *x, int n)
+{
+	uint64_t s = 0;
+
+	for (int i = 0; i < n; i++)
+		s = s * 131 + x[i];
+	return s;
+}
+
+UNCOUNTED static void ack(const char *fmt, long a1, long a2, long a3, long a4, long a5, long a6,
+			  long a7)
+{
+	char buf[256];
+	int n;
+
+	if (ack_fd < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), fmt, a1, a2, a3, a4, a5, a6, a7);
+	if (write(ack_fd, buf, (size_t)n) != n)
+		ack_fd = -1;	/* nobody listens: carry on without acks */
+}
+
+UNCOUNTED static void *worker(void *arg)
+{
+	int w = (int)(intptr_t)arg;
+	uint64_t seen = 0;
+
+	for (;;) {
+		long passes;
+
+		pthread_mutex_lock(&ctl.lock);
+		while (ctl.seq == seen && !ctl.quit)
+			pthread_cond_wait(&ctl.go, &ctl.lock);
+		if (ctl.quit) {
+			pthread_mutex_unlock(&ctl.lock);
+			return NULL;
+		}
+		seen = ctl.seq;
+		passes = ctl.passes;
+		pthread_mutex_unlock(&ctl.lock);
+		work(w, passes);
+		pthread_mutex_lock(&ctl.lock);
+		ctl.nr_done++;
+		pthread_cond_signal(&ctl.done);
+		pthread_mutex_unlock(&ctl.lock);
+	}
+}
+
+UNCOUNTED static void phase(long passes)
+{
+	long ar = 2 * passes * (HALF_A + HALF_B), aw = 2 * passes * HALF_A;
+	long br = 2 * passes * HALF_B, bw = 2 * passes * HALF_B;
+
+	pthread_mutex_lock(&ctl.lock);
+	ctl.passes = passes;
+	ctl.nr_done = 0;
+	ctl.seq++;
+	pthread_cond_broadcast(&ctl.go);
+	while (ctl.nr_done < 2)
+		pthread_cond_wait(&ctl.done, &ctl.lock);
+	pthread_mutex_unlock(&ctl.lock);
+	printf("phase %lu: %ld passes, a %016llx, b %016llx\n", (unsigned long)ctl.seq, passes,
+	       (unsigned long long)peek_sum(work_a, NR_A),
+	       (unsigned long long)peek_sum(work_b, NR_B));
+	fflush(stdout);
+	ack("done %ld a=%ld ar=%ld aw=%ld b=%ld br=%ld bw=%ld\n", (long)ctl.seq, ar + aw, ar, aw,
+	    br + bw, br, bw);
+}
+
+UNCOUNTED static int is_word(const char *line, const char *w)
+{
+	int i = 0;
+
+	while (w[i] && line[i] == w[i])
+		i++;
+	return !w[i] && (line[i] == '\0' || line[i] == '\n' || line[i] == ' ');
+}
+
+UNCOUNTED int main(int argc, char **argv)
+{
+	pthread_t th[2];
+	char line[128];
+	void *table;
+	long n;
+
+	/* fd 3 is the ack channel when it is open for writing. */
+	if ((fcntl(3, F_GETFL) & O_ACCMODE) != O_RDONLY && fcntl(3, F_GETFD) != -1)
+		ack_fd = 3;
+	table = make_table();
+	for (int w = 0; w < 2; w++)
+		if (pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w))
+			return 2;
+	if (argc == 3 && is_word(argv[1], "--spin")) {
+		struct timespec t0, now, tick = { 0, 10000000 };
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			phase(1);
+			nanosleep(&tick, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while (now.tv_sec - t0.tv_sec < atol(argv[2]));
+	} else {
+		ack("ready %ld\n", (long)getpid(), 0, 0, 0, 0, 0, 0);
+		while (fgets(line, sizeof(line), stdin)) {
+			if (sscanf(line, "phase %ld", &n) == 1 && n > 0 && n < 1000000)
+				phase(n);
+			else if (is_word(line, "quit"))
+				break;
+			else
+				fprintf(stderr, "mri_target: unknown command: %s", line);
+		}
+	}
+	ack("quit a=%ld b=%ld\n", NR_A, NR_B, 0, 0, 0, 0, 0);
+	printf("final %016llx\n", (unsigned long long)checksum());
+	pthread_mutex_lock(&ctl.lock);
+	ctl.quit = 1;
+	pthread_cond_broadcast(&ctl.go);
+	pthread_mutex_unlock(&ctl.lock);
+	for (int w = 0; w < 2; w++)
+		pthread_join(th[w], NULL);
+	free(table);
+	return 0;
+}
