@@ -9,7 +9,13 @@
 /* Subcommands; each returns the process exit status. */
 int agent_cmd_cc(int argc, char **argv, int cxx);
 int agent_cmd_list(int argc, char **argv);
+int agent_cmd_geometry(int argc, char **argv);
+int agent_list_presets(void);
 int agent_cmd_oracle(int argc, char **argv);
+int agent_cmd_run(int argc, char **argv);	/* run_cmd.c */
+int agent_cmd_attach(int argc, char **argv);	/* run_cmd.c */
+int agent_cmd_report(int argc, char **argv);	/* report_cmd.c */
+int agent_cmd_mri(int argc, char **argv);	/* cmd_mri.c */
 
 /* Reads a whole file into a NUL-terminated buffer; NULL with errno set. */
 char *agent_read_file(const char *path, size_t *len_out);

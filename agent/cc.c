@@ -53,6 +53,16 @@ static int argv_push(struct argv_buf *a, const char *s)
 	return 0;
 }
 
+/* Does an argument of the user's mention opt (an -mllvm option the user
+ * chose, which then wins over our default)? */
+static int user_sets(const struct argv_buf *a, const char *opt)
+{
+	for (int i = 0; i < a->nr; i++)
+		if (strstr(a->v[i], opt))
+			return 1;
+	return 0;
+}
+
 static void cc_usage(FILE *f, const char *sub)
 {
 	fprintf(f,
@@ -203,8 +213,9 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 		 * needs only the write, a profiler needs both. And without cmpxchg16b
 		 * it sends 16-byte atomics to libatomic, past the hooks.
 		 */
-		if (clang && (argv_push(&out, "-mllvm") ||
-			      argv_push(&out, "-tsan-instrument-read-before-write=1")))
+		if (clang && !user_sets(&user, "-tsan-compound-read-before-write") &&
+		    (argv_push(&out, "-mllvm") ||
+		     argv_push(&out, "-tsan-instrument-read-before-write=1")))
 			goto nomem;
 #if defined(__x86_64__)
 		if (clang && argv_push(&out, "-mcx16"))

@@ -20,40 +20,19 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  cc, c++        compile and link with ameba's access instrumentation\n"
+		"  run -- CMD     start CMD, search its memory bottlenecks online, report\n"
+		"  attach PID     the same for a process that is already running\n"
+		"  report FILE    print a saved report (ameba-PID.json)\n"
+		"  mri PID        debugging client of a target's MRI: threads, objects, counts\n"
 		"  oracle FILE    print an AMEBA_ORACLE dump as a ranked per-object table\n"
-		"  list WHAT      list metrics or backends\n"
+		"  list WHAT      list properties, strategies, metrics, backends or presets\n"
+		"  geometry       print the sim backend's cache geometry (--preset, --nodes)\n"
 		"  version        print the version\n"
 		"  help           this text\n"
 		"\n"
 		"`ameba <command> --help` (`ameba cc --ameba-help`) describes a command.\n"
 		"An instrumented program writes exact per-object counts at exit when run\n"
 		"with AMEBA_ORACLE=FILE in its environment (see docs/oracle.md).\n");
-}
-
-int agent_libdir(char *buf, size_t len)
-{
-	const char *env = getenv("AMEBA_LIBDIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-	struct stat st;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';		/* .../bin */
-	snprintf(buf, len, "%s/../lib/ameba", exe);
-	if (stat(buf, &st) || !S_ISDIR(st.st_mode))
-		return -1;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -68,10 +47,20 @@ int main(int argc, char **argv)
 		return agent_cmd_cc(argc - 2, argv + 2, 0);
 	if (!strcmp(cmd, "c++") || !strcmp(cmd, "cxx"))
 		return agent_cmd_cc(argc - 2, argv + 2, 1);
+	if (!strcmp(cmd, "run"))
+		return agent_cmd_run(argc - 2, argv + 2);
+	if (!strcmp(cmd, "attach"))
+		return agent_cmd_attach(argc - 2, argv + 2);
+	if (!strcmp(cmd, "report"))
+		return agent_cmd_report(argc - 2, argv + 2);
+	if (!strcmp(cmd, "mri"))
+		return agent_cmd_mri(argc - 2, argv + 2);
 	if (!strcmp(cmd, "oracle"))
 		return agent_cmd_oracle(argc - 2, argv + 2);
 	if (!strcmp(cmd, "list"))
 		return agent_cmd_list(argc - 2, argv + 2);
+	if (!strcmp(cmd, "geometry"))
+		return agent_cmd_geometry(argc - 2, argv + 2);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("ameba %s\n", AMEBA_VERSION_STRING);
 		return 0;

@@ -23,45 +23,6 @@ static void oracle_usage(FILE *f)
 		"  --bins         one row per bin (allocation site, global, [stack], ...)\n");
 }
 
-/* Reads a whole file; NULL with errno set on failure. */
-char *agent_read_file(const char *path, size_t *len_out)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-
-	if (!f)
-		return NULL;
-	do {
-		if (len + 65536 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 131072;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, 65536, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		errno = EIO;
-		return NULL;
-	}
-	fclose(f);
-	buf[len] = '\0';
-	if (len_out)
-		*len_out = len;
-	return buf;
-}
-
 struct row {
 	const cJSON *item;
 	double value;

@@ -1,0 +1,130 @@
+/*
+ * provider.h - the ContextProvider: the agent's connection to a monitor
+ * (AMEBA, seed 004). The search loop sees only this interface; the MRI
+ * implementation (provider_mri.c) talks to a target through mri/mri.h, and
+ * a scripted fake (provider_fake.c) serves the unit tests.
+ *
+ *   refresh()     discovery: backend, metrics, threads, objects, bins
+ *   experiment()  arms the counters (and sample stream) of one experiment,
+ *                 waits one interval, reads the values, disarms
+ *   close()       detaches; the target continues unharmed
+ *
+ * All calls run on the agent's main thread. A provider reports the end of
+ * the target by AMEBA_EEXITED from refresh() or res->r.target_exited from
+ * experiment() (whose values then hold what was counted until the end, as
+ * far as the monitor could deliver them).
+ */
+#ifndef AMEBA_AGENT_PROVIDER_H
+#define AMEBA_AGENT_PROVIDER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ameba/plugin.h"
+
+/* What the monitor knows, as the strategies' host tables. Owned by the
+ * provider; valid until the next refresh() or close(). */
+struct agent_world {
+	int32_t pid;
+	const char *program;		/* executable path or name */
+	const char *backend;		/* "count", "sim", ... */
+	int exact;
+	int metrics[AMEBA_M_NR];
+	uint32_t nr_metrics;
+	const struct ameba_object *objects;	/* sorted by start, non-overlapping */
+	uint32_t nr_objects;
+	const struct ameba_object *bins;
+	uint32_t nr_bins;
+	const struct ameba_thread *threads;	/* indexed by dense id */
+	uint32_t nr_threads;
+};
+
+/* The values of one experiment; owned by the provider, valid until the next
+ * experiment() or close(). */
+struct agent_exp_result {
+	struct ameba_results r;
+	int interrupted;		/* *stop was set during the interval */
+};
+
+struct agent_provider;
+
+struct agent_provider_ops {
+	const char *name;
+	/* Fills *w with the current tables. 0, AMEBA_EEXITED, or AMEBA_E*. */
+	int (*refresh)(struct agent_provider *p, struct agent_world *w);
+	/*
+	 * Runs exp for interval_ms (exp->interval_ms when non-zero). Returns
+	 * early, with the values counted so far, when *stop becomes non-zero
+	 * (res->interrupted) or the target exits (res->r.target_exited).
+	 * 0 or AMEBA_E* (AMEBA_EINVAL / AMEBA_ENOTSUP: the monitor refused the
+	 * request; msg says why).
+	 */
+	int (*experiment)(struct agent_provider *p, const struct ameba_experiment *exp,
+			  uint32_t interval_ms, const volatile sig_atomic_t *stop,
+			  struct agent_exp_result *res);
+	/* The last error in words (may be ""), never NULL. */
+	const char *(*error)(struct agent_provider *p);
+	/* Detaches and frees p. */
+	void (*close)(struct agent_provider *p);
+};
+
+struct agent_provider {
+	const struct agent_provider_ops *ops;
+	/* Optional: called once, right after the first experiment is armed
+	 * (`ameba run` then lets the target's main() start). */
+	void (*armed)(void *arg);
+	void *armed_arg;
+};
+
+/* ---- the MRI provider (provider_mri.c) ---- */
+
+/*
+ * Connects to the monitor of process pid and attaches the backend named
+ * backend (NULL: the runtime's choice), waiting up to wait_ms for the
+ * socket to appear (0: no wait). child_pid > 0 is a process the agent
+ * started: the wait ends early, with AMEBA_EEXITED, when it exits (its wait
+ * status in *child_status). On failure NULL is returned, *err holds the
+ * code and msg says why, naming the socket path and the fix.
+ */
+struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend, uint32_t wait_ms,
+					       int32_t child_pid, int *child_status,
+					       const volatile sig_atomic_t *stop, int *err,
+					       char *msg, size_t len);
+
+/* ---- the fake provider (provider_fake.c): scripted worlds for tests ---- */
+
+/*
+ * A fake target: objects with fixed per-interval event rates per thread and
+ * metric. A counter's value is the sum, over the objects its ranges cover,
+ * of rate x (bytes covered / object size), over the threads it counts.
+ * The target "exits" after nr_intervals experiments (0: never).
+ */
+struct agent_fake_object {
+	struct ameba_object obj;
+	/* rates[t][m]: events per interval of thread t, metric m */
+	double rates[8][AMEBA_M_NR];
+	/* the rates apply from this experiment on (1-based; 0 = from the first) */
+	uint32_t from_experiment;
+};
+
+struct agent_fake_spec {
+	const char *program;
+	const char *backend;
+	const int *metrics;
+	uint32_t nr_metrics;
+	const struct agent_fake_object *objects;	/* sorted by start */
+	uint32_t nr_objects;
+	uint32_t nr_threads;		/* <= 8 */
+	uint32_t nr_intervals;		/* the target exits after this many; 0 = never */
+	uint32_t interval_delay_ms;	/* real time slept per experiment (0: none) */
+};
+
+struct agent_provider *agent_provider_fake_open(const struct agent_fake_spec *spec);
+/* Experiments run so far, and the counters of the last one. */
+uint32_t agent_provider_fake_nr_experiments(struct agent_provider *p);
+uint32_t agent_provider_fake_last_nr_counters(struct agent_provider *p);
+/* Counters of experiment k (1-based, up to 64), 0 when unknown. */
+uint32_t agent_provider_fake_nr_counters_at(struct agent_provider *p, uint32_t k);
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * provider_fake.c - a scripted ContextProvider for tests: a fixed world of
+ * objects whose threads cause a fixed number of events per interval, so a
+ * test can compute by hand what every counter must read.
+ *
+ * Notes:
+ *  - Coverage of an object by a counter is |ranges n object| / size, with
+ *    the counter's ranges assumed disjoint (as the strategies arm them) and
+ *    clamped to 1; a counter without ranges covers everything.
+ *  - Bins are derived: heap and mmap objects grouped by site.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "provider.h"
+
+struct fake {
+	struct agent_provider base;
+	struct agent_fake_spec spec;
+	struct ameba_object *flat;	/* the spec's objects without rates */
+	struct ameba_object *bins;
+	uint32_t nr_bins;
+	struct ameba_thread threads[8];
+	uint32_t nr_experiments, last_nr_counters;
+	uint32_t history[64];
+	uint64_t *values;
+	uint64_t *pt_store;
+	const uint64_t **per_thread;
+	uint32_t cap;
+	char err[256];
+};
+
+static int fake_refresh(struct agent_provider *p, struct agent_world *w)
+{
+	struct fake *f = (struct fake *)p;
+
+	memset(w, 0, sizeof(*w));
+	if (f->spec.nr_intervals && f->nr_experiments >= f->spec.nr_intervals)
+		return AMEBA_EEXITED;
+	w->pid = 4242;
+	w->program = f->spec.program;
+	w->backend = f->spec.backend;
+	w->exact = 1;
+	for (uint32_t i = 0; i < f->spec.nr_metrics; i++)
+		w->metrics[w->nr_metrics++] = f->spec.metrics[i];
+	w->nr_objects = f->spec.nr_objects;
+	w->objects = f->flat;
+	w->bins = f->bins;
+	w->nr_bins = f->nr_bins;
+	w->threads = f->threads;
+	w->nr_threads = f->spec.nr_threads;
+	return 0;
+}
+
+static double coverage(const struct ameba_counter *c, const struct ameba_object *o)
+{
+	double bytes = 0, size = (double)(o->end - o->start);
+
+	if (c->nr_ranges == 0)
+		return 1.0;
+	if (size <= 0)
+		return 0;
+	for (uint32_t r = 0; r < c->nr_ranges; r++) {
+		uintptr_t s = c->ranges[2 * r], e = c->ranges[2 * r + 1];
+		uintptr_t lo = s > o->start ? s : o->start, hi = e < o->end ? e : o->end;
+
+		if (hi > lo)
+			bytes += (double)(hi - lo);
+	}
+	return bytes >= size ? 1.0 : bytes / size;
+}
+
+static int counts_thread(const struct ameba_counter *c, uint32_t t)
+{
+	if (c->nr_threads == 0)
+		return 1;
+	for (uint32_t i = 0; i < c->nr_threads; i++)
+		if (c->threads[i] == t)
+			return 1;
+	return 0;
+}
+
+static int fake_experiment(struct agent_provider *p, const struct ameba_experiment *exp,
+			   uint32_t interval_ms, const volatile sig_atomic_t *stop,
+			   struct agent_exp_result *res)
+{
+	struct fake *f = (struct fake *)p;
+	uint32_t nt = f->spec.nr_threads, nc = exp->nr_counters;
+
+	memset(res, 0, sizeof(*res));
+	for (uint32_t i = 0; i < nc; i++) {
+		int ok = 0;
+
+		for (uint32_t k = 0; k < f->spec.nr_metrics; k++)
+			ok |= f->spec.metrics[k] == exp->counters[i].metric;
+		if (!ok) {
+			snprintf(f->err, sizeof(f->err), "counter %u: metric %d not provided", i,
+				 exp->counters[i].metric);
+			return AMEBA_ENOTSUP;
+		}
+	}
+	if (nc > f->cap) {
+		free(f->values);
+		free(f->pt_store);
+		free(f->per_thread);
+		f->values = calloc(nc, sizeof(*f->values));
+		f->pt_store = calloc((size_t)nc * nt, sizeof(*f->pt_store));
+		f->per_thread = calloc(nc, sizeof(*f->per_thread));
+		f->cap = (f->values && f->pt_store && f->per_thread) ? nc : 0;
+		if (!f->cap)
+			return AMEBA_ENOMEM;
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct ameba_counter *c = &exp->counters[i];
+		uint64_t *pt = f->pt_store + (size_t)i * nt;
+		double total = 0;
+
+		for (uint32_t t = 0; t < nt; t++) {
+			double v = 0;
+
+			if (counts_thread(c, t))
+				for (uint32_t o = 0; o < f->spec.nr_objects; o++)
+					if (f->nr_experiments + 1 >= f->spec.objects[o].from_experiment)
+						v += f->spec.objects[o].rates[t][c->metric] *
+						     coverage(c, &f->spec.objects[o].obj);
+			pt[t] = (uint64_t)(v + 0.5);
+			total += (double)pt[t];
+		}
+		f->values[i] = (uint64_t)total;
+		f->per_thread[i] = c->per_thread ? pt : NULL;
+	}
+	if (f->spec.interval_delay_ms) {
+		struct timespec ts = { f->spec.interval_delay_ms / 1000,
+				       (long)(f->spec.interval_delay_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	f->nr_experiments++;
+	f->last_nr_counters = nc;
+	if (f->nr_experiments <= 64)
+		f->history[f->nr_experiments - 1] = nc;
+	res->r.nr_counters = nc;
+	res->r.values = f->values;
+	res->r.per_thread = f->per_thread;
+	res->r.nr_threads = nt;
+	res->r.elapsed_ns = (uint64_t)(interval_ms ? interval_ms : 100) * 1000000ull;
+	res->r.target_exited = f->spec.nr_intervals && f->nr_experiments >= f->spec.nr_intervals;
+	res->interrupted = stop && *stop;
+	return 0;
+}
+
+static const char *fake_error(struct agent_provider *p)
+{
+	return ((struct fake *)p)->err;
+}
+
+static void fake_close(struct agent_provider *p)
+{
+	struct fake *f = (struct fake *)p;
+
+	for (uint32_t i = 0; i < f->nr_bins; i++)
+		free((char *)f->bins[i].name);
+	free(f->bins);
+	free(f->flat);
+	free(f->values);
+	free(f->pt_store);
+	free(f->per_thread);
+	free(f);
+}
+
+static const struct agent_provider_ops fake_ops = {
+	.name = "fake",
+	.refresh = fake_refresh,
+	.experiment = fake_experiment,
+	.error = fake_error,
+	.close = fake_close,
+};
+
+struct agent_provider *agent_provider_fake_open(const struct agent_fake_spec *spec)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	if (!f || spec->nr_threads > 8) {
+		free(f);
+		return NULL;
+	}
+	f->base.ops = &fake_ops;
+	f->spec = *spec;
+	for (uint32_t t = 0; t < spec->nr_threads; t++) {
+		f->threads[t].id = t;
+		f->threads[t].tid = 1000 + (int32_t)t;
+	}
+	f->bins = calloc(spec->nr_objects + 1, sizeof(*f->bins));
+	f->flat = calloc(spec->nr_objects + 1, sizeof(*f->flat));
+	if (!f->bins || !f->flat) {
+		free(f->bins);
+		free(f->flat);
+		free(f);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < spec->nr_objects; i++)
+		f->flat[i] = spec->objects[i].obj;
+	for (uint32_t i = 0; i < spec->nr_objects; i++) {
+		const struct ameba_object *o = &spec->objects[i].obj;
+		struct ameba_object *b = NULL;
+
+		if (!o->site)
+			continue;
+		for (uint32_t k = 0; k < f->nr_bins; k++)
+			if (!strcmp(f->bins[k].name, o->site))
+				b = &f->bins[k];
+		if (!b) {
+			b = &f->bins[f->nr_bins];
+			b->id = 1000 + f->nr_bins++;
+			b->kind = AMEBA_OBJ_BIN;
+			b->name = strdup(o->site);
+			b->site = b->name;
+			b->start = o->start;
+			b->end = o->end;
+			b->live = 1;
+		}
+		b->nr_blocks++;
+		b->sz_bytes += o->sz_bytes;
+		if (o->start < b->start)
+			b->start = o->start;
+		if (o->end > b->end)
+			b->end = o->end;
+	}
+	return &f->base;
+}
+
+uint32_t agent_provider_fake_nr_experiments(struct agent_provider *p)
+{
+	return ((struct fake *)p)->nr_experiments;
+}
+
+uint32_t agent_provider_fake_last_nr_counters(struct agent_provider *p)
+{
+	return ((struct fake *)p)->last_nr_counters;
+}
+
+uint32_t agent_provider_fake_nr_counters_at(struct agent_provider *p, uint32_t k)
+{
+	struct fake *f = (struct fake *)p;
+
+	return k >= 1 && k <= 64 && k <= f->nr_experiments ? f->history[k - 1] : 0;
+}

@@ -1,0 +1,975 @@
+/*
+ * provider_mri.c - the ContextProvider over the Monitoring Request Interface
+ * (mri/mri.h): the agent as a separate process talking to the target's
+ * monitor through its socket.
+ *
+ * Notes:
+ *  - Objects: the first refresh lists every live object; later refreshes
+ *    list only the objects created since (object ids grow: a listing from
+ *    the previous next_offset returns the new ones) and a full listing is
+ *    repeated every AGENT_MRI_FULL_EVERY refreshes to learn about frees. A
+ *    new object overlapping an older one replaces it (the older one was
+ *    freed and its memory reused). This keeps the agent's cost per interval
+ *    proportional to what changed, not to the size of the heap.
+ *  - Experiments: an experiment whose counters are identical to the running
+ *    one (the common case: the same objects every interval) is not re-armed;
+ *    its values are read and differenced against the previous reading,
+ *    per thread too. Otherwise the running experiment is stopped and the
+ *    new one started.
+ *  - The interval is waited in slices of at most 50 ms on the session's
+ *    event stream, so a target exit (the MRI exit event, which carries the
+ *    final counts) or a stop request ends it early.
+ *  - When the exit event's final reading has no per-thread rows, the last
+ *    slice of the run counts in the totals but not in the per-thread values.
+ *  - An experiment with a sample stream (sample_period) arms it once and
+ *    keeps it while later experiments ask for the same stream; the samples
+ *    of each interval are drained after its reading.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mri/mri.h"
+#include "provider.h"
+
+#define AGENT_MRI_FULL_EVERY 10
+#define AGENT_MRI_PAGE 4096
+#define AGENT_MRI_SLICE_MS 50
+#define AGENT_MRI_TIMEOUT_MS 10000
+
+struct mri_prov {
+	struct agent_provider base;
+	struct mri_session *s;
+	int32_t pid;
+	char err[512];
+
+	char *program;
+	char *backend;
+	int metrics[AMEBA_M_NR];
+	uint32_t nr_metrics;
+
+	/* objects, sorted by start; names owned */
+	struct ameba_object *objs;
+	uint32_t nr_objs, cap_objs;
+	uint32_t next_offset;
+	uint32_t nr_refresh;
+	struct mri_object *page;
+
+	struct ameba_object *bins;
+	uint32_t nr_bins;
+	struct mri_bin *bin_page;
+
+	struct ameba_thread *threads;
+	uint32_t nr_threads, cap_threads;
+	struct mri_thread_info *thread_page;
+
+	/* the running experiment */
+	int running;
+	uint64_t exp_id;
+	uint64_t exp_sig;
+	uint32_t exp_nr;
+	uint64_t *prev;			/* [exp_nr] cumulative values at the last reading */
+	uint64_t *prev_pt;		/* [exp_nr * prev_pt_threads] */
+	uint32_t prev_pt_threads;
+	struct mri_counter *mc;
+	struct mri_range *mranges;
+	uint32_t cap_mc, cap_mranges;
+	uint64_t *ctr_sig;		/* [exp_nr] signature of each counter */
+	/* counts of the previous experiment after its last reading, carried
+	 * into the identical counters of the next one (see exp_switch) */
+	uint64_t *carry;		/* [exp_nr] */
+	uint64_t *carry_pt;		/* [exp_nr * carry_pt_threads] */
+	uint32_t carry_pt_threads;
+
+	/* results of the last experiment */
+	uint64_t *values;
+	uint64_t *pt;			/* [exp_nr * res_threads] */
+	const uint64_t **pt_rows;
+	uint32_t res_threads;
+	int exited;
+	int final_pending;		/* exited; the final reading not delivered yet */
+
+	/* the sample stream, when an experiment asks for one */
+	int smp_metric;
+	uint64_t smp_period;
+	int smp_random;
+	struct mri_sample *smp_page;
+	struct ameba_sample *samples;
+	uint32_t nr_samples, cap_samples;
+};
+
+static void set_err(struct mri_prov *p, const char *what, int rc)
+{
+	snprintf(p->err, sizeof(p->err), "%s: %s%s%s", what, ameba_strerror(rc),
+		 p->s && *mri_errmsg(p->s) ? ": " : "", p->s ? mri_errmsg(p->s) : "");
+}
+
+static void objs_clear(struct mri_prov *p)
+{
+	for (uint32_t i = 0; i < p->nr_objs; i++)
+		free((char *)p->objs[i].name);
+	p->nr_objs = 0;
+}
+
+static int objs_push(struct mri_prov *p, const struct mri_object *o)
+{
+	struct ameba_object *a;
+
+	if (p->nr_objs == p->cap_objs) {
+		uint32_t cap = p->cap_objs ? 2 * p->cap_objs : 1024;
+
+		a = realloc(p->objs, cap * sizeof(*a));
+		if (!a)
+			return AMEBA_ENOMEM;
+		p->objs = a;
+		p->cap_objs = cap;
+	}
+	a = &p->objs[p->nr_objs];
+	memset(a, 0, sizeof(*a));
+	a->id = o->id;
+	/* enum mri_obj_kind and enum ameba_obj_kind share their first six values */
+	a->kind = o->kind;
+	a->name = strdup(o->name ? o->name : "?");
+	if (!a->name)
+		return AMEBA_ENOMEM;
+	a->site = (o->kind == MRI_OBJ_HEAP || o->kind == MRI_OBJ_MMAP) ? a->name : NULL;
+	a->start = (uintptr_t)o->start;
+	a->end = (uintptr_t)o->end;
+	a->sz_bytes = o->sz_bytes;
+	a->nr_blocks = 1;
+	a->live = o->live;
+	p->nr_objs++;
+	return 0;
+}
+
+static int cmp_obj(const void *x, const void *y)
+{
+	const struct ameba_object *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->id < b->id) - (a->id > b->id);	/* newer first */
+}
+
+/* Sorts by start and drops objects overlapped by a newer one. */
+static void objs_normalize(struct mri_prov *p)
+{
+	uint32_t w = 0;
+
+	qsort(p->objs, p->nr_objs, sizeof(*p->objs), cmp_obj);
+	for (uint32_t r = 0; r < p->nr_objs; r++) {
+		struct ameba_object *o = &p->objs[r];
+
+		if (o->end <= o->start || o->kind == AMEBA_OBJ_OTHER) {
+			free((char *)o->name);
+			continue;
+		}
+		if (w > 0 && p->objs[w - 1].end > o->start) {
+			/* overlap: keep the newer record */
+			if (o->id > p->objs[w - 1].id) {
+				free((char *)p->objs[w - 1].name);
+				p->objs[w - 1] = *o;
+			} else {
+				free((char *)o->name);
+			}
+			continue;
+		}
+		p->objs[w++] = *o;
+	}
+	p->nr_objs = w;
+	for (uint32_t i = 0; i < p->nr_objs; i++)
+		p->objs[i].site = (p->objs[i].kind == AMEBA_OBJ_HEAP || p->objs[i].kind == AMEBA_OBJ_MMAP) ?
+					  p->objs[i].name : NULL;
+}
+
+static int list_objects(struct mri_prov *p, int full)
+{
+	struct mri_object_query q = { .live_only = 1 };
+	uint32_t cursor;
+	int rc;
+
+	if (full) {
+		objs_clear(p);
+		cursor = 0;
+	} else {
+		cursor = p->next_offset;
+	}
+	while (cursor != MRI_END) {
+		uint32_t before = cursor;
+
+		rc = mri_objects(p->s, &q, &cursor, p->page, AGENT_MRI_PAGE);
+		if (rc < 0) {
+			set_err(p, "listing objects", rc);
+			return rc;
+		}
+		for (int i = 0; i < rc; i++)
+			if (objs_push(p, &p->page[i]))
+				return AMEBA_ENOMEM;
+		if (cursor != MRI_END)
+			p->next_offset = cursor;
+		else if (rc > 0)
+			p->next_offset = p->page[rc - 1].id + 1;
+		else if (before > p->next_offset)
+			p->next_offset = before;
+	}
+	objs_normalize(p);
+	return 0;
+}
+
+static int list_bins(struct mri_prov *p)
+{
+	uint32_t cursor = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < p->nr_bins; i++)
+		free((char *)p->bins[i].name);
+	p->nr_bins = 0;
+	while (cursor != MRI_END) {
+		struct ameba_object *b;
+
+		rc = mri_bins(p->s, &cursor, p->bin_page, AGENT_MRI_PAGE);
+		if (rc < 0) {
+			set_err(p, "listing bins", rc);
+			return rc;
+		}
+		b = realloc(p->bins, (p->nr_bins + (uint32_t)rc + 1) * sizeof(*b));
+		if (!b)
+			return AMEBA_ENOMEM;
+		p->bins = b;
+		for (int i = 0; i < rc; i++) {
+			b = &p->bins[p->nr_bins];
+			memset(b, 0, sizeof(*b));
+			b->id = p->bin_page[i].id;
+			b->kind = AMEBA_OBJ_BIN;
+			b->name = strdup(p->bin_page[i].name ? p->bin_page[i].name : "?");
+			if (!b->name)
+				return AMEBA_ENOMEM;
+			b->site = b->name;
+			b->sz_bytes = p->bin_page[i].sz_bytes;
+			b->nr_blocks = (uint32_t)p->bin_page[i].nr_objects;
+			b->live = 1;
+			p->nr_bins++;
+		}
+		if (rc == 0 && cursor != MRI_END)
+			break;	/* no progress: give up on this listing */
+	}
+	return 0;
+}
+
+static int list_threads(struct mri_prov *p)
+{
+	uint32_t total = 0, off = 0;
+	int rc;
+
+	do {
+		rc = mri_threads(p->s, off, p->thread_page, AGENT_MRI_PAGE, &total);
+		if (rc < 0) {
+			set_err(p, "listing threads", rc);
+			return rc;
+		}
+		if (off + (uint32_t)rc > p->cap_threads) {
+			uint32_t cap = off + (uint32_t)rc + 16;
+			struct ameba_thread *t = realloc(p->threads, cap * sizeof(*t));
+
+			if (!t)
+				return AMEBA_ENOMEM;
+			p->threads = t;
+			p->cap_threads = cap;
+		}
+		for (int i = 0; i < rc; i++) {
+			struct ameba_thread *t = &p->threads[off + (uint32_t)i];
+
+			t->id = p->thread_page[i].id;
+			t->tid = p->thread_page[i].tid;
+			t->exited = p->thread_page[i].exited;
+		}
+		off += (uint32_t)rc;
+	} while (rc > 0 && off < total);
+	p->nr_threads = off;
+	return 0;
+}
+
+static int mri_refresh(struct agent_provider *base, struct agent_world *w)
+{
+	struct mri_prov *p = (struct mri_prov *)base;
+	int full = p->nr_refresh % AGENT_MRI_FULL_EVERY == 0, rc;
+
+	memset(w, 0, sizeof(*w));
+	if (p->exited && !p->final_pending)
+		return AMEBA_EEXITED;
+	if (!p->exited) {
+		rc = list_threads(p);
+		if (!rc)
+			rc = list_objects(p, full);
+		if (!rc && full)
+			rc = list_bins(p);
+		if (rc == AMEBA_EEXITED) {
+			/* the tables as they were: one more experiment() call
+			 * collects the final reading of the running experiment */
+			p->exited = 1;
+			p->final_pending = p->running;
+			if (!p->final_pending)
+				return rc;
+		} else if (rc) {
+			return rc;
+		}
+		p->nr_refresh++;
+	}
+	w->pid = p->pid;
+	w->program = p->program;
+	w->backend = p->backend;
+	w->exact = 1;
+	memcpy(w->metrics, p->metrics, sizeof(w->metrics));
+	w->nr_metrics = p->nr_metrics;
+	w->objects = p->objs;
+	w->nr_objects = p->nr_objs;
+	w->bins = p->bins;
+	w->nr_bins = p->nr_bins;
+	w->threads = p->threads;
+	w->nr_threads = p->nr_threads;
+	return 0;
+}
+
+/* FNV-1a over one counter: what it counts, where, for whom. */
+static uint64_t counter_signature(const struct ameba_counter *c)
+{
+	uint64_t h = 1469598103934665603ull;
+
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+	MIX(c->metric);
+	MIX(c->nr_ranges);
+	for (uint32_t r = 0; r < 2 * c->nr_ranges; r++)
+		MIX(c->ranges[r]);
+	MIX(c->nr_threads);
+	for (uint32_t t = 0; t < c->nr_threads; t++)
+		MIX(c->threads[t]);
+#undef MIX
+	return h;
+}
+
+/* FNV-1a over the request, to tell whether an experiment changed. */
+static uint64_t exp_signature(const struct ameba_experiment *exp)
+{
+	uint64_t h = 1469598103934665603ull;
+
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+	MIX(exp->nr_counters);
+	for (uint32_t i = 0; i < exp->nr_counters; i++) {
+		const struct ameba_counter *c = &exp->counters[i];
+
+		MIX(c->metric);
+		MIX(c->nr_ranges);
+		for (uint32_t r = 0; r < 2 * c->nr_ranges; r++)
+			MIX(c->ranges[r]);
+		MIX(c->nr_threads);
+		for (uint32_t t = 0; t < c->nr_threads; t++)
+			MIX(c->threads[t]);
+	}
+#undef MIX
+	return h;
+}
+
+static int exp_stop(struct mri_prov *p)
+{
+	int rc = 0;
+
+	if (p->running)
+		rc = mri_experiment_stop(p->s, p->exp_id, NULL);
+	p->running = 0;
+	return rc == AMEBA_EEXITED ? 0 : rc;
+}
+
+static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
+{
+	uint32_t nr_ranges = 0, k = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < exp->nr_counters; i++)
+		nr_ranges += exp->counters[i].nr_ranges;
+	if (exp->nr_counters > p->cap_mc) {
+		struct mri_counter *mc = realloc(p->mc, exp->nr_counters * sizeof(*mc));
+
+		if (!mc)
+			return AMEBA_ENOMEM;
+		p->mc = mc;
+		p->cap_mc = exp->nr_counters;
+	}
+	if (nr_ranges > p->cap_mranges) {
+		struct mri_range *r = realloc(p->mranges, nr_ranges * sizeof(*r));
+
+		if (!r)
+			return AMEBA_ENOMEM;
+		p->mranges = r;
+		p->cap_mranges = nr_ranges;
+	}
+	for (uint32_t i = 0; i < exp->nr_counters; i++) {
+		const struct ameba_counter *c = &exp->counters[i];
+		struct mri_counter *m = &p->mc[i];
+
+		memset(m, 0, sizeof(*m));
+		m->metric = c->metric;
+		m->nr_ranges = c->nr_ranges;
+		m->ranges = p->mranges + k;
+		for (uint32_t r = 0; r < c->nr_ranges; r++, k++) {
+			p->mranges[k].start = c->ranges[2 * r];
+			p->mranges[k].end = c->ranges[2 * r + 1];
+		}
+		m->nr_threads = c->nr_threads;
+		m->threads = c->threads;
+	}
+	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
+	if (rc) {
+		set_err(p, "starting the experiment", rc);
+		return rc;
+	}
+	p->running = 1;
+	if (p->base.armed) {
+		p->base.armed(p->base.armed_arg);
+		p->base.armed = NULL;
+	}
+	p->exp_nr = exp->nr_counters;
+	p->exp_sig = exp_signature(exp);
+	free(p->prev);
+	free(p->prev_pt);
+	free(p->ctr_sig);
+	p->prev = calloc(exp->nr_counters + 1, sizeof(*p->prev));
+	p->ctr_sig = malloc((exp->nr_counters + 1) * sizeof(*p->ctr_sig));
+	p->prev_pt = NULL;
+	p->prev_pt_threads = 0;
+	if (!p->prev || !p->ctr_sig)
+		return AMEBA_ENOMEM;
+	for (uint32_t i = 0; i < exp->nr_counters; i++)
+		p->ctr_sig[i] = counter_signature(&exp->counters[i]);
+	return 0;
+}
+
+struct sig_idx {
+	uint64_t sig;
+	uint32_t idx;
+};
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct sig_idx *x = a, *y = b;
+
+	return (x->sig > y->sig) - (x->sig < y->sig);
+}
+
+/*
+ * Replaces the running experiment by exp without losing counts: the old one
+ * is read (per thread) immediately before it is stopped, and what it counted
+ * since the interval's reading is carried into the counters of exp that are
+ * identical (same metric, ranges and threads: most of them, since the
+ * objects change little between intervals). Only the one round trip
+ * between that read and the stop goes uncounted.
+ */
+static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
+{
+	struct mri_reading r;
+	struct sig_idx *old = NULL;
+	uint64_t *d = NULL, *d_pt = NULL;
+	uint32_t nr_old = p->exp_nr, nt = p->prev_pt_threads;
+	int rc = 0, have = 0;
+
+	free(p->carry);
+	free(p->carry_pt);
+	p->carry = NULL;
+	p->carry_pt = NULL;
+	p->carry_pt_threads = 0;
+	if (p->running) {
+		rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &r);
+		if (rc == AMEBA_EEXITED)
+			goto out;
+		if (rc == 0 && r.nr == nr_old) {
+			for (uint32_t k = 0; k < r.nr_threads; k++)
+				if (r.thread_ids[k] + 1 > nt)
+					nt = r.thread_ids[k] + 1;
+			d = calloc(nr_old + 1, sizeof(*d));
+			d_pt = calloc((size_t)nr_old * nt + 1, sizeof(*d_pt));
+			old = malloc((nr_old + 1) * sizeof(*old));
+			if (!d || !d_pt || !old) {
+				rc = AMEBA_ENOMEM;
+				goto out;
+			}
+			for (uint32_t i = 0; i < nr_old; i++) {
+				d[i] = r.values[i] >= p->prev[i] ? r.values[i] - p->prev[i] : 0;
+				old[i].sig = p->ctr_sig[i];
+				old[i].idx = i;
+			}
+			for (uint32_t k = 0; k < r.nr_threads; k++) {
+				uint32_t t = r.thread_ids[k];
+
+				for (uint32_t i = 0; i < nr_old; i++) {
+					uint64_t cum = r.thread_values[(size_t)k * r.nr + i];
+					uint64_t prev = t < p->prev_pt_threads ?
+						p->prev_pt[(size_t)i * p->prev_pt_threads + t] : 0;
+
+					d_pt[(size_t)i * nt + t] = cum >= prev ? cum - prev : 0;
+				}
+			}
+			qsort(old, nr_old, sizeof(*old), cmp_sig);
+			have = 1;
+		}
+	}
+	rc = exp_stop(p);
+	if (!rc)
+		rc = exp_start(p, exp);
+	if (rc || !have)
+		goto out;
+	p->carry = calloc(exp->nr_counters + 1, sizeof(*p->carry));
+	p->carry_pt = calloc((size_t)exp->nr_counters * nt + 1, sizeof(*p->carry_pt));
+	if (!p->carry || !p->carry_pt) {
+		rc = AMEBA_ENOMEM;
+		goto out;
+	}
+	p->carry_pt_threads = nt;
+	for (uint32_t j = 0; j < exp->nr_counters; j++) {
+		struct sig_idx key = { p->ctr_sig[j], 0 }, *hit;
+
+		hit = bsearch(&key, old, nr_old, sizeof(*old), cmp_sig);
+		if (!hit)
+			continue;
+		p->carry[j] = d[hit->idx];
+		memcpy(p->carry_pt + (size_t)j * nt, d_pt + (size_t)hit->idx * nt, nt * sizeof(*d_pt));
+	}
+out:
+	free(old);
+	free(d);
+	free(d_pt);
+	return rc;
+}
+
+/* Starts, changes or stops the sample stream as exp asks. */
+static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
+{
+	int rc = 0;
+
+	if (exp->sample_period == p->smp_period && exp->sample_metric == p->smp_metric &&
+	    exp->sample_random == p->smp_random)
+		return 0;
+	if (exp->sample_period)
+		rc = mri_samples_start(p->s, exp->sample_metric, exp->sample_period,
+				       exp->sample_random, 0x616d656261ull);
+	else
+		rc = mri_samples_stop(p->s);
+	if (rc) {
+		set_err(p, "arming the sample stream", rc);
+		return rc;
+	}
+	p->smp_metric = exp->sample_metric;
+	p->smp_period = exp->sample_period;
+	p->smp_random = exp->sample_random;
+	return 0;
+}
+
+/* Moves the samples of the interval into res (as many as the monitor has). */
+static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
+{
+	uint64_t lost = 0, lost_total = 0;
+	int n;
+
+	p->nr_samples = 0;
+	if (!p->smp_period)
+		return 0;
+	if (!p->smp_page && !(p->smp_page = calloc(AGENT_MRI_PAGE, sizeof(*p->smp_page))))
+		return AMEBA_ENOMEM;
+	do {
+		n = mri_samples_read(p->s, p->smp_page, AGENT_MRI_PAGE, &lost);
+		if (n < 0) {
+			set_err(p, "reading samples", n);
+			return n;
+		}
+		lost_total += lost;
+		if (p->nr_samples + (uint32_t)n > p->cap_samples) {
+			uint32_t cap = (p->nr_samples + (uint32_t)n) * 2;
+			struct ameba_sample *v = realloc(p->samples, cap * sizeof(*v));
+
+			if (!v)
+				return AMEBA_ENOMEM;
+			p->samples = v;
+			p->cap_samples = cap;
+		}
+		for (int i = 0; i < n; i++) {
+			struct ameba_sample *a = &p->samples[p->nr_samples++];
+
+			a->addr = (uintptr_t)p->smp_page[i].addr;
+			a->pc = (uintptr_t)p->smp_page[i].pc;
+			a->thread = p->smp_page[i].thread_id;
+			a->metric = (uint16_t)p->smp_metric;
+			a->weight = p->smp_page[i].weight > UINT16_MAX ? UINT16_MAX :
+				    (uint16_t)p->smp_page[i].weight;
+		}
+	} while (n == AGENT_MRI_PAGE);
+	res->r.nr_samples = p->nr_samples;
+	res->r.samples = p->samples;
+	res->r.nr_samples_lost = lost_total;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Grows the per-thread stores to nt threads (keeping prev_pt's rows). */
+static int pt_grow(struct mri_prov *p, uint32_t nt)
+{
+	uint32_t nr = p->exp_nr;
+
+	if (nt > p->prev_pt_threads) {
+		uint64_t *v = calloc((size_t)nr * nt + 1, sizeof(*v));
+
+		if (!v)
+			return AMEBA_ENOMEM;
+		for (uint32_t i = 0; i < nr; i++)
+			for (uint32_t t = 0; t < p->prev_pt_threads; t++)
+				v[(size_t)i * nt + t] = p->prev_pt[(size_t)i * p->prev_pt_threads + t];
+		free(p->prev_pt);
+		p->prev_pt = v;
+		p->prev_pt_threads = nt;
+	}
+	free(p->pt);
+	free(p->pt_rows);
+	free(p->values);
+	p->pt = calloc((size_t)nr * nt + 1, sizeof(*p->pt));
+	p->pt_rows = calloc(nr + 1, sizeof(*p->pt_rows));
+	p->values = calloc(nr + 1, sizeof(*p->values));
+	p->res_threads = nt;
+	return (p->pt && p->pt_rows && p->values) ? 0 : AMEBA_ENOMEM;
+}
+
+/* Turns a cumulative reading into the interval's values (deltas). */
+static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
+			const struct mri_reading *r, struct agent_exp_result *res)
+{
+	uint32_t nr = p->exp_nr, nt = p->nr_threads;
+	int rc;
+
+	for (uint32_t k = 0; k < r->nr_threads; k++)
+		if (r->thread_ids[k] + 1 > nt)
+			nt = r->thread_ids[k] + 1;
+	if (nt < p->prev_pt_threads)
+		nt = p->prev_pt_threads;
+	rc = pt_grow(p, nt);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t cum = i < r->nr ? r->values[i] : p->prev[i];
+
+		p->values[i] = cum >= p->prev[i] ? cum - p->prev[i] : 0;
+		p->prev[i] = cum;
+	}
+	for (uint32_t k = 0; k < r->nr_threads; k++) {
+		uint32_t t = r->thread_ids[k];
+
+		for (uint32_t i = 0; i < nr && i < r->nr; i++) {
+			uint64_t cum = r->thread_values[(size_t)k * r->nr + i];
+			uint64_t *prev = &p->prev_pt[(size_t)i * nt + t];
+
+			p->pt[(size_t)i * nt + t] = cum >= *prev ? cum - *prev : 0;
+			*prev = cum;
+		}
+	}
+	if (p->carry) {
+		for (uint32_t i = 0; i < nr; i++) {
+			p->values[i] += p->carry[i];
+			for (uint32_t t = 0; t < p->carry_pt_threads && t < nt; t++)
+				p->pt[(size_t)i * nt + t] += p->carry_pt[(size_t)i * p->carry_pt_threads + t];
+		}
+		free(p->carry);
+		free(p->carry_pt);
+		p->carry = p->carry_pt = NULL;
+		p->carry_pt_threads = 0;
+	}
+	for (uint32_t i = 0; i < nr; i++)
+		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
+	res->r.nr_counters = nr;
+	res->r.values = p->values;
+	res->r.per_thread = p->pt_rows;
+	res->r.nr_threads = nt;
+	return 0;
+}
+
+static int mri_experiment(struct agent_provider *base, const struct ameba_experiment *exp,
+			  uint32_t interval_ms, const volatile sig_atomic_t *stop,
+			  struct agent_exp_result *res)
+{
+	struct mri_prov *p = (struct mri_prov *)base;
+	struct mri_reading reading;
+	struct mri_event ev;
+	uint64_t t0, deadline;
+	int rc, have = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (p->exited) {
+		t0 = now_ns();
+		if (!p->final_pending || p->exp_sig != exp_signature(exp) ||
+		    p->exp_nr != exp->nr_counters)
+			return AMEBA_EEXITED;
+		p->final_pending = 0;
+		goto exited;
+	}
+	if (exp->nr_counters == 0) {
+		snprintf(p->err, sizeof(p->err), "the strategy planned an experiment without counters");
+		return AMEBA_EINVAL;
+	}
+	t0 = now_ns();
+	rc = samples_arm(p, exp);
+	if (rc == AMEBA_EEXITED)
+		goto exited;
+	if (rc)
+		return rc;
+	if (!p->running || p->exp_sig != exp_signature(exp) || p->exp_nr != exp->nr_counters) {
+		rc = exp_switch(p, exp);
+		if (rc == AMEBA_EEXITED)
+			goto exited;
+		if (rc)
+			return rc;
+	}
+	deadline = t0 + (uint64_t)(interval_ms ? interval_ms : 100) * 1000000ull;
+	for (;;) {
+		uint64_t now = now_ns();
+		int slice;
+
+		if (stop && *stop) {
+			res->interrupted = 1;
+			break;
+		}
+		if (now >= deadline)
+			break;
+		slice = (int)((deadline - now + 999999) / 1000000);
+		if (slice > AGENT_MRI_SLICE_MS)
+			slice = AGENT_MRI_SLICE_MS;
+		rc = mri_next_event(p->s, &ev, slice);
+		if (rc == AMEBA_ETIMEDOUT)
+			continue;
+		if (rc == AMEBA_EEXITED)
+			goto exited;
+		if (rc) {
+			set_err(p, "waiting for the interval", rc);
+			return rc;
+		}
+		if (ev.kind == MRI_EV_EXIT) {
+			p->exited = 1;
+			if (ev.reading.nr) {
+				rc = take_reading(p, exp, &ev.reading, res);
+				if (rc)
+					return rc;
+				have = 1;
+			}
+			goto exited;
+		}
+	}
+	rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &reading);
+	if (rc == AMEBA_EEXITED)
+		goto exited;
+	if (rc) {
+		set_err(p, "reading the experiment", rc);
+		return rc;
+	}
+	rc = take_reading(p, exp, &reading, res);
+	if (rc)
+		return rc;
+	rc = samples_drain(p, res);
+	if (rc == AMEBA_EEXITED)
+		goto exited;
+	if (rc)
+		return rc;
+	res->r.elapsed_ns = now_ns() - t0;
+	return 0;
+exited:
+	p->exited = 1;
+	p->running = 0;
+	p->final_pending = 0;
+	/* the final reading belongs to the experiment that ran: use it only
+	 * for the same counters */
+	if (!have && p->exp_sig == exp_signature(exp) && p->exp_nr == exp->nr_counters &&
+	    mri_final_reading(p->s, &reading) == 0 && reading.nr == exp->nr_counters) {
+		rc = take_reading(p, exp, &reading, res);
+		if (rc)
+			return rc;
+		have = 1;
+	}
+	if (!have) {
+		/* nothing more was counted that we can know of */
+		rc = pt_grow(p, p->prev_pt_threads ? p->prev_pt_threads : p->nr_threads);
+		if (rc)
+			return rc;
+		res->r.nr_counters = p->exp_nr < exp->nr_counters ? p->exp_nr : exp->nr_counters;
+		res->r.values = p->values;
+		res->r.per_thread = p->pt_rows;
+		res->r.nr_threads = p->res_threads;
+	}
+	res->r.elapsed_ns = now_ns() - t0;
+	res->r.target_exited = 1;
+	return 0;
+}
+
+static const char *mri_prov_error(struct agent_provider *base)
+{
+	return ((struct mri_prov *)base)->err;
+}
+
+static void mri_prov_close(struct agent_provider *base)
+{
+	struct mri_prov *p = (struct mri_prov *)base;
+
+	if (p->s && !p->exited) {
+		exp_stop(p);
+		if (p->smp_period)
+			mri_samples_stop(p->s);
+		mri_detach(p->s);
+	}
+	mri_close(p->s);
+	objs_clear(p);
+	for (uint32_t i = 0; i < p->nr_bins; i++)
+		free((char *)p->bins[i].name);
+	free(p->objs);
+	free(p->bins);
+	free(p->page);
+	free(p->bin_page);
+	free(p->threads);
+	free(p->thread_page);
+	free(p->prev);
+	free(p->prev_pt);
+	free(p->mc);
+	free(p->mranges);
+	free(p->smp_page);
+	free(p->samples);
+	free(p->ctr_sig);
+	free(p->carry);
+	free(p->carry_pt);
+	free(p->values);
+	free(p->pt);
+	free(p->pt_rows);
+	free(p->program);
+	free(p->backend);
+	free(p);
+}
+
+static const struct agent_provider_ops mri_prov_ops = {
+	.name = "mri",
+	.refresh = mri_refresh,
+	.experiment = mri_experiment,
+	.error = mri_prov_error,
+	.close = mri_prov_close,
+};
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Where the runtime puts its socket, for messages. */
+static void socket_hint(int32_t pid, char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && *xdg)
+		snprintf(buf, len, "%s/ameba/%d.sock (or /tmp/ameba-%u/%d.sock)", xdg, (int)pid,
+			 (unsigned)getuid(), (int)pid);
+	else
+		snprintf(buf, len, "/tmp/ameba-%u/%d.sock", (unsigned)getuid(), (int)pid);
+}
+
+struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend, uint32_t wait_ms,
+					       int32_t child_pid, int *child_status,
+					       const volatile sig_atomic_t *stop, int *err,
+					       char *msg, size_t len)
+{
+	struct mri_prov *p = calloc(1, sizeof(*p));
+	struct mri_process_info pi;
+	struct mri_backend_info bi;
+	uint64_t deadline = now_ns() + (uint64_t)wait_ms * 1000000ull;
+	char where[512];
+	int rc;
+
+	*err = AMEBA_ENOMEM;
+	if (!p)
+		return NULL;
+	p->base.ops = &mri_prov_ops;
+	p->pid = pid;
+	socket_hint(pid, where, sizeof(where));
+	for (;;) {
+		rc = mri_open_pid(&p->s, pid, AGENT_MRI_TIMEOUT_MS);
+		if (rc == 0)
+			break;
+		if (rc != AMEBA_ENOENT || now_ns() >= deadline || (stop && *stop)) {
+			if (rc == AMEBA_ENOENT && kill(pid, 0) && errno == ESRCH)
+				snprintf(msg, len, "no process %d", (int)pid);
+			else if (rc == AMEBA_ENOENT)
+				snprintf(msg, len, "process %d has no MRI socket at %s after %u ms: "
+					 "build it with `ameba cc`, and run it without AMEBA_MRI=0",
+					 (int)pid, where, wait_ms);
+			else if (stop && *stop)
+				snprintf(msg, len, "interrupted while connecting to process %d", (int)pid);
+			else
+				snprintf(msg, len, "cannot connect to the monitor of process %d: %s%s%s",
+					 (int)pid, ameba_strerror(rc), p->s && *mri_errmsg(p->s) ? ": " : "",
+					 p->s ? mri_errmsg(p->s) : "");
+			*err = (stop && *stop) ? AMEBA_EEXITED : rc;
+			goto fail;
+		}
+		mri_close(p->s);
+		p->s = NULL;
+		if (child_pid > 0) {
+			int status;
+
+			if (waitpid(child_pid, &status, WNOHANG) == child_pid) {
+				if (child_status)
+					*child_status = status;
+				snprintf(msg, len, "process %d exited (status %d) before its monitor "
+					 "opened %s: was it built with `ameba cc`?", (int)child_pid,
+					 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+					 where);
+				*err = AMEBA_EEXITED;
+				free(p);
+				return NULL;
+			}
+		}
+		sleep_ms(5);
+	}
+	rc = mri_attach(p->s, backend && *backend ? backend : NULL);
+	if (rc) {
+		snprintf(msg, len, "cannot attach to process %d: %s: %s", (int)pid, ameba_strerror(rc),
+			 mri_errmsg(p->s));
+		*err = rc;
+		goto fail;
+	}
+	rc = mri_process(p->s, &pi);
+	if (!rc)
+		rc = mri_backend(p->s, &bi);
+	if (rc) {
+		snprintf(msg, len, "process %d: cannot read its monitor's description: %s: %s",
+			 (int)pid, ameba_strerror(rc), mri_errmsg(p->s));
+		*err = rc;
+		goto fail;
+	}
+	p->program = strdup(pi.program ? pi.program : "?");
+	p->backend = strdup(bi.name ? bi.name : "?");
+	for (uint32_t i = 0; i < bi.nr_metrics && i < AMEBA_M_NR; i++)
+		p->metrics[p->nr_metrics++] = bi.metrics[i];
+	p->page = calloc(AGENT_MRI_PAGE, sizeof(*p->page));
+	p->bin_page = calloc(AGENT_MRI_PAGE, sizeof(*p->bin_page));
+	p->thread_page = calloc(AGENT_MRI_PAGE, sizeof(*p->thread_page));
+	if (!p->program || !p->backend || !p->page || !p->bin_page || !p->thread_page) {
+		snprintf(msg, len, "out of memory");
+		*err = AMEBA_ENOMEM;
+		goto fail;
+	}
+	*err = 0;
+	return &p->base;
+fail:
+	mri_prov_close(&p->base);
+	return NULL;
+}

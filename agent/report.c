@@ -1,0 +1,515 @@
+/*
+ * report.c - the report as JSON (docs/report-schema.md) and as a table.
+ *
+ * Notes:
+ *  - The table is rendered from the JSON tree only, so a saved report
+ *    re-renders (`ameba report FILE`) exactly as the run printed it.
+ *  - Numbers: severities and shares are fractions 0..1 in JSON and
+ *    percentages in the table; counts are JSON numbers (doubles, exact to
+ *    2^53).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "report.h"
+
+static const char *iso_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&ts->tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	return buf;
+}
+
+static double ts_diff_s(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* A rounded value that prints without float noise. */
+static double round6(double x)
+{
+	return round(x * 1e6) / 1e6;
+}
+
+static cJSON *metric_object(const uint8_t *has, const double *values)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (int m = 0; o && m < AMEBA_M_NR; m++)
+		if (has[m])
+			cJSON_AddNumberToObject(o, ameba_metric_info(m)->name, values[m]);
+	return o;
+}
+
+static cJSON *threads_array(const uint32_t *ids, uint32_t nr)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (uint32_t i = 0; a && i < nr; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+	return a;
+}
+
+static cJSON *finding_json(const struct agent_finding *f, uint32_t rank)
+{
+	cJSON *j = cJSON_CreateObject(), *ctx, *obj;
+
+	cJSON_AddNumberToObject(j, "rank", rank);
+	cJSON_AddStringToObject(j, "property", f->property);
+	cJSON_AddNumberToObject(j, "severity", round6(f->severity));
+	cJSON_AddNumberToObject(j, "confidence", round6(f->confidence));
+	ctx = cJSON_AddObjectToObject(j, "context");
+	cJSON_AddStringToObject(ctx, "kind", agent_ctx_kind_name(f->ctx_kind));
+	if (f->has_object) {
+		char addr[32];
+
+		obj = cJSON_AddObjectToObject(ctx, "object");
+		cJSON_AddStringToObject(obj, "name", f->object.name);
+		cJSON_AddStringToObject(obj, "kind", agent_obj_kind_name(f->object.kind));
+		if (f->object.site)
+			cJSON_AddStringToObject(obj, "site", f->object.site);
+		else
+			cJSON_AddNullToObject(obj, "site");
+		cJSON_AddNumberToObject(obj, "size", (double)f->object.sz_bytes);
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)f->object.addr);
+		cJSON_AddStringToObject(obj, "addr", addr);
+		cJSON_AddNumberToObject(obj, "blocks", f->object.nr_blocks);
+	} else {
+		cJSON_AddNullToObject(ctx, "object");
+	}
+	if (f->region)
+		cJSON_AddStringToObject(ctx, "region", f->region);
+	else
+		cJSON_AddNullToObject(ctx, "region");
+	if (f->ctx_kind == AMEBA_CTX_LINE) {
+		char line[32];
+
+		snprintf(line, sizeof(line), "0x%llx", (unsigned long long)f->line);
+		cJSON_AddStringToObject(ctx, "line", line);
+	}
+	cJSON_AddItemToObject(ctx, "threads", threads_array(f->threads, f->nr_threads));
+	cJSON_AddStringToObject(j, "evidence", f->evidence ? f->evidence : "");
+	cJSON_AddStringToObject(j, "advice", f->advice ? f->advice : "");
+	if (f->refined_from)
+		cJSON_AddStringToObject(j, "refined_from", f->refined_from);
+	else
+		cJSON_AddNullToObject(j, "refined_from");
+	return j;
+}
+
+cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_info *ri,
+			  const struct agent_plugins *pl)
+{
+	cJSON *root = cJSON_CreateObject(), *a, *o, *t;
+	char buf[64];
+	int m = s->primary_metric;
+
+	if (!root)
+		return NULL;
+	cJSON_AddStringToObject(root, "schema", AGENT_REPORT_SCHEMA);
+	cJSON_AddNumberToObject(root, "version", AGENT_REPORT_VERSION);
+	cJSON_AddStringToObject(root, "ameba_version", AMEBA_VERSION_STRING);
+	cJSON_AddStringToObject(root, "mode", ri->mode);
+	cJSON_AddStringToObject(root, "program", s->program ? s->program : "?");
+	cJSON_AddNumberToObject(root, "pid", s->pid);
+	a = cJSON_AddArrayToObject(root, "command");
+	for (int i = 0; i < ri->nr_command; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(ri->command[i]));
+	cJSON_AddStringToObject(root, "backend", s->backend ? s->backend : "unknown");
+	cJSON_AddBoolToObject(root, "exact", s->exact);
+	a = cJSON_AddArrayToObject(root, "metrics");
+	for (uint32_t i = 0; i < s->nr_metrics; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(ameba_metric_info(s->metrics[i])->name));
+	cJSON_AddStringToObject(root, "metric", ameba_metric_info(m) ? ameba_metric_info(m)->name : "mem_ref");
+
+	o = cJSON_AddObjectToObject(root, "strategy");
+	cJSON_AddStringToObject(o, "name", s->strat ? s->strat->name : "none");
+	t = cJSON_AddObjectToObject(o, "params");
+	for (uint32_t i = 0; i < s->strat_params.nr; i++)
+		cJSON_AddStringToObject(t, s->strat_params.names[i], s->strat_params.values[i]);
+
+	a = cJSON_AddArrayToObject(root, "properties");
+	for (uint32_t i = 0; pl && i < pl->nr_props; i++) {
+		const struct agent_property *p = &pl->props[i];
+
+		if (!p->selected)
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", p->name);
+		cJSON_AddStringToObject(o, "file", p->path ? p->path : "");
+		cJSON_AddStringToObject(o, "lang", p->lang == AGENT_PROP_LUA ? "lua" : "c");
+		cJSON_AddStringToObject(o, "status", p->disabled ? "disabled" : "ok");
+		if (p->disabled && p->error)
+			cJSON_AddStringToObject(o, "error", p->error);
+		if (p->refines)
+			cJSON_AddStringToObject(o, "refines", p->refines);
+		t = cJSON_AddObjectToObject(o, "params");
+		for (uint32_t k = 0; k < p->values.nr; k++)
+			cJSON_AddStringToObject(t, p->values.names[k], p->values.values[k]);
+		cJSON_AddItemToArray(a, o);
+	}
+
+	cJSON_AddStringToObject(root, "started", iso_time(&s->started, buf, sizeof(buf)));
+	cJSON_AddStringToObject(root, "ended", iso_time(&s->ended, buf, sizeof(buf)));
+	cJSON_AddNumberToObject(root, "duration_s", round6(ts_diff_s(&s->started, &s->ended)));
+	cJSON_AddNumberToObject(root, "measured_s", round6((double)s->measured_ns / 1e9));
+	cJSON_AddNumberToObject(root, "interval_ms", ri->interval_ms);
+	cJSON_AddBoolToObject(root, "partial", s->partial);
+	cJSON_AddStringToObject(root, "reason", agent_end_name(s->end));
+	if (s->error[0])
+		cJSON_AddStringToObject(root, "error", s->error);
+	cJSON_AddNumberToObject(root, "iterations", s->nr_iterations);
+	cJSON_AddNumberToObject(root, "contexts", s->nr_contexts);
+
+	o = cJSON_AddObjectToObject(root, "target");
+	cJSON_AddStringToObject(o, "state", ri->target_state == AGENT_TARGET_RUNNING ? "running" :
+				ri->target_state == AGENT_TARGET_EXITED ? "exited" :
+				ri->target_state == AGENT_TARGET_KILLED ? "killed" : "ended");
+	if (ri->target_state == AGENT_TARGET_EXITED)
+		cJSON_AddNumberToObject(o, "exit_status", ri->target_exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_status");
+	if (ri->target_state == AGENT_TARGET_KILLED)
+		cJSON_AddStringToObject(o, "signal", sigabbrev_np(ri->target_signal) ?
+					sigabbrev_np(ri->target_signal) : "?");
+	else
+		cJSON_AddNullToObject(o, "signal");
+	if (ri->target_wall_s >= 0 && ri->target_state != AGENT_TARGET_RUNNING)
+		cJSON_AddNumberToObject(o, "wall_s", round6(ri->target_wall_s));
+	else
+		cJSON_AddNullToObject(o, "wall_s");
+	cJSON_AddNumberToObject(root, "agent_cpu_s", round6(ri->agent_cpu_s));
+
+	cJSON_AddItemToObject(root, "totals", metric_object(s->program_has, s->program_totals));
+
+	a = cJSON_AddArrayToObject(root, "findings");
+	for (uint32_t i = 0; i < s->findings.nr; i++)
+		cJSON_AddItemToArray(a, finding_json(&s->findings.v[i], i + 1));
+
+	a = cJSON_AddArrayToObject(root, "objects");
+	for (uint32_t i = 0; i < s->nr_objects; i++) {
+		const struct agent_obj_summary *os = &s->objects[i];
+		char addr[32];
+		double prog = s->program_totals[m];
+
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", os->name);
+		cJSON_AddStringToObject(o, "kind", agent_obj_kind_name(os->kind));
+		if (os->site)
+			cJSON_AddStringToObject(o, "site", os->site);
+		else
+			cJSON_AddNullToObject(o, "site");
+		cJSON_AddNumberToObject(o, "size", (double)os->sz_bytes);
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)os->addr);
+		cJSON_AddStringToObject(o, "addr", addr);
+		cJSON_AddNumberToObject(o, "blocks", os->nr_blocks);
+		cJSON_AddNumberToObject(o, "share", round6(prog > 0 ? os->values[m] / prog : 0));
+		cJSON_AddItemToObject(o, "totals", metric_object(os->has, os->values));
+		cJSON_AddItemToArray(a, o);
+	}
+
+	a = cJSON_AddArrayToObject(root, "threads");
+	for (uint32_t i = 0; i < s->nr_threads; i++) {
+		const struct agent_thread_summary *ts = &s->threads[i];
+
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "id", ts->id);
+		cJSON_AddNumberToObject(o, "tid", ts->tid);
+		cJSON_AddBoolToObject(o, "exited", ts->exited);
+		if (ts->has_values)
+			cJSON_AddItemToObject(o, "totals", metric_object(s->program_has, ts->values));
+		else
+			cJSON_AddItemToObject(o, "totals", cJSON_CreateObject());
+		cJSON_AddItemToArray(a, o);
+	}
+
+	a = cJSON_AddArrayToObject(root, "warnings");
+	for (uint32_t i = 0; pl && i < pl->nr_warnings; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(pl->warnings[i]));
+	return root;
+}
+
+int agent_report_write(const cJSON *root, const char *path, char *err, size_t len)
+{
+	char *text = cJSON_Print(root), tmp[4096], dir[4096];
+	size_t n, off = 0;
+	int fd, dfd;
+
+	if (!text) {
+		snprintf(err, len, "%s: out of memory while formatting the report", path);
+		return AMEBA_ENOMEM;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, len, "cannot write the report %s: %s (choose another place with "
+			 "--output FILE)", tmp, strerror(errno));
+		free(text);
+		return AMEBA_EIO;
+	}
+	n = strlen(text);
+	text[n++] = '\n';	/* cJSON_Print's buffer has room: it replaces the NUL */
+	while (off < n) {
+		ssize_t w = write(fd, text + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(err, len, "cannot write the report %s: %s", tmp,
+				 w < 0 ? strerror(errno) : "short write");
+			goto fail;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd)) {
+		snprintf(err, len, "cannot sync the report %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	free(text);
+	if (rename(tmp, path)) {
+		snprintf(err, len, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return AMEBA_EIO;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+fail:
+	close(fd);
+	unlink(tmp);
+	free(text);
+	return AMEBA_EIO;
+}
+
+cJSON *agent_report_load(const char *path, char *err, size_t len)
+{
+	char *text = agent_read_file(path, NULL);
+	const cJSON *schema, *version;
+	cJSON *root;
+
+	if (!text) {
+		snprintf(err, len, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	root = cJSON_Parse(text);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		int line = 1;
+
+		for (const char *p = text; at && p < at; p++)
+			line += *p == '\n';
+		snprintf(err, len, "%s:%d: not valid JSON (a report written by `ameba run` is; was "
+			 "the file cut or edited?)", path, line);
+		free(text);
+		return NULL;
+	}
+	free(text);
+	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	version = cJSON_GetObjectItemCaseSensitive(root, "version");
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, AGENT_REPORT_SCHEMA)) {
+		snprintf(err, len, "%s: not an ameba report (no \"schema\": \"%s\"); an AMEBA_ORACLE "
+			 "dump is shown by `ameba oracle FILE`", path, AGENT_REPORT_SCHEMA);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	if (!cJSON_IsNumber(version) || version->valueint != AGENT_REPORT_VERSION) {
+		snprintf(err, len, "%s: report schema version %g; this ameba reads version %d "
+			 "(upgrade ameba to read newer reports)", path,
+			 cJSON_IsNumber(version) ? version->valuedouble : -1.0, AGENT_REPORT_VERSION);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+/* ---- the table ---- */
+
+const char *agent_threads_text(const uint32_t *ids, uint32_t nr, uint32_t nr_all, char *buf,
+			       size_t len)
+{
+	size_t o = 0;
+	uint32_t i = 0;
+
+	buf[0] = '\0';
+	if (nr == 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (nr_all && nr == nr_all) {
+		int every = 1;
+
+		for (uint32_t k = 0; k < nr; k++)
+			every &= ids[k] == k;
+		if (every) {
+			snprintf(buf, len, "all");
+			return buf;
+		}
+	}
+	while (i < nr && o < len) {
+		uint32_t j = i;
+
+		while (j + 1 < nr && ids[j + 1] == ids[j] + 1)
+			j++;
+		if (j > i)
+			o += (size_t)snprintf(buf + o, len - o, "%s%u-%u", o ? "," : "", ids[i], ids[j]);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "", ids[i]);
+		i = j + 1;
+	}
+	return buf;
+}
+
+static const char *jstr(const cJSON *o, const char *key, const char *def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+static double jnum(const cJSON *o, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static const char *size_text(double b, char *buf, size_t len)
+{
+	if (b >= 1 << 30)
+		snprintf(buf, len, "%.1f GiB", b / (1 << 30));
+	else if (b >= 1 << 20)
+		snprintf(buf, len, "%.1f MiB", b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, len, "%.1f KiB", b / (1 << 10));
+	else
+		snprintf(buf, len, "%.0f B", b);
+	return buf;
+}
+
+/* "heap alloc_counters@false_sharing.c:67 (64 B)" */
+static const char *context_text(const cJSON *ctx, char *buf, size_t len)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ctx, "object");
+	const char *kind = jstr(ctx, "kind", "?"), *region = jstr(ctx, "region", NULL);
+	char sz[32];
+
+	if (cJSON_IsObject(obj)) {
+		const char *okind = jstr(obj, "kind", "?");
+		double blocks = jnum(obj, "blocks", 1);
+
+		size_text(jnum(obj, "size", 0), sz, sizeof(sz));
+		if (!strcmp(okind, "bin"))
+			snprintf(buf, len, "bin %s (%.0f blocks, %s)", jstr(obj, "name", "?"), blocks, sz);
+		else
+			snprintf(buf, len, "%s %s (%s)", okind, jstr(obj, "name", "?"), sz);
+		if (!strcmp(kind, "line")) {
+			size_t o = strlen(buf);
+
+			snprintf(buf + o, len - o, " line %s", jstr(ctx, "line", "?"));
+		}
+	} else if (region) {
+		snprintf(buf, len, "region %s", region);
+	} else {
+		snprintf(buf, len, "%s", kind);
+	}
+	return buf;
+}
+
+void agent_report_table(const cJSON *root, FILE *out, uint32_t top)
+{
+	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
+	const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
+	const cJSON *strategy = cJSON_GetObjectItemCaseSensitive(root, "strategy");
+	const cJSON *f, *w;
+	uint32_t nr_all = (uint32_t)cJSON_GetArraySize(threads), rank = 0, shown = 0, heading = 0;
+	int partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial"));
+
+	fprintf(out, "ameba: %s (pid %.0f), backend %s, strategy %s, metric %s: %.0f iterations, "
+		"%.2f s measured\n", jstr(root, "program", "?"), jnum(root, "pid", 0),
+		jstr(root, "backend", "?"), jstr(strategy, "name", "?"), jstr(root, "metric", "?"),
+		jnum(root, "iterations", 0), jnum(root, "measured_s", 0));
+	if (partial)
+		fprintf(out, "partial report: %s\n", jstr(root, "reason", "?"));
+	if (jstr(root, "error", NULL))
+		fprintf(out, "error: %s\n", jstr(root, "error", ""));
+	if (cJSON_GetArraySize(findings) == 0) {
+		const cJSON *objs = cJSON_GetObjectItemCaseSensitive(root, "objects"), *o;
+		uint32_t n = 0;
+
+		fprintf(out, "no property holds on the %.0f contexts measured\n",
+			jnum(root, "contexts", 0));
+		if (cJSON_GetArraySize(objs))
+			fprintf(out, "top objects by %s:\n", jstr(root, "metric", "?"));
+		cJSON_ArrayForEach(o, objs) {
+			char sz[32];
+
+			if (++n > 5)
+				break;
+			fprintf(out, "  %5.1f%%  %s %s (%s)\n", 100 * jnum(o, "share", 0),
+				jstr(o, "kind", "?"), jstr(o, "name", "?"),
+				size_text(jnum(o, "size", 0), sz, sizeof(sz)));
+		}
+	} else {
+		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",
+			"property", "context", "threads", "evidence");
+	}
+	cJSON_ArrayForEach(f, findings) {
+		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
+		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
+		uint32_t ids[256], nr = 0;
+		char ctext[512], ttext[128];
+
+		rank++;
+		if (top && rank > top)
+			break;
+		cJSON_ArrayForEach(t, tids)
+			if (cJSON_IsNumber(t) && nr < 256)
+				ids[nr++] = (uint32_t)t->valuedouble;
+		fprintf(out, "%4u%7.1f%% %5.2f %-22s %-39s %-8s %s\n", rank,
+			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
+			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)),
+			agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext)),
+			jstr(f, "evidence", ""));
+		shown++;
+	}
+	if (top && (uint32_t)cJSON_GetArraySize(findings) > top)
+		fprintf(out, "(%d more findings in the JSON report)\n",
+			cJSON_GetArraySize(findings) - (int)top);
+	rank = 0;
+	cJSON_ArrayForEach(f, findings) {
+		const char *advice = jstr(f, "advice", "");
+		char ctext[512];
+
+		if (++rank > 5 || rank > shown)
+			break;
+		if (!*advice)
+			continue;
+		if (!heading++)
+			fprintf(out, "advice:\n");
+		fprintf(out, "  %u. %s on %s: %s\n", rank, jstr(f, "property", "?"),
+			context_text(cJSON_GetObjectItemCaseSensitive(f, "context"), ctext,
+				     sizeof(ctext)), advice);
+	}
+	rank = 0;
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(root, "warnings"))
+		rank++;
+	if (rank)
+		fprintf(out, "%u warning%s (plugins refused or disabled); see \"warnings\" in the JSON "
+			"report\n", rank, rank == 1 ? "" : "s");
+}

@@ -1,0 +1,63 @@
+/*
+ * report.h - the ameba report: JSON (schema "ameba-report", version 1,
+ * docs/report-schema.md) and the ranked terminal table rendered from it, so
+ * that `ameba report FILE` shows exactly what the run showed.
+ */
+#ifndef AMEBA_AGENT_REPORT_H
+#define AMEBA_AGENT_REPORT_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "search.h"
+
+#define AGENT_REPORT_SCHEMA "ameba-report"
+#define AGENT_REPORT_VERSION 1
+
+/* How the run went around the search. */
+struct agent_run_info {
+	const char *mode;		/* "run" or "attach" */
+	char *const *command;		/* the target's argv (run), or NULL */
+	int nr_command;
+	uint32_t interval_ms;
+	uint64_t duration_ms;		/* 0: none */
+	int target_state;		/* enum agent_target_state */
+	int target_exit_code;		/* AGENT_TARGET_EXITED */
+	int target_signal;		/* AGENT_TARGET_KILLED */
+	double target_wall_s;		/* run: fork to exit; < 0 when unknown */
+	double agent_cpu_s;		/* the agent's own CPU time (user + system) */
+};
+
+enum agent_target_state {
+	AGENT_TARGET_RUNNING,		/* still running when the report was written */
+	AGENT_TARGET_EXITED,		/* exited with target_exit_code */
+	AGENT_TARGET_KILLED,		/* killed by target_signal */
+	AGENT_TARGET_GONE,		/* ended; status unknown (attach) */
+};
+
+/* Builds the report; NULL on allocation failure. pl may be NULL. */
+cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_info *ri,
+			  const struct agent_plugins *pl);
+
+/*
+ * Writes root to path atomically: path.tmp, fsync, rename, fsync of the
+ * directory. A reader sees the old file or the whole new one. 0 or
+ * AMEBA_EIO with err (len bytes) naming the file and the reason.
+ */
+int agent_report_write(const cJSON *root, const char *path, char *err, size_t len);
+
+/*
+ * Reads a saved report. NULL on failure with err naming the file, the line
+ * of a JSON syntax error, or the schema/version mismatch.
+ */
+cJSON *agent_report_load(const char *path, char *err, size_t len);
+
+/* The ranked table (design.md section 1), top rows (0: all), then advice. */
+void agent_report_table(const cJSON *root, FILE *out, uint32_t top);
+
+/* "1-4,7" or "all" (when ids are every thread of the report). */
+const char *agent_threads_text(const uint32_t *ids, uint32_t nr, uint32_t nr_all, char *buf,
+			       size_t len);
+
+#endif

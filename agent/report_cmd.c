@@ -1,0 +1,85 @@
+/*
+ * report_cmd.c - `ameba report FILE`: re-renders a saved JSON report.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "report.h"
+
+static void report_usage(FILE *f)
+{
+	fprintf(f, "usage: ameba report FILE [--format table|json] [--top N]\n"
+		   "\n"
+		   "Prints a report saved by `ameba run` or `ameba attach` (ameba-PID.json) as the\n"
+		   "ranked table the run printed (table, the default) or as JSON.\n"
+		   "\n"
+		   "  --format table|json  output form (default table)\n"
+		   "  --top N              rows of the table (default 20; 0 = all)\n");
+}
+
+int agent_cmd_report(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0;
+	long top = 20;
+	char err[1024];
+	cJSON *root;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			report_usage(stdout);
+			return 0;
+		} else if ((!strcmp(a, "--format") && i + 1 < argc) || !strncmp(a, "--format=", 9)) {
+			const char *v = a[8] == '=' ? a + 9 : argv[++i];
+
+			if (!strcmp(v, "json"))
+				json = 1;
+			else if (!strcmp(v, "table"))
+				json = 0;
+			else {
+				fprintf(stderr, "ameba report: --format %s: want table or json (html "
+					"comes later)\n", v);
+				return 2;
+			}
+		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
+			const char *v = a[5] == '=' ? a + 6 : argv[++i];
+			char *end;
+
+			top = strtol(v, &end, 10);
+			if (*end || top < 0) {
+				fprintf(stderr, "ameba report: --top %s: want a count (0 = all)\n", v);
+				return 2;
+			}
+		} else if (a[0] != '-' && !path) {
+			path = a;
+		} else {
+			fprintf(stderr, "ameba report: unexpected argument '%s'\n", a);
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (!path) {
+		report_usage(stderr);
+		return 2;
+	}
+	root = agent_report_load(path, err, sizeof(err));
+	if (!root) {
+		fprintf(stderr, "ameba report: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		char *text = cJSON_Print(root);
+
+		if (text)
+			printf("%s\n", text);
+		free(text);
+	} else {
+		agent_report_table(root, stdout, (uint32_t)top);
+	}
+	cJSON_Delete(root);
+	return 0;
+}

@@ -1,0 +1,764 @@
+/*
+ * run_cmd.c - `ameba run [options] -- CMD ARGS` and `ameba attach PID
+ * [options]`: launch or find the target, connect through the MRI, run the
+ * search online, print the ranked report and write the JSON report.
+ *
+ * Exit status (docs/user-guide.md):
+ *   0  the report was written (and, for run, the target exited with 0 or
+ *      is still running)
+ *   1  error: no report, or a partial report with reason "error"
+ *   2  usage error
+ *   3  the report was written, and the target (run) exited non-zero or was
+ *      killed by a signal; its status is in the report ("target")
+ *
+ * Signals: the first SIGINT or SIGTERM stops the search; the partial report
+ * is written and the agent detaches (the target goes dormant and runs on).
+ * For run the agent then waits for the target to exit, as a shell would; a
+ * second SIGINT/SIGTERM stops that wait and the agent exits, leaving the
+ * target running.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "plugins.h"
+#include "provider.h"
+#include "report.h"
+#include "search.h"
+
+#define RUN_CONNECT_MS_DEFAULT 10000
+
+static volatile sig_atomic_t run_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	run_stop++;
+}
+
+struct run_opts {
+	int attach;
+	int32_t pid;			/* attach */
+	char **cmd;			/* run */
+	int nr_cmd;
+	uint64_t duration_ms;
+	uint32_t interval_ms;
+	const char *strategy;
+	const char **props;
+	uint32_t nr_props;
+	const char **plugin_dirs;
+	uint32_t nr_plugin_dirs;
+	const char *metric;
+	const char *backend;
+	const char *output;
+	int json;
+	int quiet;
+	int verbose;
+	uint32_t top;
+	uint32_t connect_ms;
+	int gate;
+};
+
+static void run_usage(FILE *f, int attach)
+{
+	if (attach)
+		fprintf(f, "usage: ameba attach PID [options]\n"
+			   "\n"
+			   "Attaches to a running program built with `ameba cc`, searches its memory\n"
+			   "bottlenecks online until --duration is spent, the program exits, or you\n"
+			   "press Ctrl-C, then prints the ranked report and writes the JSON report.\n");
+	else
+		fprintf(f, "usage: ameba run [options] -- CMD [ARGS...]\n"
+			   "\n"
+			   "Starts CMD (built with `ameba cc`), searches its memory bottlenecks online\n"
+			   "while it runs, then prints the ranked report and writes the JSON report.\n"
+			   "CMD's own output, input and exit status are left untouched.\n");
+	fprintf(f,
+		"\n"
+		"options:\n"
+		"  --duration T         stop the search after T (10s, 500ms, 2m; default: when the\n"
+		"                       target exits or the strategy is done)\n"
+		"  --interval T         length of one experiment (default 100ms)\n"
+		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default objects)\n"
+		"  --property FILE|NAME[:k=v,...]  load a property file (.lua, .so), or evaluate only\n"
+		"                       the named properties (repeatable)\n"
+		"  --plugin-path DIR    also load plugins from DIR (repeatable)\n"
+		"  --metric NAME        metric that ranks objects (default l1d_miss when the backend\n"
+		"                       has it, else mem_ref); `ameba list metrics`\n"
+		"  --backend NAME       monitor backend to start (default: the runtime's choice)\n"
+		"  --output FILE        JSON report (default ameba-PID.json)\n"
+		"  --format table|json  what is printed on stdout (default table)\n"
+		"  --top N              rows of the table (default 20; 0 = all)\n"
+		"  --connect-timeout T  how long to wait for the target's MRI socket (default 10s)\n"
+		"%s"
+		"  -q, --quiet          print nothing but errors (the report is still written)\n"
+		"  -v, --verbose        log the strategy's notes\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 report written; 1 error; 2 usage; 3 report written and the\n"
+		"target failed (non-zero exit or killed). See docs/user-guide.md.\n",
+		attach ? "" :
+		"  --no-gate            do not hold CMD at main() until the agent is attached\n");
+}
+
+/* "10s", "500ms", "2m", "1.5" (unit_ms per bare unit). -1 when invalid. */
+static int64_t parse_time_ms(const char *s, double unit_ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		;
+	else if (!strcmp(end, "s"))
+		v *= 1e3;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		v *= 60e3;
+	else if (!strcmp(end, "h"))
+		v *= 3600e3;
+	else if (!*end)
+		v *= unit_ms;
+	else
+		return -1;
+	if (v > 1e15)
+		return -1;
+	return (int64_t)(v + 0.5);
+}
+
+static int push_str(const char ***arr, uint32_t *nr, const char *s)
+{
+	const char **v = realloc(*arr, (*nr + 1) * sizeof(*v));
+
+	if (!v)
+		return -1;
+	v[(*nr)++] = s;
+	*arr = v;
+	return 0;
+}
+
+/* 0, or 2 (usage, message printed), or -1 for --help (printed). */
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	const char *prog = o->attach ? "ameba attach" : "ameba run";
+	int i;
+
+	o->interval_ms = 100;
+	o->strategy = "objects";
+	o->top = 20;
+	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
+	o->gate = 1;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq;
+		char name[64];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			if (o->attach && !o->pid) {
+				char *end;
+				long v = strtol(a, &end, 10);
+
+				if (*end || v <= 0 || v > INT32_MAX) {
+					fprintf(stderr, "%s: '%s' is not a process id\n", prog, a);
+					return 2;
+				}
+				o->pid = (int32_t)v;
+				continue;
+			}
+			break;	/* run: the command starts here */
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			run_usage(stdout, o->attach);
+			return -1;
+		}
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			o->quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			o->verbose = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-gate") && !o->attach) {
+			o->gate = 0;
+			continue;
+		}
+		eq = strchr(a, '=');
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+		if (!strcmp(name, "--duration") || !strcmp(name, "--interval") ||
+		    !strcmp(name, "--strategy") || !strcmp(name, "--property") ||
+		    !strcmp(name, "--plugin-path") || !strcmp(name, "--metric") ||
+		    !strcmp(name, "--backend") || !strcmp(name, "--output") || !strcmp(name, "-o") ||
+		    !strcmp(name, "--format") || !strcmp(name, "--top") ||
+		    !strcmp(name, "--connect-timeout")) {
+			if (eq) {
+				val = eq + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				fprintf(stderr, "%s: %s needs a value; see %s --help\n", prog, name, prog);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "%s: unknown option '%s'; see %s --help\n", prog, a, prog);
+			return 2;
+		}
+		if (!strcmp(name, "--duration")) {
+			int64_t ms = parse_time_ms(val, 1e3);
+
+			if (ms <= 0) {
+				fprintf(stderr, "%s: --duration %s: want a positive time such as 10s, "
+					"500ms or 2m\n", prog, val);
+				return 2;
+			}
+			o->duration_ms = (uint64_t)ms;
+		} else if (!strcmp(name, "--interval")) {
+			int64_t ms = parse_time_ms(val, 1.0);
+
+			if (ms < 1 || ms > 3600000) {
+				fprintf(stderr, "%s: --interval %s: want a time from 1ms to 1h, such as "
+					"100ms or 0.5s\n", prog, val);
+				return 2;
+			}
+			o->interval_ms = (uint32_t)ms;
+		} else if (!strcmp(name, "--connect-timeout")) {
+			int64_t ms = parse_time_ms(val, 1e3);
+
+			if (ms < 0 || ms > 3600000) {
+				fprintf(stderr, "%s: --connect-timeout %s: want a time such as 10s\n", prog,
+					val);
+				return 2;
+			}
+			o->connect_ms = (uint32_t)ms;
+		} else if (!strcmp(name, "--strategy")) {
+			o->strategy = val;
+		} else if (!strcmp(name, "--property")) {
+			if (push_str(&o->props, &o->nr_props, val))
+				return 2;
+		} else if (!strcmp(name, "--plugin-path")) {
+			if (push_str(&o->plugin_dirs, &o->nr_plugin_dirs, val))
+				return 2;
+		} else if (!strcmp(name, "--metric")) {
+			if (ameba_metric_by_name(val) < 0) {
+				fprintf(stderr, "%s: --metric %s: no such metric; `ameba list metrics` "
+					"prints them\n", prog, val);
+				return 2;
+			}
+			o->metric = val;
+		} else if (!strcmp(name, "--backend")) {
+			o->backend = val;
+		} else if (!strcmp(name, "--output") || !strcmp(name, "-o")) {
+			o->output = val;
+		} else if (!strcmp(name, "--format")) {
+			if (!strcmp(val, "json"))
+				o->json = 1;
+			else if (!strcmp(val, "table"))
+				o->json = 0;
+			else {
+				fprintf(stderr, "%s: --format %s: want table or json\n", prog, val);
+				return 2;
+			}
+		} else if (!strcmp(name, "--top")) {
+			char *end;
+			long v = strtol(val, &end, 10);
+
+			if (*end || v < 0 || v > 1000000) {
+				fprintf(stderr, "%s: --top %s: want a count (0 = all)\n", prog, val);
+				return 2;
+			}
+			o->top = (uint32_t)v;
+		}
+	}
+	if (o->attach) {
+		if (i < argc && !o->pid) {
+			char *end;
+			long v = strtol(argv[i], &end, 10);
+
+			if (!*end && v > 0 && v <= INT32_MAX) {
+				o->pid = (int32_t)v;
+				i++;
+			}
+		}
+		if (i < argc) {
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[i]);
+			return 2;
+		}
+		if (!o->pid) {
+			fprintf(stderr, "%s: which process? usage: ameba attach PID [options]\n", prog);
+			return 2;
+		}
+	} else {
+		if (i >= argc) {
+			fprintf(stderr, "%s: no command to run; usage: ameba run [options] -- CMD "
+				"[ARGS...]\n", prog);
+			return 2;
+		}
+		o->cmd = argv + i;
+		o->nr_cmd = argc - i;
+	}
+	return 0;
+}
+
+/* The command line of pid from /proc (attach), as an argv; NULL if unknown. */
+static char **proc_cmdline(int32_t pid, int *nr)
+{
+	char path[64], *text, **v;
+	size_t len, k = 0;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	text = agent_read_file(path, &len);
+	*nr = 0;
+	if (!text)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\0';
+	v = calloc((size_t)n + 2, sizeof(*v));
+	if (!v) {
+		free(text);
+		return NULL;
+	}
+	v[0] = text;	/* owns the buffer */
+	for (size_t i = 0; i < len && k < (size_t)n; i += strlen(text + i) + 1)
+		v[k++] = text + i;
+	*nr = (int)k;
+	return v;
+}
+
+struct gate {
+	int fd;		/* the write end, -1 once released */
+};
+
+static void gate_release(void *arg)
+{
+	struct gate *g = arg;
+
+	if (g->fd >= 0) {
+		ssize_t w;
+
+		do
+			w = write(g->fd, "g", 1);
+		while (w < 0 && errno == EINTR);
+		close(g->fd);
+		g->fd = -1;
+	}
+}
+
+/*
+ * Starts the target. Returns its pid, or -1 with the reason printed.
+ * With a gate, the target waits at main() until gate_release().
+ */
+static pid_t launch(const struct run_opts *o, struct gate *g)
+{
+	int gate_pipe[2] = { -1, -1 }, err_pipe[2];
+	char libdir[PATH_MAX], gate_lib[PATH_MAX + 32];
+	pid_t pid;
+	ssize_t n;
+	int child_errno = 0;
+
+	g->fd = -1;
+	if (o->gate && !agent_libdir(libdir, sizeof(libdir))) {
+		snprintf(gate_lib, sizeof(gate_lib), "%s/libameba-gate.so", libdir);
+		if (access(gate_lib, R_OK) || pipe2(gate_pipe, O_CLOEXEC)) {
+			gate_pipe[0] = gate_pipe[1] = -1;
+		}
+	}
+	if (pipe2(err_pipe, O_CLOEXEC)) {
+		fprintf(stderr, "ameba run: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ameba run: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		static const int sigs[] = { SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP };
+
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			signal(sigs[i], SIG_DFL);
+		if (gate_pipe[0] >= 0) {
+			char fdtext[16], *pre = getenv("LD_PRELOAD"), *buf;
+			size_t len;
+
+			fcntl(gate_pipe[0], F_SETFD, 0);	/* the target inherits the read end */
+			snprintf(fdtext, sizeof(fdtext), "%d", gate_pipe[0]);
+			len = strlen(gate_lib) + (pre ? strlen(pre) : 0) + 2;
+			buf = malloc(len);
+			if (buf) {
+				snprintf(buf, len, "%s%s%s", gate_lib, pre && *pre ? ":" : "",
+					 pre ? pre : "");
+				setenv("LD_PRELOAD", buf, 1);
+				setenv("AMEBA_GATE_FD", fdtext, 1);
+				setenv("AMEBA_GATE_LIB", gate_lib, 1);
+			}
+		}
+		execvp(o->cmd[0], o->cmd);
+		child_errno = errno;
+		n = write(err_pipe[1], &child_errno, sizeof(child_errno));
+		(void)n;
+		_exit(127);
+	}
+	close(err_pipe[1]);
+	if (gate_pipe[0] >= 0)
+		close(gate_pipe[0]);
+	g->fd = gate_pipe[1];
+	do
+		n = read(err_pipe[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(err_pipe[0]);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		fprintf(stderr, "ameba run: cannot run '%s': %s%s\n", o->cmd[0], strerror(child_errno),
+			child_errno == ENOENT ? " (not found in PATH; give a path like ./app)" : "");
+		waitpid(pid, NULL, 0);
+		if (g->fd >= 0)
+			close(g->fd);
+		g->fd = -1;
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Waits for the child. block: until it exits or a new signal arrives
+ * (returns 0 then); else polls up to max_ms. 1 with *status when it ended.
+ */
+static int wait_child(pid_t pid, int *status, int block, int stop_mark, uint32_t max_ms)
+{
+	struct timespec ts = { 0, 5 * 1000000L };
+	uint32_t waited = 0;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 0;
+		if (block ? run_stop > stop_mark : waited >= max_ms)
+			return 0;
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double run_started_s;
+
+static void set_target(struct agent_run_info *ri, int status)
+{
+	ri->target_wall_s = mono_s() - run_started_s;
+	if (WIFEXITED(status)) {
+		ri->target_state = AGENT_TARGET_EXITED;
+		ri->target_exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		ri->target_state = AGENT_TARGET_KILLED;
+		ri->target_signal = WTERMSIG(status);
+	}
+}
+
+static int target_failed(const struct agent_run_info *ri)
+{
+	return (ri->target_state == AGENT_TARGET_EXITED && ri->target_exit_code != 0) ||
+	       ri->target_state == AGENT_TARGET_KILLED;
+}
+
+static int emit(const struct run_opts *o, const struct agent_search *s,
+		struct agent_run_info *ri, const struct agent_plugins *pl, const char *out_path,
+		int print)
+{
+	char err[1024];
+	cJSON *root;
+	int rc;
+
+	ri->agent_cpu_s = self_cpu_s();
+	root = agent_report_build(s, ri, pl);
+
+	if (!root) {
+		fprintf(stderr, "ameba: out of memory while building the report\n");
+		return AMEBA_ENOMEM;
+	}
+	rc = agent_report_write(root, out_path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ameba: %s\n", err);
+	} else if (print && !o->quiet) {
+		if (o->json) {
+			char *text = cJSON_Print(root);
+
+			if (text)
+				printf("%s\n", text);
+			free(text);
+		} else {
+			agent_report_table(root, stdout, o->top);
+			printf("report: %s\n", out_path);
+		}
+		fflush(stdout);
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
+static int run_or_attach(int argc, char **argv, int attach)
+{
+	struct run_opts o = { .attach = attach };
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_run_info ri = { 0 };
+	struct agent_provider *prov = NULL;
+	struct agent_strategy *strat;
+	struct agent_params strat_given = { 0 };
+	struct gate gate = { -1 };
+	struct sigaction sa;
+	char err[1024], *strat_name = NULL, out_path[PATH_MAX];
+	char **attach_cmd = NULL;
+	const char **select = NULL;
+	uint32_t nr_select = 0;
+	pid_t child = -1;
+	int status = 0, have_status = 0, rc, ret = 1, perr = 0, stop_mark;
+	const char *prog = attach ? "ameba attach" : "ameba run";
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+
+	agent_plugins_init(&pl);
+	pl.quiet = 0;
+	agent_plugins_scan(&pl, o.plugin_dirs, o.nr_plugin_dirs);
+	for (uint32_t i = 0; i < o.nr_props; i++) {
+		const char *spec = o.props[i];
+		int is_file = strchr(spec, '/') || strstr(spec, ".lua") || strstr(spec, ".so");
+
+		if (is_file)
+			agent_plugins_add_file(&pl, spec, 0);
+		else if (push_str(&select, &nr_select, spec))
+			goto out;
+	}
+	if (agent_plugins_link(&pl, select, nr_select, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		ret = 2;
+		goto out;
+	}
+	if (agent_spec_parse(o.strategy, &strat_name, &strat_given, err, sizeof(err))) {
+		fprintf(stderr, "%s: --strategy %s\n", prog, err);
+		ret = 2;
+		goto out;
+	}
+	strat = agent_plugins_strategy(&pl, strat_name);
+	if (!strat) {
+		size_t n = (size_t)snprintf(err, sizeof(err), "--strategy %s: no such strategy; loaded:",
+					    strat_name);
+
+		for (uint32_t i = 0; i < pl.nr_strategies && n < sizeof(err); i++)
+			n += (size_t)snprintf(err + n, sizeof(err) - n, " %s", pl.strategies[i].name);
+		if (!pl.nr_strategies && n < sizeof(err))
+			snprintf(err + n, sizeof(err) - n, " none (is lib/ameba/strategies/ next to "
+				 "bin/ameba? set AMEBA_LIBDIR)");
+		fprintf(stderr, "%s: %s\n", prog, err);
+		ret = 2;
+		goto out;
+	}
+	{
+		/* parameter names and types are checked before anything starts */
+		struct agent_params probe;
+		char who[128];
+
+		snprintf(who, sizeof(who), "strategy %s", strat->name);
+		if (agent_params_resolve(who, strat->desc.params, strat->desc.nr_params, &strat_given,
+					 &probe, err, sizeof(err))) {
+			fprintf(stderr, "%s: --strategy %s: %s\n", prog, o.strategy, err);
+			ret = 2;
+			goto out;
+		}
+		agent_params_free(&probe);
+	}
+	{
+		uint32_t nr_ok = 0;
+
+		for (uint32_t i = 0; i < pl.nr_props; i++)
+			nr_ok += pl.props[i].selected && !pl.props[i].disabled;
+		if (!nr_ok)
+			fprintf(stderr, "%s: warning: no property is loaded; the report will list "
+				"objects but no findings\n", prog);
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ri.target_wall_s = -1;
+	if (!attach) {
+		run_started_s = mono_s();
+		child = launch(&o, &gate);
+		if (child < 0)
+			goto out;
+		o.pid = child;
+	}
+	prov = agent_provider_mri_open(o.pid, o.backend, attach ? 0 : o.connect_ms, child, &status,
+				       &run_stop, &perr, err, sizeof(err));
+	if (!prov) {
+		gate_release(&gate);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		if (child > 0) {
+			if (perr != AMEBA_EEXITED || run_stop) {
+				if (!o.quiet)
+					fprintf(stderr, "%s: the target runs on without ameba; waiting for "
+						"it to exit\n", prog);
+				wait_child(child, &status, 1, run_stop, 0);
+			}
+		}
+		goto out;
+	}
+	prov->armed = gate_release;
+	prov->armed_arg = &gate;
+
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = strat;
+	s.strat_given = &strat_given;
+	s.prov = prov;
+	s.opts.interval_ms = o.interval_ms;
+	s.opts.duration_ms = o.duration_ms;
+	s.opts.primary_metric = o.metric ? ameba_metric_by_name(o.metric) : -1;
+	s.opts.progress = !o.quiet && isatty(STDERR_FILENO);
+	s.opts.verbose = o.verbose;
+	s.opts.stop = &run_stop;
+	s.opts.nr_top_objects = 20;
+	rc = agent_search_run(&s);
+	gate_release(&gate);
+	stop_mark = run_stop;
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", prog, s.error);
+		prov->ops->close(prov);
+		prov = NULL;
+		if (child > 0)
+			wait_child(child, &status, 1, stop_mark, 0);
+		agent_search_free(&s);
+		ret = rc == AMEBA_EINVAL || rc == AMEBA_ENOTSUP ? 2 : 1;
+		goto out;
+	}
+
+	ri.mode = attach ? "attach" : "run";
+	ri.interval_ms = o.interval_ms;
+	ri.duration_ms = o.duration_ms;
+	if (attach) {
+		attach_cmd = proc_cmdline(o.pid, &ri.nr_command);
+		ri.command = attach_cmd ? attach_cmd : NULL;
+		if (!attach_cmd)
+			ri.nr_command = 0;
+	} else {
+		ri.command = o.cmd;
+		ri.nr_command = o.nr_cmd;
+	}
+	ri.target_state = AGENT_TARGET_RUNNING;
+	if (s.end == AGENT_END_EXITED) {
+		if (child > 0 && wait_child(child, &status, 0, 0, 5000)) {
+			have_status = 1;
+			set_target(&ri, status);
+		} else {
+			ri.target_state = AGENT_TARGET_GONE;
+		}
+	}
+	if (o.output)
+		snprintf(out_path, sizeof(out_path), "%s", o.output);
+	else
+		snprintf(out_path, sizeof(out_path), "ameba-%d.json", (int)o.pid);
+
+	/* detach first: the target goes dormant before we spend time writing */
+	prov->ops->close(prov);
+	prov = NULL;
+	if (emit(&o, &s, &ri, &pl, out_path, 1)) {
+		agent_search_free(&s);
+		if (child > 0 && !have_status)
+			wait_child(child, &status, 1, stop_mark, 0);
+		goto out;
+	}
+	if (s.error[0])
+		fprintf(stderr, "%s: %s\n", prog, s.error);
+	ret = s.end == AGENT_END_ERROR ? 1 : 0;
+	if (child > 0 && !have_status) {
+		if (!o.quiet)
+			fprintf(stderr, "%s: report written; waiting for the target (pid %d) to exit; "
+				"interrupt again to leave it running\n", prog, (int)child);
+		if (wait_child(child, &status, 1, stop_mark, 0)) {
+			have_status = 1;
+			set_target(&ri, status);
+			/* the report learns how the target ended */
+			emit(&o, &s, &ri, &pl, out_path, 0);
+		} else if (!o.quiet) {
+			fprintf(stderr, "%s: leaving pid %d running\n", prog, (int)child);
+		}
+	}
+	if (have_status && target_failed(&ri)) {
+		if (ri.target_state == AGENT_TARGET_EXITED)
+			fprintf(stderr, "%s: the target exited with status %d\n", prog, ri.target_exit_code);
+		else
+			fprintf(stderr, "%s: the target was killed by SIG%s\n", prog,
+				sigabbrev_np(ri.target_signal) ? sigabbrev_np(ri.target_signal) : "?");
+		if (ret == 0)
+			ret = 3;
+	}
+	agent_search_free(&s);
+out:
+	gate_release(&gate);
+	if (prov)
+		prov->ops->close(prov);
+	if (attach_cmd) {
+		free(attach_cmd[0]);
+		free(attach_cmd);
+	}
+	free(strat_name);
+	agent_params_free(&strat_given);
+	free(select);
+	free(o.props);
+	free(o.plugin_dirs);
+	agent_plugins_destroy(&pl);
+	return ret;
+}
+
+int agent_cmd_run(int argc, char **argv)
+{
+	return run_or_attach(argc, argv, 0);
+}
+
+int agent_cmd_attach(int argc, char **argv)
+{
+	return run_or_attach(argc, argv, 1);
+}

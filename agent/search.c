@@ -1,0 +1,461 @@
+/*
+ * search.c - the online search loop (AMEBA: Strategy x ContextProvider).
+ *
+ * Notes:
+ *  - One iteration: refresh the host tables from the monitor, let the
+ *    strategy plan an experiment, run it for one interval through the
+ *    provider, hand the values back to the strategy. Properties are
+ *    evaluated on the strategy's contexts at the end (and, only while a
+ *    progress line is drawn, at most twice a second for "best so far"),
+ *    which keeps the agent's own CPU time small.
+ *  - The loop ends when plan() says the strategy is done (complete), the
+ *    --duration budget is spent, the target exits, *stop is raised
+ *    (SIGINT/SIGTERM), or the monitor or strategy fails. A report is
+ *    produced in every case; it is partial for the last three.
+ *  - Objects in the host tables are the provider's; strategies copy what
+ *    they keep, since the tables change at every refresh.
+ *  - The first intervals are shortened (warm-up, below): a strategy can
+ *    only arm counters for objects it has seen, and a program allocates
+ *    its hot objects as it starts.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "search.h"
+
+static const char *const end_names[] = {
+	[AGENT_END_COMPLETE] = "complete",
+	[AGENT_END_DURATION] = "duration",
+	[AGENT_END_EXITED] = "target exited",
+	[AGENT_END_INTERRUPTED] = "interrupted",
+	[AGENT_END_ERROR] = "error",
+};
+
+const char *agent_end_name(int end)
+{
+	if (end < 0 || end > AGENT_END_ERROR)
+		return "error";
+	return end_names[end];
+}
+
+static int progress_on_screen;
+
+void agent_progress_clear(void)
+{
+	if (progress_on_screen) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		progress_on_screen = 0;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void host_log(const struct ameba_host *h, const char *fmt, ...)
+{
+	struct agent_search *s = h->agent;
+	va_list ap;
+
+	if (!s->opts.verbose)
+		return;
+	agent_progress_clear();
+	fprintf(stderr, "ameba: %s: ", s->strat->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void host_update(struct agent_search *s)
+{
+	struct ameba_host *h = &s->host;
+
+	h->abi_version = AMEBA_PLUGIN_ABI_VERSION;
+	h->struct_size = sizeof(*h);
+	h->objects = s->world.objects;
+	h->nr_objects = s->world.nr_objects;
+	h->bins = s->world.bins;
+	h->nr_bins = s->world.nr_bins;
+	h->threads = s->world.threads;
+	h->nr_threads = s->world.nr_threads;
+	h->metrics = s->world.metrics;
+	h->nr_metrics = s->world.nr_metrics;
+	h->exact = s->world.exact;
+	h->log = host_log;
+	h->agent = s;
+}
+
+static int world_has(const struct agent_world *w, int m)
+{
+	for (uint32_t i = 0; i < w->nr_metrics; i++)
+		if (w->metrics[i] == m)
+			return 1;
+	return 0;
+}
+
+/* Keeps what the report needs from the latest tables. */
+static void world_keep(struct agent_search *s)
+{
+	const struct agent_world *w = &s->world;
+	struct agent_thread_summary *t;
+
+	if (!s->program && w->program)
+		s->program = strdup(w->program);
+	if (!s->backend && w->backend)
+		s->backend = strdup(w->backend);
+	s->pid = w->pid;
+	s->exact = w->exact;
+	s->nr_metrics = w->nr_metrics;
+	memcpy(s->metrics, w->metrics, sizeof(s->metrics));
+	if (w->nr_threads >= s->nr_threads) {
+		t = realloc(s->threads, (w->nr_threads + 1) * sizeof(*t));
+		if (!t)
+			return;
+		s->threads = t;
+		for (uint32_t i = s->nr_threads; i < w->nr_threads; i++)
+			memset(&t[i], 0, sizeof(t[i]));
+		s->nr_threads = w->nr_threads;
+	}
+	for (uint32_t i = 0; i < w->nr_threads; i++) {
+		s->threads[i].id = w->threads[i].id;
+		s->threads[i].tid = w->threads[i].tid;
+		s->threads[i].exited = w->threads[i].exited;
+	}
+}
+
+static int choose_metric(struct agent_search *s)
+{
+	static const int prefer[] = { AMEBA_M_L1D_MISS, AMEBA_M_MEM_REF };
+	const struct agent_world *w = &s->world;
+
+	if (s->opts.primary_metric >= 0) {
+		if (world_has(w, s->opts.primary_metric))
+			return s->opts.primary_metric;
+		{
+			size_t o = (size_t)snprintf(s->error, sizeof(s->error),
+						    "--metric %s: the %s backend of pid %d does not "
+						    "measure it; it measures:",
+						    ameba_metric_info(s->opts.primary_metric)->name,
+						    w->backend ? w->backend : "?", (int)w->pid);
+
+			for (uint32_t i = 0; i < w->nr_metrics && o < sizeof(s->error); i++)
+				o += (size_t)snprintf(s->error + o, sizeof(s->error) - o, " %s",
+						      ameba_metric_info(w->metrics[i])->name);
+		}
+		return AMEBA_ENOTSUP;
+	}
+	for (size_t i = 0; i < sizeof(prefer) / sizeof(prefer[0]); i++)
+		if (world_has(w, prefer[i]))
+			return prefer[i];
+	if (w->nr_metrics)
+		return w->metrics[0];
+	snprintf(s->error, sizeof(s->error), "the monitor of pid %d reports no metrics", (int)w->pid);
+	return AMEBA_ENOTSUP;
+}
+
+static void progress_draw(struct agent_search *s, int force)
+{
+	const struct ameba_context *ctxs = NULL;
+	uint32_t nr = 0;
+	double t = now_s();
+	char best[160] = "", note[160] = "";
+	struct agent_findings f = { 0 };
+
+	if (!s->opts.progress || (!force && t - s->last_progress_s < 0.5))
+		return;
+	s->last_progress_s = t;
+	if (s->strat->desc.contexts(s->state, &ctxs, &nr) == 0 && nr) {
+		/* quietly: a failing property reports itself once anyway */
+		agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &f);
+		agent_findings_sort(&f);
+		if (f.nr)
+			snprintf(best, sizeof(best), "%s %s %.1f%%", f.v[0].property,
+				 f.v[0].has_object ? f.v[0].object.name :
+				 f.v[0].region ? f.v[0].region : "program", 100 * f.v[0].severity);
+		agent_findings_free(&f);
+	}
+	if (!best[0] && s->strat->desc.progress)
+		s->strat->desc.progress(s->state, note, sizeof(note));
+	fprintf(stderr, "\r\033[Kameba: iteration %u, %u candidates, best: %s", s->nr_iterations, nr,
+		best[0] ? best : note[0] ? note : "-");
+	fflush(stderr);
+	progress_on_screen = 1;
+}
+
+static void summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
+			       uint32_t nr)
+{
+	uint32_t n = 0, cap = s->opts.nr_top_objects ? s->opts.nr_top_objects : 20;
+	const struct ameba_context **objs = calloc(nr + 1, sizeof(*objs));
+	int m = s->primary_metric;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct ameba_context *c = &ctxs[i];
+
+		if (c->kind == AMEBA_CTX_PROGRAM) {
+			for (int k = 0; k < AMEBA_M_NR; k++) {
+				s->program_has[k] = c->has[k];
+				s->program_totals[k] = c->values[k];
+			}
+			for (uint32_t t = 0; t < c->nr_threads; t++) {
+				uint32_t id = c->thread_ids[t];
+
+				if (id >= s->nr_threads)
+					continue;
+				s->threads[id].has_values = 1;
+				for (int k = 0; k < AMEBA_M_NR; k++)
+					s->threads[id].values[k] = c->per_thread[k] ? c->per_thread[k][t] : 0;
+			}
+		} else if (c->kind == AMEBA_CTX_OBJECT && c->object && objs) {
+			objs[n++] = c;
+			if (!s->program_has[m] && c->has[m]) {
+				for (int k = 0; k < AMEBA_M_NR; k++) {
+					s->program_has[k] = c->has[k];
+					s->program_totals[k] = c->program[k];
+				}
+			}
+		}
+	}
+	/* heaviest first by the run's metric (insertion sort: n is small) */
+	for (uint32_t i = 1; i < n; i++) {
+		const struct ameba_context *x = objs[i];
+		uint32_t j = i;
+
+		while (j > 0 && objs[j - 1]->values[m] < x->values[m]) {
+			objs[j] = objs[j - 1];
+			j--;
+		}
+		objs[j] = x;
+	}
+	if (n > cap)
+		n = cap;
+	s->objects = calloc(n + 1, sizeof(*s->objects));
+	if (!s->objects) {
+		free(objs);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ameba_context *c = objs[i];
+		struct agent_obj_summary *o = &s->objects[s->nr_objects];
+
+		if (c->values[m] <= 0 && s->nr_objects > 0)
+			break;
+		o->name = strdup(c->object->name ? c->object->name : "?");
+		o->kind = c->object->kind;
+		o->site = c->object->site ? strdup(c->object->site) : NULL;
+		o->sz_bytes = c->object->sz_bytes;
+		o->addr = c->object->start;
+		o->nr_blocks = c->object->nr_blocks;
+		memcpy(o->has, c->has, sizeof(o->has));
+		memcpy(o->values, c->values, sizeof(o->values));
+		if (o->name)
+			s->nr_objects++;
+	}
+	free(objs);
+}
+
+/* Final evaluation: contexts -> findings, summary. */
+static void finish(struct agent_search *s)
+{
+	const struct ameba_context *ctxs = NULL;
+	uint32_t nr = 0;
+
+	if (!s->state_live)
+		return;
+	if (s->strat->desc.contexts(s->state, &ctxs, &nr) || !ctxs)
+		nr = 0;
+	s->nr_contexts = nr;
+	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
+	agent_findings_sort(&s->findings);
+	summarize_contexts(s, ctxs, nr);
+}
+
+int agent_search_run(struct agent_search *s)
+{
+	const struct agent_strategy *st = s->strat;
+	char msg[256] = "", who[128];
+	double t0, deadline;
+	int rc, stop_reason = -1;
+
+	clock_gettime(CLOCK_REALTIME, &s->started);
+	t0 = now_s();
+	deadline = s->opts.duration_ms ? t0 + (double)s->opts.duration_ms / 1e3 : INFINITY;
+	s->primary_metric = s->opts.primary_metric >= 0 ? s->opts.primary_metric : AMEBA_M_MEM_REF;
+
+	rc = s->prov->ops->refresh(s->prov, &s->world);
+	if (rc == AMEBA_EEXITED) {
+		s->end = AGENT_END_EXITED;
+		s->partial = 1;
+		goto out;
+	}
+	if (rc) {
+		snprintf(s->error, sizeof(s->error), "cannot read the target's objects and threads: "
+			 "%s%s%s", ameba_strerror(rc), *s->prov->ops->error(s->prov) ? ": " : "",
+			 s->prov->ops->error(s->prov));
+		return rc;
+	}
+	world_keep(s);
+	rc = choose_metric(s);
+	if (rc < 0)
+		return rc;
+	s->primary_metric = rc;
+
+	snprintf(who, sizeof(who), "strategy %s", st->name);
+	{
+		struct agent_params given = { 0 };
+		int has_metric_param = 0, user_metric = 0;
+
+		for (uint32_t i = 0; i < st->desc.nr_params; i++)
+			has_metric_param |= !strcmp(st->desc.params[i].name, "metric");
+		for (uint32_t i = 0; s->strat_given && i < s->strat_given->nr; i++) {
+			user_metric |= !strcmp(s->strat_given->names[i], "metric");
+			if (agent_params_set(&given, s->strat_given->names[i], s->strat_given->values[i]))
+				return AMEBA_ENOMEM;
+		}
+		/* a strategy that takes `metric` defaults to the run's --metric */
+		if (has_metric_param && !user_metric &&
+		    agent_params_set(&given, "metric", ameba_metric_info(s->primary_metric)->name)) {
+			agent_params_free(&given);
+			return AMEBA_ENOMEM;
+		}
+		rc = agent_params_resolve(who, st->desc.params, st->desc.nr_params, &given,
+					  &s->strat_params, s->error, sizeof(s->error));
+		agent_params_free(&given);
+		if (rc)
+			return rc;
+	}
+	host_update(s);
+	rc = st->desc.create(&s->host, &s->strat_params.view, &s->state, msg);
+	if (rc) {
+		snprintf(s->error, sizeof(s->error), "strategy %s (%s) refused to start: %s", st->name,
+			 st->path, msg[0] ? msg : ameba_strerror(rc));
+		return rc;
+	}
+	s->state_live = 1;
+
+	for (;;) {
+		struct ameba_experiment exp;
+		struct agent_exp_result res;
+		uint32_t interval_ms;
+		double t = now_s();
+
+		if (s->opts.stop && *s->opts.stop) {
+			stop_reason = AGENT_END_INTERRUPTED;
+			break;
+		}
+		if (t >= deadline) {
+			stop_reason = AGENT_END_DURATION;
+			break;
+		}
+		if (s->nr_iterations > 0) {
+			rc = s->prov->ops->refresh(s->prov, &s->world);
+			if (rc == AMEBA_EEXITED) {
+				stop_reason = AGENT_END_EXITED;
+				break;
+			}
+			if (rc) {
+				snprintf(s->error, sizeof(s->error), "the monitor failed: %s%s%s",
+					 ameba_strerror(rc), *s->prov->ops->error(s->prov) ? ": " : "",
+					 s->prov->ops->error(s->prov));
+				stop_reason = AGENT_END_ERROR;
+				break;
+			}
+			world_keep(s);
+			host_update(s);
+		}
+		memset(&exp, 0, sizeof(exp));
+		rc = st->desc.plan(s->state, &exp);
+		if (rc == 1) {
+			stop_reason = AGENT_END_COMPLETE;
+			break;
+		}
+		if (rc < 0) {
+			snprintf(s->error, sizeof(s->error), "strategy %s: plan() failed: %s", st->name,
+				 ameba_strerror(rc));
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
+		interval_ms = exp.interval_ms ? exp.interval_ms : s->opts.interval_ms;
+		/*
+		 * Warm-up: the first intervals are short (5, 10, 20, 40, 80 ms) so
+		 * that objects allocated as the program starts get counters of
+		 * their own at once instead of after a whole --interval.
+		 */
+		if (!exp.interval_ms && s->nr_iterations < 8 && (5u << s->nr_iterations) < interval_ms)
+			interval_ms = 5u << s->nr_iterations;
+		if (deadline != INFINITY && t + interval_ms / 1e3 > deadline)
+			interval_ms = (uint32_t)((deadline - t) * 1e3) + 1;
+		rc = s->prov->ops->experiment(s->prov, &exp, interval_ms, s->opts.stop, &res);
+		if (rc == AMEBA_EEXITED) {
+			stop_reason = AGENT_END_EXITED;
+			break;
+		}
+		if (rc) {
+			snprintf(s->error, sizeof(s->error), "the monitor refused experiment %u of "
+				 "strategy %s: %s%s%s", s->nr_iterations + 1, st->name,
+				 ameba_strerror(rc), *s->prov->ops->error(s->prov) ? ": " : "",
+				 s->prov->ops->error(s->prov));
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
+		rc = st->desc.observe(s->state, &exp, &res.r);
+		s->nr_iterations++;
+		s->measured_ns += res.r.elapsed_ns;
+		if (rc < 0) {
+			snprintf(s->error, sizeof(s->error), "strategy %s: observe() failed: %s",
+				 st->name, ameba_strerror(rc));
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
+		progress_draw(s, 0);
+		if (res.r.target_exited) {
+			stop_reason = AGENT_END_EXITED;
+			break;
+		}
+		if (res.interrupted) {
+			stop_reason = AGENT_END_INTERRUPTED;
+			break;
+		}
+	}
+	s->end = stop_reason;
+	s->partial = stop_reason == AGENT_END_EXITED || stop_reason == AGENT_END_INTERRUPTED ||
+		     stop_reason == AGENT_END_ERROR;
+	if (s->opts.progress)
+		progress_draw(s, 1);
+	agent_progress_clear();
+	finish(s);
+out:
+	clock_gettime(CLOCK_REALTIME, &s->ended);
+	return 0;
+}
+
+void agent_search_free(struct agent_search *s)
+{
+	if (s->state_live)
+		s->strat->desc.destroy(s->state);
+	s->state_live = 0;
+	agent_params_free(&s->strat_params);
+	agent_findings_free(&s->findings);
+	for (uint32_t i = 0; i < s->nr_objects; i++) {
+		free(s->objects[i].name);
+		free(s->objects[i].site);
+	}
+	free(s->objects);
+	free(s->threads);
+	free(s->program);
+	free(s->backend);
+	s->objects = NULL;
+	s->threads = NULL;
+	s->program = s->backend = NULL;
+	s->nr_objects = s->nr_threads = 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * search.h - the search loop (AMEBA's online iterative search) and the
+ * evaluation of properties on the contexts a strategy found.
+ *
+ *   agent_search_run():  refresh -> plan -> experiment -> observe, until
+ *                        the strategy is done, the budget (--duration) is
+ *                        spent, the target exits, or *stop is raised; then
+ *                        the properties are evaluated on the strategy's
+ *                        contexts and the findings ranked.
+ */
+#ifndef AMEBA_AGENT_SEARCH_H
+#define AMEBA_AGENT_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "plugins.h"
+#include "provider.h"
+
+/* ---- findings ---- */
+
+struct agent_finding {
+	char *property;
+	char *refined_from;	/* the more general property that also held, or NULL */
+	double severity;
+	double confidence;
+	int ctx_kind;		/* enum ameba_ctx_kind */
+	int has_object;
+	struct {
+		char *name;
+		int kind;	/* enum ameba_obj_kind */
+		char *site;
+		uint64_t sz_bytes;
+		uint64_t addr;
+		uint32_t nr_blocks;
+	} object;
+	char *region;
+	uint64_t line;
+	uint32_t *threads;
+	uint32_t nr_threads;
+	char *evidence;
+	char *advice;
+};
+
+struct agent_findings {
+	struct agent_finding *v;
+	uint32_t nr, cap;
+};
+
+/*
+ * Evaluates every selected property on every context, walking the refines
+ * hierarchy: a property is evaluated on a context only when the property it
+ * refines holds there, and when both hold only the more specific one is
+ * kept (with refined_from set). Appends to out; 0 or AMEBA_ENOMEM.
+ */
+int agent_evaluate(struct agent_plugins *pl, const struct ameba_context *ctxs, uint32_t nr,
+		   int primary_metric, struct agent_findings *out);
+/* Ranks by severity, then confidence, then property and context name. */
+void agent_findings_sort(struct agent_findings *f);
+void agent_findings_free(struct agent_findings *f);
+
+/* ---- the loop ---- */
+
+struct agent_obj_summary {
+	char *name;
+	int kind;
+	char *site;
+	uint64_t sz_bytes;
+	uint64_t addr;
+	uint32_t nr_blocks;
+	uint8_t has[AMEBA_M_NR];
+	double values[AMEBA_M_NR];
+};
+
+struct agent_thread_summary {
+	uint32_t id;
+	int32_t tid;
+	int exited;
+	int has_values;
+	double values[AMEBA_M_NR];
+};
+
+enum agent_end {
+	AGENT_END_COMPLETE,	/* the strategy had nothing left to refine */
+	AGENT_END_DURATION,	/* --duration was spent */
+	AGENT_END_EXITED,	/* the target exited first */
+	AGENT_END_INTERRUPTED,	/* SIGINT / SIGTERM */
+	AGENT_END_ERROR,	/* the monitor or the strategy failed */
+};
+
+/* "complete", "duration", "target exited", "interrupted", "error". */
+const char *agent_end_name(int end);
+
+struct agent_search_opts {
+	uint32_t interval_ms;		/* default interval (--interval) */
+	uint64_t duration_ms;		/* 0: no budget */
+	int primary_metric;		/* --metric, or -1: choose */
+	int progress;			/* draw the live progress line on stderr */
+	int verbose;			/* host->log lines */
+	uint32_t nr_top_objects;	/* objects in the summary (default 20) */
+	const volatile sig_atomic_t *stop;
+};
+
+struct agent_search {
+	/* inputs */
+	struct agent_plugins *pl;
+	struct agent_strategy *strat;
+	const struct agent_params *strat_given;	/* --strategy NAME:k=v pairs */
+	struct agent_provider *prov;
+	struct agent_search_opts opts;
+
+	/* outputs (valid after agent_search_run, freed by agent_search_free) */
+	struct agent_params strat_params;	/* resolved */
+	int end;			/* enum agent_end */
+	int partial;
+	uint32_t nr_iterations;
+	uint32_t nr_contexts;
+	int primary_metric;
+	struct timespec started, ended;	/* CLOCK_REALTIME */
+	uint64_t measured_ns;		/* sum of the experiments' windows */
+	char *program;
+	char *backend;
+	int32_t pid;
+	int exact;
+	int metrics[AMEBA_M_NR];
+	uint32_t nr_metrics;
+	double program_totals[AMEBA_M_NR];
+	uint8_t program_has[AMEBA_M_NR];
+	struct agent_findings findings;
+	struct agent_obj_summary *objects;
+	uint32_t nr_objects;
+	struct agent_thread_summary *threads;
+	uint32_t nr_threads;
+	char error[512];		/* why the run failed, when it did */
+
+	/* internal */
+	struct ameba_host host;
+	struct agent_world world;
+	void *state;
+	int state_live;
+	double last_progress_s;
+	int progress_drawn;
+};
+
+/*
+ * Runs the search. Returns 0 when the outputs are filled (for every end,
+ * including AGENT_END_ERROR once the strategy ran), or a negative code
+ * before anything could be measured (s->error says why: a strategy that
+ * refused its parameters, a metric the backend lacks).
+ */
+int agent_search_run(struct agent_search *s);
+void agent_search_free(struct agent_search *s);
+
+/* Clears the progress line if one is drawn (before other stderr output). */
+void agent_progress_clear(void);
+
+#endif

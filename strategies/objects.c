@@ -1,0 +1,791 @@
+/*
+ * objects.c - the `objects` strategy: measure every object and allocation
+ * site directly, one experiment per interval.
+ *
+ * Notes:
+ *  - A *unit* is what one counter covers: a global, a thread's stack or TLS
+ *    block (one object each), or an allocation site (all live heap/mmap
+ *    blocks of the site: its bin). A site with a single live block is
+ *    presented as that block (kind heap, with its address); with more, as
+ *    the bin (kind bin, the hull of its blocks, the sum of their sizes).
+ *  - Each interval arms, for every metric asked, one total counter (no
+ *    ranges) and one counter per unit (the exact extents of its objects),
+ *    all per thread. Values accumulate over the intervals, so the contexts
+ *    describe the whole measured window. Units keep their identity across
+ *    refreshes (site label, or object id), so a block that is freed and
+ *    reallocated at the same site keeps adding to its site.
+ *  - Ranges of one site that touch, or are separated by less than
+ *    ADJACENT_GAP bytes with no other object between them (malloc's chunk
+ *    headers), are merged: fewer ranges, the same counts (the gaps hold no
+ *    object whose accesses could be miscounted).
+ *  - Cold units: a unit that counts nothing for COLD_AFTER intervals and
+ *    COLD_AFTER_NS in a row (most globals of the C library: only
+ *    instrumented code is
+ *    counted) is folded into one "cold group" counter per metric over all
+ *    such units' ranges. While the group reads zero, each of its units is
+ *    known to be zero (exact, at a fraction of the counters). When it
+ *    reads non-zero, every folded unit gets its own counters again from the
+ *    next interval; that interval's cold counts stay in the program totals
+ *    but are attributed to no unit.
+ *  - Budgets: at most max_counters counters per experiment and max_ranges
+ *    ranges in all (the monitor's limits). Units beyond the counter budget
+ *    are measured in turns, hottest first; their confidence is the share
+ *    of the window they were measured in. A site whose blocks exceed the
+ *    range budget is measured on its hull (confidence 0.5).
+ *  - The strategy never finishes by itself unless rounds > 0: it measures
+ *    until the target exits or the agent's --duration is spent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ameba/plugin.h"
+
+#define ADJACENT_GAP 32
+#define COLD_AFTER 3		/* silent intervals before a unit is folded ... */
+#define COLD_AFTER_NS 1000000000ull	/* ... that last at least this long */
+#define TAG_TOTAL 0xffffffffu
+#define TAG_COLD 0xfffffffeu
+
+static const struct ameba_param objects_params[] = {
+	{ "metric", AMEBA_PARAM_METRIC, "mem_ref", "metric that orders the units (the run's --metric)" },
+	{ "metrics", AMEBA_PARAM_STRING, "all", "metrics to measure: all, or a list like l1d_miss+mem_ref" },
+	{ "rounds", AMEBA_PARAM_INT, "0", "intervals to measure, then stop (0: until the target exits)" },
+	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
+	{ "max_ranges", AMEBA_PARAM_INT, "60000", "address ranges per experiment (the monitor's limit)" },
+};
+
+struct unit {
+	char *key;			/* "s:<site>" or "o:<id>" */
+	struct ameba_object obj;	/* own copy; name and site owned */
+	double values[AMEBA_M_NR];
+	double *pt[AMEBA_M_NR];		/* [nr_threads_cap] */
+	uint64_t window_ns;		/* time this unit was measured */
+	int hull;			/* measured on its hull (too many ranges) */
+	int cold;			/* folded into the cold group */
+	uint32_t zero_rounds;		/* consecutive intervals without a count */
+	uint64_t zero_ns;		/* and their length */
+	/* this plan */
+	int active;
+	int counted;
+	uint32_t range_off, nr_ranges;
+	uint32_t nr_live;
+	uint64_t live_bytes;
+	uintptr_t lo, hi;
+	const struct ameba_object *single;	/* the block, when nr_live == 1 */
+};
+
+struct objects {
+	const struct ameba_host *host;
+	int metrics[AMEBA_M_NR];
+	uint32_t nr_metrics;
+	int primary;
+	uint32_t rounds, nr_rounds;
+	uint32_t max_counters, max_ranges;
+
+	struct unit *units;
+	uint32_t nr_units, cap_units;
+	uint32_t *index;		/* open addressing: unit index + 1, 0 = empty */
+	uint32_t index_cap;
+	uint32_t cursor;		/* round robin over units beyond the budget */
+
+	uint32_t nr_threads_cap;
+	double program[AMEBA_M_NR];
+	double *program_pt[AMEBA_M_NR];
+	uint64_t window_ns;
+
+	double cold_unattributed[AMEBA_M_NR];	/* counted by the cold group */
+
+	/* plan storage, valid until observe() */
+	struct ameba_counter *counters;
+	uint32_t cap_counters;
+	uintptr_t *ranges;
+	uint32_t nr_ranges, cap_ranges;
+	uint32_t cold_off, cold_nr;	/* the cold group's ranges */
+	uint32_t *order;
+
+	/* contexts storage, valid until the next call */
+	struct ameba_context *ctxs;
+	uint32_t *thread_ids;
+};
+
+/* ---- units ---- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int index_grow(struct objects *st)
+{
+	uint32_t cap = st->index_cap ? 2 * st->index_cap : 256;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return AMEBA_ENOMEM;
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		uint64_t h = hash_str(st->units[u].key);
+
+		while (idx[h & (cap - 1)])
+			h++;
+		idx[h & (cap - 1)] = u + 1;
+	}
+	free(st->index);
+	st->index = idx;
+	st->index_cap = cap;
+	return 0;
+}
+
+static int grow_pt(double **pt, uint32_t old, uint32_t nr)
+{
+	double *v = realloc(*pt, nr * sizeof(*v));
+
+	if (!v)
+		return AMEBA_ENOMEM;
+	memset(v + old, 0, (nr - old) * sizeof(*v));
+	*pt = v;
+	return 0;
+}
+
+/* Makes every per-thread array nr threads wide. */
+static int threads_grow(struct objects *st, uint32_t nr)
+{
+	uint32_t *ids;
+
+	if (nr <= st->nr_threads_cap)
+		return 0;
+	for (uint32_t k = 0; k < st->nr_metrics; k++) {
+		int m = st->metrics[k];
+
+		if (grow_pt(&st->program_pt[m], st->nr_threads_cap, nr))
+			return AMEBA_ENOMEM;
+		for (uint32_t u = 0; u < st->nr_units; u++)
+			if (grow_pt(&st->units[u].pt[m], st->nr_threads_cap, nr))
+				return AMEBA_ENOMEM;
+	}
+	ids = realloc(st->thread_ids, nr * sizeof(*ids));
+	if (!ids)
+		return AMEBA_ENOMEM;
+	st->thread_ids = ids;
+	for (uint32_t t = 0; t < nr; t++)
+		ids[t] = t;
+	st->nr_threads_cap = nr;
+	return 0;
+}
+
+/* The unit of key, created when new; NULL on allocation failure. */
+static struct unit *unit_get(struct objects *st, const char *key)
+{
+	struct unit *u;
+	uint64_t h;
+
+	if ((st->nr_units + 1) * 2 > st->index_cap && index_grow(st))
+		return NULL;
+	for (h = hash_str(key);; h++) {
+		uint32_t v = st->index[h & (st->index_cap - 1)];
+
+		if (!v)
+			break;
+		if (!strcmp(st->units[v - 1].key, key))
+			return &st->units[v - 1];
+	}
+	if (st->nr_units == st->cap_units) {
+		uint32_t cap = st->cap_units ? 2 * st->cap_units : 64;
+		struct unit *nu = realloc(st->units, cap * sizeof(*nu));
+
+		if (!nu)
+			return NULL;
+		st->units = nu;
+		st->cap_units = cap;
+	}
+	u = &st->units[st->nr_units];
+	memset(u, 0, sizeof(*u));
+	u->key = strdup(key);
+	if (!u->key)
+		return NULL;
+	for (uint32_t k = 0; k < st->nr_metrics; k++)
+		if (st->nr_threads_cap && grow_pt(&u->pt[st->metrics[k]], 0, st->nr_threads_cap)) {
+			free(u->key);
+			return NULL;
+		}
+	st->index[h & (st->index_cap - 1)] = ++st->nr_units;
+	return u;
+}
+
+static int unit_set_obj(struct unit *u, const struct ameba_object *o)
+{
+	char *name = strdup(o->name ? o->name : "?");
+	char *site = o->site ? strdup(o->site) : NULL;
+
+	if (!name || (o->site && !site)) {
+		free(name);
+		free(site);
+		return AMEBA_ENOMEM;
+	}
+	free((char *)u->obj.name);
+	free((char *)u->obj.site);
+	u->obj = *o;
+	u->obj.name = name;
+	u->obj.site = site;
+	return 0;
+}
+
+static int ranges_push(struct objects *st, uintptr_t start, uintptr_t end)
+{
+	if (st->nr_ranges + 1 > st->cap_ranges) {
+		uint32_t cap = st->cap_ranges ? 2 * st->cap_ranges : 1024;
+		uintptr_t *r = realloc(st->ranges, 2 * (size_t)cap * sizeof(*r));
+
+		if (!r)
+			return AMEBA_ENOMEM;
+		st->ranges = r;
+		st->cap_ranges = cap;
+	}
+	st->ranges[2 * st->nr_ranges] = start;
+	st->ranges[2 * st->nr_ranges + 1] = end;
+	st->nr_ranges++;
+	return 0;
+}
+
+static int is_site_kind(const struct ameba_object *o)
+{
+	return (o->kind == AMEBA_OBJ_HEAP || o->kind == AMEBA_OBJ_MMAP) && o->site;
+}
+
+/*
+ * Pass 1: find each live object's unit and count its blocks and ranges.
+ * Objects arrive sorted by start, so the ranges of a unit are in address
+ * order; a unit's ranges are collected per unit in pass 2.
+ */
+static int units_collect(struct objects *st, uint32_t *of)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		st->units[u].active = 0;
+		st->units[u].nr_live = 0;
+		st->units[u].nr_ranges = 0;
+		st->units[u].live_bytes = 0;
+		st->units[u].single = NULL;
+		st->units[u].hull = 0;
+	}
+	for (uint32_t i = 0; i < h->nr_objects; i++) {
+		const struct ameba_object *o = &h->objects[i];
+		struct unit *u;
+
+		of[i] = 0;
+		if (!o->live || o->kind == AMEBA_OBJ_OTHER || o->end <= o->start)
+			continue;
+		if (is_site_kind(o))
+			snprintf(key, sizeof(key), "s:%s", o->site);
+		else
+			snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
+		u = unit_get(st, key);
+		if (!u)
+			return AMEBA_ENOMEM;
+		of[i] = (uint32_t)(u - st->units) + 1;	/* an index: units may move */
+		if (!u->nr_live) {
+			u->lo = o->start;
+			u->hi = o->end;
+		}
+		u->nr_live++;
+		u->live_bytes += o->sz_bytes;
+		u->lo = o->start < u->lo ? o->start : u->lo;
+		u->hi = o->end > u->hi ? o->end : u->hi;
+		u->single = o;
+	}
+	return 0;
+}
+
+/* Presentation of a unit: its single block, or its bin. */
+static int unit_describe(struct objects *st, struct unit *u)
+{
+	const struct ameba_host *h = st->host;
+	struct ameba_object bin;
+
+	if (u->nr_live == 1 || u->key[0] == 'o')
+		return unit_set_obj(u, u->single);
+	memset(&bin, 0, sizeof(bin));
+	bin.kind = AMEBA_OBJ_BIN;
+	bin.name = u->single->site;
+	bin.site = u->single->site;
+	bin.start = u->lo;
+	bin.end = u->hi;
+	bin.sz_bytes = u->live_bytes;
+	bin.nr_blocks = u->nr_live;
+	bin.live = 1;
+	for (uint32_t b = 0; b < h->nr_bins; b++)
+		if (h->bins[b].name && !strcmp(h->bins[b].name, u->single->site)) {
+			bin.id = h->bins[b].id;
+			break;
+		}
+	return unit_set_obj(u, &bin);
+}
+
+static int cmp_hot(const void *a, const void *b, void *arg)
+{
+	const struct objects *st = arg;
+	const struct unit *x = &st->units[*(const uint32_t *)a], *y = &st->units[*(const uint32_t *)b];
+	double vx = x->values[st->primary], vy = y->values[st->primary];
+
+	return (vx < vy) - (vx > vy);
+}
+
+/* Is object i merged into the range of object i - 1 (same group, adjacent)? */
+static int merges(const struct ameba_host *h, const uint32_t *grp, uint32_t i)
+{
+	return i > 0 && grp[i] && grp[i - 1] == grp[i] &&
+	       h->objects[i].start - h->objects[i - 1].end <= ADJACENT_GAP;
+}
+
+static int objects_plan(void *state, struct ameba_experiment *exp)
+{
+	struct objects *st = state;
+	const struct ameba_host *h = st->host;
+	uint32_t *of = NULL, *grp = NULL;
+	uint32_t nr_active = 0, max_units, nr_counters, c = 0, n = 0, nr_hot = 0;
+	uint32_t nr_grp_ranges, total;
+	int rc;
+
+	if (st->rounds && st->nr_rounds >= st->rounds)
+		return 1;
+	rc = threads_grow(st, h->nr_threads);
+	if (rc)
+		return rc;
+	of = calloc(h->nr_objects + 1, sizeof(*of));
+	grp = calloc(h->nr_objects + 1, sizeof(*grp));
+	free(st->order);
+	st->order = malloc((st->nr_units + h->nr_objects + 1) * sizeof(*st->order));
+	if (!of || !grp || !st->order) {
+		rc = AMEBA_ENOMEM;
+		goto out;
+	}
+	rc = units_collect(st, of);
+	if (rc)
+		goto out;
+
+	/*
+	 * Which units get counters of their own: the warm ones (not folded
+	 * into the cold group), hottest first, as many as the counter budget
+	 * holds (one counter per metric each, plus the total and the cold
+	 * group); beyond the budget the rest take turns.
+	 */
+	max_units = st->max_counters / st->nr_metrics;
+	max_units = max_units > 2 ? max_units - 2 : 0;
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		if (st->units[u].nr_live && !st->units[u].cold)
+			st->order[n++] = u;
+	qsort_r(st->order, n, sizeof(*st->order), cmp_hot, st);
+	while (nr_hot < n && st->units[st->order[nr_hot]].values[st->primary] > 0)
+		nr_hot++;
+	if (n > max_units && nr_hot < max_units) {
+		/* rotate the tail so every unit gets its turn */
+		uint32_t rest = n - nr_hot, shift = st->cursor % rest;
+		uint32_t *tmp = malloc(rest * sizeof(*tmp));
+
+		if (tmp) {
+			for (uint32_t i = 0; i < rest; i++)
+				tmp[i] = st->order[nr_hot + (i + shift) % rest];
+			memcpy(st->order + nr_hot, tmp, rest * sizeof(*tmp));
+			free(tmp);
+		}
+		st->cursor += max_units - nr_hot;
+	}
+	nr_active = n < max_units ? n : max_units;
+	for (uint32_t i = 0; i < nr_active; i++)
+		st->units[st->order[i]].active = 1;
+
+	/*
+	 * Range groups per object: its unit (index + 1) when active, the cold
+	 * group (UINT32_MAX) when its unit is cold, else none (0). Count the
+	 * ranges of each group after merging adjacent objects of one group.
+	 */
+	nr_grp_ranges = 0;
+	total = 0;
+	for (uint32_t i = 0; i < h->nr_objects; i++) {
+		struct unit *u = of[i] ? &st->units[of[i] - 1] : NULL;
+
+		grp[i] = !u ? 0 : u->active ? of[i] : u->cold ? UINT32_MAX : 0;
+		if (!grp[i] || merges(h, grp, i))
+			continue;
+		if (grp[i] == UINT32_MAX)
+			nr_grp_ranges++;
+		else
+			u->nr_ranges++;
+		total++;
+	}
+	/* over the range budget: sites with many blocks use their hull, and
+	 * the cold group is left unmeasured */
+	for (uint32_t i = 0; i < nr_active && total > st->max_ranges; i++) {
+		struct unit *u = &st->units[st->order[i]];
+
+		if (u->nr_ranges > 1) {
+			total -= u->nr_ranges - 1;
+			u->nr_ranges = 1;
+			u->hull = 1;
+		}
+	}
+	if (total > st->max_ranges) {
+		total -= nr_grp_ranges;
+		nr_grp_ranges = 0;
+	}
+	st->nr_ranges = 0;
+	st->cold_off = 0;
+	st->cold_nr = 0;
+	for (uint32_t i = 0; i < nr_active; i++) {
+		struct unit *u = &st->units[st->order[i]];
+
+		u->range_off = st->nr_ranges;
+		for (uint32_t k = 0; k < u->nr_ranges; k++)
+			if ((rc = ranges_push(st, u->lo, u->hi)))
+				goto out;
+		u->nr_ranges = u->hull ? 1 : 0;		/* refilled below */
+	}
+	st->cold_off = st->nr_ranges;
+	for (uint32_t k = 0; k < nr_grp_ranges; k++)
+		if ((rc = ranges_push(st, 0, 0)))
+			goto out;
+	for (uint32_t i = 0; i < h->nr_objects; i++) {
+		uint32_t g = grp[i], r;
+		struct unit *u = g && g != UINT32_MAX ? &st->units[g - 1] : NULL;
+		uint32_t *cnt = u ? &u->nr_ranges : &st->cold_nr;
+		uint32_t off = u ? u->range_off : st->cold_off;
+
+		if (!g || (u && u->hull) || (!u && !nr_grp_ranges))
+			continue;
+		if (merges(h, grp, i)) {
+			r = off + *cnt - 1;
+			st->ranges[2 * r + 1] = h->objects[i].end;
+			continue;
+		}
+		r = off + (*cnt)++;
+		st->ranges[2 * r] = h->objects[i].start;
+		st->ranges[2 * r + 1] = h->objects[i].end;
+	}
+	for (uint32_t i = 0; i < nr_active; i++)
+		if ((rc = unit_describe(st, &st->units[st->order[i]])))
+			goto out;
+
+	nr_counters = st->nr_metrics * (nr_active + 2);
+	if (nr_counters > st->cap_counters) {
+		struct ameba_counter *cs = realloc(st->counters, nr_counters * sizeof(*cs));
+
+		if (!cs) {
+			rc = AMEBA_ENOMEM;
+			goto out;
+		}
+		st->counters = cs;
+		st->cap_counters = nr_counters;
+	}
+	for (uint32_t k = 0; k < st->nr_metrics; k++) {
+		struct ameba_counter *ct = &st->counters[c++];
+
+		memset(ct, 0, sizeof(*ct));
+		ct->metric = st->metrics[k];
+		ct->per_thread = 1;
+		ct->tag = ((uint64_t)TAG_TOTAL << 8) | (uint64_t)k;
+		if (st->cold_nr) {
+			ct = &st->counters[c++];
+			memset(ct, 0, sizeof(*ct));
+			ct->metric = st->metrics[k];
+			ct->nr_ranges = st->cold_nr;
+			ct->ranges = st->ranges + 2 * (size_t)st->cold_off;
+			ct->tag = ((uint64_t)TAG_COLD << 8) | (uint64_t)k;
+		}
+		for (uint32_t i = 0; i < nr_active; i++) {
+			struct unit *u = &st->units[st->order[i]];
+
+			ct = &st->counters[c++];
+			memset(ct, 0, sizeof(*ct));
+			ct->metric = st->metrics[k];
+			ct->nr_ranges = u->nr_ranges;
+			ct->ranges = st->ranges + 2 * (size_t)u->range_off;
+			ct->per_thread = 1;
+			ct->tag = ((uint64_t)st->order[i] << 8) | (uint64_t)k;
+		}
+	}
+	memset(exp, 0, sizeof(*exp));
+	exp->nr_counters = c;
+	exp->counters = st->counters;
+	rc = 0;
+out:
+	free(of);
+	free(grp);
+	return rc;
+}
+
+static int objects_observe(void *state, const struct ameba_experiment *exp,
+			   const struct ameba_results *res)
+{
+	struct objects *st = state;
+	int rc = threads_grow(st, res->nr_threads), cold_hit = 0;
+
+	if (rc)
+		return rc;
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		st->units[u].counted = 0;
+	for (uint32_t i = 0; i < exp->nr_counters && i < res->nr_counters; i++) {
+		const struct ameba_counter *ct = &exp->counters[i];
+		uint32_t u = (uint32_t)(ct->tag >> 8);
+		int m = st->metrics[ct->tag & 0xff];
+		double *tot, *pt;
+
+		if (u == TAG_COLD) {
+			/* counts of folded units, not attributable to one of them */
+			if (res->values[i]) {
+				st->cold_unattributed[m] += (double)res->values[i];
+				cold_hit = 1;
+			}
+			continue;
+		}
+		if (u == TAG_TOTAL) {
+			tot = &st->program[m];
+			pt = st->program_pt[m];
+		} else {
+			tot = &st->units[u].values[m];
+			pt = st->units[u].pt[m];
+			st->units[u].counted |= res->values[i] != 0;
+		}
+		*tot += (double)res->values[i];
+		if (res->per_thread && res->per_thread[i])
+			for (uint32_t t = 0; t < res->nr_threads; t++)
+				pt[t] += (double)res->per_thread[i][t];
+	}
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+
+		if (un->active) {
+			un->window_ns += res->elapsed_ns;
+			/* fold a unit that stays silent into the cold group */
+			un->zero_rounds = un->counted ? 0 : un->zero_rounds + 1;
+			un->zero_ns = un->counted ? 0 : un->zero_ns + res->elapsed_ns;
+			if (un->zero_rounds >= COLD_AFTER && un->zero_ns >= COLD_AFTER_NS)
+				un->cold = 1;
+		} else if (un->cold && un->nr_live) {
+			if (cold_hit) {
+				/* someone in the cold group woke up: measure each again */
+				un->cold = 0;
+				un->zero_rounds = 0;
+				un->zero_ns = 0;
+			} else {
+				/* the group counted nothing: neither did this unit */
+				un->window_ns += res->elapsed_ns;
+			}
+		}
+	}
+	st->window_ns += res->elapsed_ns;
+	st->nr_rounds++;
+	return 0;
+}
+
+static void ctx_fill(struct objects *st, struct ameba_context *c, const double *values,
+		     double *const *pt)
+{
+	memset(c, 0, sizeof(*c));
+	for (uint32_t k = 0; k < st->nr_metrics; k++) {
+		int m = st->metrics[k];
+
+		c->has[m] = 1;
+		c->values[m] = values[m];
+		c->program[m] = st->program[m];
+		c->per_thread[m] = pt[m];
+	}
+	c->nr_threads = st->nr_threads_cap;
+	c->thread_ids = st->thread_ids;
+	c->window_ns = st->window_ns;
+	c->confidence = st->host->exact ? 1.0 : 0.5;
+}
+
+static int objects_contexts(void *state, const struct ameba_context **out, uint32_t *nr)
+{
+	struct objects *st = state;
+	uint32_t n = 0, *order;
+
+	free(st->ctxs);
+	st->ctxs = calloc(st->nr_units + 1, sizeof(*st->ctxs));
+	order = malloc((st->nr_units + 1) * sizeof(*order));
+	if (!st->ctxs || !order) {
+		free(order);
+		return AMEBA_ENOMEM;
+	}
+	ctx_fill(st, &st->ctxs[n], st->program, st->program_pt);
+	st->ctxs[n++].kind = AMEBA_CTX_PROGRAM;
+	{
+		uint32_t k = 0;
+
+		for (uint32_t u = 0; u < st->nr_units; u++) {
+			const struct unit *un = &st->units[u];
+			int any = 0;
+
+			for (uint32_t i = 0; i < st->nr_metrics; i++)
+				any |= un->values[st->metrics[i]] > 0;
+			if (any && un->obj.name)
+				order[k++] = u;
+		}
+		qsort_r(order, k, sizeof(*order), cmp_hot, st);
+		for (uint32_t i = 0; i < k; i++) {
+			struct unit *un = &st->units[order[i]];
+			struct ameba_context *c = &st->ctxs[n++];
+
+			ctx_fill(st, c, un->values, un->pt);
+			c->kind = AMEBA_CTX_OBJECT;
+			c->object = &un->obj;
+			if (st->window_ns && un->window_ns < st->window_ns)
+				c->confidence *= (double)un->window_ns / (double)st->window_ns;
+			if (un->hull) {
+				c->confidence *= 0.5;
+				c->extra = "measured=hull";
+			}
+		}
+	}
+	free(order);
+	*out = st->ctxs;
+	*nr = n;
+	return 0;
+}
+
+static void objects_progress(void *state, char *buf, size_t len)
+{
+	struct objects *st = state;
+	const struct unit *best = NULL;
+
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		if (!best || st->units[u].values[st->primary] > best->values[st->primary])
+			best = &st->units[u];
+	if (best && best->obj.name && st->program[st->primary] > 0)
+		snprintf(buf, len, "%s %.1f%% of %s", best->obj.name,
+			 100.0 * best->values[st->primary] / st->program[st->primary],
+			 ameba_metric_info(st->primary)->name);
+	else
+		snprintf(buf, len, "%u units", st->nr_units);
+}
+
+static void objects_destroy(void *state)
+{
+	struct objects *st = state;
+
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		free(st->units[u].key);
+		free((char *)st->units[u].obj.name);
+		free((char *)st->units[u].obj.site);
+		for (int m = 0; m < AMEBA_M_NR; m++)
+			free(st->units[u].pt[m]);
+	}
+	for (int m = 0; m < AMEBA_M_NR; m++)
+		free(st->program_pt[m]);
+	free(st->units);
+	free(st->index);
+	free(st->counters);
+	free(st->ranges);
+	free(st->order);
+	free(st->ctxs);
+	free(st->thread_ids);
+	free(st);
+}
+
+static int host_has(const struct ameba_host *h, int m)
+{
+	for (uint32_t i = 0; i < h->nr_metrics; i++)
+		if (h->metrics[i] == m)
+			return 1;
+	return 0;
+}
+
+static int objects_create(const struct ameba_host *host, const struct ameba_params *params,
+			  void **state, char *msg)
+{
+	struct objects *st;
+	const char *metrics = ameba_param_get(params, "metrics");
+	const char *metric = ameba_param_get(params, "metric");
+	long long rounds = atoll(ameba_param_get(params, "rounds") ?: "0");
+	long long max_counters = atoll(ameba_param_get(params, "max_counters") ?: "4096");
+	long long max_ranges = atoll(ameba_param_get(params, "max_ranges") ?: "60000");
+
+	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
+		snprintf(msg, 256, "host speaks plugin ABI %u, objects.so was built for %d",
+			 host->abi_version, AMEBA_PLUGIN_ABI_VERSION);
+		return AMEBA_EABI;
+	}
+	if (rounds < 0 || max_counters < 2 || max_ranges < 1) {
+		snprintf(msg, 256, "rounds must be >= 0, max_counters >= 2, max_ranges >= 1 (got "
+			 "%lld, %lld, %lld)", rounds, max_counters, max_ranges);
+		return AMEBA_EINVAL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return AMEBA_ENOMEM;
+	st->host = host;
+	st->rounds = (uint32_t)rounds;
+	st->max_counters = (uint32_t)max_counters;
+	st->max_ranges = (uint32_t)max_ranges;
+	st->primary = ameba_metric_by_name(metric ? metric : "mem_ref");
+	if (st->primary < 0 || !host_has(host, st->primary)) {
+		snprintf(msg, 256, "metric=%s: the backend does not measure it", metric ? metric : "?");
+		free(st);
+		return AMEBA_ENOTSUP;
+	}
+	if (!metrics || !strcmp(metrics, "all")) {
+		for (uint32_t i = 0; i < host->nr_metrics && st->nr_metrics < AMEBA_M_NR; i++)
+			if (host->metrics[i] != AMEBA_M_SAMPLES)
+				st->metrics[st->nr_metrics++] = host->metrics[i];
+	} else {
+		char buf[512], *tok, *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", metrics);
+		for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+			int m = ameba_metric_by_name(tok);
+
+			if (m < 0 || !host_has(host, m)) {
+				snprintf(msg, 256, "metrics=%s: '%s' is %s; write all or names joined "
+					 "by '+'", metrics, tok, m < 0 ? "not a metric" :
+					 "not measured by this backend");
+				free(st);
+				return AMEBA_EINVAL;
+			}
+			if (st->nr_metrics < AMEBA_M_NR)
+				st->metrics[st->nr_metrics++] = m;
+		}
+	}
+	{
+		/* the ordering metric is always measured */
+		int have = 0;
+
+		for (uint32_t i = 0; i < st->nr_metrics; i++)
+			have |= st->metrics[i] == st->primary;
+		if (!have && st->nr_metrics < AMEBA_M_NR)
+			st->metrics[st->nr_metrics++] = st->primary;
+	}
+	if (st->nr_metrics * 2 > st->max_counters) {
+		snprintf(msg, 256, "max_counters=%u cannot hold %u metrics x (1 total + 1 object)",
+			 st->max_counters, st->nr_metrics);
+		free(st);
+		return AMEBA_EINVAL;
+	}
+	*state = st;
+	return 0;
+}
+
+static const struct ameba_strategy_desc objects_desc = {
+	.abi_version = AMEBA_PLUGIN_ABI_VERSION,
+	.struct_size = sizeof(struct ameba_strategy_desc),
+	.name = "objects",
+	.summary = "measure every object and allocation site directly, every interval (exact)",
+	.params = objects_params,
+	.nr_params = sizeof(objects_params) / sizeof(objects_params[0]),
+	.create = objects_create,
+	.plan = objects_plan,
+	.observe = objects_observe,
+	.contexts = objects_contexts,
+	.progress = objects_progress,
+	.destroy = objects_destroy,
+};
+
+AMEBA_API const struct ameba_strategy_desc *ameba_strategy_entry(void)
+{
+	return &objects_desc;
+}

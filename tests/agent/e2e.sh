@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# End-to-end tests of `ameba run`, `ameba attach`, `ameba report` and
+# `ameba list` on the ground-truth workloads, through the real MRI.
+#
+# usage: e2e.sh CASE AMEBA TEST_BIN SCHEMA REPORT_CHECK PLUGIN_DIR
+# Each CASE prints what it checks and exits non-zero on the first failure.
+set -u
+case_name=$1 AMEBA=$2 BIN=$3 SCHEMA=$4 CHECK=$5 PLUGINS=$6
+WL=$BIN/wl_false_sharing
+NATIVE=$BIN/wl_false_sharing_native
+T=$(mktemp -d "${TMPDIR:-/tmp}/ameba-e2e-XXXXXX")
+# No user plugins: the search path is the build's own.
+export HOME=$T/home XDG_CONFIG_HOME=$T/config
+mkdir -p "$HOME"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+# expect_status WANT GOT WHAT
+expect_status() { [ "$1" = "$2" ] || fail "$3: exit status $2, want $1"; }
+has() { grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "$1 lacks: $2"; }; }
+
+# The Lua example of docs/writing-properties.md, as printed there.
+write_good_prop() {
+	awk '/<!-- example: write_heavy.lua -->/ { on = 1; next }
+	     on && /^```lua/ { copy = 1; next }
+	     copy && /^```/ { exit }
+	     copy { print }' "$(dirname "$SCHEMA")/writing-properties.md" > "$1"
+	[ -s "$1" ] || fail "no Lua example in docs/writing-properties.md"
+}
+
+case $case_name in
+run_false_sharing)
+	# ameba run on the false-sharing workload: the target's output is its
+	# own, the report ranks the packed counters block first, with its site.
+	(cd "$T" && "$AMEBA" run -- "$WL" > out.txt 2> err.txt); st=$?
+	expect_status 0 $st "ameba run"
+	"$NATIVE" > "$T/native.txt" || fail "native run"
+	rep=$(ls "$T"/ameba-*.json 2>/dev/null | head -1)
+	[ -n "$rep" ] || fail "no ameba-PID.json written"
+	head -n "$(wc -l < "$T/native.txt")" "$T/out.txt" | cmp -s - "$T/native.txt" ||
+		fail "the target's output changed under ameba run"
+	has "$T/out.txt" "rank severity conf property"
+	grep -Eq '^ +1 .*HotObject +heap alloc_counters@false_sharing\.c:[0-9]+ \(64 B\) +1-4 ' "$T/out.txt" ||
+		{ cat "$T/out.txt"; fail "rank 1 is not HotObject on alloc_counters@false_sharing.c:LINE, threads 1-4"; }
+	"$CHECK" "$SCHEMA" "$rep" --top '^alloc_counters@false_sharing\.c:[0-9]+$' \
+		--partial 1 --reason "target exited" --exit-status 0 --finding HotObject ||
+		fail "report check"
+	ok "ameba run: report valid, top entry alloc_counters@false_sharing.c:LINE"
+	# the saved report re-renders as the run printed it
+	"$AMEBA" report "$rep" > "$T/again.txt" || fail "ameba report"
+	grep -v '^report: ' "$T/out.txt" | tail -n "$(wc -l < "$T/again.txt")" > "$T/printed.txt"
+	cmp -s "$T/printed.txt" "$T/again.txt" || { diff "$T/printed.txt" "$T/again.txt"; fail "ameba report differs from the run's table"; }
+	"$AMEBA" report --format json "$rep" > "$T/again.json" || fail "ameba report --format json"
+	"$CHECK" "$SCHEMA" "$T/again.json" > /dev/null || fail "re-rendered JSON"
+	ok "ameba report FILE re-renders the same table"
+	;;
+attach)
+	# ameba attach to a running (dormant) program: the report names the
+	# counters block; the program finishes unharmed after the agent detaches.
+	"$WL" 60 > "$T/out.txt" 2> "$T/err.txt" &
+	tpid=$!; pids+=("$tpid")
+	sleep 0.3
+	"$AMEBA" attach "$tpid" --duration 1.5s -q -o "$T/att.json"; st=$?
+	expect_status 0 $st "ameba attach"
+	kill -0 "$tpid" 2>/dev/null || echo "note: the target finished before the report was written"
+	wait "$tpid"; tst=$?
+	expect_status 0 $tst "the attached target"
+	"$NATIVE" 60 > "$T/native.txt"
+	cmp -s "$T/out.txt" "$T/native.txt" || fail "the attached target's output changed"
+	"$CHECK" "$SCHEMA" "$T/att.json" --top '^alloc_counters@false_sharing\.c:[0-9]+$' ||
+		fail "report check"
+	grep -q '"mode":.*"attach"' "$T/att.json" || fail "mode is not attach"
+	ok "ameba attach PID: top entry alloc_counters@false_sharing.c:LINE, target unharmed"
+	;;
+lua_properties)
+	# A Lua property from a temporary directory appears in `ameba list` and
+	# fires; three broken ones are reported with their file and disabled,
+	# and the run completes.
+	P=$T/props; mkdir -p "$P"
+	write_good_prop "$P/write_heavy.lua"
+	printf 'return {\n  name = "BrokenSyntax",\n  condition = function(ctx, p) return ctx.v.mem_ref > end,\n}\n' > "$P/syntax.lua"
+	cat > "$P/forever.lua" <<'EOF'
+return {
+  name = "LoopsForever",
+  condition = function(ctx, p)
+    while true do end
+  end,
+  severity = function(ctx, p) return 1 end,
+}
+EOF
+	cat > "$P/hungry.lua" <<'EOF'
+return {
+  name = "EatsMemory",
+  condition = function(ctx, p)
+    local t = {}
+    for i = 1, math.maxinteger do t[i] = string.rep("m", 1000) .. i end
+  end,
+  severity = function(ctx, p) return 1 end,
+}
+EOF
+	"$AMEBA" list properties --property "$P/write_heavy.lua" > "$T/list.txt" 2> "$T/list.err" ||
+		fail "ameba list properties"
+	grep -Eq '^WriteHeavy +lua +object +at least `share`' "$T/list.txt" || { cat "$T/list.txt"; fail "WriteHeavy not listed"; }
+	has "$T/list.txt" "HotObject"
+	ok "the Lua property is listed"
+	props=(--property "$P/write_heavy.lua" --property "$P/syntax.lua" --property "$P/forever.lua" --property "$P/hungry.lua")
+	(cd "$T" && "$AMEBA" run -q -o lua.json "${props[@]}" -- "$WL" > out.txt 2> err.txt); st=$?
+	expect_status 0 $st "ameba run with broken properties"
+	has "$T/err.txt" "$P/syntax.lua:3: unexpected symbol near 'end' (syntax error)"
+	has "$T/err.txt" "$P/forever.lua:4: instruction limit exceeded"
+	has "$T/err.txt" "property LoopsForever disabled"
+	has "$T/err.txt" "$P/hungry.lua:5: memory limit exceeded"
+	has "$T/err.txt" "property EatsMemory disabled"
+	"$CHECK" "$SCHEMA" "$T/lua.json" --finding WriteHeavy --finding HotObject \
+		--disabled LoopsForever --disabled EatsMemory --no-finding LoopsForever \
+		--top '^alloc_counters@false_sharing\.c:[0-9]+$' || fail "report check"
+	"$NATIVE" > "$T/native.txt"
+	cmp -s "$T/out.txt" "$T/native.txt" || fail "the target's output changed"
+	ok "broken properties named and disabled; WriteHeavy fired; the run completed"
+	;;
+wrong_abi)
+	# A .so property built for another ABI is refused by name; a good one
+	# loads and fires; the run continues.
+	(cd "$T" && "$AMEBA" run -q -o abi.json --property "$PLUGINS/prop_c_abi2.so" \
+		--property "$PLUGINS/prop_c_good.so" --property "$PLUGINS/prop_doc_shared_writes.so" \
+		-- "$WL" > out.txt 2> err.txt); st=$?
+	expect_status 0 $st "ameba run with a wrong-ABI plugin"
+	has "$T/err.txt" "$PLUGINS/prop_c_abi2.so: refused: property plugin built for plugin ABI version 2, this ameba"
+	"$CHECK" "$SCHEMA" "$T/abi.json" --finding CWriteHeavy --finding HotObject \
+		--finding SharedWrites ||
+		fail "report check"
+	grep -q 'prop_c_abi2.so: refused' "$T/abi.json" || fail "the refusal is not in the report's warnings"
+	"$AMEBA" list properties --property "$PLUGINS/prop_c_abi2.so" > /dev/null 2> "$T/list.err"
+	has "$T/list.err" "ABI version 2"
+	ok "wrong-ABI plugin refused with a message; the run continued"
+	;;
+sigterm)
+	# kill -TERM of the agent mid-run: a complete, valid report marked
+	# partial; the target runs to its normal end.
+	(cd "$T" && exec "$AMEBA" run -q -o term.json -- "$WL" 40 > out.txt 2> err.txt) &
+	apid=$!; pids+=("$apid")
+	sleep 1.5
+	kill -TERM "$apid"
+	wait "$apid"; st=$?
+	expect_status 0 $st "the agent after SIGTERM"
+	"$CHECK" "$SCHEMA" "$T/term.json" --partial 1 --reason interrupted --exit-status 0 ||
+		fail "report check"
+	"$NATIVE" 40 > "$T/native.txt"
+	cmp -s "$T/out.txt" "$T/native.txt" || fail "the target was harmed: its output differs"
+	ok "SIGTERM: partial report (interrupted), valid; target finished with its normal output"
+	;;
+target_status)
+	# The target's failure is reported in the report and as exit status 3.
+	(cd "$T" && "$AMEBA" run -q -o st.json -- "$WL" bogus > out.txt 2> err.txt); st=$?
+	expect_status 3 $st "ameba run of a failing target"
+	has "$T/err.txt" "the target exited with status 2"
+	"$CHECK" "$SCHEMA" "$T/st.json" --exit-status 2 --reason "target exited" || fail "report check"
+	ok "a failing target: exit status 3, its status in the report"
+	;;
+not_instrumented)
+	(cd "$T" && "$AMEBA" run --connect-timeout 1s -- /bin/sleep 3 > out.txt 2> err.txt); st=$?
+	expect_status 1 $st "ameba run of an uninstrumented program"
+	has "$T/err.txt" "has no MRI socket at"
+	has "$T/err.txt" "build it with \`ameba cc\`"
+	[ -z "$(ls "$T"/*.json 2>/dev/null)" ] || fail "a report was written"
+	"$AMEBA" attach notapid > /dev/null 2> "$T/err2.txt"; st=$?
+	expect_status 2 $st "attach to a bad pid"
+	"$AMEBA" attach 4194000 > /dev/null 2> "$T/err3.txt"; st=$?
+	expect_status 1 $st "attach to a missing pid"
+	has "$T/err3.txt" "no process 4194000"
+	ok "uninstrumented or missing targets: clear errors, exit 1"
+	;;
+usage)
+	for args in "run" "run --interval 0 -- true" "run --duration x -- true" "run --format xml -- true" \
+		"run --metric l9_miss -- true" "run --bogus -- true" "attach" "report" \
+		"run --strategy nosuch -- true" "run --property NoSuchProperty -- true" \
+		"run --strategy objects:frobs=1 -- $WL"; do
+		# shellcheck disable=SC2086
+		"$AMEBA" $args > /dev/null 2> "$T/err.txt"; st=$?
+		expect_status 2 $st "ameba $args"
+		[ -s "$T/err.txt" ] || fail "ameba $args: no message"
+	done
+	has "$T/err.txt" "strategy objects has no parameter 'frobs'; it takes: metric, metrics, rounds, max_counters, max_ranges"
+	for c in run attach report list; do
+		"$AMEBA" $c --help > "$T/help.txt" || fail "ameba $c --help"
+		has "$T/help.txt" "usage: ameba $c"
+	done
+	"$AMEBA" list strategies > "$T/s.txt" && has "$T/s.txt" "objects"
+	"$AMEBA" list properties > "$T/p.txt" && has "$T/p.txt" "UnbalancedThreadMissRate"
+	has "$T/p.txt" "(refines ThreadMissRate)"
+	ok "usage errors exit 2 with a message; --help everywhere"
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+exit 0

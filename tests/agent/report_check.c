@@ -1,0 +1,141 @@
+/*
+ * report_check.c - validates an ameba report against docs/report-schema.json
+ * and checks what the end-to-end tests expect of it.
+ *
+ * usage: report_check SCHEMA REPORT [--top REGEX] [--partial 0|1] [--reason TEXT]
+ *                     [--finding PROPERTY] [--disabled PROPERTY] [--exit-status N]
+ *                     [--no-finding PROPERTY]
+ *   --top REGEX       the first finding's context object name matches REGEX
+ *                     (POSIX extended)
+ *   --finding P       some finding is of property P
+ *   --no-finding P    no finding is of property P
+ *   --disabled P      property P is listed with status "disabled"
+ * Prints one line per failed expectation; exit 0 when all hold.
+ */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "jschema.h"
+
+static int nr_fail;
+
+static void fail(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "report_check: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	nr_fail++;
+}
+
+static cJSON *load(const char *path)
+{
+	char *text = agent_read_file(path, NULL);
+	cJSON *j;
+
+	if (!text) {
+		perror(path);
+		exit(2);
+	}
+	j = cJSON_Parse(text);
+	free(text);
+	if (!j) {
+		fprintf(stderr, "report_check: %s is not valid JSON\n", path);
+		exit(1);
+	}
+	return j;
+}
+
+static int has_finding(const cJSON *rep, const char *prop)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(rep, "findings")) {
+		const cJSON *p = cJSON_GetObjectItem(f, "property");
+
+		if (cJSON_IsString(p) && !strcmp(p->valuestring, prop))
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	cJSON *schema, *rep;
+	char err[1024];
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: report_check SCHEMA REPORT [expectations]\n");
+		return 2;
+	}
+	schema = load(argv[1]);
+	rep = load(argv[2]);
+	if (agent_jschema_validate(schema, rep, err, sizeof(err)))
+		fail("%s does not validate: %s", argv[2], err);
+	for (int i = 3; i + 1 < argc; i += 2) {
+		const char *opt = argv[i], *val = argv[i + 1];
+
+		if (!strcmp(opt, "--top")) {
+			const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "findings"), 0);
+			const cJSON *name = cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(f, "context"), "object"), "name");
+			regex_t re;
+
+			if (regcomp(&re, val, REG_EXTENDED | REG_NOSUB)) {
+				fprintf(stderr, "report_check: bad regex %s\n", val);
+				return 2;
+			}
+			if (!cJSON_IsString(name) || regexec(&re, name->valuestring, 0, NULL, 0))
+				fail("the top finding's object is %s, want /%s/",
+				     cJSON_IsString(name) ? name->valuestring : "(none)", val);
+			regfree(&re);
+		} else if (!strcmp(opt, "--partial")) {
+			int want = atoi(val);
+
+			if (cJSON_IsTrue(cJSON_GetObjectItem(rep, "partial")) != want)
+				fail("partial is %s, want %s",
+				     cJSON_IsTrue(cJSON_GetObjectItem(rep, "partial")) ? "true" : "false",
+				     want ? "true" : "false");
+		} else if (!strcmp(opt, "--reason")) {
+			const cJSON *r = cJSON_GetObjectItem(rep, "reason");
+
+			if (!cJSON_IsString(r) || strcmp(r->valuestring, val))
+				fail("reason is %s, want %s", cJSON_IsString(r) ? r->valuestring : "?", val);
+		} else if (!strcmp(opt, "--finding")) {
+			if (!has_finding(rep, val))
+				fail("no finding of property %s%s", val, "");
+		} else if (!strcmp(opt, "--no-finding")) {
+			if (has_finding(rep, val))
+				fail("a finding of property %s%s, want none", val, "");
+		} else if (!strcmp(opt, "--disabled")) {
+			const cJSON *p;
+			int ok = 0;
+
+			cJSON_ArrayForEach(p, cJSON_GetObjectItem(rep, "properties")) {
+				const cJSON *n = cJSON_GetObjectItem(p, "name"), *s = cJSON_GetObjectItem(p, "status");
+
+				ok |= cJSON_IsString(n) && !strcmp(n->valuestring, val) && cJSON_IsString(s) &&
+				      !strcmp(s->valuestring, "disabled");
+			}
+			if (!ok)
+				fail("property %s is not listed as disabled%s", val, "");
+		} else if (!strcmp(opt, "--exit-status")) {
+			const cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "target"), "exit_status");
+			char got[32];
+
+			snprintf(got, sizeof(got), "%d", cJSON_IsNumber(e) ? e->valueint : -1);
+			if (!cJSON_IsNumber(e) || e->valueint != atoi(val))
+				fail("target exit status %s, want %s", got, val);
+		} else {
+			fprintf(stderr, "report_check: unknown option %s\n", opt);
+			return 2;
+		}
+	}
+	cJSON_Delete(schema);
+	cJSON_Delete(rep);
+	if (!nr_fail)
+		printf("report_check: %s: ok\n", argv[2]);
+	return nr_fail ? 1 : 0;
+}

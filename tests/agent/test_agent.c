@@ -1,0 +1,1170 @@
+/*
+ * test_agent.c - unit tests of the agent core: parameter specs, the Lua
+ * sandbox and its failure modes, the built-in properties on hand-made
+ * contexts, the refines hierarchy, C plugin ABI checks, the search loop with
+ * the `objects` strategy over a scripted provider, and the JSON report
+ * against docs/report-schema.json.
+ *
+ * usage: test_agent SRC_DIR STRATEGY_DIR PLUGIN_DIR
+ *   SRC_DIR       the source tree (properties/, docs/report-schema.json)
+ *   STRATEGY_DIR  where objects.so was built
+ *   PLUGIN_DIR    where the prop_c_*.so test plugins were built
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "check.h"
+#include "jschema.h"
+#include "plugins.h"
+#include "provider.h"
+#include "report.h"
+#include "search.h"
+
+static const char *src_dir, *strategy_dir, *plugin_dir;
+static char tmp_dir[256];
+
+#define CHECK_NEAR(got, want)                                                            \
+	do {                                                                             \
+		double g_ = (got), w_ = (want);                                          \
+		if (!(fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1)))                          \
+			fprintf(stderr, "%s:%d: %s = %.12g, want %.12g\n", __FILE__,      \
+				__LINE__, #got, g_, w_);                                  \
+		check_record(fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1), __FILE__, __LINE__, \
+			     #got " ~= " #want);                                          \
+	} while (0)
+
+#define CHECK_HAS(text, needle)                                                          \
+	do {                                                                             \
+		const char *t_ = (text), *n_ = (needle);                                 \
+		int ok_ = t_ && strstr(t_, n_);                                          \
+		if (!ok_)                                                                \
+			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+				t_ ? t_ : "(null)", n_);                                   \
+		check_record(ok_, __FILE__, __LINE__, #text " has " #needle);            \
+	} while (0)
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* ---- parameters ---- */
+
+static void test_spec_parse(void)
+{
+	static const struct {
+		int line;
+		const char *spec;
+		int rc;
+		const char *name;
+		uint32_t nr;
+		const char *k0, *v0;
+		const char *err;
+	} rows[] = {
+		{ __LINE__, "objects", 0, "objects", 0, NULL, NULL, NULL },
+		{ __LINE__, "nway:n=10,metric=l2_miss", 0, "nway", 2, "n", "10", NULL },
+		{ __LINE__, "nway:n=10,n=12", 0, "nway", 1, "n", "12", NULL },
+		{ __LINE__, "HotObject:threshold=", 0, "HotObject", 1, "threshold", "", NULL },
+		{ __LINE__, ":n=1", AMEBA_EINVAL, NULL, 0, NULL, NULL, "the name is missing" },
+		{ __LINE__, "nway:n", AMEBA_EINVAL, NULL, 0, NULL, NULL, "'n' is not key=value" },
+		{ __LINE__, "nway:=3", AMEBA_EINVAL, NULL, 0, NULL, NULL, "is not key=value" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *name = NULL, err[256] = "";
+		struct agent_params p;
+		int rc = agent_spec_parse(rows[i].spec, &name, &p, err, sizeof(err));
+
+		CHECK_AT(rows[i].line, rc == rows[i].rc);
+		if (rc) {
+			CHECK_AT(rows[i].line, strstr(err, rows[i].err) != NULL);
+			CHECK_AT(rows[i].line, name == NULL);
+			continue;
+		}
+		CHECK_AT(rows[i].line, name && !strcmp(name, rows[i].name));
+		CHECK_AT(rows[i].line, p.nr == rows[i].nr);
+		if (rows[i].k0) {
+			CHECK_AT(rows[i].line, !strcmp(p.names[0], rows[i].k0));
+			CHECK_AT(rows[i].line, !strcmp(p.values[0], rows[i].v0));
+			CHECK_AT(rows[i].line, ameba_param_get(&p.view, rows[i].k0) == p.values[0]);
+		}
+		free(name);
+		agent_params_free(&p);
+	}
+}
+
+static void test_params_resolve(void)
+{
+	static const struct ameba_param decl[] = {
+		{ "n", AMEBA_PARAM_INT, "10", "" },
+		{ "t", AMEBA_PARAM_DOUBLE, "0.5", "" },
+		{ "metric", AMEBA_PARAM_METRIC, "mem_ref", "" },
+		{ "label", AMEBA_PARAM_STRING, "x", "" },
+	};
+	static const struct {
+		int line;
+		const char *given;	/* "k=v" or NULL */
+		int rc;
+		const char *key, *want;	/* resolved value, or the error text */
+	} rows[] = {
+		{ __LINE__, NULL, 0, "n", "10" },
+		{ __LINE__, NULL, 0, "metric", "mem_ref" },
+		{ __LINE__, "t=0.25", 0, "t", "0.25" },
+		{ __LINE__, "n=0x10", 0, "n", "0x10" },
+		{ __LINE__, "metric=l2_miss", 0, "metric", "l2_miss" },
+		{ __LINE__, "label=anything", 0, "label", "anything" },
+		{ __LINE__, "n=ten", AMEBA_EINVAL, NULL, "parameter n wants an integer, got 'ten'" },
+		{ __LINE__, "t=nan", AMEBA_EINVAL, NULL, "wants a number" },
+		{ __LINE__, "t=1e999", AMEBA_EINVAL, NULL, "wants a number" },
+		{ __LINE__, "metric=l9_miss", AMEBA_EINVAL, NULL, "wants a metric name" },
+		{ __LINE__, "foo=1", AMEBA_EINVAL, NULL, "has no parameter 'foo'; it takes: n, t, metric, label" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct agent_params given = { 0 }, out;
+		char err[512] = "";
+		int rc;
+
+		if (rows[i].given) {
+			char k[64], *eq;
+
+			snprintf(k, sizeof(k), "%s", rows[i].given);
+			eq = strchr(k, '=');
+			*eq = '\0';
+			agent_params_set(&given, k, eq + 1);
+		}
+		rc = agent_params_resolve("strategy test", decl, 4, &given, &out, err, sizeof(err));
+		CHECK_AT(rows[i].line, rc == rows[i].rc);
+		if (rc) {
+			if (!strstr(err, rows[i].want))
+				fprintf(stderr, "row %d: %s\n", rows[i].line, err);
+			CHECK_AT(rows[i].line, strstr(err, rows[i].want) != NULL);
+		} else {
+			CHECK_AT(rows[i].line, out.nr == 4);
+			CHECK_AT(rows[i].line, !strcmp(ameba_param_get(&out.view, rows[i].key), rows[i].want));
+			agent_params_free(&out);
+		}
+		agent_params_free(&given);
+	}
+}
+
+static void test_threads_text(void)
+{
+	static const struct {
+		int line;
+		uint32_t ids[8], nr, nr_all;
+		const char *want;
+	} rows[] = {
+		{ __LINE__, { 1, 2, 3, 4 }, 4, 5, "1-4" },
+		{ __LINE__, { 0, 1, 2, 3, 4 }, 5, 5, "all" },
+		{ __LINE__, { 0, 1, 2, 3, 4 }, 5, 6, "0-4" },
+		{ __LINE__, { 0, 2, 3, 7 }, 4, 8, "0,2-3,7" },
+		{ __LINE__, { 5 }, 1, 8, "5" },
+		{ __LINE__, { 0 }, 0, 8, "-" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char buf[64];
+
+		agent_threads_text(rows[i].ids, rows[i].nr, rows[i].nr_all, buf, sizeof(buf));
+		if (strcmp(buf, rows[i].want))
+			fprintf(stderr, "row %d: got %s\n", rows[i].line, buf);
+		CHECK_AT(rows[i].line, !strcmp(buf, rows[i].want));
+	}
+}
+
+/* ---- contexts by hand ---- */
+
+struct hand_ctx {
+	struct ameba_context c;
+	struct ameba_object obj;
+	uint32_t ids[8];
+	double pt[AMEBA_M_NR][8];
+};
+
+/* An object context of 5 threads (T0..T4) measuring the given metrics. */
+static void hand_init(struct hand_ctx *h, const char *name, const int *metrics, int nr_metrics)
+{
+	memset(h, 0, sizeof(*h));
+	h->obj.id = 7;
+	h->obj.kind = AMEBA_OBJ_HEAP;
+	h->obj.name = name;
+	h->obj.site = name;
+	h->obj.start = 0x1000;
+	h->obj.end = 0x1040;
+	h->obj.sz_bytes = 64;
+	h->obj.nr_blocks = 1;
+	h->obj.live = 1;
+	h->c.kind = AMEBA_CTX_OBJECT;
+	h->c.object = &h->obj;
+	h->c.nr_threads = 5;
+	h->c.thread_ids = h->ids;
+	h->c.confidence = 1;
+	for (uint32_t t = 0; t < 5; t++)
+		h->ids[t] = t;
+	for (int i = 0; i < nr_metrics; i++) {
+		h->c.has[metrics[i]] = 1;
+		h->c.per_thread[metrics[i]] = h->pt[metrics[i]];
+	}
+}
+
+/* Sets metric m: per-thread values (5), the object's total and the program's. */
+static void hand_set(struct hand_ctx *h, int m, const double *pt, double program)
+{
+	h->c.values[m] = 0;
+	for (int t = 0; t < 5; t++) {
+		h->pt[m][t] = pt[t];
+		h->c.values[m] += pt[t];
+	}
+	h->c.program[m] = program;
+}
+
+/* Loads files as the search path would (not as --property FILE). */
+static void load_props(struct agent_plugins *pl, const char *const *files, int nr)
+{
+	char err[512];
+
+	agent_plugins_init(pl);
+	pl->quiet = 1;
+	for (int i = 0; i < nr; i++)
+		agent_plugins_add_file(pl, files[i], 1);
+	CHECK(agent_plugins_link(pl, NULL, 0, err, sizeof(err)) == 0);
+}
+
+/* ---- the Lua sandbox ---- */
+
+static const char good_lua[] =
+	"-- a well-behaved test property\n"
+	"return {\n"
+	"  name = 'TestShare',\n"
+	"  summary = 'share test',\n"
+	"  params = { threshold = 0.5, label = 'x', count = 3 },\n"
+	"  needs = { 'mem_ref' },\n"
+	"  condition = function(ctx, p) return ctx.share(ctx.metric) >= p.threshold end,\n"
+	"  severity = function(ctx, p) return ctx.share('mem_ref') end,\n"
+	"  evidence = function(ctx, p)\n"
+	"    return string.format('%s %s %d %s %d', ctx.object.name, asl.pct(ctx.share('mem_ref')),\n"
+	"                         math.tointeger(asl.sum(ctx.t.mem_ref, 2, 3)), p.label, p.count)\n"
+	"  end,\n"
+	"  advice = 'do less',\n"
+	"  threads = function(ctx, p) return { ctx.threads[asl.argmax(ctx.t.mem_ref)] } end,\n"
+	"}\n";
+
+static const char sandbox_lua[] =
+	"return {\n"
+	"  name = 'TestSandbox',\n"
+	"  condition = function(ctx, p)\n"
+	"    return io == nil and os == nil and package == nil and debug == nil and load == nil\n"
+	"       and loadfile == nil and dofile == nil and require == nil and string.dump == nil\n"
+	"       and coroutine == nil and collectgarbage == nil and type(string.format) == 'function'\n"
+	"       and type(table.concat) == 'function' and type(math.floor) == 'function'\n"
+	"       and type(utf8.char) == 'function'\n"
+	"  end,\n"
+	"  severity = function(ctx, p) return 0.25 end,\n"
+	"}\n";
+
+static const char syntax_lua[] =
+	"return {\n"
+	"  name = 'BrokenSyntax',\n"
+	"  condition = function(ctx, p) return ctx.v.mem_ref > end,\n"
+	"}\n";
+
+static const char loop_lua[] =
+	"return {\n"
+	"  name = 'LoopsForever',\n"
+	"  condition = function(ctx, p)\n"
+	"    local n = 0\n"
+	"    while true do n = n + 1 end\n"
+	"  end,\n"
+	"  severity = function(ctx, p) return 1 end,\n"
+	"}\n";
+
+/* catches the limit error and tries again: must still end */
+static const char pcall_loop_lua[] =
+	"local function spin() while true do end end\n"
+	"return {\n"
+	"  name = 'LoopsInPcall',\n"
+	"  condition = function(ctx, p)\n"
+	"    while true do pcall(spin) end\n"
+	"  end,\n"
+	"  severity = function(ctx, p) return 1 end,\n"
+	"}\n";
+
+static const char mem_lua[] =
+	"return {\n"
+	"  name = 'EatsMemory',\n"
+	"  condition = function(ctx, p)\n"
+	"    local t, i = {}, 0\n"
+	"    while true do i = i + 1; t[i] = string.rep('x', 64) .. i end\n"
+	"  end,\n"
+	"  severity = function(ctx, p) return 1 end,\n"
+	"}\n";
+
+static const char toplevel_loop_lua[] =
+	"while true do end\n"
+	"return { name = 'NeverLoads' }\n";
+
+static const char runtime_err_lua[] =
+	"return {\n"
+	"  name = 'Arith',\n"
+	"  condition = function(ctx, p) return true end,\n"
+	"  severity = function(ctx, p)\n"
+	"    return ctx.v.no_such_metric * 2\n"
+	"  end,\n"
+	"}\n";
+
+static const char bad_return_lua[] =
+	"return {\n"
+	"  name = 'BadReturn',\n"
+	"  condition = function(ctx, p) return true end,\n"
+	"  severity = function(ctx, p) return 'high' end,\n"
+	"}\n";
+
+static const char no_name_lua[] = "return { condition = function() return true end }\n";
+static const char bad_need_lua[] =
+	"return { name = 'BadNeed', needs = { 'l9_miss' },\n"
+	"  condition = function() return true end, severity = function() return 1 end }\n";
+static const char needs_l1_lua[] =
+	"return { name = 'NeedsL1', needs = { 'l1d_miss' },\n"
+	"  condition = function() return true end, severity = function() return 1 end }\n";
+
+static struct agent_property *find_prop(struct agent_plugins *pl, const char *name)
+{
+	return agent_plugins_property(pl, name);
+}
+
+static int warned(const struct agent_plugins *pl, const char *a, const char *b)
+{
+	for (uint32_t i = 0; i < pl->nr_warnings; i++)
+		if (strstr(pl->warnings[i], a) && (!b || strstr(pl->warnings[i], b)))
+			return 1;
+	return 0;
+}
+
+static void test_lua_sandbox(void)
+{
+	static const struct {
+		const char *file, *text;
+	} files[] = {
+		{ "good.lua", good_lua },	  { "sandbox.lua", sandbox_lua },
+		{ "syntax.lua", syntax_lua },	  { "loop.lua", loop_lua },
+		{ "pcall_loop.lua", pcall_loop_lua }, { "mem.lua", mem_lua },
+		{ "toplevel.lua", toplevel_loop_lua }, { "runtime.lua", runtime_err_lua },
+		{ "badret.lua", bad_return_lua }, { "noname.lua", no_name_lua },
+		{ "badneed.lua", bad_need_lua },  { "needsl1.lua", needs_l1_lua },
+	};
+	char paths[16][512], want[600];
+	const char *list[16];
+	struct agent_plugins pl;
+	struct hand_ctx h;
+	struct agent_verdict v;
+	static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	static const double refs[5] = { 0, 10, 50, 20, 0 };
+	int n = (int)(sizeof(files) / sizeof(files[0]));
+
+	for (int i = 0; i < n; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/%s", tmp_dir, files[i].file);
+		write_file(paths[i], files[i].text);
+		list[i] = paths[i];
+	}
+	load_props(&pl, list, n);
+
+	/* loaded: good, sandbox, loop, pcall_loop, mem, runtime, badret, needsl1 */
+	CHECK(find_prop(&pl, "TestShare") != NULL);
+	CHECK(find_prop(&pl, "TestSandbox") != NULL);
+	CHECK(find_prop(&pl, "LoopsForever") != NULL);
+	CHECK_EQ_U64(pl.nr_props, 8);
+	/* refused at load, each naming the file and the line */
+	snprintf(want, sizeof(want), "%s:3:", paths[2]);
+	CHECK(warned(&pl, want, "syntax error"));
+	snprintf(want, sizeof(want), "%s:1: instruction limit exceeded", paths[6]);
+	CHECK(warned(&pl, want, NULL));
+	CHECK(warned(&pl, paths[9], "no name"));
+	CHECK(warned(&pl, paths[10], "'l9_miss' is not a metric"));
+
+	hand_init(&h, "alloc_counters@fs.c:67", metrics, 3);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 100);
+
+	/* the good one: values computed from the context */
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "TestShare"), &h.c, AMEBA_M_MEM_REF, &v) == 0);
+	CHECK(v.v.holds == 1);
+	CHECK_NEAR(v.v.severity, 0.8);
+	CHECK_NEAR(v.v.confidence, 1.0);
+	CHECK_STR(v.v.evidence, "alloc_counters@fs.c:67 80.0% 60 x 3");
+	CHECK_STR(v.v.advice, "do less");
+	CHECK(v.threads_set && v.nr_threads == 1 && v.threads[0] == 2);
+	/* the parameter override reaches the Lua table, typed */
+	{
+		struct agent_plugins pl2;
+		const char *one[] = { paths[0] };
+		const char *sel[] = { "TestShare:threshold=0.9,count=7" };
+		char err[256];
+
+		agent_plugins_init(&pl2);
+		pl2.quiet = 1;
+		agent_plugins_add_file(&pl2, one[0], 1);
+		CHECK(agent_plugins_link(&pl2, sel, 1, err, sizeof(err)) == 0);
+		CHECK(agent_property_eval(&pl2, find_prop(&pl2, "TestShare"), &h.c, AMEBA_M_MEM_REF,
+					  &v) == 0);
+		CHECK(v.v.holds == 0);	/* 0.8 < 0.9 */
+		const char *bad[] = { "TestShare:count=many" };
+		CHECK(agent_plugins_link(&pl2, bad, 1, err, sizeof(err)) == AMEBA_EINVAL);
+		CHECK_HAS(err, "parameter count wants an integer, got 'many'");
+		const char *unknown[] = { "NoSuchProp" };
+		CHECK(agent_plugins_link(&pl2, unknown, 1, err, sizeof(err)) == AMEBA_EINVAL);
+		CHECK_HAS(err, "--property NoSuchProp: no property of that name is loaded");
+		agent_plugins_destroy(&pl2);
+	}
+
+	/* the sandbox has no io, os, package, debug, load... */
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "TestSandbox"), &h.c, AMEBA_M_MEM_REF, &v) == 0);
+	CHECK(v.v.holds == 1);
+	CHECK_NEAR(v.v.severity, 0.25);
+
+	/* a needed metric that is not measured: does not apply */
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "NeedsL1"), &h.c, AMEBA_M_MEM_REF, &v) == 1);
+	CHECK(!find_prop(&pl, "NeedsL1")->disabled);
+
+	/* runaway code: each fails with file:line, is disabled, the rest go on */
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "LoopsForever"), &h.c, AMEBA_M_MEM_REF, &v) < 0);
+	CHECK(find_prop(&pl, "LoopsForever")->disabled);
+	snprintf(want, sizeof(want), "%s:5: instruction limit exceeded", paths[3]);
+	CHECK_HAS(find_prop(&pl, "LoopsForever")->error, want);
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "LoopsForever"), &h.c, AMEBA_M_MEM_REF, &v) == 1);
+
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "LoopsInPcall"), &h.c, AMEBA_M_MEM_REF, &v) < 0);
+	CHECK_HAS(find_prop(&pl, "LoopsInPcall")->error, "instruction limit exceeded");
+	CHECK_HAS(find_prop(&pl, "LoopsInPcall")->error, paths[4]);
+
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "EatsMemory"), &h.c, AMEBA_M_MEM_REF, &v) < 0);
+	snprintf(want, sizeof(want), "%s:5: memory limit exceeded (16 MiB", paths[5]);
+	CHECK_HAS(find_prop(&pl, "EatsMemory")->error, want);
+
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "Arith"), &h.c, AMEBA_M_MEM_REF, &v) < 0);
+	snprintf(want, sizeof(want), "%s:5: attempt to perform arithmetic", paths[7]);
+	CHECK_HAS(find_prop(&pl, "Arith")->error, want);
+
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "BadReturn"), &h.c, AMEBA_M_MEM_REF, &v) < 0);
+	snprintf(want, sizeof(want), "%s:4: severity() returned string, want a number", paths[8]);
+	CHECK_HAS(find_prop(&pl, "BadReturn")->error, want);
+
+	/* the good ones still work after all that */
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "TestShare"), &h.c, AMEBA_M_MEM_REF, &v) == 0);
+	CHECK(v.v.holds == 1);
+	CHECK_NEAR(v.v.severity, 0.8);
+	CHECK(warned(&pl, "property LoopsForever disabled", NULL));
+	agent_plugins_destroy(&pl);
+}
+
+/* ---- the built-in properties ---- */
+
+static void builtin_paths(char paths[3][512])
+{
+	snprintf(paths[0], 512, "%s/properties/hot_object.lua", src_dir);
+	snprintf(paths[1], 512, "%s/properties/thread_miss_rate.lua", src_dir);
+	snprintf(paths[2], 512, "%s/properties/unbalanced_thread_miss_rate.lua", src_dir);
+}
+
+static void test_hot_object(void)
+{
+	char paths[3][512];
+	const char *list[3];
+	struct agent_plugins pl;
+	struct agent_findings f = { 0 };
+	struct hand_ctx h[3];
+	struct ameba_context ctxs[3];
+	static const int count_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	static const int sim_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_L1D_MISS, AMEBA_M_EST_STALL_CYCLES };
+	static const double hot[5] = { 13, 1600000, 1600000, 1600000, 1600000 };
+	static const double cold[5] = { 256, 100000, 100000, 100000, 100000 };
+	static const double tiny[5] = { 50, 0, 0, 0, 0 };
+
+	builtin_paths(paths);
+	for (int i = 0; i < 3; i++)
+		list[i] = paths[i];
+	load_props(&pl, list, 3);
+	CHECK_EQ_U64(pl.nr_props, 3);
+	CHECK(find_prop(&pl, "UnbalancedThreadMissRate")->parent == find_prop(&pl, "ThreadMissRate"));
+
+	/* count backend: ranked by share of mem_ref; the tiny one is under 5% */
+	hand_init(&h[0], "alloc_counters@false_sharing.c:67", count_metrics, 3);
+	hand_set(&h[0], AMEBA_M_MEM_REF, hot, 8000000);
+	hand_init(&h[1], "sizes", count_metrics, 3);
+	h[1].obj.kind = AMEBA_OBJ_GLOBAL;
+	h[1].obj.site = NULL;
+	hand_set(&h[1], AMEBA_M_MEM_REF, cold, 8000000);
+	hand_init(&h[2], "counters", count_metrics, 3);
+	hand_set(&h[2], AMEBA_M_MEM_REF, tiny, 8000000);
+	for (int i = 0; i < 3; i++)
+		ctxs[i] = h[i].c;
+	CHECK(agent_evaluate(&pl, ctxs, 3, AMEBA_M_MEM_REF, &f) == 0);
+	agent_findings_sort(&f);
+	CHECK_EQ_U64(f.nr, 2);
+	CHECK_STR(f.v[0].property, "HotObject");
+	CHECK_STR(f.v[0].object.name, "alloc_counters@false_sharing.c:67");
+	CHECK_NEAR(f.v[0].severity, 6400013.0 / 8000000.0);
+	CHECK_STR(f.v[0].evidence, "80.0% of mem_ref (6.4M of 8.0M)");
+	CHECK(f.v[0].nr_threads == 4 && f.v[0].threads[0] == 1 && f.v[0].threads[3] == 4);
+	CHECK(f.v[0].refined_from == NULL);
+	CHECK_STR(f.v[1].object.name, "sizes");
+	CHECK_NEAR(f.v[1].severity, 400256.0 / 8000000.0);
+	agent_findings_free(&f);
+
+	/* with stall cycles the severity is the share of stall cycles */
+	{
+		static const double refs[5] = { 0, 100, 100, 100, 100 };
+		static const double miss[5] = { 0, 10, 10, 10, 10 };
+		static const double stall[5] = { 0, 300, 300, 300, 300 };
+		struct agent_verdict v;
+
+		hand_init(&h[0], "grid", sim_metrics, 3);
+		hand_set(&h[0], AMEBA_M_MEM_REF, refs, 1000);
+		hand_set(&h[0], AMEBA_M_L1D_MISS, miss, 100);
+		hand_set(&h[0], AMEBA_M_EST_STALL_CYCLES, stall, 4000);
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(v.v.holds);
+		CHECK_NEAR(v.v.severity, 0.3);
+		CHECK_STR(v.v.evidence, "40.0% of l1d_miss (40 of 100); 30.0% of stall cycles");
+		/* ThreadMissRate: 10% per thread is not more than 10% */
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "ThreadMissRate"), &h[0].c,
+					  AMEBA_M_L1D_MISS, &v) == 0);
+		CHECK(!v.v.holds);
+	}
+	agent_plugins_destroy(&pl);
+}
+
+static void test_miss_rate_hierarchy(void)
+{
+	char paths[3][512];
+	const char *list[3];
+	struct agent_plugins pl;
+	struct agent_findings f = { 0 };
+	struct hand_ctx h;
+	static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_L1D_MISS };
+	static const int count_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	static const double refs[5] = { 10, 2000, 2000, 2000, 2000 };
+	static const double unbalanced[5] = { 10, 100, 100, 100, 400 };
+	static const double balanced[5] = { 10, 400, 400, 400, 400 };
+
+	builtin_paths(paths);
+	for (int i = 0; i < 3; i++)
+		list[i] = paths[i];
+	load_props(&pl, list, 3);
+
+	/*
+	 * rates (threads with >= 1000 refs): 0.05 0.05 0.05 0.2; mean 0.0875;
+	 * max - mean = 0.1125 > 0.25 * mean: unbalanced, refined from
+	 * ThreadMissRate (0.2 > 0.1). Severity: 0.1125 * 2000 extra misses of
+	 * 1000 in the program = 0.225. HotObject: 710 / 1000 l1d misses.
+	 */
+	hand_init(&h, "cells", metrics, 2);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 10000);
+	hand_set(&h, AMEBA_M_L1D_MISS, unbalanced, 1000);
+	CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_L1D_MISS, &f) == 0);
+	agent_findings_sort(&f);
+	CHECK_EQ_U64(f.nr, 2);
+	CHECK_STR(f.v[0].property, "HotObject");
+	CHECK_NEAR(f.v[0].severity, 0.71);
+	CHECK_STR(f.v[1].property, "UnbalancedThreadMissRate");
+	CHECK_STR(f.v[1].refined_from, "ThreadMissRate");
+	CHECK_NEAR(f.v[1].severity, 0.225);
+	CHECK(f.v[1].nr_threads == 1 && f.v[1].threads[0] == 4);
+	CHECK_STR(f.v[1].evidence, "thread 4 misses +129% vs the mean (20.0% vs 8.8% of accesses, l1d_miss)");
+	agent_findings_free(&f);
+
+	/* balanced: ThreadMissRate alone, all four workers, severity = share of misses */
+	hand_set(&h, AMEBA_M_L1D_MISS, balanced, 2000);
+	CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_L1D_MISS, &f) == 0);
+	agent_findings_sort(&f);
+	CHECK_EQ_U64(f.nr, 2);
+	CHECK_STR(f.v[1].property, "ThreadMissRate");
+	CHECK(f.v[1].refined_from == NULL);
+	CHECK_NEAR(f.v[1].severity, 1610.0 / 2000.0);
+	CHECK(f.v[1].nr_threads == 4 && f.v[1].threads[0] == 1);
+	agent_findings_free(&f);
+
+	/* count backend: no miss metric, no miss-rate finding */
+	hand_init(&h, "cells", count_metrics, 3);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 1000000);	/* 0.8%: not hot either */
+	CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_MEM_REF, &f) == 0);
+	CHECK_EQ_U64(f.nr, 0);
+	CHECK(!find_prop(&pl, "ThreadMissRate")->disabled);
+	agent_findings_free(&f);
+
+	/* --property UnbalancedThreadMissRate alone: evaluated as a root */
+	{
+		const char *sel[] = { "UnbalancedThreadMissRate" };
+		char err[256];
+
+		CHECK(agent_plugins_link(&pl, sel, 1, err, sizeof(err)) == 0);
+		CHECK(!find_prop(&pl, "HotObject")->selected);
+		hand_init(&h, "cells", metrics, 2);
+		hand_set(&h, AMEBA_M_MEM_REF, refs, 10000);
+		hand_set(&h, AMEBA_M_L1D_MISS, unbalanced, 1000);
+		CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_L1D_MISS, &f) == 0);
+		CHECK_EQ_U64(f.nr, 1);
+		CHECK_STR(f.v[0].property, "UnbalancedThreadMissRate");
+		CHECK(f.v[0].refined_from == NULL);
+		agent_findings_free(&f);
+	}
+	agent_plugins_destroy(&pl);
+}
+
+/* ---- C plugins: ABI checks ---- */
+
+static void test_c_plugins(void)
+{
+	static const struct {
+		int line;
+		const char *file;
+		int loads;
+		const char *msg;
+	} rows[] = {
+		{ __LINE__, "prop_c_good.so", 1, NULL },
+		{ __LINE__, "prop_c_abi2.so", 0, "built for plugin ABI version 2, this ameba" },
+		{ __LINE__, "prop_c_newer.so", 0, "beyond this ameba's" },
+		{ __LINE__, "prop_c_newer_zero.so", 1, NULL },
+		{ __LINE__, "prop_c_older.so", 0, "has no evaluate() callback" },
+	};
+	static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	static const double refs[5] = { 0, 100, 100, 100, 100 };
+	static const double writes[5] = { 0, 60, 60, 60, 60 };
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct agent_plugins pl;
+		char path[512], err[256];
+		struct hand_ctx h;
+		struct agent_verdict v;
+
+		snprintf(path, sizeof(path), "%s/%s", plugin_dir, rows[i].file);
+		agent_plugins_init(&pl);
+		pl.quiet = 1;
+		CHECK_AT(rows[i].line, (agent_plugins_add_file(&pl, path, 0) == 0) == rows[i].loads);
+		CHECK_AT(rows[i].line, pl.nr_props == (uint32_t)rows[i].loads);
+		if (!rows[i].loads) {
+			CHECK_AT(rows[i].line, warned(&pl, path, rows[i].msg));
+			CHECK_AT(rows[i].line, warned(&pl, path, "refused"));
+			agent_plugins_destroy(&pl);
+			continue;
+		}
+		CHECK_AT(rows[i].line, agent_plugins_link(&pl, NULL, 0, err, sizeof(err)) == 0);
+		hand_init(&h, "table", metrics, 3);
+		hand_set(&h, AMEBA_M_MEM_REF, refs, 1000);
+		hand_set(&h, AMEBA_M_WRITES, writes, 500);
+		CHECK_AT(rows[i].line, agent_property_eval(&pl, find_prop(&pl, "CWriteHeavy"), &h.c,
+							   AMEBA_M_MEM_REF, &v) == 0);
+		CHECK_AT(rows[i].line, v.v.holds);
+		CHECK_AT(rows[i].line, fabs(v.v.severity - 0.24) < 1e-12);	/* 240 writes of 1000 */
+		CHECK_AT(rows[i].line, !strcmp(v.v.evidence, "60% of its accesses write"));
+		CHECK_AT(rows[i].line, v.nr_threads == 4);	/* default: threads with writes */
+		agent_plugins_destroy(&pl);
+	}
+}
+
+/* ---- the search loop with the objects strategy ---- */
+
+/*
+ * The fake world: a false-sharing program in miniature. Per interval:
+ *   counters  @0x2000 64 B   T1..T4 400 mem_ref each, 200 writes   (1600)
+ *   sizes     @0x1000 1 KiB  T1..T4 100 each                        (400)
+ *   new_node  3 blocks, 2 adjacent; T0 10 each                      (30)
+ *   [stack T0]               T0 5                                   (5)
+ * Program total 2035 per interval.
+ */
+static struct agent_fake_object fake_objs[8];
+
+static void fake_world(struct agent_fake_spec *spec)
+{
+	static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	struct agent_fake_object *o = fake_objs;
+
+	memset(fake_objs, 0, sizeof(fake_objs));
+	o[0].obj = (struct ameba_object){ 1, AMEBA_OBJ_GLOBAL, "sizes", NULL, 0x1000, 0x1400, 1024, 1, 1 };
+	for (int t = 1; t <= 4; t++) {
+		o[0].rates[t][AMEBA_M_MEM_REF] = 100;
+		o[0].rates[t][AMEBA_M_READS] = 100;
+	}
+	o[1].obj = (struct ameba_object){ 2, AMEBA_OBJ_HEAP, "alloc_counters@false_sharing.c:67",
+					  "alloc_counters@false_sharing.c:67", 0x2000, 0x2040, 64, 1, 1 };
+	for (int t = 1; t <= 4; t++) {
+		o[1].rates[t][AMEBA_M_MEM_REF] = 400;
+		o[1].rates[t][AMEBA_M_READS] = 200;
+		o[1].rates[t][AMEBA_M_WRITES] = 200;
+	}
+	for (int b = 0; b < 3; b++) {
+		uintptr_t start = b < 2 ? 0x3000 + 0x20 * (uintptr_t)b : 0x3100;
+
+		o[2 + b].obj = (struct ameba_object){ 10 + (uint64_t)b, AMEBA_OBJ_HEAP, "new_node@list.c:10",
+						      "new_node@list.c:10", start, start + 0x20, 32, 1, 1 };
+		o[2 + b].rates[0][AMEBA_M_MEM_REF] = 10;
+		o[2 + b].rates[0][AMEBA_M_WRITES] = 10;
+	}
+	o[5].obj = (struct ameba_object){ 20, AMEBA_OBJ_STACK, "[stack T0]", NULL, 0x7000, 0x8000, 4096, 1, 1 };
+	o[5].rates[0][AMEBA_M_MEM_REF] = 5;
+	o[5].rates[0][AMEBA_M_WRITES] = 5;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->program = "/tmp/wl_false_sharing";
+	spec->backend = "count";
+	spec->metrics = metrics;
+	spec->nr_metrics = 3;
+	spec->objects = fake_objs;
+	spec->nr_objects = 6;
+	spec->nr_threads = 5;
+}
+
+static int load_objects(struct agent_plugins *pl)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/objects.so", strategy_dir);
+	return agent_plugins_add_file(pl, path, 0);
+}
+
+static cJSON *load_schema(void)
+{
+	char path[512], *text;
+	cJSON *s;
+
+	snprintf(path, sizeof(path), "%s/docs/report-schema.json", src_dir);
+	text = agent_read_file(path, NULL);
+	if (!text) {
+		perror(path);
+		exit(2);
+	}
+	s = cJSON_Parse(text);
+	free(text);
+	if (!s) {
+		fprintf(stderr, "%s: not JSON\n", path);
+		exit(2);
+	}
+	return s;
+}
+
+static void test_search_objects(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_run_info ri = { 0 };
+	char paths[3][512], err[512], out[600], *table = NULL;
+	const char *list[3];
+	volatile sig_atomic_t stop = 0;
+	size_t table_len = 0;
+	cJSON *schema = load_schema(), *rep, *back;
+	FILE *mem;
+	static char *const cmd[] = { "wl_false_sharing", "1" };
+
+	builtin_paths(paths);
+	for (int i = 0; i < 3; i++)
+		list[i] = paths[i];
+	load_props(&pl, list, 3);
+	CHECK(load_objects(&pl) == 0);
+	CHECK(agent_plugins_strategy(&pl, "objects") != NULL);
+
+	fake_world(&spec);
+	spec.nr_intervals = 5;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	/* 3 metrics x (4 units + the total) */
+	CHECK_EQ_U64(agent_provider_fake_last_nr_counters(s.prov), 15);
+	CHECK_EQ_U64(agent_provider_fake_nr_experiments(s.prov), 5);
+	CHECK_EQ_U64(s.nr_iterations, 5);
+	CHECK(s.end == AGENT_END_EXITED);
+	CHECK(s.partial == 1);
+	CHECK(s.primary_metric == AMEBA_M_MEM_REF);	/* count backend: no l1d_miss */
+	CHECK_STR(ameba_param_get(&s.strat_params.view, "metric"), "mem_ref");
+	CHECK_NEAR(s.program_totals[AMEBA_M_MEM_REF], 5 * 2035.0);
+	CHECK_EQ_U64(s.nr_contexts, 5);	/* program + 4 units */
+	CHECK_EQ_U64(s.findings.nr, 2);
+	CHECK_STR(s.findings.v[0].property, "HotObject");
+	CHECK_STR(s.findings.v[0].object.name, "alloc_counters@false_sharing.c:67");
+	CHECK(s.findings.v[0].object.kind == AMEBA_OBJ_HEAP);
+	CHECK_EQ_U64(s.findings.v[0].object.addr, 0x2000);
+	CHECK_NEAR(s.findings.v[0].severity, 1600.0 / 2035.0);
+	CHECK(s.findings.v[0].nr_threads == 4 && s.findings.v[0].threads[0] == 1);
+	CHECK_STR(s.findings.v[1].object.name, "sizes");
+	CHECK_NEAR(s.findings.v[1].severity, 400.0 / 2035.0);
+	/* objects summary: the bin of three blocks is one row, exact */
+	CHECK_EQ_U64(s.nr_objects, 4);
+	CHECK_STR(s.objects[2].name, "new_node@list.c:10");
+	CHECK(s.objects[2].kind == AMEBA_OBJ_BIN);
+	CHECK_EQ_U64(s.objects[2].nr_blocks, 3);
+	CHECK_EQ_U64(s.objects[2].sz_bytes, 96);
+	CHECK_NEAR(s.objects[2].values[AMEBA_M_MEM_REF], 150);
+	CHECK_NEAR(s.objects[2].values[AMEBA_M_WRITES], 150);
+	CHECK_NEAR(s.threads[1].values[AMEBA_M_MEM_REF], 5 * 500.0);
+
+	ri.mode = "run";
+	ri.command = cmd;
+	ri.nr_command = 2;
+	ri.interval_ms = 100;
+	ri.target_state = AGENT_TARGET_EXITED;
+	rep = agent_report_build(&s, &ri, &pl);
+	CHECK(rep != NULL);
+	CHECK(agent_jschema_validate(schema, rep, err, sizeof(err)) == 0);
+	if (err[0])
+		fprintf(stderr, "schema: %s\n", err);
+	snprintf(out, sizeof(out), "%s/report.json", tmp_dir);
+	CHECK(agent_report_write(rep, out, err, sizeof(err)) == 0);
+	{
+		char tmp[620];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+		CHECK(access(tmp, F_OK) != 0);	/* renamed into place */
+	}
+	back = agent_report_load(out, err, sizeof(err));
+	CHECK(back != NULL);
+	CHECK(back && cJSON_Compare(rep, back, 1));
+	CHECK(agent_jschema_validate(schema, back, err, sizeof(err)) == 0);
+
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(back, mem, 20);
+	fclose(mem);
+	CHECK_HAS(table, "partial report: target exited");
+	CHECK_HAS(table, "rank severity conf property               context                                 threads  evidence\n");
+	CHECK_HAS(table, "   1   78.6%  1.00 HotObject              heap alloc_counters@false_sharing.c:67 (64 B) 1-4      78.6% of mem_ref (8000 of 10.2k)\n");
+	CHECK_HAS(table, "   2   19.7%  1.00 HotObject              global sizes (1.0 KiB)                  1-4      19.7% of mem_ref (2000 of 10.2k)\n");
+	CHECK_HAS(table, "advice:\n  1. HotObject on heap alloc_counters@false_sharing.c:67 (64 B): Most memory work");
+	free(table);
+
+	/* the validator catches what a broken report would get wrong */
+	{
+		static const struct {
+			int line;
+			const char *path, *json, *msg;
+		} rows[] = {
+			{ __LINE__, "severity", "1.5", "at /findings/0/severity: 1.5 is above the maximum 1" },
+			{ __LINE__, "rank", "0", "at /findings/0/rank: 0 is below the minimum 1" },
+			{ __LINE__, "property", "7", "at /findings/0/property: a integer where the schema wants \"string\"" },
+			{ __LINE__, "refined_from", "3.5", "at /findings/0/refined_from: a number where" },
+			{ __LINE__, "extra", "1", "member \"extra\" is not in the schema" },
+		};
+
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			cJSON *bad = cJSON_Duplicate(rep, 1);
+			cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "findings"), 0);
+
+			cJSON_DeleteItemFromObject(f0, rows[i].path);
+			cJSON_AddItemToObject(f0, rows[i].path, cJSON_Parse(rows[i].json));
+			CHECK_AT(rows[i].line, agent_jschema_validate(schema, bad, err, sizeof(err)) ==
+						       AMEBA_EPROTO);
+			if (!strstr(err, rows[i].msg))
+				fprintf(stderr, "row %d: %s\n", rows[i].line, err);
+			CHECK_AT(rows[i].line, strstr(err, rows[i].msg) != NULL);
+			cJSON_Delete(bad);
+		}
+		cJSON *bad = cJSON_Duplicate(rep, 1);
+
+		cJSON_DeleteItemFromObject(bad, "findings");
+		CHECK(agent_jschema_validate(schema, bad, err, sizeof(err)) == AMEBA_EPROTO);
+		CHECK_HAS(err, "the required member \"findings\" is missing");
+		cJSON_ReplaceItemInObject(bad, "reason", cJSON_CreateString("bored"));
+		cJSON_AddItemToObject(bad, "findings", cJSON_CreateArray());
+		CHECK(agent_jschema_validate(schema, bad, err, sizeof(err)) == AMEBA_EPROTO);
+		CHECK_HAS(err, "at /reason: \"bored\" is not one of the values");
+		cJSON_ReplaceItemInObject(bad, "reason", cJSON_CreateString("complete"));
+		cJSON_ReplaceItemInObject(bad, "started", cJSON_CreateString("yesterday"));
+		CHECK(agent_jschema_validate(schema, bad, err, sizeof(err)) == AMEBA_EPROTO);
+		CHECK_HAS(err, "at /started: \"yesterday\" does not match");
+		cJSON_Delete(bad);
+	}
+	cJSON_Delete(back);
+	cJSON_Delete(rep);
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+
+	/* a budget: --duration ends it, complete data, not partial */
+	fake_world(&spec);
+	spec.interval_delay_ms = 20;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 20;
+	s.opts.duration_ms = 150;
+	s.opts.primary_metric = AMEBA_M_WRITES;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_DURATION);
+	CHECK(s.partial == 0);
+	CHECK(s.nr_iterations >= 3 && s.nr_iterations <= 9);
+	CHECK(s.findings.nr >= 1);
+	/* ranked by writes: counters 800 of 835 per interval */
+	CHECK_STR(s.findings.v[0].object.name, "alloc_counters@false_sharing.c:67");
+	CHECK_NEAR(s.findings.v[0].severity, 800.0 / 835.0);
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+
+	/* rounds=2: the strategy finishes by itself */
+	{
+		struct agent_params given = { 0 };
+
+		agent_params_set(&given, "rounds", "2");
+		fake_world(&spec);
+		memset(&s, 0, sizeof(s));
+		s.pl = &pl;
+		s.strat = agent_plugins_strategy(&pl, "objects");
+		s.strat_given = &given;
+		s.prov = agent_provider_fake_open(&spec);
+		s.opts.interval_ms = 10;
+		s.opts.primary_metric = -1;
+		s.opts.stop = &stop;
+		CHECK(agent_search_run(&s) == 0);
+		CHECK(s.end == AGENT_END_COMPLETE);
+		CHECK(s.partial == 0);
+		CHECK_EQ_U64(s.nr_iterations, 2);
+		s.prov->ops->close(s.prov);
+		agent_search_free(&s);
+		agent_params_free(&given);
+	}
+
+	/* a bad strategy parameter is refused before anything runs */
+	{
+		struct agent_params given = { 0 };
+
+		agent_params_set(&given, "metrics", "mem_ref+l2_miss");
+		fake_world(&spec);
+		memset(&s, 0, sizeof(s));
+		s.pl = &pl;
+		s.strat = agent_plugins_strategy(&pl, "objects");
+		s.strat_given = &given;
+		s.prov = agent_provider_fake_open(&spec);
+		s.opts.interval_ms = 10;
+		s.opts.primary_metric = -1;
+		s.opts.stop = &stop;
+		CHECK(agent_search_run(&s) == AMEBA_EINVAL);
+		CHECK_HAS(s.error, "'l2_miss' is not measured by this backend");
+		s.prov->ops->close(s.prov);
+		agent_search_free(&s);
+		agent_params_free(&given);
+	}
+
+	/* interrupted before the first experiment: an empty, valid, partial report */
+	fake_world(&spec);
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 10;
+	s.opts.primary_metric = -1;
+	stop = 1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_INTERRUPTED);
+	CHECK(s.partial == 1);
+	CHECK_EQ_U64(s.nr_iterations, 0);
+	ri.target_state = AGENT_TARGET_RUNNING;
+	rep = agent_report_build(&s, &ri, &pl);
+	CHECK(agent_jschema_validate(schema, rep, err, sizeof(err)) == 0);
+	if (err[0])
+		fprintf(stderr, "schema: %s\n", err);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(rep, "partial")));
+	CHECK_STR(cJSON_GetObjectItem(rep, "reason")->valuestring, "interrupted");
+	cJSON_Delete(rep);
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+
+	/* --metric the backend lacks: a clear refusal */
+	fake_world(&spec);
+	memset(&s, 0, sizeof(s));
+	stop = 0;
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 10;
+	s.opts.primary_metric = AMEBA_M_L2_MISS;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == AMEBA_ENOTSUP);
+	CHECK_HAS(s.error, "--metric l2_miss: the count backend of pid 4242 does not measure it; it measures: mem_ref reads writes");
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+
+	cJSON_Delete(schema);
+	agent_plugins_destroy(&pl);
+}
+
+/*
+ * Cold units: two globals that count nothing are folded into one counter
+ * per metric once they have been silent for 3 intervals and 1 s (intervals
+ * of 400 ms after the warm-up of 5, 10, 20, 40, 80, 160, 320 ms: silent for
+ * 1035 ms after experiment 8). One of them wakes up in experiment 10 (the
+ * cold group reads non-zero) and has its own counters again from 11 on.
+ * Counters per experiment, 3 metrics:
+ *   1-8: (6 units + total) x 3 = 21;  9-10: (4 + total + cold) x 3 = 18;
+ *   11-13: (6 + total) x 3 = 21 (the sleeper is silent again, not yet 1 s).
+ */
+static void test_objects_cold_folding(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	volatile sig_atomic_t stop = 0;
+	static const uint32_t want[] = { 21, 21, 21, 21, 21, 21, 21, 21, 18, 18, 21, 21, 21 };
+
+	agent_plugins_init(&pl);
+	pl.quiet = 1;
+	CHECK(load_objects(&pl) == 0);
+	fake_world(&spec);
+	fake_objs[6].obj = (struct ameba_object){ 30, AMEBA_OBJ_GLOBAL, "sleeper", NULL, 0x9000, 0x9008, 8, 1, 1 };
+	fake_objs[7].obj = (struct ameba_object){ 31, AMEBA_OBJ_GLOBAL, "waker", NULL, 0x9100, 0x9108, 8, 1, 1 };
+	fake_objs[7].rates[2][AMEBA_M_MEM_REF] = 1000;
+	fake_objs[7].rates[2][AMEBA_M_WRITES] = 1000;
+	fake_objs[7].from_experiment = 10;
+	spec.nr_objects = 8;
+	spec.nr_intervals = 13;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 400;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK_EQ_U64(s.nr_iterations, 13);
+	for (uint32_t k = 1; k <= 13; k++) {
+		if (agent_provider_fake_nr_counters_at(s.prov, k) != want[k - 1])
+			fprintf(stderr, "experiment %u: %u counters, want %u\n", k,
+				agent_provider_fake_nr_counters_at(s.prov, k), want[k - 1]);
+		CHECK(agent_provider_fake_nr_counters_at(s.prov, k) == want[k - 1]);
+	}
+	/* the program saw the waker 4 times (10-13); its own counters 3 times */
+	CHECK_NEAR(s.program_totals[AMEBA_M_MEM_REF], 13 * 2035.0 + 4 * 1000.0);
+	{
+		int found = 0;
+
+		for (uint32_t i = 0; i < s.nr_objects; i++)
+			if (!strcmp(s.objects[i].name, "waker")) {
+				CHECK_NEAR(s.objects[i].values[AMEBA_M_MEM_REF], 3000);
+				found = 1;
+			}
+		CHECK(found);
+	}
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+	agent_plugins_destroy(&pl);
+}
+
+/* The example strategy of docs/writing-strategies.md, built from the page. */
+static void test_doc_totals_strategy(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_params given = { 0 };
+	volatile sig_atomic_t stop = 0;
+	char path[512];
+
+	agent_plugins_init(&pl);
+	pl.quiet = 1;
+	snprintf(path, sizeof(path), "%s/strategy_doc_totals.so", plugin_dir);
+	CHECK(agent_plugins_add_file(&pl, path, 0) == 0);
+	CHECK(agent_plugins_strategy(&pl, "totals") != NULL);
+	agent_params_set(&given, "rounds", "3");
+	fake_world(&spec);
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "totals");
+	s.strat_given = &given;
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 10;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_COMPLETE);
+	CHECK_EQ_U64(s.nr_iterations, 3);
+	CHECK_EQ_U64(agent_provider_fake_last_nr_counters(s.prov), 3);
+	CHECK_EQ_U64(s.nr_contexts, 1);
+	CHECK_NEAR(s.program_totals[AMEBA_M_MEM_REF], 3 * 2035.0);
+	CHECK_NEAR(s.program_totals[AMEBA_M_WRITES], 3 * (800.0 + 30 + 5));
+	CHECK_NEAR(s.threads[0].values[AMEBA_M_MEM_REF], 3 * 35.0);
+	CHECK_NEAR(s.threads[3].values[AMEBA_M_MEM_REF], 3 * 500.0);
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+	agent_params_free(&given);
+	agent_plugins_destroy(&pl);
+}
+
+static void test_report_load_errors(void)
+{
+	static const struct {
+		int line;
+		const char *text, *msg;
+	} rows[] = {
+		{ __LINE__, "{\n\"schema\": \"ameba-report\",\n\"version\": 1,\n", "bad.json:4: not valid JSON" },
+		{ __LINE__, "{\"format\": \"ameba-oracle\"}", "not an ameba report" },
+		{ __LINE__, "{\"schema\": \"ameba-report\", \"version\": 2}", "report schema version 2; this ameba reads version 1" },
+	};
+	char path[512], err[512];
+
+	snprintf(path, sizeof(path), "%s/bad.json", tmp_dir);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *r;
+
+		write_file(path, rows[i].text);
+		r = agent_report_load(path, err, sizeof(err));
+		CHECK_AT(rows[i].line, r == NULL);
+		if (!strstr(err, rows[i].msg))
+			fprintf(stderr, "row %d: %s\n", rows[i].line, err);
+		CHECK_AT(rows[i].line, strstr(err, rows[i].msg) != NULL);
+		cJSON_Delete(r);
+	}
+	CHECK(agent_report_load("/nonexistent/x.json", err, sizeof(err)) == NULL);
+	CHECK_HAS(err, "cannot read /nonexistent/x.json: No such file or directory");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s SRC_DIR STRATEGY_DIR PLUGIN_DIR\n", argv[0]);
+		return 2;
+	}
+	src_dir = argv[1];
+	strategy_dir = argv[2];
+	plugin_dir = argv[3];
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/ameba-test-agent-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	test_spec_parse();
+	test_params_resolve();
+	test_threads_text();
+	test_lua_sandbox();
+	test_hot_object();
+	test_miss_rate_hierarchy();
+	test_c_plugins();
+	test_search_objects();
+	test_objects_cold_folding();
+	test_doc_totals_strategy();
+	test_report_load_errors();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", tmp_dir);
+	}
+	return check_done();
+}
