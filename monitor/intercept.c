@@ -187,15 +187,24 @@ static void track_alloc(struct mon_thread *t, int kind, void *p, size_t n, uintp
 	t->in_rt--;
 }
 
+/*
+ * Retires the block at p. Unlike allocations this runs also while the
+ * runtime is active on the thread (in_rt): a block must leave the map when
+ * it is freed whoever frees it, or a reused address would keep a stale
+ * record.
+ */
 static inline void track_free(void *p)
 {
 	struct mon_thread *t;
 
-	if (!p || !(t = track_thread()))
+	if (!p || mon_unlikely(!mon_initialized()))
 		return;
-	t->in_rt++;
+	t = mon_self;
+	if (t)
+		t->in_rt++;
 	mon_objmap_del_block((uintptr_t)p);
-	t->in_rt--;
+	if (t)
+		t->in_rt--;
 }
 
 /* ---- malloc family ---- */
@@ -235,7 +244,7 @@ MON_EXPORT void *realloc(void *p, size_t n)
 	struct mon_thread *t = track_thread();
 	void *q;
 
-	if (t && p)
+	if (p)
 		track_free(p);
 	q = __libc_realloc(p, n);
 	if (t) {
@@ -259,7 +268,7 @@ MON_EXPORT void *reallocarray(void *p, size_t nr, size_t sz)
 	struct mon_thread *t = track_thread();
 	void *q;
 
-	if (t && p)
+	if (p)
 		track_free(p);
 	q = __libc_realloc(p, n);
 	if (t && q)

@@ -206,13 +206,31 @@ struct mon_site_bins {
 /* Builds the bins of all sites known now (slow: symbolises). 0 or AMEBA_ENOMEM. */
 int mon_site_bins_build(struct mon_site_bins *b) MON_HIDDEN;
 void mon_site_bins_free(struct mon_site_bins *b) MON_HIDDEN;
+/* The bin of site_id in b, UINT32_MAX when b does not know the site. */
+uint32_t mon_site_bins_of(const struct mon_site_bins *b, uint32_t site_id) MON_HIDDEN;
+/*
+ * The name reports give object o, written to buf: a global's symbol, a heap
+ * or mmap block's site-bin label from b ("[unknown site]" when b does not
+ * know its site), "[stack T3]", "[tls T3]", "[other]". Returns buf.
+ */
+const char *mon_obj_label(const struct mon_obj *o, const struct mon_site_bins *b, char *buf,
+			  size_t len) MON_HIDDEN;
 
 /* ---- threads ---- */
 #define MON_OBJCACHE_WAYS 4
 
+/*
+ * A thread's last few objects. Way w caches obj[w], which covers
+ * [start[w], end[w]), and the thread's counter vector of it, counts[w]
+ * (NULL until the access path asks counts.c; vectors never move). Ways are
+ * checked in order and filled round robin (next); a hit changes nothing.
+ * objmap.c fills and forgets ways, rt.c sets counts[]. Owner thread only.
+ */
 struct mon_objcache {
 	uintptr_t start[MON_OBJCACHE_WAYS], end[MON_OBJCACHE_WAYS];
 	struct mon_obj *obj[MON_OBJCACHE_WAYS];
+	uint64_t *counts[MON_OBJCACHE_WAYS];
+	uint32_t next;
 };
 
 struct mon_counts;	/* counts.c */
@@ -236,6 +254,22 @@ struct mon_thread {
 	void *sample;			/* sample streams' per-thread state, sample.c */
 	struct mon_thread *next_all;	/* registry list (never unlinked) */
 };
+
+/*
+ * The way of t's object cache that holds addr, or -1: the cached half of
+ * mon_objmap_lookup(), inline for the access path. A way whose object was
+ * freed does not count (mon_objmap_lookup() then forgets it).
+ */
+static inline int mon_objcache_way(const struct mon_thread *t, uintptr_t addr)
+{
+	const struct mon_objcache *c = &t->cache;
+
+	for (int w = 0; w < MON_OBJCACHE_WAYS; w++)
+		if (addr - c->start[w] < c->end[w] - c->start[w])
+			return __atomic_load_n(&c->obj[w]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE ?
+				       w : -1;
+	return -1;
+}
 
 /* Thread registration from pthread_create (rt.c): wraps a start routine so the
  * new thread registers with an id reserved in creation order. */
@@ -368,6 +402,9 @@ struct mon_backend_ops {
 };
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
+extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */
+/* In a forked child: releases simulator locks and cores of lost threads. */
+void mon_backend_sim_after_fork(void) MON_HIDDEN;
 
 /* ---- activation (rt.c) ---- */
 
@@ -446,6 +483,13 @@ uint32_t mon_sample_drain(struct mon_sample *out, uint32_t max, uint64_t *lost) 
 void mon_sample_after_fork(void) MON_HIDDEN;	/* in a forked child */
 void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
 			const struct mon_events *ev) MON_HIDDEN;
+
+/* ---- the MRI server (mri_server.c, docs/mri.md) ---- */
+/* Starts the server thread (end of mon_init); AMEBA_MRI=0 disables it. */
+void mri_server_start(void) MON_HIDDEN;
+/* In a forked child (rt_fork_child): the parent's session is not the
+ * child's; the child goes dormant and gets a server of its own. */
+void mri_server_after_fork(void) MON_HIDDEN;
 
 /* ---- oracle ---- */
 /* Writes the AMEBA_ORACLE file (atomically: tmp + rename). */

@@ -1318,31 +1318,17 @@ int mon_objmap_pc_instrumented(uintptr_t pc)
 /* Lookup                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Round robin: cheaper than keeping the ways in recency order, and a
+ * thread's working set of objects (a few arrays) fits either way. */
 static inline void cache_insert(struct mon_objcache *c, struct mon_obj *o)
 {
-	for (int i = MON_OBJCACHE_WAYS - 1; i > 0; i--) {
-		c->start[i] = c->start[i - 1];
-		c->end[i] = c->end[i - 1];
-		c->obj[i] = c->obj[i - 1];
-	}
-	c->start[0] = o->start;
-	c->end[0] = o->end;
-	c->obj[0] = o;
-}
+	uint32_t w = c->next;
 
-/* A hit in way i > 0 swaps it with way 0: cheaper than a full MRU shift, and
- * an object hit repeatedly still ends up in the first way checked. */
-static inline void cache_promote(struct mon_objcache *c, int i)
-{
-	uintptr_t s = c->start[i], e = c->end[i];
-	struct mon_obj *o = c->obj[i];
-
-	c->start[i] = c->start[0];
-	c->end[i] = c->end[0];
-	c->obj[i] = c->obj[0];
-	c->start[0] = s;
-	c->end[0] = e;
-	c->obj[0] = o;
+	c->next = (w + 1) % MON_OBJCACHE_WAYS;
+	c->start[w] = o->start;
+	c->end[w] = o->end;
+	c->obj[w] = o;
+	c->counts[w] = NULL;
 }
 
 /* The calling thread's own stack or TLS record containing a. */
@@ -1382,18 +1368,17 @@ struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
 
 	if (t) {
 		struct mon_objcache *c = &t->cache;
+		int w = mon_objcache_way(t, addr);
 
-		for (int i = 0; i < MON_OBJCACHE_WAYS; i++) {
-			if (addr - c->start[i] >= c->end[i] - c->start[i])
-				continue;
-			o = c->obj[i];
-			if (mon_likely(LOAD_RLX(&o->flags) & MON_OBJF_LIVE)) {
-				if (i)
-					cache_promote(c, i);
-				return o;
+		if (mon_likely(w >= 0))
+			return c->obj[w];
+		for (w = 0; w < MON_OBJCACHE_WAYS; w++) {
+			if (addr - c->start[w] < c->end[w] - c->start[w]) {
+				/* freed: forget it */
+				c->start[w] = c->end[w] = 0;
+				c->counts[w] = NULL;
+				break;
 			}
-			c->start[i] = c->end[i] = 0;	/* freed: forget it */
-			break;
 		}
 	}
 	for (;;) {

@@ -24,7 +24,7 @@ static struct mon_site_bins bins_of_sites;
 
 static uint32_t site_bin(uint32_t site_id)
 {
-	return site_id && site_id <= bins_of_sites.nr_sites ? bins_of_sites.bin_of[site_id] : UINT32_MAX;
+	return mon_site_bins_of(&bins_of_sites, site_id);
 }
 
 struct entry {
@@ -251,16 +251,7 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins)
 		fprintf(f, "%s\n{\"id\":%u,\"kind\":\"%s\",\"name\":", first ? "" : ",", o->idx,
 			mon_obj_kind_name(o->kind));
 		first = 0;
-		if (o->kind == MON_OBJ_GLOBAL)
-			json_str(f, o->name);
-		else if (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP)
-			json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
-		else if (o->kind == MON_OBJ_OTHER)
-			json_str(f, "[other]");
-		else {
-			snprintf(name, sizeof(name), "[%s T%u]", mon_obj_kind_name(o->kind), o->thread_id);
-			json_str(f, name);
-		}
+		json_str(f, mon_obj_label(o, &bins_of_sites, name, sizeof(name)));
 		fputs(",\"bin\":", f);
 		json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
 		fprintf(f, ",\"site_id\":%u,\"seq\":%llu,\"addr\":\"0x%lx\",\"size\":%zu,\"live\":%s,",

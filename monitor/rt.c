@@ -265,6 +265,8 @@ static void rt_fork_child(void)
 	}
 	if (mon_self)
 		mon_self->tid = (pid_t)syscall(SYS_gettid);
+	mon_backend_sim_after_fork();
+	mri_server_after_fork();
 }
 
 /* ---- start-up and exit ---- */
@@ -318,6 +320,7 @@ static void rt_exit(void)
 static const struct mon_backend_ops *backend_by_name(const char *name)
 {
 	static const struct mon_backend_ops *const all[] = {
+		&mon_backend_sim,
 		&mon_backend_count,
 	};
 
@@ -392,7 +395,6 @@ void mon_init(void)
 		mon_log("runtime code is not contiguous; mem/str calls of the runtime may be counted "
 			"(was libameba-rt linked without --whole-archive?)");
 	pthread_key_create(&thread_exit_key, thread_exit_cb);
-	pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
 
 	oracle = getenv("AMEBA_ORACLE");
 	bname = getenv("AMEBA_BACKEND");
@@ -417,6 +419,13 @@ void mon_init(void)
 		thread_publish(t);
 	}
 	mon_objmap_init();
+	/*
+	 * After the object map's own handlers: child handlers run in
+	 * registration order, so ours runs once the map's locks are usable again
+	 * (what it calls may free memory); prepare handlers run in reverse, so
+	 * ours takes thread_lock before the map's locks are taken.
+	 */
+	pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
 	if (t)
 		mon_objmap_thread_add(t);
 	__atomic_store_n(&rt_state, 2, __ATOMIC_RELEASE);
@@ -433,6 +442,7 @@ void mon_init(void)
 	}
 	if (t)
 		t->in_rt = 0;
+	mri_server_start();
 }
 
 __attribute__((constructor(101))) static void rt_constructor(void)
@@ -440,7 +450,21 @@ __attribute__((constructor(101))) static void rt_constructor(void)
 	mon_init();
 }
 
-/* ---- the access slow path ---- */
+/* ---- the access path ---- */
+
+/* Adds what one piece caused to t's counters of it (v, NULL when they could
+ * not be allocated), the conditional counters and the sample streams. */
+static inline void account(struct mon_thread *t, uint64_t *v, uintptr_t a, uintptr_t pc,
+			   const struct mon_events *ev)
+{
+	if (mon_likely(v != NULL))
+		for (uint32_t i = 0; i < ev->nr; i++)
+			mon_count_add(v, ev->slot[i], ev->n[i]);
+	if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED)))
+		mon_cond_account(t, a, ev);
+	if (mon_unlikely(__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))
+		mon_sample_account(t, a, pc, ev);
+}
 
 static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned flags, uintptr_t pc)
 {
@@ -448,7 +472,6 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 		struct mon_obj *obj = mon_objmap_lookup(t, a);
 		uintptr_t piece_end = end;
 		struct mon_events ev;
-		uint64_t *v;
 
 		/* A chunk that runs past its object's end is split: each object
 		 * overlapped counts one access. [other] takes the rest. */
@@ -456,19 +479,14 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 			piece_end = obj->end;
 		ev.nr = 0;
 		mon_backend->access(t, obj, a, (uint32_t)(piece_end - a), flags, pc, &ev);
-		v = mon_counts_get(t, obj->idx);
-		if (v)
-			for (uint32_t i = 0; i < ev.nr; i++)
-				mon_count_add(v, ev.slot[i], ev.n[i]);
-		if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED)))
-			mon_cond_account(t, a, &ev);
-		if (mon_unlikely(__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))
-			mon_sample_account(t, a, pc, &ev);
+		account(t, mon_counts_get(t, obj->idx), a, pc, &ev);
 		a = piece_end;
 	}
 }
 
-void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
+/* Everything the fast path of mon_access does not take. */
+static __attribute__((noinline)) void access_slow(uintptr_t addr, size_t sz, unsigned flags,
+						  uintptr_t pc)
 {
 	struct mon_thread *t = mon_self;
 	uintptr_t end = addr + sz;
@@ -496,5 +514,40 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 		deliver(t, addr, line_end, flags, pc);
 		addr = line_end;
 	}
+	t->in_rt--;
+}
+
+/*
+ * The fast path: a registered thread whose backend has started, an access
+ * within one line and within one of the objects in the thread's object
+ * cache - nearly every access of a program. One piece, no loop, no call to
+ * find the object or its counters. It counts exactly as access_slow would.
+ */
+void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
+{
+	struct mon_thread *t = mon_self;
+	const struct mon_backend_ops *b = mon_backend;
+	struct mon_objcache *c;
+	struct mon_obj *obj;
+	struct mon_events ev;
+	uint64_t *v;
+	int w;
+
+	/* sz - 1 < the bytes left in the line: 1 <= sz, no line crossing */
+	if (mon_unlikely(!t || !b || t->started != b || (t->in_rt | t->ignore) ||
+			 sz - 1 >= MON_LINE_SIZE - (addr & (MON_LINE_SIZE - 1)) ||
+			 (w = mon_objcache_way(t, addr)) < 0 || addr + sz > t->cache.end[w])) {
+		access_slow(addr, sz, flags, pc);
+		return;
+	}
+	c = &t->cache;
+	obj = c->obj[w];
+	t->in_rt++;
+	ev.nr = 0;
+	b->access(t, obj, addr, (uint32_t)sz, flags, pc, &ev);
+	v = c->counts[w];
+	if (mon_unlikely(!v))
+		v = c->counts[w] = mon_counts_get(t, obj->idx);
+	account(t, v, addr, pc, &ev);
 	t->in_rt--;
 }

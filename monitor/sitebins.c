@@ -187,3 +187,36 @@ out:
 		mon_site_bins_free(b);
 	return err;
 }
+
+uint32_t mon_site_bins_of(const struct mon_site_bins *b, uint32_t site_id)
+{
+	return site_id && site_id <= b->nr_sites ? b->bin_of[site_id] : UINT32_MAX;
+}
+
+/*
+ * One naming of objects for every report (the oracle, the MRI): what the
+ * user wrote (a global's symbol), where the block came from (its site bin),
+ * or whose it is (a thread's stack or TLS).
+ */
+const char *mon_obj_label(const struct mon_obj *o, const struct mon_site_bins *b, char *buf, size_t len)
+{
+	uint32_t bin;
+
+	switch (o->kind) {
+	case MON_OBJ_GLOBAL:
+		snprintf(buf, len, "%s", o->name ? o->name : "");
+		break;
+	case MON_OBJ_HEAP:
+	case MON_OBJ_MMAP:
+		bin = mon_site_bins_of(b, o->site_id);
+		snprintf(buf, len, "%s", bin < b->nr_bins ? b->label[bin] : "[unknown site]");
+		break;
+	case MON_OBJ_OTHER:
+		snprintf(buf, len, "[other]");
+		break;
+	default:
+		snprintf(buf, len, "[%s T%u]", mon_obj_kind_name(o->kind), o->thread_id);
+		break;
+	}
+	return buf;
+}
