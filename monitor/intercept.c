@@ -349,97 +349,31 @@ static void *cxx_fallback(const char *sym)
 	return dlsym(RTLD_NEXT, sym);
 }
 
-MON_EXPORT void *_Znwm(size_t n)
-{
-	void *p = cxx_new(n, 0, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t) = (void *(*)(size_t))cxx_fallback("_Znwm");
-		return f(n);
+/*
+ * Every new form: allocate here, named by the caller; on failure defer to
+ * libstdc++'s own operator of the same name (new-handler, bad_alloc).
+ * PARAMS is the parameter list, ARGS the call's arguments, ALIGN the
+ * alignment expression (0 = default).
+ */
+#define DEFINE_NEW(sym, ALIGN, PARAMS, ARGS)                                            \
+	MON_EXPORT void *sym PARAMS                                                     \
+	{                                                                               \
+		void *p = cxx_new(n, ALIGN, RET_PC(), FRAME());                         \
+                                                                                        \
+		if (mon_unlikely(!p)) {                                                 \
+			void *(*f) PARAMS = (void *(*) PARAMS)cxx_fallback(#sym);       \
+			return f ARGS;                                                  \
+		}                                                                       \
+		return p;                                                               \
 	}
-	return p;
-}
-
-MON_EXPORT void *_Znam(size_t n)
-{
-	void *p = cxx_new(n, 0, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t) = (void *(*)(size_t))cxx_fallback("_Znam");
-		return f(n);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
-{
-	void *p = cxx_new(n, 0, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, const void *) =
-			(void *(*)(size_t, const void *))cxx_fallback("_ZnwmRKSt9nothrow_t");
-		return f(n, nt);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
-{
-	void *p = cxx_new(n, 0, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, const void *) =
-			(void *(*)(size_t, const void *))cxx_fallback("_ZnamRKSt9nothrow_t");
-		return f(n, nt);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
-{
-	void *p = cxx_new(n, al, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))cxx_fallback("_ZnwmSt11align_val_t");
-		return f(n, al);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
-{
-	void *p = cxx_new(n, al, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, size_t) = (void *(*)(size_t, size_t))cxx_fallback("_ZnamSt11align_val_t");
-		return f(n, al);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
-{
-	void *p = cxx_new(n, al, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, size_t, const void *) = (void *(*)(size_t, size_t, const void *))
-			cxx_fallback("_ZnwmSt11align_val_tRKSt9nothrow_t");
-		return f(n, al, nt);
-	}
-	return p;
-}
-
-MON_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
-{
-	void *p = cxx_new(n, al, RET_PC(), FRAME());
-
-	if (mon_unlikely(!p)) {
-		void *(*f)(size_t, size_t, const void *) = (void *(*)(size_t, size_t, const void *))
-			cxx_fallback("_ZnamSt11align_val_tRKSt9nothrow_t");
-		return f(n, al, nt);
-	}
-	return p;
-}
+DEFINE_NEW(_Znwm, 0, (size_t n), (n))
+DEFINE_NEW(_Znam, 0, (size_t n), (n))
+DEFINE_NEW(_ZnwmRKSt9nothrow_t, 0, (size_t n, const void *nt), (n, nt))
+DEFINE_NEW(_ZnamRKSt9nothrow_t, 0, (size_t n, const void *nt), (n, nt))
+DEFINE_NEW(_ZnwmSt11align_val_t, al, (size_t n, size_t al), (n, al))
+DEFINE_NEW(_ZnamSt11align_val_t, al, (size_t n, size_t al), (n, al))
+DEFINE_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, al, (size_t n, size_t al, const void *nt), (n, al, nt))
+DEFINE_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, al, (size_t n, size_t al, const void *nt), (n, al, nt))
 
 /* Every delete form releases the block like free(). */
 #define DEFINE_DELETE(sym, ...)                     \
@@ -691,7 +625,8 @@ MON_EXPORT size_t strnlen(const char *s, size_t max)
 	return n;
 }
 
-MON_EXPORT char *strcpy(char *d, const char *s)
+/* strcpy and stpcpy: copies s with its terminator; returns its length + 1. */
+static inline size_t copy_str(char *d, const char *s, uintptr_t pc)
 {
 	size_t n = len_of(s) + 1;
 
@@ -699,26 +634,22 @@ MON_EXPORT char *strcpy(char *d, const char *s)
 		real.memmove(d, s, n);
 	else
 		slow_memmove(d, s, n);
-	if (mon_unlikely(count_from(RET_PC()))) {
-		range(s, n, MON_ACC_READ, RET_PC());
-		range(d, n, MON_ACC_WRITE, RET_PC());
+	if (mon_unlikely(count_from(pc))) {
+		range(s, n, MON_ACC_READ, pc);
+		range(d, n, MON_ACC_WRITE, pc);
 	}
+	return n;
+}
+
+MON_EXPORT char *strcpy(char *d, const char *s)
+{
+	copy_str(d, s, RET_PC());
 	return d;
 }
 
 MON_EXPORT char *stpcpy(char *d, const char *s)
 {
-	size_t n = len_of(s) + 1;
-
-	if (resolved())
-		real.memmove(d, s, n);
-	else
-		slow_memmove(d, s, n);
-	if (mon_unlikely(count_from(RET_PC()))) {
-		range(s, n, MON_ACC_READ, RET_PC());
-		range(d, n, MON_ACC_WRITE, RET_PC());
-	}
-	return d + n - 1;
+	return d + copy_str(d, s, RET_PC()) - 1;
 }
 
 /* strncpy reads up to n bytes of s (to its terminator) and writes exactly n. */

@@ -189,6 +189,9 @@ struct mon_frame_info {
 };
 /* Symbolises pc with libdw (cached). Returns 0 or AMEBA_ENOENT. Strings stay valid. */
 int mon_symbolize(uintptr_t pc, struct mon_frame_info *out) MON_HIDDEN;
+/* "func@basename:line" of code address pc (func@module or 0x..@module when
+ * there is no line information); written to buf, returns buf. */
+const char *mon_frame_label(uintptr_t pc, char *buf, size_t len) MON_HIDDEN;
 /* "func@file:line" of the site's first frame in instrumented code (or the first
  * frame); written to buf, returns buf. file is the basename. */
 const char *mon_site_name(uint32_t site_id, char *buf, size_t len) MON_HIDDEN;

@@ -436,10 +436,23 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+const char *mon_frame_label(uintptr_t pc, char *buf, size_t len)
+{
+	struct mon_frame_info fi = { 0 };
+
+	mon_symbolize(pc, &fi);
+	if (fi.func && fi.file)
+		snprintf(buf, len, "%s@%s:%d", fi.func, base_name(fi.file), fi.line);
+	else if (fi.func)
+		snprintf(buf, len, "%s@%s", fi.func, fi.module ? base_name(fi.module) : "?");
+	else
+		snprintf(buf, len, "0x%lx@%s", (unsigned long)pc, fi.module ? base_name(fi.module) : "?");
+	return buf;
+}
+
 const char *mon_site_name(uint32_t site_id, char *buf, size_t len)
 {
 	const struct mon_site *s = mon_site_get(site_id);
-	struct mon_frame_info fi;
 	uintptr_t pc;
 
 	if (!len)
@@ -455,12 +468,5 @@ const char *mon_site_name(uint32_t site_id, char *buf, size_t len)
 			break;
 		}
 	}
-	mon_symbolize(pc, &fi);
-	if (fi.func && fi.file)
-		snprintf(buf, len, "%s@%s:%d", fi.func, base_name(fi.file), fi.line);
-	else if (fi.func)
-		snprintf(buf, len, "%s@%s", fi.func, fi.module ? base_name(fi.module) : "?");
-	else
-		snprintf(buf, len, "0x%lx@%s", (unsigned long)pc, fi.module ? base_name(fi.module) : "?");
-	return buf;
+	return mon_frame_label(pc, buf, len);
 }

@@ -29,26 +29,6 @@ struct site_name {
 	char *name;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static void frame_label(uintptr_t pc, char *buf, size_t len)
-{
-	struct mon_frame_info fi = { 0 };
-
-	mon_symbolize(pc, &fi);
-	if (fi.func && fi.file)
-		snprintf(buf, len, "%s@%s:%d", fi.func, base_name(fi.file), fi.line);
-	else if (fi.func)
-		snprintf(buf, len, "%s@%s", fi.func, fi.module ? base_name(fi.module) : "?");
-	else
-		snprintf(buf, len, "0x%lx@%s", (unsigned long)pc, fi.module ? base_name(fi.module) : "?");
-}
-
 /* The name of site s with depth frames (bounded by what the site has). */
 static char *make_name(const struct mon_site *s, uint32_t first, uint32_t depth)
 {
@@ -58,7 +38,7 @@ static char *make_name(const struct mon_site *s, uint32_t first, uint32_t depth)
 	if (!s || s->nr_frames == 0)
 		return mon_strdup("[unknown site]");
 	for (uint32_t k = first; k < s->nr_frames && k < first + depth; k++) {
-		frame_label(s->frames[k], label, sizeof(label));
+		mon_frame_label(s->frames[k], label, sizeof(label));
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", k > first ? " <- " : "", label);
 		if (o >= sizeof(buf))
 			break;
