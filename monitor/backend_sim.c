@@ -153,7 +153,7 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 				mon_count_add(v, slot, 1);
 			if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
 					 __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))) {
-				struct mon_events e = { .nr = 0 };
+				struct mon_events e = { .nr = 0, .counts = NULL };
 				struct mon_obj *o = mon_objmap_get(r[i].cookie);
 				uintptr_t a = r[i].line_addr;
 				if (o && o->start > a && o->start - a < MON_LINE_SIZE)
@@ -170,27 +170,17 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 	}
 }
 
-static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
-		       unsigned flags, uintptr_t pc, struct mon_events *ev)
+/* at most 19 events per access: within MON_EV_MAX */
+#define PUT(m_, n_) mon_ev_put(ev, slot_of[m_], (n_))
+
+/* The events of an access that was not a plain L1 hit. */
+static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_sim_core *c,
+					     const struct mon_sim_events *ep, unsigned flags,
+					     uintptr_t pc, struct mon_events *ev)
 {
-	struct mon_sim_core *c = t->backend_data;
-	struct mon_sim_events e;
+	struct mon_sim_events e = *ep;
 	int wr = (flags & MON_ACC_WRITE) != 0;
 
-	if (mon_unlikely(!c)) {
-		sim_thread_start(t);
-		c = t->backend_data;
-		if (!c)
-			return;
-	}
-	mon_sim_access(c, addr, sz, wr, obj->idx, &e);
-
-	/* at most 19 events: within MON_EV_MAX, so no checks (mon_ev_add) */
-#define PUT(m_, n_)                                \
-	do {                                       \
-		ev->slot[ev->nr] = slot_of[m_];    \
-		ev->n[ev->nr++] = (n_);            \
-	} while (0)
 	PUT(AMEBA_M_MEM_REF, 1);
 	if (flags & MON_ACC_READ)
 		PUT(AMEBA_M_READS, 1);
@@ -230,10 +220,36 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		PUT(AMEBA_M_INVAL_SENT, e.inval_sent);
 	if (e.est_stall_cycles)
 		PUT(AMEBA_M_EST_STALL_CYCLES, e.est_stall_cycles);
-#undef PUT
 	if (mon_unlikely(e.inval_recv))
 		credit_recv(t, c, pc);
 }
+
+static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		       unsigned flags, uintptr_t pc, struct mon_events *ev)
+{
+	struct mon_sim_core *c = t->backend_data;
+	struct mon_sim_events e;
+	int wr = (flags & MON_ACC_WRITE) != 0;
+
+	if (mon_unlikely(!c)) {
+		sim_thread_start(t);
+		c = t->backend_data;
+		if (!c)
+			return;
+	}
+	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
+		/* a plain L1 hit: what report() would report, with less work */
+		PUT(AMEBA_M_MEM_REF, 1);
+		if (flags & MON_ACC_READ)
+			PUT(AMEBA_M_READS, 1);
+		if (wr)
+			PUT(AMEBA_M_WRITES, 1);
+		PUT(AMEBA_M_EST_CYCLES, e.est_cycles);
+		return;
+	}
+	report(t, c, &e, flags, pc, ev);
+}
+#undef PUT
 
 size_t mon_backend_sim_geometry(char *buf, size_t len)
 {

@@ -226,7 +226,9 @@ const char *mon_obj_label(const struct mon_obj *o, const struct mon_site_bins *b
  * A thread's last few objects. Way w caches obj[w], which covers
  * [start[w], end[w]), and the thread's counter vector of it, counts[w]
  * (NULL until the access path asks counts.c; vectors never move). Ways are
- * checked in order and filled round robin (next); a hit changes nothing.
+ * filled round robin (next). A lookup checks the way of the last hit
+ * (hint) first, then the ways after it: a run of accesses to one object
+ * costs one check, a loop over a few arrays filled in order two.
  * objmap.c fills and forgets ways, rt.c sets counts[]. Owner thread only.
  */
 struct mon_objcache {
@@ -234,6 +236,7 @@ struct mon_objcache {
 	struct mon_obj *obj[MON_OBJCACHE_WAYS];
 	uint64_t *counts[MON_OBJCACHE_WAYS];
 	uint32_t next;
+	uint32_t hint;
 };
 
 struct mon_counts;	/* counts.c */
@@ -261,16 +264,21 @@ struct mon_thread {
 /*
  * The way of t's object cache that holds addr, or -1: the cached half of
  * mon_objmap_lookup(), inline for the access path. A way whose object was
- * freed does not count (mon_objmap_lookup() then forgets it).
+ * freed does not count (mon_objmap_lookup() then forgets it). Objects never
+ * overlap, so the order of the checks changes nothing but their number.
  */
-static inline int mon_objcache_way(const struct mon_thread *t, uintptr_t addr)
+static inline int mon_objcache_way(struct mon_thread *t, uintptr_t addr)
 {
-	const struct mon_objcache *c = &t->cache;
+	struct mon_objcache *c = &t->cache;
+	uint32_t w = c->hint;
 
-	for (int w = 0; w < MON_OBJCACHE_WAYS; w++)
-		if (addr - c->start[w] < c->end[w] - c->start[w])
+	for (int i = 0; i < MON_OBJCACHE_WAYS; i++, w = (w + 1) % MON_OBJCACHE_WAYS) {
+		if (addr - c->start[w] < c->end[w] - c->start[w]) {
+			c->hint = w;
 			return __atomic_load_n(&c->obj[w]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE ?
-				       w : -1;
+				       (int)w : -1;
+		}
+	}
 	return -1;
 }
 
@@ -356,26 +364,41 @@ void mon_counts_for_each(struct mon_thread *t,
 
 /*
  * What one access caused, as (slot, amount) pairs: a backend reports events,
- * the core adds them to the object's counters (and, later, to conditional
- * counters and sample streams). A slot appears at most once per access.
+ * the core adds them to the object's counters (and to conditional counters
+ * and sample streams). A slot appears at most once per access.
+ *
+ * When nothing but the object's counters wants the events (no conditional
+ * counters or sample stream armed, the common case), the core passes those
+ * counters in `counts` and the events go straight there: nothing is
+ * recorded, nr stays 0 (saves the core a second pass over every event).
  */
 #define MON_EV_MAX 24
 
 struct mon_events {
 	uint32_t nr;
+	uint64_t *counts;	/* non-NULL: add to these counters, record nothing */
 	uint16_t slot[MON_EV_MAX];
 	uint64_t n[MON_EV_MAX];
 };
 
-/* Records n events of metric m (ignored when the backend has no slot for m). */
+/* Reports n events of counter slot s (s < mon_nr_slots). */
+static inline void mon_ev_put(struct mon_events *ev, int s, uint64_t n)
+{
+	if (ev->counts)
+		mon_count_add(ev->counts, s, n);
+	else if (ev->nr < MON_EV_MAX) {
+		ev->slot[ev->nr] = (uint16_t)s;
+		ev->n[ev->nr++] = n;
+	}
+}
+
+/* Reports n events of metric m (ignored when the backend has no slot for m). */
 static inline void mon_ev_add(struct mon_events *ev, int m, uint64_t n)
 {
 	int s = mon_slot_of_metric[m];
 
-	if (s >= 0 && n && ev->nr < MON_EV_MAX) {
-		ev->slot[ev->nr] = (uint16_t)s;
-		ev->n[ev->nr++] = n;
-	}
+	if (s >= 0 && n)
+		mon_ev_put(ev, s, n);
 }
 
 /*
@@ -397,8 +420,8 @@ struct mon_backend_ops {
 	void (*thread_exit)(struct mon_thread *t);
 	/*
 	 * One access within one cache line, [addr, addr + sz), attributed to obj.
-	 * flags: enum mon_access_flags. Appends the events it caused to ev
-	 * (which arrives empty) with mon_ev_add().
+	 * flags: enum mon_access_flags. Reports the events it caused to ev
+	 * (which arrives empty) with mon_ev_add() or mon_ev_put().
 	 */
 	void (*access)(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev);

@@ -478,6 +478,7 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 		if (obj->kind != MON_OBJ_OTHER && obj->end < end)
 			piece_end = obj->end;
 		ev.nr = 0;
+		ev.counts = NULL;
 		mon_backend->access(t, obj, a, (uint32_t)(piece_end - a), flags, pc, &ev);
 		account(t, mon_counts_get(t, obj->idx), a, pc, &ev);
 		a = piece_end;
@@ -517,20 +518,40 @@ static __attribute__((noinline)) void access_slow(uintptr_t addr, size_t sz, uns
 	t->in_rt--;
 }
 
+/* The fast path's piece when someone besides the object's counters wants
+ * its events (conditional counters, sample streams), or the counters could
+ * not be allocated. */
+static __attribute__((noinline)) void access_events(struct mon_thread *t, int w, uintptr_t addr,
+						    size_t sz, unsigned flags, uintptr_t pc)
+{
+	struct mon_obj *obj = t->cache.obj[w];
+	uint64_t *v = t->cache.counts[w];
+	struct mon_events ev;
+
+	t->in_rt++;
+	if (!v)
+		v = t->cache.counts[w] = mon_counts_get(t, obj->idx);
+	ev.nr = 0;
+	ev.counts = NULL;
+	mon_backend->access(t, obj, addr, (uint32_t)sz, flags, pc, &ev);
+	account(t, v, addr, pc, &ev);
+	t->in_rt--;
+}
+
 /*
  * The fast path: a registered thread whose backend has started, an access
  * within one line and within one of the objects in the thread's object
- * cache - nearly every access of a program. One piece, no loop, no call to
- * find the object or its counters. It counts exactly as access_slow would.
+ * cache, whose counters exist and want the events alone - nearly every
+ * access of a program. One piece, no loop, no call to find the object or
+ * its counters; nothing is live across the backend's call, so nothing is
+ * saved around it. It counts exactly as access_slow would. Stencil kernel:
+ * ~45 instructions per access here, from ~130 in the loop over pieces.
  */
 void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 {
 	struct mon_thread *t = mon_self;
 	const struct mon_backend_ops *b = mon_backend;
-	struct mon_objcache *c;
-	struct mon_obj *obj;
 	struct mon_events ev;
-	uint64_t *v;
 	int w;
 
 	/* sz - 1 < the bytes left in the line: 1 <= sz, no line crossing */
@@ -540,14 +561,14 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 		access_slow(addr, sz, flags, pc);
 		return;
 	}
-	c = &t->cache;
-	obj = c->obj[w];
+	ev.counts = t->cache.counts[w];
+	if (mon_unlikely(!ev.counts || __atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
+			 __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))) {
+		access_events(t, w, addr, sz, flags, pc);
+		return;
+	}
 	t->in_rt++;
 	ev.nr = 0;
-	b->access(t, obj, addr, (uint32_t)sz, flags, pc, &ev);
-	v = c->counts[w];
-	if (mon_unlikely(!v))
-		v = c->counts[w] = mon_counts_get(t, obj->idx);
-	account(t, v, addr, pc, &ev);
-	t->in_rt--;
+	b->access(t, t->cache.obj[w], addr, (uint32_t)sz, flags, pc, &ev);
+	mon_self->in_rt--;	/* reloaded: keeps t out of a saved register */
 }

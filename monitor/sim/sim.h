@@ -187,11 +187,13 @@ struct mon_sim_events {
  * line). is_write: 0 read, 1 write (an atomic RMW is a write). cookie is the
  * caller's tag for what was accessed (e.g. the object id): it is stored with
  * the line and handed back when the line is invalidated (mon_sim_core_recv).
- * Fills *ev. Call it from a thread attached to c (mon_sim_core_get). No
- * allocation, no system call, no lock on an owned core, no global lock.
+ * Fills *ev. Returns 0 when the access was a plain L1 hit (*ev all zero but
+ * est_cycles, the l1_hit latency), else 1 (look at *ev). Call it from a
+ * thread attached to c (mon_sim_core_get). No allocation, no system call,
+ * no lock on an owned core, no global lock.
  */
-void mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-		    uint32_t cookie, struct mon_sim_events *ev);
+int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+		   uint32_t cookie, struct mon_sim_events *ev);
 
 #define MON_SIM_NO_COOKIE UINT32_MAX
 

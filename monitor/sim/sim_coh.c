@@ -446,27 +446,16 @@ static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		return mem_access(c, line, ev);
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
-	int w = sim_find_in(keys, L->assoc, line);
 	if (L->repl == MON_SIM_LRU) {
 		/* keys in MRU-to-LRU order (no stamps: fewer host cache lines) */
-		uint64_t key;
-		uint32_t p;
-		if (w >= 0) {
-			key = keys[w];
-			p = (uint32_t)w;
-		} else {
-			for (p = 0; p < L->assoc - 1 && keys[p]; p++)
-				;	/* the first empty way, else the LRU one */
-			if (SIM_ST(keys[p]) == SIM_M)
-				f->nr_wb++;	/* dirty LLC victim to memory */
-			key = SIM_KEY(line) | SIM_S;
-		}
-		for (; p > 0; p--)
-			keys[p] = keys[p - 1];
-		keys[0] = key;
+		uint64_t victim = 0;
+		int w = sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S, &victim);
+		if (w < 0 && SIM_ST(victim) == SIM_M)
+			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);
 		return w >= 0 ? SIM_SRV_LLC : mem_access(c, line, ev);
 	}
+	int w = sim_find_in(keys, L->assoc, line);
 	uint64_t *rs = keys + L->assoc;
 	if (w >= 0) {
 		sim_touch_in(rs, L->repl, L->plru_levels, (uint32_t)w, &b[1]);
