@@ -170,15 +170,23 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 	}
 }
 
-/* at most 19 events per access: within MON_EV_MAX */
-#define PUT(m_, n_) mon_ev_put(ev, slot_of[m_], (n_))
+/* At most 19 events per access: within MON_EV_MAX. v: ev->counts, kept
+ * in a local so that it is not reloaded after every counter store. */
+#define PUT(m_, n_)                                                   \
+	do {                                                          \
+		if (v)                                                \
+			mon_count_add(v, slot_of[m_], (n_));          \
+		else                                                  \
+			mon_ev_put(ev, slot_of[m_], (n_));            \
+	} while (0)
 
 /* The events of an access that was not a plain L1 hit. */
 static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_sim_core *c,
 					     const struct mon_sim_events *ep, unsigned flags,
 					     uintptr_t pc, struct mon_events *ev)
 {
-	struct mon_sim_events e = *ep;
+	const struct mon_sim_events e = *ep;
+	uint64_t *const v = ev->counts;
 	int wr = (flags & MON_ACC_WRITE) != 0;
 
 	PUT(AMEBA_M_MEM_REF, 1);
@@ -239,6 +247,7 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 	}
 	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
 		/* a plain L1 hit: what report() would report, with less work */
+		uint64_t *const v = ev->counts;
 		PUT(AMEBA_M_MEM_REF, 1);
 		if (flags & MON_ACC_READ)
 			PUT(AMEBA_M_READS, 1);

@@ -272,14 +272,21 @@ static inline int mon_objcache_way(struct mon_thread *t, uintptr_t addr)
 	struct mon_objcache *c = &t->cache;
 	uint32_t w = c->hint;
 
-	for (int i = 0; i < MON_OBJCACHE_WAYS; i++, w = (w + 1) % MON_OBJCACHE_WAYS) {
-		if (addr - c->start[w] < c->end[w] - c->start[w]) {
-			c->hint = w;
-			return __atomic_load_n(&c->obj[w]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE ?
-				       (int)w : -1;
+	if (mon_unlikely(addr - c->start[w] >= c->end[w] - c->start[w])) {
+		/* unrolled: no loop counter, fewer registers on the access path */
+		_Static_assert(MON_OBJCACHE_WAYS == 4, "the ways after the hint");
+		w = (w + 1) % MON_OBJCACHE_WAYS;
+		if (addr - c->start[w] >= c->end[w] - c->start[w]) {
+			w = (w + 1) % MON_OBJCACHE_WAYS;
+			if (addr - c->start[w] >= c->end[w] - c->start[w]) {
+				w = (w + 1) % MON_OBJCACHE_WAYS;
+				if (addr - c->start[w] >= c->end[w] - c->start[w])
+					return -1;
+			}
 		}
+		c->hint = w;
 	}
-	return -1;
+	return __atomic_load_n(&c->obj[w]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE ? (int)w : -1;
 }
 
 /* Thread registration from pthread_create (rt.c): wraps a start routine so the

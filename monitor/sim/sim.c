@@ -115,18 +115,29 @@
  *   first core's lines in the directory (that core waits) and the
  *   simulator stays MULTI; the counts are those the directory would have
  *   given.
- * - Fast paths give the same counts as the full path: the positions of the
- *   last 4 L1 lines accessed (and their L1 TLB entries) are remembered, so
- *   a hit on one of them skips the searches but still updates the LRU
- *   state of the L1, the TLB and the 3C shadow. Every set keeps its keys
- *   and its LRU stamps side by side; the LLC and the L2 TLB keep their
- *   ways in recency order instead of stamps (exact LRU, as cachegrind).
+ * - Fast paths give the same counts as the full path. Where the last 4 L1
+ *   lines accessed sat in the L1 (and their pages in the L1 TLB) is
+ *   remembered (c->l0, replaced round robin); the guesses are checked
+ *   against the keys, so nothing has to forget them when lines move or
+ *   lose rights. A hit on one of them skips the searches but still updates
+ *   the LRU state of the L1, the TLB and the 3C shadow - except for the
+ *   line of the last access, which is most recently used everywhere
+ *   already. That path makes no calls, so mon_sim_access saves no
+ *   registers for it; the rest (TLB and L1 searches, misses) is in
+ *   access_full / access_slow. A write to an E line of a core running solo
+ *   without an L2 is nothing but E -> M, and stays on the fast path. Every
+ *   set keeps its keys and its LRU stamps side by side; the LLC and the L2
+ *   TLB keep their ways in recency order instead of stamps (exact LRU, as
+ *   cachegrind), searched and shifted in one pass.
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
- *   Speed (2.1 GHz KVM guest, one core, no instrumentation,
- *   build/bin/sim_synth): ~170 M accesses/s repeating a line, 60-90 M/s
- *   for L1 hits on other lines, 25-45 M/s streaming, 2-4 M/s random over
- *   256 MiB (host cache misses on the simulator's own tables dominate).
+ *   Cost (callgrind, cachegrind geometry, build/bin/sim_synth, simulator
+ *   alone): ~95 instructions per access repeating a line, ~200 for L1 hits
+ *   on other lines or streaming, ~1400 for random reads over 256 MiB. In
+ *   a program (bench-sim-speed), add the hook and the monitor's delivery:
+ *   ~400 instructions per access on the stencil kernel, ~1200 on random,
+ *   where host cache misses on the simulator's tables add about as much
+ *   time again.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -142,13 +153,30 @@
 
 /* ---- the fast path's guesses ---- */
 
-/* Access of this core to L1 line `line` ended in way `way` of its set: the
- * line is now most recently used in the L1, and in the L1 TLB its page
- * (memo_page). */
+/*
+ * Access of this core to L1 line `line` ended in way `way` of its set: the
+ * line is now most recently used in the L1, and so is its page (memo_page)
+ * in the L1 TLB. Remembers where both sit, in the entry the line had or
+ * else the least recently used one.
+ */
 static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way)
 {
-	c->l1.mru[set] = (uint8_t)way;
+	int j;
+
+	for (j = 0; j < SIM_L0; j++)
+		if (c->l0.line[j] == line)
+			break;
+	if (j == SIM_L0) {
+		j = (int)c->l0.next;
+		c->l0.next = (c->l0.next + 1) % SIM_L0;
+	}
+	c->l0.line[j] = line;
+	c->l0.set[j] = set;
+	c->l0.way[j] = (uint8_t)way;
+	c->l0.page[j] = c->memo_page;
+	c->l0.tidx[j] = c->memo_tidx;
 	c->last_line = line;
+	c->last_i = set * c->l1.stride + way;
 }
 
 /* ---- construction ---- */
@@ -240,15 +268,17 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	c->id = id;
 	c->node = core_node(g, id);
 	c->memo_page = c->memo_shadow = c->home_page = c->last_line = UINT64_MAX;
+	for (int j = 0; j < SIM_L0; j++)
+		c->l0.line[j] = UINT64_MAX;
 	c->has_l2 = g->l2.sz_bytes != 0;
 	c->has_tlb2 = g->tlb2.nr_entries != 0;
-	if (cache_init_geom(&c->l1, &g->l1d, SIM_CA_META | SIM_CA_MRU))
+	if (cache_init_geom(&c->l1, &g->l1d, SIM_CA_META))
 		goto err;
 	if (c->has_l2 && cache_init_geom(&c->l2, &g->l2, SIM_CA_META))
 		goto err;
 	c->coh = c->has_l2 ? &c->l2 : &c->l1;
 	if (sim_cache_init(&c->tlb1, g->tlb1.nr_entries / g->tlb1.assoc, g->tlb1.assoc,
-			   s->tlb_shift, MON_SIM_LRU, SIM_CA_MRU))
+			   s->tlb_shift, MON_SIM_LRU, 0))
 		goto err;
 	if (c->has_tlb2 && sim_cache_init(&c->tlb2, g->tlb2.nr_entries / g->tlb2.assoc,
 					  g->tlb2.assoc, s->tlb_shift, MON_SIM_LRU, 0))
@@ -534,12 +564,14 @@ static inline int tlb1_hit(struct mon_sim_core *c, uint64_t page)
 	if (w < 0)
 		return 0;
 	sim_touch(t, set, (uint32_t)w, &t->clock);
-	t->mru[set] = (uint8_t)w;
 	c->memo_page = page;
+	c->memo_tidx = set * t->stride + (uint32_t)w;
 	return 1;
 }
 
-static uint32_t tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev)
+/* known_miss: the caller just found page missing in the L1 TLB. */
+static uint32_t tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev,
+			   int known_miss)
 {
 	const struct mon_sim_lat *lat = &c->sim->g.lat;
 	struct sim_cache *t = &c->tlb1;
@@ -547,23 +579,23 @@ static uint32_t tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim
 	int w;
 
 	c->memo_page = page;
-	w = sim_find(t, set, page);
+	w = known_miss ? -1 : sim_find(t, set, page);
 	if (w >= 0) {
 		sim_touch(t, set, (uint32_t)w, &t->clock);
-		t->mru[set] = (uint8_t)w;
+		c->memo_tidx = set * t->stride + (uint32_t)w;
 		return 0;
 	}
 	ev->tlb1_miss = 1;
 	uint32_t v = sim_victim(t, set), cost = lat->tlb_miss;
 	t->key[set * t->stride + v] = SIM_KEY(page) | SIM_S;
 	sim_touch(t, set, v, &t->clock);
-	t->mru[set] = (uint8_t)v;
+	c->memo_tidx = set * t->stride + v;
 	if (c->has_tlb2) {
 		/* L2 TLB: LRU with the keys kept in MRU-to-LRU order (no stamps
 		 * to scan for a victim; nothing refers to its ways) */
 		struct sim_cache *t2 = &c->tlb2;
 		uint64_t *keys = t2->key + sim_set_of(t2, page) * t2->stride, victim = 0;
-		if (sim_mru_ref(keys, t2->assoc, page, SIM_KEY(page) | SIM_S, &victim) >= 0)
+		if (sim_mru_ref(keys, t2->assoc, page, SIM_KEY(page) | SIM_S, &victim, 0) >= 0)
 			return lat->tlb2_hit;
 	}
 	ev->tlb_miss = 1;
@@ -824,10 +856,12 @@ retry:
 	return lvl_cycles - lat->l1_hit + extra;
 }
 
-/* w1_known: as piece_access's, for the first L1 line of the access. */
+/* w1_known: as piece_access's, for the first L1 line of the access;
+ * tlb1_known_miss: the caller found the first page missing in the L1 TLB. */
 static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintptr_t addr,
 						  uint32_t size, int is_write, uint32_t cookie,
-						  struct mon_sim_events *ev, int w1_known)
+						  struct mon_sim_events *ev, int w1_known,
+						  int tlb1_known_miss)
 {
 	struct mon_sim *s = c->sim;
 	uint64_t end = (uint64_t)addr + size;
@@ -835,9 +869,11 @@ static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintpt
 	uint64_t coh_mask = (1ull << s->coh_shift) - 1;
 	uint32_t cycles = s->g.lat.l1_hit;
 
-	for (uint64_t p = addr >> s->tlb_shift; p <= (end - 1) >> s->tlb_shift; p++)
+	for (uint64_t p = addr >> s->tlb_shift; p <= (end - 1) >> s->tlb_shift; p++) {
 		if (p != c->memo_page)
-			cycles += tlb_access(c, p, ev);
+			cycles += tlb_access(c, p, ev, tlb1_known_miss);
+		tlb1_known_miss = 0;
+	}
 	for (uint64_t l = first; l <= last; l++) {
 		uint64_t lo = l << s->l1_shift, hi = lo + (1ull << s->l1_shift);
 		if (lo < addr)
@@ -855,36 +891,49 @@ static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintpt
 }
 
 /*
- * An access within L1 line `line` (page `page`) that hits the L1 in the way
- * its set used last, with the rights it needs, on a page in the L1 TLB way
- * its set used last: the guesses are checked against the keys, so they need
- * no upkeep when lines move or lose rights. Updates the replacement state
- * of the L1, the L1 TLB and the 3C shadow, and the line's metadata, as the
- * full path would, and returns 1. Else returns 0 and changes nothing.
+ * An access within L1 line `line` that hits one of the lines remembered in
+ * c->l0, still where it was, with the rights it needs: updates the
+ * replacement state of the L1, the L1 TLB and the 3C shadow, and the
+ * line's metadata, as the full path would, and returns 1. Else returns 0
+ * and changes nothing. The entries are guesses checked against the keys,
+ * so they need no upkeep when lines or TLB entries move or lose rights.
  * no_calls: also return 0 when the 3C shadow needs an update (a call): the
  * caller then needs no registers saved around one.
  */
-static inline __attribute__((always_inline)) int l1_mru_hit(struct mon_sim_core *c, uint64_t line,
-							    uint64_t page, int is_write,
-							    uint32_t cookie, int no_calls)
+static inline __attribute__((always_inline)) int l0_hit(struct mon_sim_core *c, uint64_t line,
+							 int is_write, uint32_t cookie,
+							 int no_calls)
 {
 	struct sim_cache *l1 = &c->l1, *t = &c->tlb1;
-	uint64_t set = sim_set_of(l1, line), i = set * l1->stride + c->l1.mru[set];
+	uint64_t set = 0, i = c->last_i;
+	uint32_t j = 0;
+
+	if (line != c->last_line) {
+		for (j = 0; j < SIM_L0; j++)
+			if (c->l0.line[j] == line)
+				break;
+		if (j == SIM_L0)
+			return 0;
+		set = c->l0.set[j];
+		i = set * l1->stride + c->l0.way[j];
+	}
 	uint64_t key = l1->key[i];
 	struct sim_meta *m = &l1->meta[i];
-
-	if ((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I ||
-	    (is_write && (SIM_ST(key) != SIM_M || m->track)))
+	if ((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I)
+		return 0;
+	/* A write needs M, untracked - or E: E -> M is silent, and while the
+	 * core runs solo without an L2 it is nothing more (write_owned would
+	 * publish nothing: no directory entry, untracked). So a
+	 * read-modify-write takes one slow path, not two. */
+	if (is_write && (SIM_ST(key) != SIM_M || m->track) &&
+	    (SIM_ST(key) != SIM_E || !c->solo || c->has_l2 || m->track || m->dent))
 		return 0;
 	if (line != c->last_line) {
-		/* not most recently used yet: touch the L1, the L1 TLB (the
-		 * last access's page is its MRU entry) and the shadow */
-		uint64_t tset = 0;
-		if (page != c->memo_page) {
-			tset = sim_set_of(t, page);
-			if (t->key[tset * t->stride + t->mru[tset]] != (SIM_KEY(page) | SIM_S))
-				return 0;
-		}
+		/* not most recently used yet (the last access's line and page
+		 * are): touch the L1, the L1 TLB and the shadow */
+		uint64_t page = c->l0.page[j], ti = c->l0.tidx[j];
+		if (page != c->memo_page && t->key[ti] != (SIM_KEY(page) | SIM_S))
+			return 0;
 		if (c->sim->g.three_c && c->memo_shadow != line) {
 			if (no_calls)
 				return 0;
@@ -892,12 +941,16 @@ static inline __attribute__((always_inline)) int l1_mru_hit(struct mon_sim_core 
 			c->memo_shadow = line;
 		}
 		if (page != c->memo_page) {
-			sim_touch(t, tset, t->mru[tset], &t->clock);
+			t->key[ti + t->assoc] = ++t->clock;	/* the L1 TLB is LRU */
 			c->memo_page = page;
+			c->memo_tidx = ti;
 		}
-		sim_touch(l1, set, c->l1.mru[set], &l1->clock);
+		sim_touch(l1, set, c->l0.way[j], &l1->clock);
 		c->last_line = line;
+		c->last_i = i;
 	}
+	if (is_write)
+		l1->key[i] = key | SIM_M;	/* E -> M, or M already */
 	m->cookie = cookie;
 	m->dirty |= (uint8_t)is_write;
 	return 1;
@@ -923,18 +976,15 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 	int w1_known = SIM_WAY_UNKNOWN;
 	int one_line = line == (addr + size - 1) >> s->l1_shift;
 
-	/* Most accesses that come here miss the L1 and look up the LLC, whose
-	 * set is likely not in the host's caches (a 8 MiB LLC's sets take
-	 * 1.2 MiB): start loading it now, to overlap the searches below. */
-	if (s->llc)
-		sim_llc_prefetch(&s->llc[c->node], line >> (s->coh_shift - s->l1_shift));
-
 	if (sim_unlikely(!c->solo && (sim_ring_ready(c->ring) ||
 				      __atomic_load_n(&c->resync, __ATOMIC_RELAXED)))) {
 		sync_slow(c, ev);
 		ret = 1;	/* sync_slow may have reported inval_recv */
 	}
-	if (one_line && l1_mru_hit(c, line, addr >> s->tlb_shift, is_write, cookie, 0)) {
+	/* mon_sim_access tried the remembered lines, unless it had not entered
+	 * the core, or needed a call (3C), or messages changed things since */
+	if (one_line && (!(flags & SIM_AF_ENTERED) || ret || s->g.three_c) &&
+	    l0_hit(c, line, is_write, cookie, 0)) {
 		ev->est_cycles = s->g.lat.l1_hit;
 		core_exit(c, locked);
 		return ret;
@@ -942,7 +992,8 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 	/* L1 TLB hit and L1 hit with the rights needed: no miss path, no
 	 * coherence action */
 	uint64_t page = addr >> s->tlb_shift;
-	if (one_line && (page == c->memo_page || tlb1_hit(c, page))) {
+	int tlb1_known_miss = one_line && page != c->memo_page && !tlb1_hit(c, page);
+	if (one_line && !tlb1_known_miss) {
 		uint64_t set = sim_set_of(l1, line);
 		int w = sim_find(l1, set, line);
 		w1_known = w;	/* the miss path need not search again */
@@ -964,7 +1015,7 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 			}
 		}
 	}
-	access_slow(c, addr, size, is_write, cookie, ev, w1_known);
+	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss);
 	core_exit(c, locked);
 	return 1;
 }
@@ -986,8 +1037,7 @@ int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is
 	 * (stencil: ~45 instructions per access in the simulator from ~140). */
 	if (sim_likely((c->solo || (!sim_ring_ready(c->ring) &&
 				    !__atomic_load_n(&c->resync, __ATOMIC_RELAXED))) &&
-		       line == (addr + size - 1) >> shift &&
-		       l1_mru_hit(c, line, addr >> c->tlb1.line_shift, is_write, cookie, 1))) {
+		       line == (addr + size - 1) >> shift && l0_hit(c, line, is_write, cookie, 1))) {
 		ev->est_cycles = c->sim->g.lat.l1_hit;
 		core_exit(c, 0);
 		return 0;

@@ -449,7 +449,8 @@ static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	if (L->repl == MON_SIM_LRU) {
 		/* keys in MRU-to-LRU order (no stamps: fewer host cache lines) */
 		uint64_t victim = 0;
-		int w = sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S, &victim);
+		int w = sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S, &victim,
+				    s->g.nr_nodes > 1);
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);

@@ -81,8 +81,7 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 	uint64_t stride = assoc + (repl == MON_SIM_LRU ? assoc : 1);
 	size_t n = (size_t)nr_sets * stride;
 	size_t o_meta = align64(n * sizeof(uint64_t));
-	size_t o_mru = align64(o_meta + ((flags & SIM_CA_META) ? n * sizeof(struct sim_meta) : 0));
-	size_t total = align64(o_mru + ((flags & SIM_CA_MRU) ? nr_sets : 0));
+	size_t total = align64(o_meta + ((flags & SIM_CA_META) ? n * sizeof(struct sim_meta) : 0));
 	char *base = sim_map(total);
 
 	if (!base)
@@ -92,7 +91,6 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 	k->key = (uint64_t *)base;
 	k->stride = stride;
 	k->meta = (flags & SIM_CA_META) ? (struct sim_meta *)(base + o_meta) : NULL;
-	k->mru = (flags & SIM_CA_MRU) ? (uint8_t *)(base + o_mru) : NULL;
 	k->clock = 0;
 	k->nr_sets = nr_sets;
 	k->pow2 = (nr_sets & (nr_sets - 1)) == 0;
