@@ -15,3 +15,7 @@ set_target_properties(test_nway PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST
 add_dependencies(test_nway strategy-nway)
 add_test(NAME strategy_nway_unit COMMAND ${AMEBA_TEST_BIN}/test_nway ${AMEBA_LIBDIR}/strategies)
 set_tests_properties(strategy_nway_unit PROPERTIES LABELS strategy TIMEOUT 120)
+
+add_test(NAME strategy_nway_hot_arrays
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_nway_hot_arrays PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
