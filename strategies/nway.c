@@ -40,10 +40,14 @@
  *  - Zero counts: a region that counts nothing in an interval is dropped,
  *    unless it holds an object and it or its parent was ranked in the top
  *    (selected for refinement): then it stays in the queue with half its
- *    parent's share (or its own past share) as its estimate, is measured
- *    again as is, and the interval grows by `grow` (once per interval, up to
- *    max_interval_ms), for up to `keep` intervals in a row (phases: seed
- *    002, section 3.5). The initial regions are dropped on a zero count.
+ *    parent's share (or its own past share) as its estimate, halved at each
+ *    further zero count, and is measured again as is when its rank earns a
+ *    counter; it is dropped once it counted nothing for `keep` intervals
+ *    and `quiet_ms` in a row. When a region that had counted goes quiet,
+ *    the interval grows by `grow` (once per interval, up to
+ *    max_interval_ms): phases, seed 002 section 3.5. The n initial regions
+ *    count as ranked (they are the whole search). While a quiet region
+ *    may still come back, the unsearched-share rule waits.
  *  - A single unit measured again accumulates: its share is the sum of its
  *    counts over the sum of the totals of the intervals it was measured in
  *    (an average weighted by events, so longer intervals weigh more).
@@ -55,7 +59,9 @@
  *    the n-th is single too).
  *  - Final measurement: the found units are measured on their exact extents
  *    for `final_intervals` intervals (at the current, possibly grown,
- *    length), with every metric of `metrics` and per-thread arrays; their
+ *    length), extended by up to `keep` intervals, each longer by `grow`,
+ *    while one of them counts nothing in an interval (a phase), with every
+ *    metric of `metrics` and per-thread arrays; their
  *    contexts carry these values and the program totals of the same
  *    window (confidence 1 on exact backends, halved when a site had to be
  *    measured on its hull). Before that, the singles of the queue are
@@ -103,7 +109,8 @@ static const struct ameba_param nway_params[] = {
 };
 
 enum { R_SPAN, R_SET, R_UNIT };
-enum { S_SEARCH, S_FINAL, S_DONE };
+enum { S_SEARCH, S_DONE };
+enum { F_NONE, F_MEASURING, F_DONE };
 enum { END_NONE, END_SINGLES, END_UNSEARCHED, END_BUDGET, END_EMPTY, END_IDLE };
 enum { TAG_TOTAL = 1, TAG_SLOT, TAG_FTOTAL, TAG_FUNIT };
 
@@ -153,6 +160,7 @@ struct slot {
 
 struct search {
 	int32_t thread;			/* -1: all threads */
+	char who[24];			/* "" or " of thread N" (log lines) */
 	uint32_t tid_storage;
 	int phase;
 	int ended_by;
@@ -164,9 +172,6 @@ struct search {
 	uint32_t idle;			/* intervals in a row with a zero total */
 	uint32_t interval_ms;		/* 0: the agent's */
 	uint64_t last_ns;
-	uint32_t final_left, final_ext;
-	uint32_t *finals;		/* found indices being measured */
-	uint32_t nr_finals;
 	/* this plan */
 	struct slot *slots;
 	uint32_t nr_slots, cap_slots;
@@ -217,6 +222,8 @@ struct nway {
 	double *prog_pt[AMEBA_M_NR];
 	uint64_t final_ns;
 	uint32_t nr_plans;
+	int final;			/* F_* */
+	uint32_t final_left, final_ext, final_interval_ms;
 
 	/* plan storage, valid until observe() */
 	uintptr_t *ranges;
@@ -752,6 +759,7 @@ static int search_init(struct nway *st, struct search *s)
 		r.end = b;
 		r.share = 1.0 / st->n;
 		r.fresh = 1;
+		r.protect = 1;	/* all of the search: as if ranked on top */
 		if (q_push(s, &r))
 			return AMEBA_ENOMEM;
 		prev = b;
@@ -1012,40 +1020,39 @@ static int found_add(struct nway *st, struct search *s, uint32_t u, double share
 	return 0;
 }
 
-/* Ends the current round of search s: the singles of the top n are found. */
+/*
+ * Ends the current round of search s: the singles among the top n regions
+ * are found. With more=1 the search goes on into what is left.
+ */
 static int search_terminate(struct nway *st, struct search *s, int why)
 {
 	uint32_t nr = 0;
+	double left = 0;
 
 	s->ended_by = why;
-	free(s->finals);
-	s->finals = malloc((st->n + 1) * sizeof(*s->finals));
-	s->nr_finals = 0;
-	if (!s->finals)
-		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < s->nr_q && i < st->n && nr < st->n; i++) {
 		struct region *r = &s->q[i];
-		uint32_t before = st->nr_found;
 
 		if (!region_single(r) || !r->nr_meas || r->share <= 0)
 			continue;
 		if (found_add(st, s, r->unit, r->share))
 			return AMEBA_ENOMEM;
-		if (st->nr_found > before)
-			s->finals[s->nr_finals++] = st->nr_found - 1;
 		r->dead = 1;
 		nr++;
 	}
 	q_compact(s);
-	st->host->log(st->host, "search%s%d round %u ended (%s): %u objects found",
-		      s->thread < 0 ? "" : " of thread ", s->thread < 0 ? 0 : s->thread,
-		      s->round + 1, end_names[why], nr);
-	if (s->nr_finals) {
-		s->phase = S_FINAL;
-		s->final_left = st->final_intervals;
-	} else {
-		s->phase = S_DONE;
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		left += s->q[i].share;
+	st->host->log(st->host, "search%s round %u ended (%s): %u objects found, %.1f%% left",
+		      s->who, s->round + 1, end_names[why], nr, 100 * left);
+	if (st->more && nr && s->nr_q && left >= st->unsearched &&
+	    s->nr_intervals < st->max_intervals) {
+		s->round++;
+		for (uint32_t i = 0; i < s->nr_q; i++)
+			s->q[i].fresh = 1;	/* measure the rest again, minus the found */
+		return 0;
 	}
+	s->phase = S_DONE;
 	return 0;
 }
 
@@ -1066,6 +1073,7 @@ static int search_check_end(struct nway *st, struct search *s)
 			break;
 	if (k == top || k == s->nr_q)
 		return search_terminate(st, s, END_SINGLES) ? -1 : 1;
+
 	for (uint32_t i = 0; i < s->nr_q; i++) {
 		if (region_single(&s->q[i]) && s->q[i].nr_meas)
 			any_single = 1;
@@ -1175,6 +1183,8 @@ static int search_add(struct nway *st, int32_t thread)
 	memset(s, 0, sizeof(*s));
 	s->thread = thread;
 	s->tid_storage = thread < 0 ? 0 : (uint32_t)thread;
+	if (thread >= 0)
+		snprintf(s->who, sizeof(s->who), " of thread %d", thread);
 	s->interval_ms = st->interval_ms;
 	return 0;
 }
@@ -1184,7 +1194,7 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	struct nway *st = state;
 	const struct ameba_host *h = st->host;
 	uint32_t interval = 0;
-	int rc, active = 0, any_final = 0;
+	int rc, active = 0;
 
 	rc = threads_grow(st, h->nr_threads);
 	if (rc)
@@ -1244,55 +1254,43 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 				return rc;
 			s->planned = 1;
 			active = 1;
-		} else if (s->phase == S_FINAL) {
-			s->planned = 1;
-			any_final = 1;
-			active = 1;
 		}
+		if (s->interval_ms > st->final_interval_ms)
+			st->final_interval_ms = s->interval_ms;	/* grown: phases */
 		if (s->planned && s->interval_ms > interval)
 			interval = s->interval_ms;
 	}
-	if (!active)
+	if (!active && (st->final == F_DONE || !st->nr_found))
 		return 1;
-	if (any_final) {
-		/* every metric: one total, and one counter per found unit (once,
-		 * also when two searches found it) */
-		uint32_t *list = malloc((st->nr_found + 1) * sizeof(*list)), nr_list = 0;
-
-		if (!list)
-			return AMEBA_ENOMEM;
-		for (uint32_t si = 0; si < st->nr_searches; si++) {
-			struct search *s = &st->searches[si];
-
-			for (uint32_t j = 0; s->phase == S_FINAL && j < s->nr_finals; j++) {
-				struct found *f = &st->found[s->finals[j]];
-
-				if (f->measuring == (int)st->nr_plans + 1)
-					continue;
-				f->measuring = (int)st->nr_plans + 1;
-				f->hull = st->units[f->unit].hull;
-				f->iv = 0;
-				list[nr_list++] = s->finals[j];
-			}
+	if (!active) {
+		/*
+		 * Every search ended: the final measurement of everything found,
+		 * on the exact extents, all at once (one window for all):
+		 * every metric, one total and one counter per found unit.
+		 */
+		if (st->final == F_NONE) {
+			st->final = F_MEASURING;
+			st->final_left = st->final_intervals;
+		}
+		interval = st->final_interval_ms;
+		for (uint32_t f = 0; f < st->nr_found; f++) {
+			st->found[f].measuring = 1;
+			st->found[f].hull = st->units[st->found[f].unit].hull;
+			st->found[f].iv = 0;
 		}
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
-			if (counter_add(st, m, 0, 0, NULL, 1, mktag(TAG_FTOTAL, 0, k))) {
-				free(list);
+			if (counter_add(st, m, 0, 0, NULL, 1, mktag(TAG_FTOTAL, 0, k)))
 				return AMEBA_ENOMEM;
-			}
-			for (uint32_t j = 0; j < nr_list; j++) {
+			for (uint32_t f = 0; f < st->nr_found; f++) {
 				uint32_t off = st->nr_ranges, nr = 0;
 
-				if (unit_emit(st, st->found[list[j]].unit, &nr) ||
-				    counter_add(st, m, off, nr, NULL, 1, mktag(TAG_FUNIT, list[j], k))) {
-					free(list);
+				if (unit_emit(st, st->found[f].unit, &nr) ||
+				    counter_add(st, m, off, nr, NULL, 1, mktag(TAG_FUNIT, f, k)))
 					return AMEBA_ENOMEM;
-				}
 			}
 		}
-		free(list);
 	}
 	/* ranges are stable now: turn offsets into pointers */
 	for (uint32_t i = 0; i < st->nr_counters; i++)
@@ -1495,7 +1493,7 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			for (uint32_t f = 0; f < st->nr_found; f++) {
 				struct found *fd = &st->found[f];
 
-				if (fd->measuring != (int)st->nr_plans)
+				if (!fd->measuring)
 					continue;
 				fd->program[m] += (double)res->values[i];
 				for (uint32_t t = 0; pt && t < res->nr_threads; t++)
@@ -1515,7 +1513,7 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 	if (final_seen) {
 		st->final_ns += res->elapsed_ns;
 		for (uint32_t f = 0; f < st->nr_found; f++)
-			if (st->found[f].measuring == (int)st->nr_plans)
+			if (st->found[f].measuring)
 				st->found[f].window_ns += res->elapsed_ns;
 	}
 	for (uint32_t si = 0; si < st->nr_searches; si++) {
@@ -1527,33 +1525,24 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			search_observe(st, s, slot_v[si] ? slot_v[si] : (uint64_t[1]){ 0 }, totals[si],
 				       res->elapsed_ns);
 			search_log(st, si);
-		} else if (s->phase == S_FINAL && s->final_left) {
-			double left = 0;
-			int quiet = 0;
+		}
+	}
+	if (final_seen && st->final == F_MEASURING) {
+		int quiet = 0;
 
-			for (uint32_t j = 0; j < s->nr_finals; j++)
-				quiet |= st->found[s->finals[j]].iv <= 0;
-			if (quiet && s->final_ext < st->keep) {
-				/* a found object went quiet: a phase; measure longer */
-				s->final_ext++;
-				search_grow(st, s, res->elapsed_ns);
-				continue;
-			}
-			if (--s->final_left)
-				continue;
+		for (uint32_t f = 0; f < st->nr_found; f++)
+			quiet |= st->found[f].iv <= 0;
+		if (quiet && st->final_ext < st->keep) {
+			/* a found object went quiet: a phase; measure longer */
+			uint64_t cur_ms = res->elapsed_ns / 1000000;
+			double next = (double)(st->final_interval_ms ? st->final_interval_ms :
+					       cur_ms > 100 ? cur_ms : 100) * st->grow;
 
-			for (uint32_t i = 0; i < s->nr_q; i++)
-				left += s->q[i].share;
-			if (st->more && s->nr_q && left >= st->unsearched &&
-			    s->nr_intervals < st->max_intervals) {
-				s->round++;
-				s->final_ext = 0;
-				s->phase = S_SEARCH;
-				for (uint32_t i = 0; i < s->nr_q; i++)
-					s->q[i].fresh = 1;	/* measure the rest minus the found */
-			} else {
-				s->phase = S_DONE;
-			}
+			st->final_ext++;
+			st->final_interval_ms = next > st->max_interval_ms ? st->max_interval_ms :
+						(uint32_t)next;
+		} else if (!--st->final_left) {
+			st->final = F_DONE;
 		}
 	}
 out:
@@ -1719,8 +1708,8 @@ static void nway_progress(void *state, char *buf, size_t len)
 		snprintf(buf, len, "nway interval %u: %u regions, %u single, best %s %.1f%%",
 			 s->nr_intervals, s->nr_q, nr_single, name, 100 * r->share);
 	} else {
-		snprintf(buf, len, "nway %s: %u objects found (%s)", s->phase == S_FINAL ?
-			 "final measurement" : "done", st->nr_found, end_names[s->ended_by]);
+		snprintf(buf, len, "nway %s: %u objects found (%s)", st->final == F_DONE ? "done" :
+			 "final measurement", st->nr_found, end_names[s->ended_by]);
 	}
 }
 
@@ -1736,7 +1725,6 @@ static void nway_destroy(void *state)
 			region_free(&s->q[i]);
 		free(s->q);
 		free(s->slots);
-		free(s->finals);
 	}
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		free(st->units[u].key);
