@@ -46,8 +46,10 @@
  *    and `quiet_ms` in a row. When a region that had counted goes quiet,
  *    the interval grows by `grow` (once per interval, up to
  *    max_interval_ms): phases, seed 002 section 3.5. The n initial regions
- *    count as ranked (they are the whole search). While a quiet region
- *    may still come back, the unsearched-share rule waits.
+ *    count as ranked (they are the whole search). Quiet regions are
+ *    measured first, on up to n/2 counters, and while one may still come
+ *    back the search does not end (a program's start-up is a sequence of
+ *    phases too: arrays initialised one after the other).
  *  - A single unit measured again accumulates: its share is the sum of its
  *    counts over the sum of the totals of the intervals it was measured in
  *    (an average weighted by events, so longer intervals weigh more).
@@ -1068,10 +1070,13 @@ static int search_check_end(struct nway *st, struct search *s)
 		s->phase = S_DONE;
 		return 1;
 	}
+	/* a quiet region that may come back (a phase) holds the search */
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		limbo |= s->q[i].zero_streak > 0;
 	for (k = 0; k < s->nr_q && k < top; k++)
 		if (!region_single(&s->q[k]) || !s->q[k].nr_meas || s->q[k].zero_streak)
 			break;
-	if (k == top || k == s->nr_q)
+	if (!limbo && (k == top || k == s->nr_q))
 		return search_terminate(st, s, END_SINGLES) ? -1 : 1;
 
 	for (uint32_t i = 0; i < s->nr_q; i++) {
@@ -1079,8 +1084,6 @@ static int search_check_end(struct nway *st, struct search *s)
 			any_single = 1;
 		else
 			unsearched += s->q[i].share;
-		/* a quiet region that may come back (a phase) holds the search */
-		limbo |= s->q[i].zero_streak > 0;
 	}
 	if (any_single && !limbo && s->nr_intervals > 1 && unsearched < st->unsearched)
 		return search_terminate(st, s, END_UNSEARCHED) ? -1 : 1;
@@ -1092,13 +1095,26 @@ static int search_check_end(struct nway *st, struct search *s)
 /* Chooses what search s measures this interval (its slots). */
 static int search_select(struct nway *st, struct search *s)
 {
-	uint32_t left = st->n;
+	uint32_t left = st->n, limbo = st->n / 2 ? st->n / 2 : 1;
 
 	slots_clear(s);
+	/* quiet regions that may come back are measured first, on up to n/2
+	 * counters: they must either come back or expire */
+	for (uint32_t i = 0; i < s->nr_q && limbo; i++) {
+		if (!s->q[i].zero_streak)
+			continue;
+		if (slot_add(s, SLOT_ASIS, i, NULL))
+			return AMEBA_ENOMEM;
+		limbo--;
+		left--;
+	}
 	for (uint32_t i = 0; i < s->nr_q && left; i++) {
 		struct region *r = &s->q[i];
 		struct region a, b;
-		int asis = region_single(r) || r->fresh || r->zero_streak;
+		int asis = region_single(r) || r->fresh;
+
+		if (r->zero_streak)
+			continue;
 
 		if (!asis) {
 			if (left < 2)
