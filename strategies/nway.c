@@ -88,6 +88,7 @@
 #define LINE_BYTES 64
 #define ADJACENT_GAP 32
 #define MAX_SEARCHES 64
+#define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -95,7 +96,7 @@ static const struct ameba_param nway_params[] = {
 	{ "metrics", AMEBA_PARAM_STRING, "all",
 	  "metrics of the final measurement: all, or names joined by '+'" },
 	{ "interval_ms", AMEBA_PARAM_INT, "0", "search interval (0: the agent's --interval)" },
-	{ "max_interval_ms", AMEBA_PARAM_INT, "3200", "the interval grows up to this (phases)" },
+	{ "max_interval_ms", AMEBA_PARAM_INT, "1600", "the interval grows up to this (phases)" },
 	{ "grow", AMEBA_PARAM_DOUBLE, "2", "interval factor when a zero-count region is kept" },
 	{ "keep", AMEBA_PARAM_INT, "4", "intervals a top region may count zero before it is dropped" },
 	{ "quiet_ms", AMEBA_PARAM_INT, "1000", "... and the time it must stay quiet (ms)" },
@@ -146,6 +147,7 @@ struct region {
 	uint32_t nr_meas;		/* measurements as such */
 	uint32_t zero_streak;
 	uint64_t zero_ns;		/* time of the zero streak */
+	uint32_t meas_at;		/* search interval of its last measurement */
 	int fresh;			/* never measured: measure as is */
 	int protect;			/* it or its parent was ranked in the top */
 	int dead;
@@ -1058,6 +1060,35 @@ static int search_terminate(struct nway *st, struct search *s, int why)
 	return 0;
 }
 
+/*
+ * The share the queue does not explain (1 - the sum of its estimates, each
+ * from its own interval) and the stalest region not measured for
+ * STALE_INTERVALS (index + 1, or 0). A large deficit means some region's
+ * estimate is out of date (measured in another phase, e.g. while the
+ * program initialised other arrays): it is measured again before the
+ * search goes on or ends.
+ */
+static uint32_t search_stale(const struct nway *st, const struct search *s)
+{
+	double sum = 0;
+	uint32_t best = 0;
+
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		sum += s->q[i].share;
+	if (1 - sum <= st->unsearched)
+		return 0;
+	for (uint32_t i = 0; i < s->nr_q; i++) {
+		const struct region *r = &s->q[i];
+
+		if (region_single(r) || r->zero_streak || r->fresh ||
+		    r->meas_at + STALE_INTERVALS > s->nr_intervals)
+			continue;
+		if (!best || r->meas_at < s->q[best - 1].meas_at)
+			best = i + 1;
+	}
+	return best;
+}
+
 /* Checks the termination rules; 1 when the round ended. */
 static int search_check_end(struct nway *st, struct search *s)
 {
@@ -1070,9 +1101,11 @@ static int search_check_end(struct nway *st, struct search *s)
 		s->phase = S_DONE;
 		return 1;
 	}
-	/* a quiet region that may come back (a phase) holds the search */
+	/* a quiet region that may come back (a phase), or one measured long
+	 * ago while the queue misses a good part of the total, holds it */
 	for (uint32_t i = 0; i < s->nr_q; i++)
 		limbo |= s->q[i].zero_streak > 0;
+	limbo |= search_stale(st, s) > 0;
 	for (k = 0; k < s->nr_q && k < top; k++)
 		if (!region_single(&s->q[k]) || !s->q[k].nr_meas || s->q[k].zero_streak)
 			break;
@@ -1095,9 +1128,15 @@ static int search_check_end(struct nway *st, struct search *s)
 /* Chooses what search s measures this interval (its slots). */
 static int search_select(struct nway *st, struct search *s)
 {
-	uint32_t left = st->n, limbo = st->n / 2 ? st->n / 2 : 1;
+	uint32_t left = st->n, limbo = st->n / 2 ? st->n / 2 : 1, stale = search_stale(st, s);
 
 	slots_clear(s);
+	if (stale) {
+		if (slot_add(s, SLOT_ASIS, stale - 1, NULL))
+			return AMEBA_ENOMEM;
+		left--;
+		limbo -= limbo > 1;
+	}
 	/* quiet regions that may come back are measured first, on up to n/2
 	 * counters: they must either come back or expire */
 	for (uint32_t i = 0; i < s->nr_q && limbo; i++) {
@@ -1113,7 +1152,7 @@ static int search_select(struct nway *st, struct search *s)
 		struct region a, b;
 		int asis = region_single(r) || r->fresh;
 
-		if (r->zero_streak)
+		if (r->zero_streak || i + 1 == stale)
 			continue;
 
 		if (!asis) {
@@ -1361,6 +1400,7 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 
 		if (sl->type == SLOT_ASIS) {
 			r->fresh = 0;
+			r->meas_at = s->nr_intervals;
 			if (region_single(r)) {
 				r->sum_v += v;
 				r->sum_t += total;
@@ -1398,6 +1438,7 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 
 			sl->child.set = NULL;	/* moved into the queue */
 			c.fresh = 0;
+			c.meas_at = s->nr_intervals;
 			if (v > 0) {
 				c.share = v / total;
 				c.nr_meas = 1;
@@ -1666,7 +1707,7 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		c->extra = f->extra;
 	}
 	/* not finally measured yet: the search's own figures */
-	for (uint32_t si = 0; si < st->nr_searches; si++) {
+	for (uint32_t si = 0; st->final == F_NONE && si < st->nr_searches; si++) {
 		const struct search *s = &st->searches[si];
 
 		for (uint32_t i = 0; i < s->nr_q; i++) {
@@ -1803,7 +1844,7 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long n = param_int(params, "n", 10), keep = param_int(params, "keep", 4);
 	long long quiet = param_int(params, "quiet_ms", 1000);
 	long long interval = param_int(params, "interval_ms", 0);
-	long long max_interval = param_int(params, "max_interval_ms", 3200);
+	long long max_interval = param_int(params, "max_interval_ms", 1600);
 	long long max_intervals = param_int(params, "max_intervals", 200);
 	long long final_intervals = param_int(params, "final_intervals", 2);
 	long long group = param_int(params, "group", 8), max_ranges = param_int(params, "max_ranges", 60000);
