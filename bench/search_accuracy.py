@@ -40,7 +40,7 @@ import tempfile
 import time
 
 TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
-FIXED_SCALE = {"thread_churn": 1, "million_live": 1}
+FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1, "phased_solver": 1}
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
 RUN_TIMEOUT_S = 600

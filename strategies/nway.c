@@ -78,6 +78,8 @@
  *    thread first appears; the union of what they find is measured for all
  *    threads. A thread that counts nothing for 2 x keep intervals in a row,
  *    or exits, ends its search. The strategy finishes when every search did.
+ *  - AMEBA_NWAY_TRACE=1 in the agent's environment dumps the queue after
+ *    every interval on stderr (for working on the search itself).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1492,7 +1494,7 @@ static void search_log(struct nway *st, uint32_t si)
 			snprintf(best, sizeof(best), "[0x%lx, 0x%lx) %.1f%%", (unsigned long)r->start,
 				 (unsigned long)r->end, 100 * r->share);
 	}
-	if (getenv("NWAY_DEBUG"))
+	if (getenv("AMEBA_NWAY_TRACE"))
 		for (uint32_t i = 0; i < s->nr_q; i++) {
 			const struct region *r = &s->q[i];
 
