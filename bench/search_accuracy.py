@@ -10,8 +10,9 @@ by sampling, the 10-way search and the 2-way search (`ameba run`).
 Notes:
   - Backend sim, metric l1d_miss. Every workload runs at a SCALE that makes a
     plain instrumented run last about TARGET_S seconds (SCALE 1 for the
-    stress programs whose SCALE multiplies threads or blocks), so that the
-    searches end before the program does.
+    stress programs whose SCALE multiplies threads or blocks, and for the
+    phased ones, whose SCALE lengthens the phases), so that the searches
+    end before the program does.
   - Fairness: the oracle counts the whole run, from the runtime's start to
     exit; `ameba run` holds the program at main() until the first
     experiment is armed, so sampling sees main() to exit (the same run minus
