@@ -59,20 +59,28 @@
  *    least one single was found; or `max_intervals` intervals were spent.
  *    The results are the singles among the top n regions (n-1, or n when
  *    the n-th is single too).
- *  - Final measurement: the found units are measured on their exact extents
- *    for `final_intervals` intervals (at the current, possibly grown,
- *    length), extended by up to `keep` intervals, each longer by `grow`,
- *    while one of them counts nothing in an interval (a phase), with every
- *    metric of `metrics` and per-thread arrays; their
- *    contexts carry these values and the program totals of the same
- *    window (confidence 1 on exact backends, halved when a site had to be
- *    measured on its hull). Before that, the singles of the queue are
- *    offered as contexts with the search's own counts (primary metric only).
- *  - more=1: after the final measurement, the found units are cut out of
- *    the remaining regions (their spans are measured minus the found
- *    objects) and the search goes on, round after round, until the queue's
- *    share falls under `unsearched`, the queue is empty, or the budget is
- *    spent.
+ *  - Stale estimates: when the queue's estimates add up to less than
+ *    1 - `unsearched`, the region measured longest ago (at least
+ *    STALE_INTERVALS) is measured again first, and the search does not end
+ *    meanwhile (it was measured while the program worked elsewhere).
+ *  - Final measurement: once every search ended, everything found is
+ *    measured at once, on its exact extents, for `final_intervals`
+ *    intervals (at the longest interval a search grew to), extended by up
+ *    to `keep` intervals, each longer by `grow`, while a found object counts
+ *    nothing in an interval (a phase); every metric of `metrics`, per
+ *    thread. The contexts carry these values and the program totals of the
+ *    same window (confidence 1 on exact backends, halved when a site had to
+ *    be measured on its hull). Before that (the program exited first), the
+ *    found units and the singles of the queue are offered with the
+ *    search's own counts (primary metric only, measured=search_intervals).
+ *  - An experiment holds at most max_ranges address ranges: beyond, the
+ *    counters with the most ranges are measured on their hull (a site with
+ *    more than max_ranges / 4 blocks always is).
+ *  - more=1: after each round, the found units are cut out of the
+ *    remaining regions (their spans are measured minus the found objects)
+ *    and the search goes on, round after round, until the queue's share
+ *    falls under `unsearched`, the queue is empty, a round finds nothing,
+ *    or the budget is spent.
  *  - per_thread=1: one independent search per thread (its counters count
  *    that thread only; shares are of that thread's total), created when the
  *    thread first appears; the union of what they find is measured for all
@@ -189,6 +197,7 @@ struct found {
 	uint32_t unit;
 	uint32_t round;
 	double search_share;		/* the search's estimate at termination */
+	double search_v, search_t;	/* the search's own counts of it */
 	uint64_t found_by;		/* bit t: thread t's search; bit 63: all threads */
 	double values[AMEBA_M_NR], program[AMEBA_M_NR];
 	double *pt[AMEBA_M_NR], *program_pt[AMEBA_M_NR];
@@ -994,7 +1003,8 @@ static void slots_clear(struct search *s)
 	s->nr_slots = 0;
 }
 
-static int found_add(struct nway *st, struct search *s, uint32_t u, double share)
+static int found_add(struct nway *st, struct search *s, uint32_t u, double share, double v,
+		     double t)
 {
 	struct found *f;
 	uint64_t bit = s->thread < 0 ? 1ull << 63 : 1ull << (s->thread % 63);
@@ -1011,6 +1021,8 @@ static int found_add(struct nway *st, struct search *s, uint32_t u, double share
 	f->unit = u;
 	f->round = s->round;
 	f->search_share = share;
+	f->search_v = v;
+	f->search_t = t;
 	f->found_by = bit;
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
@@ -1041,7 +1053,7 @@ static int search_terminate(struct nway *st, struct search *s, int why)
 
 		if (!region_single(r) || !r->nr_meas || r->share <= 0)
 			continue;
-		if (found_add(st, s, r->unit, r->share))
+		if (found_add(st, s, r->unit, r->share, r->sum_v, r->sum_t))
 			return AMEBA_ENOMEM;
 		r->dead = 1;
 		nr++;
@@ -1230,6 +1242,46 @@ static int search_counters(struct nway *st, uint32_t si)
 	return 0;
 }
 
+/*
+ * Keeps an experiment within max_ranges address ranges: the counters with
+ * the most ranges are measured on the hull of their ranges instead, until
+ * the rest fits (a found unit measured so is marked: confidence halves).
+ * Counter ranges are still offsets here.
+ */
+static void ranges_cap(struct nway *st)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < st->nr_counters; i++)
+		total += st->counters[i].nr_ranges;
+	while (total > st->max_ranges) {
+		struct ameba_counter *c = NULL;
+		uintptr_t lo = UINTPTR_MAX, hi = 0, *r;
+
+		for (uint32_t i = 0; i < st->nr_counters; i++)
+			if (st->counters[i].nr_ranges > 1 &&
+			    (!c || st->counters[i].nr_ranges > c->nr_ranges))
+				c = &st->counters[i];
+		if (!c)
+			break;
+		r = st->ranges + 2 * (size_t)(uintptr_t)c->ranges;
+		for (uint32_t k = 0; k < c->nr_ranges; k++) {
+			lo = r[2 * k] < lo ? r[2 * k] : lo;
+			hi = r[2 * k + 1] > hi ? r[2 * k + 1] : hi;
+		}
+		r[0] = lo;
+		r[1] = hi;
+		total -= c->nr_ranges - 1;
+		c->nr_ranges = 1;
+		if ((int)(c->tag >> 56) == TAG_FUNIT) {
+			uint32_t f = (uint32_t)(c->tag >> 32) & 0xffffff;
+
+			if (f < st->nr_found)
+				st->found[f].hull = 1;
+		}
+	}
+}
+
 static int search_add(struct nway *st, int32_t thread)
 {
 	struct search *s;
@@ -1349,6 +1401,7 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 			}
 		}
 	}
+	ranges_cap(st);
 	/* ranges are stable now: turn offsets into pointers */
 	for (uint32_t i = 0; i < st->nr_counters; i++)
 		st->counters[i].ranges = st->counters[i].nr_ranges ?
@@ -1688,8 +1741,20 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		struct found *f = &st->found[order[i]];
 		struct ameba_context *c;
 
-		if (!f->window_ns)
+		if (!f->window_ns) {
+			/* found, but the program ended before the final measurement */
+			if (st->final != F_NONE || f->search_v <= 0)
+				continue;
+			c = &st->ctxs[n++];
+			c->kind = AMEBA_CTX_OBJECT;
+			c->object = &st->units[f->unit].obj;
+			c->has[st->primary] = 1;
+			c->values[st->primary] = f->search_v;
+			c->program[st->primary] = f->search_t;
+			c->confidence = st->host->exact ? 1.0 : 0.5;
+			c->extra = "strategy=nway\nmeasured=search_intervals";
 			continue;
+		}
 		c = &st->ctxs[n++];
 		c->kind = AMEBA_CTX_OBJECT;
 		c->object = &st->units[f->unit].obj;

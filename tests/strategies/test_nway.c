@@ -25,7 +25,7 @@
 #include "check.h"
 
 #define MIB (1024u * 1024u)
-#define MAX_OBJS 16
+#define MAX_OBJS 32
 #define MAX_THREADS 2
 
 struct wobj {
@@ -588,6 +588,51 @@ static void test_per_thread(void)
 	run_free(&r);
 }
 
+/*
+ * Heap blocks of two allocation sites interleaved in the heap (A, B, A, B,
+ * ...: 10 blocks each), which address halves cannot separate: the region
+ * becomes the set of the two sites, split by site; each is found as its bin
+ * (every block), A 80% and B 20%. With max_ranges=16 a site of 10 blocks is
+ * measured on its hull (more than 16 / 4 ranges), which also covers 9 of
+ * B's blocks: A reads 98%, with confidence 0.5 and measured=hull.
+ */
+static void test_bins(void)
+{
+	static const char *const cap[] = { "max_ranges=16", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	for (int i = 0; i < 20; i++)
+		add(&w, i % 2 ? "new_b@x.c:2" : "new_a@x.c:1", AMEBA_OBJ_HEAP,
+		    0x100000 + 0x1000 * (uintptr_t)i, 0x800, i % 2 ? 2 : 8);
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "new_a@x.c:1 new_b@x.c:2");
+	CHECK_SHARE(&r, "new_a@x.c:1", 0.8);
+	CHECK_SHARE(&r, "new_b@x.c:2", 0.2);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++)
+		if (r.ctxs[i].object) {
+			CHECK(r.ctxs[i].object->kind == AMEBA_OBJ_BIN);
+			CHECK_EQ_U64(r.ctxs[i].object->nr_blocks, 10);
+			CHECK(r.ctxs[i].confidence == 1.0);
+		}
+	run_free(&r);
+
+	run_world(&r, &w, cap, 200);
+	CHECK(r.finished);
+	CHECK(r.nr_ctxs >= 2 && r.ctxs[1].object);
+	if (r.nr_ctxs >= 2 && r.ctxs[1].object) {
+		CHECK_STR(r.ctxs[1].object->name, "new_a@x.c:1");
+		CHECK_SHARE(&r, "new_a@x.c:1", 0.98);
+		CHECK(r.ctxs[1].confidence == 0.5);
+		CHECK_HAS(r.ctxs[1].extra, "measured=hull");
+	}
+	run_free(&r);
+}
+
 static void test_params(void)
 {
 	const char *names[] = { "n" }, *values[] = { "1" };
@@ -631,5 +676,6 @@ int main(int argc, char **argv)
 	test_budget();
 	test_more();
 	test_per_thread();
+	test_bins();
 	return check_done();
 }
