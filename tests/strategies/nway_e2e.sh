@@ -11,9 +11,10 @@ bin=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# SCALE 4: 32 passes, long enough for the search to end before the program.
+# SCALE 6: 48 passes, long enough for the search to end before the program
+# (also on a loaded machine; the agent then waits for the program to exit).
 "$ameba" run -q --backend sim --metric l1d_miss --strategy nway --output "$tmp/r.json" \
-	-- "$bin/wl_hot_arrays" 4 >"$tmp/out" 2>"$tmp/err" || {
+	-- "$bin/wl_hot_arrays" 6 >"$tmp/out" 2>"$tmp/err" || {
 	echo "ameba run failed:"; cat "$tmp/err"; exit 1; }
 
 python3 - "$tmp/r.json" <<'PY'
