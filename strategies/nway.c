@@ -185,12 +185,10 @@ struct search {
 	uint32_t nr_intervals;		/* search intervals, this search */
 	uint32_t idle;			/* intervals in a row with a zero total */
 	uint32_t interval_ms;		/* 0: the agent's */
-	uint64_t last_ns;
 	/* this plan */
 	struct slot *slots;
 	uint32_t nr_slots, cap_slots;
 	int planned;
-	double last_total;
 };
 
 struct found {
@@ -226,7 +224,6 @@ struct nway {
 
 	struct search searches[MAX_SEARCHES];
 	uint32_t nr_searches;
-	int any_search_started;
 
 	struct found *found;
 	uint32_t nr_found, cap_found;
@@ -1342,12 +1339,7 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 				}
 		}
 		if (s->phase == S_SEARCH) {
-			if (!s->started) {
-				rc = search_init(st, s);
-				st->any_search_started = 1;
-			} else {
-				rc = search_resolve(st, s);
-			}
+			rc = s->started ? search_resolve(st, s) : search_init(st, s);
 			if (rc)
 				return rc;
 			rc = s->nr_intervals ? search_check_end(st, s) : 0;
@@ -1435,8 +1427,6 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 	int kept = 0;
 
 	s->nr_intervals++;
-	s->last_ns = elapsed_ns;
-	s->last_total = total;
 	if (total <= 0) {
 		/* nothing happened (an idle thread): nothing learned */
 		s->idle++;
