@@ -141,6 +141,7 @@ def main():
     top5_found = top5_total = 0
     top1_2way = top1_total = 0
     nway_err = []
+    nway_err_steady = []
     samp_err = []
     nway_iters = []
     nr_run = 0
@@ -198,6 +199,8 @@ def main():
                 ar, a = rank_of(actual, n)
                 if a is not None:
                     nway_err.append(abs(s - a) * 100)
+                    if w not in PHASED:
+                        nway_err_steady.append(abs(s - a) * 100)
         for i, (n, a) in enumerate(actual[:5]):
             if a < 0.02:
                 continue
@@ -214,6 +217,8 @@ def main():
     print("workloads_measured: %d" % nr_run)
     print("nway10_top5_found: %d/%d" % (top5_found, top5_total))
     print("nway10_max_abs_err_pts: %s" % ("%.2f" % max(nway_err) if nway_err else "n/a"))
+    print("nway10_max_abs_err_pts_unphased: %s" %
+          ("%.2f" % max(nway_err_steady) if nway_err_steady else "n/a"))
     print("nway10_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(nway_err) if nway_err else "n/a"))
     print("sampling_max_abs_err_pts: %s" % ("%.2f" % max(samp_err) if samp_err else "n/a"))
     print("sampling_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(samp_err) if samp_err else "n/a"))
