@@ -65,7 +65,8 @@
  *    meanwhile (it was measured while the program worked elsewhere).
  *  - Final measurement: once every search ended, everything found is
  *    measured at once, on its exact extents, for `final_intervals`
- *    intervals (at the longest interval a search grew to), extended by up
+ *    intervals (0: until the program exits or --duration is spent) at the
+ *    longest interval a search grew to, extended by up
  *    to `keep` intervals, each longer by `grow`, while a found object counts
  *    nothing in an interval (a phase); every metric of `metrics`, per
  *    thread. The contexts carry these values and the program totals of the
@@ -113,7 +114,8 @@ static const struct ameba_param nway_params[] = {
 	{ "unsearched", AMEBA_PARAM_DOUBLE, "0.02",
 	  "stop when the regions not yet refined hold less than this share" },
 	{ "max_intervals", AMEBA_PARAM_INT, "200", "search intervals before the search stops (budget)" },
-	{ "final_intervals", AMEBA_PARAM_INT, "2", "intervals of the final measurement" },
+	{ "final_intervals", AMEBA_PARAM_INT, "2",
+	  "intervals of the final measurement (0: until the program exits)" },
 	{ "more", AMEBA_PARAM_INT, "0", "1: continue into the remaining space after each result" },
 	{ "per_thread", AMEBA_PARAM_INT, "0", "1: one search per thread" },
 	{ "group", AMEBA_PARAM_INT, "8", "regions of at most this many units with interleaved "
@@ -1643,8 +1645,8 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			st->final_ext++;
 			st->final_interval_ms = next > st->max_interval_ms ? st->max_interval_ms :
 						(uint32_t)next;
-		} else if (!--st->final_left) {
-			st->final = F_DONE;
+		} else if (st->final_intervals && !--st->final_left) {
+			st->final = F_DONE;	/* final_intervals=0: until the program exits */
 		}
 	}
 out:
@@ -1918,10 +1920,10 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 		return AMEBA_EINVAL;
 	}
 	if (keep < 0 || quiet < 0 || interval < 0 || max_interval < 1 || max_intervals < 1 ||
-	    final_intervals < 1 || group < 2 || max_ranges < 16 || (more != 0 && more != 1) ||
+	    final_intervals < 0 || group < 2 || max_ranges < 16 || (more != 0 && more != 1) ||
 	    (per_thread != 0 && per_thread != 1)) {
 		snprintf(msg, 256, "want keep >= 0, quiet_ms >= 0, interval_ms >= 0, max_interval_ms >= 1, "
-			 "max_intervals >= 1, final_intervals >= 1, group >= 2, max_ranges >= 16, "
+			 "max_intervals >= 1, final_intervals >= 0, group >= 2, max_ranges >= 16, "
 			 "more and per_thread 0 or 1");
 		return AMEBA_EINVAL;
 	}

@@ -527,6 +527,21 @@ static void test_budget(void)
 	/* 3 search intervals + 2 final */
 	CHECK_EQ_U64(w.nr_experiments, 5);
 	run_free(&r);
+
+	/* final_intervals=0: the final measurement lasts until the program
+	 * exits (here: the 40 experiments the test allows) */
+	{
+		static const char *const until_exit[] = { "max_intervals=3", "final_intervals=0",
+							  NULL };
+
+		fig2_world(&w);
+		run_world(&r, &w, until_exit, 40);
+		CHECK(!r.finished);
+		CHECK_EQ_U64(w.nr_experiments, 40);
+		CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+		CHECK(r.nr_ctxs == 2 && r.ctxs[1].window_ns == 37 * 100000000ull);
+		run_free(&r);
+	}
 }
 
 /* more=1: a 2-way search returns one object per round and goes on into
