@@ -125,3 +125,18 @@ wl_workload(openmp openmp.c NEEDS_OPENMP FLAGS -fopenmp)
 wl_workload(cxx cxx.cpp CXX FLAGS -std=c++17)
 wl_workload(thread_churn thread_churn.c NO_TWIN)
 wl_workload(million_live million_live.c NO_TWIN)
+wl_workload(stencil_grids stencil_grids.c)
+wl_workload(hash_table hash_table.c)
+wl_workload(phased_solver phased_solver.c)
+
+# Oracle checks of the multi-object workloads' designed shares (sim backend,
+# a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
+foreach(w stencil_grids hash_table phased_solver)
+  foreach(v "" _fixed)
+    add_test(NAME workload_${w}${v}_oracle
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
+              ${WL_DIR}/${w}${v}.expect)
+    set_tests_properties(workload_${w}${v}_oracle PROPERTIES LABELS "workload;sim" TIMEOUT 600
+      ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
+  endforeach()
+endforeach()

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""search_accuracy.py - the accuracy of ameba's searches against the oracle, in
+the layout of Buck & Hollingsworth's Tables 1 and 2 (seed 002): for every
+ground-truth workload, the objects with the most misses, their actual rank and
+share (the AMEBA_ORACLE file of a plain run), and the rank and share estimated
+by sampling, the 10-way search and the 2-way search (`ameba run`).
+
+    search_accuracy.py AMEBA TEST_BIN_DIR WORKLOADS_CMAKE STRATEGY_DIR
+
+Notes:
+  - Backend sim, metric l1d_miss. Every workload runs at a SCALE that makes a
+    plain instrumented run last about TARGET_S seconds (SCALE 1 for the
+    stress programs whose SCALE multiplies threads or blocks, and for the
+    phased ones, whose SCALE lengthens the phases), so that the searches
+    end before the program does.
+  - Fairness: the oracle counts the whole run, from the runtime's start to
+    exit; `ameba run` holds the program at main() until the first
+    experiment is armed, so sampling sees main() to exit (the same run minus
+    the runtime's own start-up). The n-way searches run with
+    final_intervals=0: the found objects are measured from the end of the
+    search to the program's exit (most of the run), so their estimates
+    cover nearly the oracle's window even for workloads whose shares change
+    over time (phases, transposes that swap source and destination). The
+    search's own length (nway10_intervals_median) is read from the
+    strategy's log lines (`-v`). Phased workloads are marked '~phased'.
+  - Objects are matched by name: oracle bins (allocation sites, globals,
+    [stack], [tls]) against the report's objects (a site with one block is
+    named by its site, as its bin).
+  - A workload or strategy that is not built is skipped with a note.
+    SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows; SEARCH_ACCURACY_TARGET_S
+    sets the plain run length aimed at (default 8 s).
+"""
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
+FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1, "phased_solver": 1}
+PHASED = {"phases", "phased_solver"}
+METRIC = "l1d_miss"
+RUN_TIMEOUT_S = 600
+
+
+def note(msg):
+    print("note: " + msg, flush=True)
+
+
+def bin_name(name):
+    if name.startswith("[stack"):
+        return "[stack]"
+    if name.startswith("[tls"):
+        return "[tls]"
+    return name
+
+
+def oracle(prog, scale, path):
+    env = dict(os.environ, AMEBA_BACKEND="sim", AMEBA_ORACLE=path)
+    t0 = time.monotonic()
+    p = subprocess.run([prog, str(scale)], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=RUN_TIMEOUT_S)
+    dt = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError("%s %d exited %d: %s" % (prog, scale, p.returncode,
+                                                    p.stderr.decode(errors="replace")[-300:]))
+    with open(path) as f:
+        o = json.load(f)
+    total = 0.0
+    rows = []
+    for b in o.get("bins", []):
+        v = float(b.get("total", {}).get(METRIC, 0))
+        total += v
+        rows.append((b["name"], v))
+    rows = [(n, v / total) for n, v in rows if total > 0 and v > 0]
+    rows.sort(key=lambda r: -r[1])
+    return dt, rows
+
+
+def agent(ameba, prog, scale, strategy, path):
+    env = dict(os.environ)
+    env.pop("AMEBA_ORACLE", None)
+    cmd = [ameba, "run", "-v", "--backend", "sim", "--metric", METRIC, "--strategy", strategy,
+           "--output", path, "--", prog, str(scale)]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=RUN_TIMEOUT_S)
+    if p.returncode != 0 or not os.path.exists(path):
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
+                                                p.stderr.decode(errors="replace")[-300:]))
+    with open(path) as f:
+        r = json.load(f)
+    objs = []
+    for o in r.get("objects", []):
+        if o.get("share", 0) > 0:
+            objs.append((bin_name(o["name"]), float(o["share"])))
+    # one row per bin (stacks of several threads fold into [stack])
+    merged = {}
+    for n, s in objs:
+        merged[n] = merged.get(n, 0) + s
+    objs = sorted(merged.items(), key=lambda r: -r[1])
+    # the search's own intervals (nway logs one line per interval with -v)
+    n = [int(x) for x in re.findall(r"nway: interval (\d+)", p.stderr.decode(errors="replace"))]
+    return {"objects": objs, "iterations": r.get("iterations", 0),
+            "search_intervals": max(n) if n else None, "reason": r.get("reason", "?")}
+
+
+def rank_of(rows, name):
+    for i, (n, s) in enumerate(rows):
+        if n == name:
+            return i + 1, s
+    return None, None
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__.split("\n\n")[1])
+        return 2
+    ameba, tbin, wl_cmake, sdir = sys.argv[1:5]
+    with open(wl_cmake) as f:
+        names = re.findall(r"^wl_workload\((\w+)", f.read(), re.M)
+    for extra in ("stencil_grids", "hash_table", "phased_solver"):
+        if extra not in names:
+            names.append(extra)
+    only = os.environ.get("SEARCH_ACCURACY_ONLY")
+    if only:
+        names = [n for n in names if n in only.split(",")]
+    columns = [("sampling", "sampling"), ("10-way", "nway:n=10,final_intervals=0"),
+               ("2-way", "nway:n=2,final_intervals=0")]
+    have = {c: os.path.exists(os.path.join(sdir, s.split(":")[0] + ".so")) for c, s in columns}
+    for c, s in columns:
+        if not have[c]:
+            note("strategy %s is not built (%s): its column is left empty" %
+                 (s.split(":")[0], os.path.join(sdir, s.split(":")[0] + ".so")))
+
+    print("search_accuracy: backend sim, metric %s, oracle = AMEBA_ORACLE of a plain run" % METRIC)
+    print("%-36s %-14s %-14s %-14s %-14s" % ("workload / object", "actual", "sampling",
+                                              "10-way", "2-way"))
+    print("%-36s %-14s %-14s %-14s %-14s" % ("", "rank      %", "rank      %", "rank      %",
+                                              "rank      %"))
+    top5_found = top5_total = 0
+    top1_2way = top1_total = 0
+    nway_err = []
+    nway_err_steady = []
+    samp_err = []
+    nway_iters = []
+    nr_run = 0
+    tmp = tempfile.mkdtemp(prefix="search_accuracy.")
+    for w in names:
+        prog = os.path.join(tbin, "wl_" + w)
+        if not os.access(prog, os.X_OK):
+            note("workload %s is not built (%s): row skipped" % (w, prog))
+            continue
+        try:
+            scale = FIXED_SCALE.get(w, 1)
+            dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+            if w not in FIXED_SCALE and dt < TARGET_S:
+                scale = min(16, max(1, int(math.ceil(TARGET_S / max(dt, 0.05)))))
+                if scale > 1:
+                    dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+            res = {}
+            for c, strat in columns:
+                if have[c]:
+                    try:
+                        res[c] = agent(ameba, prog, scale, strat,
+                                       os.path.join(tmp, "%s.%s.json" % (w, c.replace("-", ""))))
+                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                        note("%s %s: %s" % (w, c, e))
+        except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as e:
+            note("workload %s: %s: row skipped" % (w, e))
+            continue
+        nr_run += 1
+        shown = [n for n, s in actual[:5] if s >= 0.0001]
+        for c in res:
+            lim = 5 if c == "sampling" else len(res[c]["objects"])
+            for n, s in res[c]["objects"][:lim]:
+                if n not in shown:
+                    shown.append(n)
+        shown.sort(key=lambda n: (rank_of(actual, n)[0] or 10**9))
+        head = "%s (SCALE %d, %.1f s plain)%s" % (w, scale, dt, " ~phased" if w in PHASED else "")
+        for c in ("10-way", "2-way", "sampling"):
+            if c in res:
+                head += "; %s %s %d intervals" % (c, res[c]["reason"], res[c]["iterations"])
+                if res[c].get("search_intervals"):
+                    head += " (search %d)" % res[c]["search_intervals"]
+        print(head)
+        for n in shown:
+            ar, a = rank_of(actual, n)
+            cells = ["%4s %8s" % (ar or "", "%.2f" % (100 * a) if a is not None else "")]
+            for c, _ in columns:
+                if c in res:
+                    r, s = rank_of(res[c]["objects"], n)
+                    cells.append("%4s %8s" % (r or "", "%.2f" % (100 * s) if s is not None else ""))
+                else:
+                    cells.append("%4s %8s" % ("", "-"))
+            print("  %-34.34s %s" % (n, "  ".join(cells)))
+        # the figures
+        if "10-way" in res and res["10-way"]["search_intervals"]:
+            nway_iters.append(res["10-way"]["search_intervals"])
+            for n, s in res["10-way"]["objects"]:
+                ar, a = rank_of(actual, n)
+                if a is not None:
+                    nway_err.append(abs(s - a) * 100)
+                    if w not in PHASED:
+                        nway_err_steady.append(abs(s - a) * 100)
+        for i, (n, a) in enumerate(actual[:5]):
+            if a < 0.02:
+                continue
+            top5_total += 1
+            if "10-way" in res and rank_of(res["10-way"]["objects"], n)[0]:
+                top5_found += 1
+            if "sampling" in res:
+                s = rank_of(res["sampling"]["objects"], n)[1] or 0.0
+                samp_err.append(abs(s - a) * 100)
+        if actual and "2-way" in res:
+            top1_total += 1
+            if rank_of(res["2-way"]["objects"], actual[0][0])[0]:
+                top1_2way += 1
+    print("workloads_measured: %d" % nr_run)
+    print("nway10_top5_found: %d/%d" % (top5_found, top5_total))
+    print("nway10_max_abs_err_pts: %s" % ("%.2f" % max(nway_err) if nway_err else "n/a"))
+    print("nway10_max_abs_err_pts_unphased: %s" %
+          ("%.2f" % max(nway_err_steady) if nway_err_steady else "n/a"))
+    print("nway10_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(nway_err) if nway_err else "n/a"))
+    print("sampling_max_abs_err_pts: %s" % ("%.2f" % max(samp_err) if samp_err else "n/a"))
+    print("sampling_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(samp_err) if samp_err else "n/a"))
+    print("nway10_intervals_median: %s" % (statistics.median(nway_iters) if nway_iters else "n/a"))
+    print("nway10_final_window: from the end of the search to the program's exit")
+    print("nway2_top1_found: %d/%d" % (top1_2way, top1_total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+# The nway strategy (issue 6): unit tests on synthetic counters, and the
+# end-to-end search of the hot_arrays workload through `ameba run`.
+#
+#   strategy_nway_unit        test_nway drives nway.so directly against a
+#                             hand-computed world (Fig. 2 layout, straddling
+#                             object, phases, each termination rule, more=1,
+#                             per_thread=1)
+#   strategy_nway_hot_arrays  `ameba run --strategy nway` on wl_hot_arrays
+#                             ends with the six designed objects in order
+add_executable(test_nway ${AMEBA_FRAGMENT_DIR}/test_nway.c)
+target_include_directories(test_nway PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/include)
+target_compile_definitions(test_nway PRIVATE _GNU_SOURCE)
+target_link_libraries(test_nway PRIVATE ${CMAKE_DL_LIBS} m)
+set_target_properties(test_nway PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_dependencies(test_nway strategy-nway)
+add_test(NAME strategy_nway_unit COMMAND ${AMEBA_TEST_BIN}/test_nway ${AMEBA_LIBDIR}/strategies)
+set_tests_properties(strategy_nway_unit PROPERTIES LABELS strategy TIMEOUT 120)
+
+add_test(NAME strategy_nway_hot_arrays
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_nway_hot_arrays PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)

@@ -1,0 +1,696 @@
+/*
+ * test_nway.c - unit tests of the `nway` strategy on synthetic counters: the
+ * plugin is loaded and driven directly (create, plan, observe, contexts)
+ * against a small world whose counts are computed here by hand.
+ *
+ *   test_nway <dir with nway.so>
+ *
+ * Notes:
+ *  - The world: objects with a rate of l1d_miss events per millisecond per
+ *    thread (mem_ref is 4x that), optionally active only in a window of a
+ *    repeating period (phases). A counter reads, for the interval the
+ *    strategy asked for (100 ms when it leaves the length to the agent),
+ *    rate x active time x the fraction of the object its ranges cover, over
+ *    the threads it counts. Time only moves with the experiments, so every
+ *    figure is exact and the same on every run.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ameba/plugin.h"
+#include "check.h"
+
+#define MIB (1024u * 1024u)
+#define MAX_OBJS 32
+#define MAX_THREADS 2
+
+struct wobj {
+	struct ameba_object o;
+	double rate[MAX_THREADS];	/* l1d_miss per ms */
+	uint32_t period_ms, on_from_ms, on_to_ms;	/* phases; period 0 = always */
+};
+
+struct world {
+	struct wobj objs[MAX_OBJS];
+	uint32_t nr;
+	uint32_t nr_threads;
+	uint64_t now_ms;
+	uint32_t nr_experiments;
+	uint32_t nr_search_intervals;
+	uint32_t max_counters;		/* largest experiment seen */
+	uint32_t max_interval_ms;
+};
+
+static const int world_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_L1D_MISS };
+static const struct ameba_strategy_desc *nway;
+static int verbose;
+
+static void host_log(const struct ameba_host *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)h;
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void add(struct world *w, const char *name, int kind, uintptr_t start, uint64_t size,
+		double rate)
+{
+	struct wobj *o = &w->objs[w->nr];
+
+	memset(o, 0, sizeof(*o));
+	o->o.id = w->nr + 1;
+	o->o.kind = kind;
+	o->o.name = name;
+	o->o.site = kind == AMEBA_OBJ_HEAP ? name : NULL;
+	o->o.start = start;
+	o->o.end = start + size;
+	o->o.sz_bytes = size;
+	o->o.nr_blocks = 1;
+	o->o.live = 1;
+	o->rate[0] = rate;
+	w->nr++;
+}
+
+/* Milliseconds of [t0, t0 + len) in which object o is active. */
+static double active_ms(const struct wobj *o, uint64_t t0, uint64_t len)
+{
+	double on = 0;
+
+	if (!o->period_ms)
+		return (double)len;
+	for (uint64_t t = t0; t < t0 + len; t++) {
+		uint64_t ph = t % o->period_ms;
+
+		on += ph >= o->on_from_ms && ph < o->on_to_ms;
+	}
+	return on;
+}
+
+static double coverage(const struct ameba_counter *c, const struct ameba_object *o)
+{
+	double bytes = 0, size = (double)(o->end - o->start);
+
+	if (!c->nr_ranges)
+		return 1;
+	for (uint32_t r = 0; r < c->nr_ranges; r++) {
+		uintptr_t s = c->ranges[2 * r], e = c->ranges[2 * r + 1];
+		uintptr_t lo = s > o->start ? s : o->start, hi = e < o->end ? e : o->end;
+
+		if (hi > lo)
+			bytes += (double)(hi - lo);
+	}
+	return bytes / size;
+}
+
+static int counts_thread(const struct ameba_counter *c, uint32_t t)
+{
+	if (!c->nr_threads)
+		return 1;
+	for (uint32_t i = 0; i < c->nr_threads; i++)
+		if (c->threads[i] == t)
+			return 1;
+	return 0;
+}
+
+struct run {
+	void *state;
+	struct ameba_host host;
+	struct ameba_object flat[MAX_OBJS];
+	struct ameba_thread threads[MAX_THREADS];
+	char progress[200];
+	const struct ameba_context *ctxs;
+	uint32_t nr_ctxs;
+	int finished;
+};
+
+/* Runs nway with the parameters "k=v" (NULL-terminated) until it finishes
+ * or max_exp experiments ran. */
+static void run_world(struct run *r, struct world *w, const char *const *kv, uint32_t max_exp)
+{
+	const char *names[32], *values[32];
+	char buf[32][64], msg[256] = "";
+	struct ameba_params params = { 0, names, values };
+
+	memset(r, 0, sizeof(*r));
+	for (uint32_t i = 0; i < nway->nr_params; i++) {
+		names[params.nr] = nway->params[i].name;
+		values[params.nr++] = !strcmp(nway->params[i].name, "metric") ? "l1d_miss" :
+				       nway->params[i].def;
+	}
+	for (uint32_t i = 0; kv && kv[i]; i++) {
+		char *eq;
+
+		snprintf(buf[i], sizeof(buf[i]), "%s", kv[i]);
+		eq = strchr(buf[i], '=');
+		*eq = '\0';
+		for (uint32_t k = 0; k < params.nr; k++)
+			if (!strcmp(names[k], buf[i]))
+				values[k] = eq + 1;
+	}
+	for (uint32_t i = 0; i < w->nr; i++)
+		r->flat[i] = w->objs[i].o;
+	for (uint32_t t = 0; t < w->nr_threads; t++) {
+		r->threads[t].id = t;
+		r->threads[t].tid = 100 + (int32_t)t;
+	}
+	r->host.abi_version = AMEBA_PLUGIN_ABI_VERSION;
+	r->host.struct_size = sizeof(r->host);
+	r->host.objects = r->flat;
+	r->host.nr_objects = w->nr;
+	r->host.threads = r->threads;
+	r->host.nr_threads = w->nr_threads;
+	r->host.metrics = world_metrics;
+	r->host.nr_metrics = 2;
+	r->host.exact = 1;
+	r->host.log = host_log;
+	if (nway->create(&r->host, &params, &r->state, msg)) {
+		fprintf(stderr, "create: %s\n", msg);
+		CHECK(0);
+		return;
+	}
+	for (uint32_t e = 0; e < max_exp; e++) {
+		struct ameba_experiment exp;
+		uint64_t values_[512];
+		uint64_t pt_store[512][MAX_THREADS];
+		const uint64_t *pt[512];
+		struct ameba_results res;
+		uint64_t len;
+		int rc = nway->plan(r->state, &exp);
+
+		if (rc == 1) {
+			r->finished = 1;
+			break;
+		}
+		CHECK(rc == 0);
+		if (rc)
+			break;
+		CHECK(exp.nr_counters <= 512);
+		len = exp.interval_ms ? exp.interval_ms : 100;
+		if (exp.nr_counters > w->max_counters)
+			w->max_counters = exp.nr_counters;
+		if (len > w->max_interval_ms)
+			w->max_interval_ms = (uint32_t)len;
+		for (uint32_t i = 0; i < exp.nr_counters && i < 512; i++) {
+			const struct ameba_counter *c = &exp.counters[i];
+			double f = c->metric == AMEBA_M_MEM_REF ? 4 : 1, total = 0;
+
+			for (uint32_t t = 0; t < w->nr_threads; t++) {
+				double v = 0;
+
+				if (counts_thread(c, t))
+					for (uint32_t o = 0; o < w->nr; o++)
+						v += w->objs[o].rate[t] * f *
+						     active_ms(&w->objs[o], w->now_ms, len) *
+						     coverage(c, &w->objs[o].o);
+				pt_store[i][t] = (uint64_t)llround(v);
+				total += (double)pt_store[i][t];
+			}
+			values_[i] = (uint64_t)total;
+			pt[i] = c->per_thread ? pt_store[i] : NULL;
+		}
+		memset(&res, 0, sizeof(res));
+		res.nr_counters = exp.nr_counters;
+		res.values = values_;
+		res.per_thread = pt;
+		res.nr_threads = w->nr_threads;
+		res.elapsed_ns = len * 1000000ull;
+		w->now_ms += len;
+		w->nr_experiments++;
+		CHECK(nway->observe(r->state, &exp, &res) == 0);
+	}
+	nway->progress(r->state, r->progress, sizeof(r->progress));
+	CHECK(nway->contexts(r->state, &r->ctxs, &r->nr_ctxs) == 0);
+	if (verbose) {
+		fprintf(stderr, "%s; %u experiments, %u ms\n", r->progress, w->nr_experiments,
+			(unsigned)w->now_ms);
+		for (uint32_t i = 0; i < r->nr_ctxs; i++)
+			if (r->ctxs[i].object)
+				fprintf(stderr, "  %s %.6f\n", r->ctxs[i].object->name,
+					r->ctxs[i].values[AMEBA_M_L1D_MISS] /
+					r->ctxs[i].program[AMEBA_M_L1D_MISS]);
+	}
+}
+
+static void run_free(struct run *r)
+{
+	if (r->state)
+		nway->destroy(r->state);
+	r->state = NULL;
+}
+
+/* The object contexts' names joined by spaces, best first. */
+static const char *found_names(const struct run *r, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < r->nr_ctxs; i++)
+		if (r->ctxs[i].kind == AMEBA_CTX_OBJECT && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "",
+					      r->ctxs[i].object->name);
+	return buf;
+}
+
+static double share_of(const struct run *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->nr_ctxs; i++)
+		if (r->ctxs[i].kind == AMEBA_CTX_OBJECT && !strcmp(r->ctxs[i].object->name, name))
+			return r->ctxs[i].values[AMEBA_M_L1D_MISS] /
+			       r->ctxs[i].program[AMEBA_M_L1D_MISS];
+	return -1;
+}
+
+#define CHECK_SHARE(r, name, want)                                                       \
+	do {                                                                             \
+		double s_ = share_of((r), (name));                                       \
+		if (fabs(s_ - (want)) > 1e-9)                                            \
+			fprintf(stderr, "%s:%d: share of %s = %.9f, want %.9f\n",        \
+				__FILE__, __LINE__, (name), s_, (double)(want));          \
+		check_record(fabs(s_ - (want)) <= 1e-9, __FILE__, __LINE__, "share " name); \
+	} while (0)
+
+#define CHECK_HAS(hay, needle)                                                           \
+	do {                                                                             \
+		if (!strstr((hay), (needle)))                                            \
+			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+				(hay), (needle));                                          \
+		check_record(strstr((hay), (needle)) != NULL, __FILE__, __LINE__, #needle); \
+	} while (0)
+
+/*
+ * Seed 002, Fig. 2: array_a..array_d packed at low addresses hold 60% of
+ * the misses, array_e alone far above holds 40%, more than any one of the
+ * four (c 19%, a 16%, b 14%, d 11%). Rates: 1 event/ms per 1% of share.
+ * A cold table sits with the four; a cold stack sits near array_e.
+ */
+static void fig2_world(struct world *w)
+{
+	uintptr_t at = 0x10000000;
+
+	memset(w, 0, sizeof(*w));
+	w->nr_threads = 1;
+	add(w, "array_a", AMEBA_OBJ_GLOBAL, at, 2 * MIB, 16);
+	at += 2 * MIB;
+	add(w, "array_b", AMEBA_OBJ_GLOBAL, at, 1843200, 14);
+	at += 1843200;
+	add(w, "array_c", AMEBA_OBJ_GLOBAL, at, 2457600, 19);
+	at += 2457600;
+	add(w, "array_d", AMEBA_OBJ_GLOBAL, at, 1433600, 11);
+	at += 1433600;
+	add(w, "lut", AMEBA_OBJ_GLOBAL, at, 4096, 0);
+	add(w, "alloc_array_e@hot_fig2.c:57", AMEBA_OBJ_HEAP, 0x7f0000000000ull, 5 * MIB, 40);
+	add(w, "[stack T0]", AMEBA_OBJ_STACK, 0x7ffff0000000ull, 8 * MIB, 0);
+}
+
+static void test_fig2(void)
+{
+	static const char *const two[] = { "n=2", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	/* 2-way: the 60% region is refined first, then the search backs up to
+	 * the 40% one and ends at array_e, the hottest object */
+	fig2_world(&w);
+	run_world(&r, &w, two, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "alloc_array_e@hot_fig2.c:57");
+	CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+	CHECK_HAS(r.progress, "(top n-1 single)");
+	CHECK(w.max_counters == 2 * (1 + 1));	/* final: 2 metrics x (total + 1) */
+	run_free(&r);
+
+	/* 10-way: all five, in order, exact shares; fewer than n-1 objects
+	 * are left, all single: that ends it too */
+	fig2_world(&w);
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)),
+		  "alloc_array_e@hot_fig2.c:57 array_c array_a array_b array_d");
+	CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+	CHECK_SHARE(&r, "array_c", 0.19);
+	CHECK_SHARE(&r, "array_a", 0.16);
+	CHECK_SHARE(&r, "array_b", 0.14);
+	CHECK_SHARE(&r, "array_d", 0.11);
+	CHECK_HAS(r.progress, "(top n-1 single)");
+	/* the program context and every metric on the final extents */
+	CHECK(r.nr_ctxs == 6 && r.ctxs[0].kind == AMEBA_CTX_PROGRAM);
+	if (r.nr_ctxs == 6) {
+		const struct ameba_context *c = &r.ctxs[1];
+
+		CHECK(c->has[AMEBA_M_MEM_REF] && c->has[AMEBA_M_L1D_MISS]);
+		CHECK(c->values[AMEBA_M_MEM_REF] == 4 * c->values[AMEBA_M_L1D_MISS]);
+		CHECK(c->confidence == 1.0);
+		CHECK(c->nr_threads == 1 && c->per_thread[AMEBA_M_L1D_MISS] &&
+		      c->per_thread[AMEBA_M_L1D_MISS][0] == c->values[AMEBA_M_L1D_MISS]);
+		CHECK(c->object->kind == AMEBA_OBJ_HEAP && c->object->start == 0x7f0000000000ull);
+		/* 2 final intervals of 100 ms at 40 events/ms */
+		CHECK(c->values[AMEBA_M_L1D_MISS] == 8000);
+		CHECK(c->program[AMEBA_M_L1D_MISS] == 20000);
+		CHECK(c->window_ns == 200000000ull);
+		CHECK_HAS(c->extra, "found_by=all");
+	}
+	run_free(&r);
+}
+
+/*
+ * A hot object straddling the place where the first boundary would fall:
+ * the hull [1 MiB, 5 MiB) in 4 parts puts a boundary at 2 MiB, in the
+ * middle of hot (30%). Moved to hot's start, the boundary keeps it whole,
+ * so it is found first with its exact share; cut in two, each half (15%)
+ * would rank under a (25%) and b (20%).
+ */
+static void test_straddle(void)
+{
+	static const char *const four[] = { "n=4", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	add(&w, "a", AMEBA_OBJ_GLOBAL, 0x100000, 0x80000, 25);
+	add(&w, "hot", AMEBA_OBJ_GLOBAL, 0x1c0000, 0x80000, 30);
+	add(&w, "b", AMEBA_OBJ_GLOBAL, 0x280000, 0x80000, 20);
+	add(&w, "c", AMEBA_OBJ_GLOBAL, 0x300000, 0x80000, 15);
+	add(&w, "d", AMEBA_OBJ_GLOBAL, 0x480000, 0x80000, 10);
+	run_world(&r, &w, four, 200);
+	CHECK(r.finished);
+	/* n-1 = 3 singles on top; the 4th ranked region is single too */
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "hot a b c");
+	CHECK_SHARE(&r, "hot", 0.30);
+	CHECK_SHARE(&r, "a", 0.25);
+	CHECK_SHARE(&r, "b", 0.20);
+	CHECK_SHARE(&r, "c", 0.15);
+	CHECK_HAS(r.progress, "(top n-1 single)");
+	run_free(&r);
+}
+
+/*
+ * Phases (seed 002, Fig. 5 / applu): x, y, z each active alone in turn in
+ * a 1600 ms period (x 720 ms, y 560, z 320: 45 / 35 / 20% overall). Every
+ * one of them counts zero in most 100 ms intervals; regions that ranked
+ * high and went quiet are kept, the interval grows until it spans phases,
+ * and the final measurement lasts until every found object counted.
+ */
+static void test_phases(void)
+{
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	add(&w, "x", AMEBA_OBJ_GLOBAL, 0x10000000, 4 * MIB, 1000);
+	add(&w, "y", AMEBA_OBJ_GLOBAL, 0x10000000 + 4 * MIB, 4 * MIB, 1000);
+	add(&w, "z@solver.c:9", AMEBA_OBJ_HEAP, 0x7f0000000000ull, 4 * MIB, 1000);
+	w.objs[0].period_ms = w.objs[1].period_ms = w.objs[2].period_ms = 1600;
+	w.objs[0].on_to_ms = 720;
+	w.objs[1].on_from_ms = 720;
+	w.objs[1].on_to_ms = 1280;
+	w.objs[2].on_from_ms = 1280;
+	w.objs[2].on_to_ms = 1600;
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "x y z@solver.c:9");
+	CHECK(w.max_interval_ms >= 1600);
+	/* the estimates are the exact shares of the final window (the last
+	 * window_ns of the run), and within 2 points of the overall ones */
+	for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+		const struct ameba_context *c = &r.ctxs[i];
+		uint64_t len = c->window_ns / 1000000, t0 = w.now_ms - len;
+		double on[3], sum = 0, want;
+		int k = -1;
+
+		if (c->kind != AMEBA_CTX_OBJECT)
+			continue;
+		for (int o = 0; o < 3; o++) {
+			on[o] = active_ms(&w.objs[o], t0, len);
+			sum += on[o];
+			if (!strcmp(w.objs[o].o.name, c->object->name))
+				k = o;
+		}
+		CHECK(k >= 0);
+		if (k < 0)
+			continue;
+		want = on[k] / sum;
+		if (fabs(share_of(&r, w.objs[k].o.name) - want) > 1e-9)
+			fprintf(stderr, "phases: %s %.9f, want %.9f\n", w.objs[k].o.name,
+				share_of(&r, w.objs[k].o.name), want);
+		CHECK(fabs(share_of(&r, w.objs[k].o.name) - want) <= 1e-9);
+		CHECK(fabs(want - (k == 0 ? 0.45 : k == 1 ? 0.35 : 0.20)) < 0.02);
+	}
+	run_free(&r);
+
+	/* without keeping quiet regions (keep=0, quiet_ms=0) the search loses
+	 * what is quiet when it looks */
+	{
+		static const char *const nokeep[] = { "keep=0", "quiet_ms=0", NULL };
+
+		run_world(&r, &w, nokeep, 200);
+		CHECK(r.finished);
+		CHECK(strchr(found_names(&r, buf, sizeof(buf)), ' ') == NULL);
+		run_free(&r);
+	}
+}
+
+/*
+ * The unsearched-share rule: three objects hold 99.2%, eight small ones
+ * packed far away 0.1% each. Once the three are single and measured, the
+ * regions not yet refined hold 0.8% (< 2%): the search ends without
+ * spending intervals on the small ones.
+ */
+static void test_unsearched(void)
+{
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	add(&w, "p", AMEBA_OBJ_GLOBAL, 0x100000, 0x100000, 500);
+	add(&w, "q", AMEBA_OBJ_GLOBAL, 0x200000, 0x100000, 300);
+	add(&w, "r", AMEBA_OBJ_GLOBAL, 0x300000, 0x100000, 192);
+	for (int i = 0; i < 8; i++) {
+		static const char *const names[] = { "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7" };
+
+		add(&w, names[i], AMEBA_OBJ_GLOBAL, 0x40000000 + 0x1000 * (uintptr_t)i, 0x1000, 1);
+	}
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_HAS(r.progress, "(unsearched share under threshold)");
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "p q r");
+	CHECK_SHARE(&r, "p", 0.5);
+	CHECK_SHARE(&r, "q", 0.3);
+	CHECK_SHARE(&r, "r", 0.192);
+	run_free(&r);
+
+	/* unsearched=0: the rule is off, the search refines everything */
+	{
+		static const char *const off[] = { "unsearched=0", NULL };
+
+		run_world(&r, &w, off, 200);
+		CHECK(r.finished);
+		CHECK_HAS(r.progress, "(top n-1 single)");
+		/* n-1 = 9 singles on top, and the 10th is single too */
+		CHECK_STR(found_names(&r, buf, sizeof(buf)), "p q r s0 s1 s2 s3 s4 s5 s6");
+		CHECK_SHARE(&r, "s6", 0.001);
+		run_free(&r);
+	}
+}
+
+/* The budget: max_intervals=3 stops the search of Fig. 2 early; what is
+ * single by then is measured and reported, nothing else. */
+static void test_budget(void)
+{
+	static const char *const budget[] = { "max_intervals=3", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	fig2_world(&w);
+	run_world(&r, &w, budget, 200);
+	CHECK(r.finished);
+	CHECK_HAS(r.progress, "(budget)");
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "alloc_array_e@hot_fig2.c:57");
+	CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+	/* 3 search intervals + 2 final */
+	CHECK_EQ_U64(w.nr_experiments, 5);
+	run_free(&r);
+
+	/* final_intervals=0: the final measurement lasts until the program
+	 * exits (here: the 40 experiments the test allows) */
+	{
+		static const char *const until_exit[] = { "max_intervals=3", "final_intervals=0",
+							  NULL };
+
+		fig2_world(&w);
+		run_world(&r, &w, until_exit, 40);
+		CHECK(!r.finished);
+		CHECK_EQ_U64(w.nr_experiments, 40);
+		CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+		CHECK(r.nr_ctxs == 2 && r.ctxs[1].window_ns == 37 * 100000000ull);
+		run_free(&r);
+	}
+}
+
+/* more=1: a 2-way search returns one object per round and goes on into
+ * the rest of the address space: all five of Fig. 2, in order. */
+static void test_more(void)
+{
+	static const char *const more[] = { "n=2", "more=1", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	fig2_world(&w);
+	run_world(&r, &w, more, 400);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)),
+		  "alloc_array_e@hot_fig2.c:57 array_c array_a array_b array_d");
+	CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
+	CHECK_SHARE(&r, "array_c", 0.19);
+	CHECK_SHARE(&r, "array_d", 0.11);
+	run_free(&r);
+}
+
+/*
+ * per_thread=1: thread 1 misses only on `mine` (5% of all misses, 100% of
+ * thread 1's), thread 0 on `big` (95%). A 2-way search over all threads
+ * ends at big; per thread, each search finds its own object.
+ */
+static void test_per_thread(void)
+{
+	static const char *const all[] = { "n=2", NULL };
+	static const char *const per[] = { "n=2", "per_thread=1", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 2;
+	add(&w, "big", AMEBA_OBJ_GLOBAL, 0x100000, 0x100000, 95);
+	add(&w, "mine", AMEBA_OBJ_GLOBAL, 0x200000, 0x1000, 0);
+	add(&w, "cold", AMEBA_OBJ_GLOBAL, 0x300000, 0x1000, 0);
+	w.objs[1].rate[1] = 5;
+	run_world(&r, &w, all, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "big");
+	run_free(&r);
+
+	run_world(&r, &w, per, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "big mine");
+	CHECK_SHARE(&r, "big", 0.95);
+	CHECK_SHARE(&r, "mine", 0.05);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++)
+		if (r.ctxs[i].object && !strcmp(r.ctxs[i].object->name, "mine")) {
+			CHECK_HAS(r.ctxs[i].extra, "found_by=T1");
+			CHECK(r.ctxs[i].per_thread[AMEBA_M_L1D_MISS][0] == 0);
+			CHECK(r.ctxs[i].per_thread[AMEBA_M_L1D_MISS][1] ==
+			      r.ctxs[i].values[AMEBA_M_L1D_MISS]);
+		}
+	run_free(&r);
+}
+
+/*
+ * Heap blocks of two allocation sites interleaved in the heap (A, B, A, B,
+ * ...: 10 blocks each), which address halves cannot separate: the region
+ * becomes the set of the two sites, split by site; each is found as its bin
+ * (every block), A 80% and B 20%. With max_ranges=16 a site of 10 blocks is
+ * measured on its hull (more than 16 / 4 ranges), which also covers 9 of
+ * B's blocks: A reads 98%, with confidence 0.5 and measured=hull.
+ */
+static void test_bins(void)
+{
+	static const char *const cap[] = { "max_ranges=16", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	for (int i = 0; i < 20; i++)
+		add(&w, i % 2 ? "new_b@x.c:2" : "new_a@x.c:1", AMEBA_OBJ_HEAP,
+		    0x100000 + 0x1000 * (uintptr_t)i, 0x800, i % 2 ? 2 : 8);
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "new_a@x.c:1 new_b@x.c:2");
+	CHECK_SHARE(&r, "new_a@x.c:1", 0.8);
+	CHECK_SHARE(&r, "new_b@x.c:2", 0.2);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++)
+		if (r.ctxs[i].object) {
+			CHECK(r.ctxs[i].object->kind == AMEBA_OBJ_BIN);
+			CHECK_EQ_U64(r.ctxs[i].object->nr_blocks, 10);
+			CHECK(r.ctxs[i].confidence == 1.0);
+		}
+	run_free(&r);
+
+	run_world(&r, &w, cap, 200);
+	CHECK(r.finished);
+	CHECK(r.nr_ctxs >= 2 && r.ctxs[1].object);
+	if (r.nr_ctxs >= 2 && r.ctxs[1].object) {
+		CHECK_STR(r.ctxs[1].object->name, "new_a@x.c:1");
+		CHECK_SHARE(&r, "new_a@x.c:1", 0.98);
+		CHECK(r.ctxs[1].confidence == 0.5);
+		CHECK_HAS(r.ctxs[1].extra, "measured=hull");
+	}
+	run_free(&r);
+}
+
+static void test_params(void)
+{
+	const char *names[] = { "n" }, *values[] = { "1" };
+	struct ameba_params p = { 1, names, values };
+	struct ameba_host h = { .abi_version = AMEBA_PLUGIN_ABI_VERSION, .metrics = world_metrics,
+				.nr_metrics = 2, .log = host_log };
+	char msg[256] = "";
+	void *state = NULL;
+
+	CHECK(nway->create(&h, &p, &state, msg) == AMEBA_EINVAL);
+	CHECK_STR(msg, "n must be from 2 to 1000, got 1");
+}
+
+int main(int argc, char **argv)
+{
+	char path[1024];
+	void *dl;
+	ameba_strategy_entry_fn entry;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_nway DIR (the directory holding nway.so)\n");
+		return 2;
+	}
+	verbose = getenv("TEST_VERBOSE") != NULL;
+	snprintf(path, sizeof(path), "%s/nway.so", argv[1]);
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 2;
+	}
+	entry = (ameba_strategy_entry_fn)dlsym(dl, AMEBA_STRATEGY_ENTRY);
+	if (!entry || !(nway = entry()) || nway->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
+		fprintf(stderr, "%s: no usable %s\n", path, AMEBA_STRATEGY_ENTRY);
+		return 2;
+	}
+	test_params();
+	test_fig2();
+	test_straddle();
+	test_phases();
+	test_unsearched();
+	test_budget();
+	test_more();
+	test_per_thread();
+	test_bins();
+	return check_done();
+}
