@@ -33,6 +33,7 @@
 #include <lualib.h>
 
 #include "agent.h"
+#include "lua_proplib.h"
 #include "plugins.h"
 
 #define AGENT_LUA_HOOK_EVERY 100
@@ -555,6 +556,20 @@ int agent_lua_load(struct agent_property *p, const char *path,
 		return AMEBA_EPROTO;
 	}
 	lua_setglobal(l->L, "asl");
+	/* the cost model and ctx.extra parser (lua_proplib.h), into asl */
+	if (luaL_loadbufferx(l->L, sandbox_proplib, sizeof(sandbox_proplib) - 1,
+			     "=ameba-proplib", "t")) {
+		snprintf(msg, len, "%s: internal error: the asl property library did not compile",
+			 path);
+		free(text);
+		return AMEBA_EPROTO;
+	}
+	lua_getglobal(l->L, "asl");
+	if (sandbox_call(l, 1, 0, 0, msg, len)) {
+		snprintf(msg, len, "%s: internal error: the asl property library did not load", path);
+		free(text);
+		return AMEBA_EPROTO;
+	}
 
 	{
 		char chunk[4200];
