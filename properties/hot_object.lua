@@ -7,9 +7,13 @@
 -- condition   its share of the run's metric, or of the estimated stall
 --             cycles, is at least `threshold`
 -- severity    the object's stall cycles that no more specific cause claims
---             (all but coherence, TLB and remote-latency cycles), over the
---             program's estimated cycles; without a latency model (count
---             backend) its share of the run's metric
+--             (all but coherence, TLB and remote-latency cycles) and that a
+--             different traversal could save: the miss cycles are counted
+--             without their compulsory share (compulsory_miss / l1d_miss;
+--             the first touch of each line by a core is the object's size,
+--             not its access pattern); over the program's estimated cycles.
+--             Without a latency model (count backend): its share of the
+--             run's metric
 -- confidence  the context's, lowered for sampled estimates (asl.confidence)
 return {
   name = "HotObject",
@@ -27,8 +31,13 @@ return {
 
   severity = function(ctx, p)
     local c = asl.stall(ctx)
-    local remote_extra = (ctx.v.mem_remote or 0) * (asl.lat.mem_remote - asl.lat.mem_local) * c.scale
-    return asl.severity(ctx, c.total - c.coh - c.tlb - remote_extra, ctx.share(ctx.metric))
+    local v = ctx.v
+    local remote_extra = (v.mem_remote or 0) * (asl.lat.mem_remote - asl.lat.mem_local) * c.scale
+    local own = c.total - c.coh - c.tlb - remote_extra
+    if v.compulsory_miss and v.l1d_miss and v.l1d_miss > 0 then
+      own = own - c.miss * v.compulsory_miss / v.l1d_miss
+    end
+    return asl.severity(ctx, own, ctx.share(ctx.metric))
   end,
 
   evidence = function(ctx, p)

@@ -27,7 +27,7 @@ return {
   refines = "HotObject",
   context = "object",
   needs = { MISS, REF },
-  params = { threshold = 0.15, min_refs = 1000 },
+  params = { threshold = 0.20, min_refs = 1000 },
 
   condition = function(ctx, p)
     local s = asl.rates(ctx, MISS, REF, p.min_refs)
@@ -40,7 +40,7 @@ return {
     local s = asl.rates(ctx, MISS, REF, p.min_refs)
     local n = excess(ctx, p, s)
     local c = asl.stall(ctx)
-    return asl.severity(ctx, n * asl.per_event(ctx, c.miss, MISS),
+    return asl.severity(ctx, n * asl.per_event(ctx, (c.llc + c.mem + c.intervention), MISS),
                         ctx.program[MISS] > 0 and n / ctx.program[MISS] or 0)
   end,
 

@@ -4,8 +4,10 @@
 -- placement the pages sit where the thread that touched them first runs.
 --
 --   remote(i)   mem_remote[i] / (mem_local[i] + mem_remote[i])
---   condition   the object's mem_remote >= min_remote and its remote share
---               mem_remote / (mem_local + mem_remote) >= threshold
+--   condition   the object's mem_remote >= min_remote, and some thread with
+--               >= min_accesses memory accesses to it has remote(i) >=
+--               threshold (the first toucher's own local accesses, e.g. an
+--               initialisation, do not dilute the readers' remote share)
 --   severity    mem_remote x (lat_mem_remote - lat_mem_local), the extra
 --               latency a local placement would save (scaled to the
 --               measured stall cycles), over the program's estimated cycles
@@ -19,7 +21,7 @@ local function remote_threads(ctx, p)
   local out, share = {}, {}
   for i = 1, ctx.nr_threads do
     local l, r = ctx.t.mem_local[i] or 0, ctx.t.mem_remote[i] or 0
-    if r > 0 and r / (l + r) >= p.threshold then
+    if l + r >= p.min_accesses and r / (l + r) >= p.threshold then
       out[#out + 1] = ctx.threads[i]
       share[#share + 1] = r / (l + r)
     end
@@ -42,11 +44,15 @@ return {
   refines = "HotObject",
   context = "object",
   needs = { "mem_local", "mem_remote", "writes" },
-  params = { threshold = 0.25, min_remote = 1000 },
+  params = { threshold = 0.5, min_remote = 1000, min_accesses = 100 },
 
   condition = function(ctx, p)
-    local l, r = ctx.v.mem_local, ctx.v.mem_remote
-    return r >= p.min_remote and r / (l + r) >= p.threshold
+    if ctx.v.mem_remote < p.min_remote then return false end
+    for i = 1, ctx.nr_threads do
+      local l, r = ctx.t.mem_local[i] or 0, ctx.t.mem_remote[i] or 0
+      if l + r >= p.min_accesses and r / (l + r) >= p.threshold then return true end
+    end
+    return false
   end,
 
   confidence = function(ctx, p) return asl.confidence(ctx) end,

@@ -44,7 +44,7 @@ return {
     local k = s.worst
     local extra = math.abs(s.r[k] - s.mean) * s.ref[k]
     local c = asl.stall(ctx)
-    return asl.severity(ctx, extra * asl.per_event(ctx, c.miss, MISS),
+    return asl.severity(ctx, extra * asl.per_event(ctx, (c.llc + c.mem + c.intervention), MISS),
                         ctx.program[MISS] > 0 and extra / ctx.program[MISS] or 0)
   end,
 
