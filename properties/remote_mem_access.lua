@@ -85,14 +85,12 @@ return {
     local ids = remote_threads(ctx, p)
     local ft = first_toucher(ctx)
     local o = ctx.object
-    local who = ft and string.format("thread %d (it wrote %s and all its memory accesses to " ..
-                                     "it are local), ", ft, o.name) or ""
-    return string.format("The pages of %s (%s) were most likely first touched by %sso they " ..
-      "sit on its node while threads %s use them from another: initialise each part of %s in " ..
-      "the thread that later uses it (first touch in parallel, with the same partition as " ..
-      "the compute loop), or interleave its pages (numactl --interleave=all, or mbind with " ..
-      "MPOL_INTERLEAVE) when every thread reads all of it. (The MRI does not carry page " ..
-      "placement; `ameba oracle` shows the first toucher of each page.)", o.name,
-      asl.bytes(o.size), who, asl.threads(ids), o.name)
+    local who = ft and string.format("thread %d (it wrote it; its memory accesses to it " ..
+                                     "are all local), ", ft) or ""
+    return string.format("Pages of %s (%s) were likely first touched by %sso they sit on " ..
+      "its node while threads %s use them from another: initialise each part in the thread " ..
+      "that uses it (parallel first touch, same partition as the compute loop), or " ..
+      "interleave the pages (numactl --interleave=all, mbind MPOL_INTERLEAVE).", o.name,
+      asl.bytes(o.size), who, asl.threads(ids))
   end,
 }
