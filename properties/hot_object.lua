@@ -12,8 +12,8 @@
 --             without their compulsory share (compulsory_miss / l1d_miss;
 --             the first touch of each line by a core is the object's size,
 --             not its access pattern); over the program's estimated cycles.
---             Without a latency model (count backend): its share of the
---             run's metric
+--             Without est_cycles: its share of est_stall_cycles, else (count
+--             backend) its share of the run's metric
 -- confidence  the context's, lowered for sampled estimates (asl.confidence)
 return {
   name = "HotObject",
@@ -37,7 +37,7 @@ return {
     if v.compulsory_miss and v.l1d_miss and v.l1d_miss > 0 then
       own = own - c.miss * v.compulsory_miss / v.l1d_miss
     end
-    return asl.severity(ctx, own, ctx.share(ctx.metric))
+    return asl.severity(ctx, own, ctx.share("est_stall_cycles") or ctx.share(ctx.metric))
   end,
 
   evidence = function(ctx, p)
