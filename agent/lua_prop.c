@@ -7,7 +7,9 @@
  *    limits->mem_bytes (16 MiB by default). Lua then raises a memory error
  *    (after an emergency collection), which ends the call.
  *  - Libraries: base, string, table, math, utf8, and the `asl` helpers
- *    below. Not opened: io, os, package, debug, coroutine. Removed from
+ *    below, extended by the property library's cost model and ctx.extra
+ *    parser (lua_proplib.h, run in the same sandbox right after the
+ *    prelude). Not opened: io, os, package, debug, coroutine. Removed from
  *    base: dofile, loadfile, load, require, collectgarbage; string.dump.
  *    Chunks are loaded in text mode only (no precompiled bytecode).
  *  - A count hook runs every AGENT_LUA_HOOK_EVERY VM instructions: it keeps

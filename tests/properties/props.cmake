@@ -2,6 +2,16 @@
 # with the default strategy and the sim backend ranks each workload's
 # designed property first on its designed object; the fixed twin does not
 # report it there (check_workload.sh). One test per workload pair.
+
+# The property library on hand-made contexts (ctx.extra parsing in
+# FalseSharing, the cost model, conditions on problem and fixed data).
+add_executable(test_props ${AMEBA_FRAGMENT_DIR}/test_props.c)
+target_include_directories(test_props PRIVATE ${AMEBA_TEST_INCLUDE})
+target_link_libraries(test_props PRIVATE ameba-agent-core)
+set_target_properties(test_props PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_test(NAME props_unit COMMAND ${AMEBA_TEST_BIN}/test_props ${CMAKE_SOURCE_DIR})
+set_tests_properties(props_unit PROPERTIES LABELS "properties")
+
 find_program(AMEBA_JQ jq)
 if(NOT AMEBA_JQ)
   message(STATUS "tests/properties: jq not found; the property workload tests are skipped")
@@ -27,6 +37,7 @@ props_case(conflict ConflictMisses "^rows$")
 props_case(hot_arrays HotObject "^alloc_grid@hot_arrays\\.c:" --twin-not-top)
 props_case(hot_fig2 HotObject "^alloc_array_e@hot_fig2\\.c:" --twin-not-top)
 props_case(phases HotObject "^ux$" --twin-same)
+props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:")
 # Not enabled by default: the objects strategy's request for this workload's
 # million blocks exceeds the MRI's 1 MiB message limit (max_ranges=1000 gets
 # through but then measures no object context); a strategy matter, reported
@@ -51,3 +62,4 @@ add_test(NAME props_extra_parse
           sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_FRAGMENT_DIR}/extra_parse.lua
           ${AMEBA_TEST_BIN}/wl_false_sharing)
 set_tests_properties(props_extra_parse PROPERTIES LABELS "properties" TIMEOUT 120)
+
