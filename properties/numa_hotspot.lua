@@ -37,7 +37,7 @@ return {
   refines = "HotObject",
   context = "object",
   needs = { "mem_local", "mem_remote" },
-  params = { share = 0.3, min_remote_share = 0.25, purity = 0.95, min_accesses = 100 },
+  params = { share = 0.3, min_remote_share = 0.1, purity = 0.95, min_accesses = 100 },
 
   condition = function(ctx, p)
     local l, r = ctx.v.mem_local, ctx.v.mem_remote

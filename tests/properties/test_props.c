@@ -262,6 +262,61 @@ static void test_causes(void)
 	}
 }
 
+/* WriteMissesToReadMostly, and the L2 / LLC / read / write miss-rate variants */
+static void test_rates(void)
+{
+	struct hand h;
+	struct agent_verdict v;
+
+	/* a table read by T1..T4 (99% reads) whose rare writes mostly miss
+	 * and invalidate the readers: 100 coherence misses served by 100
+	 * interventions of 120 cycles: 12,000 of 1,000,000 program cycles */
+	hand_init(&h, "config", 4096);
+	hand_set(&h, AMEBA_M_MEM_REF, 10000, 100000);
+	hand_set(&h, AMEBA_M_READS, 9900, 99000);
+	hand_set(&h, AMEBA_M_WRITES, 100, 1000);
+	hand_set(&h, AMEBA_M_L1D_MISS, 100, 1000);
+	hand_set(&h, AMEBA_M_L1D_MISS_WR, 60, 600);
+	hand_set(&h, AMEBA_M_L2_MISS, 25, 250);
+	hand_set(&h, AMEBA_M_COH_MISS, 25, 250);
+	hand_set(&h, AMEBA_M_INTERVENTION, 25, 250);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, 75 * 14 + 25 * 120, 100000);
+	hand_set(&h, AMEBA_M_EST_CYCLES, 250000, 1000000);
+	CHECK(eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
+	CHECK_NEAR(v.v.severity, 100.0 * 120 / 1000000);
+	check_has("evidence", v.v.evidence, "99.0% of its accesses read; 400 writes, 60.0% of them miss");
+	hand_set(&h, AMEBA_M_L1D_MISS_WR, 0, 0);	/* writes that hit: no */
+	CHECK(!eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
+
+	/* per-thread rates: T1..T4 miss on 25% of their accesses in L1D, L2 and
+	 * the LLC; on reads 30%, on writes 10% */
+	hand_init(&h, "grid", 1 << 20);
+	hand_set(&h, AMEBA_M_MEM_REF, 10000, 40000);
+	hand_set(&h, AMEBA_M_READS, 5000, 20000);
+	hand_set(&h, AMEBA_M_WRITES, 5000, 20000);
+	hand_set(&h, AMEBA_M_L1D_MISS, 2500, 10000);
+	hand_set(&h, AMEBA_M_L1D_MISS_RD, 1500, 6000);
+	hand_set(&h, AMEBA_M_L1D_MISS_WR, 500, 2000);
+	hand_set(&h, AMEBA_M_L2_MISS, 2500, 10000);
+	hand_set(&h, AMEBA_M_LLC_MISS, 2500, 10000);
+	hand_set(&h, AMEBA_M_MEM_LOCAL, 2500, 10000);
+	CHECK(eval("thread_miss_rate.lua", "ThreadMissRate", &h.c, &v));
+	/* no latency model: the misses beyond 20%, 4 x 500, of 10,000 */
+	CHECK_NEAR(v.v.severity, 0.2);
+	CHECK(eval("l2_thread_miss_rate.lua", "L2ThreadMissRate", &h.c, &v));
+	CHECK(eval("llc_thread_miss_rate.lua", "LLCThreadMissRate", &h.c, &v));
+	CHECK(eval("thread_read_miss_rate.lua", "ThreadReadMissRate", &h.c, &v));
+	check_has("evidence", v.v.evidence, "thread 1: 30.0% of its reads miss");
+	CHECK(!eval("thread_write_miss_rate.lua", "ThreadWriteMissRate", &h.c, &v));
+	/* balanced rates: no Unbalanced*; T4 at twice the rate: all three */
+	CHECK(!eval("unbalanced_thread_miss_rate.lua", "UnbalancedThreadMissRate", &h.c, &v));
+	h.pt[AMEBA_M_L1D_MISS][4] = h.pt[AMEBA_M_L2_MISS][4] = h.pt[AMEBA_M_LLC_MISS][4] = 5000;
+	CHECK(eval("unbalanced_thread_miss_rate.lua", "UnbalancedThreadMissRate", &h.c, &v));
+	CHECK(v.nr_threads == 1 && v.threads[0] == 4);
+	CHECK(eval("unbalanced_l2_thread_miss_rate.lua", "UnbalancedL2ThreadMissRate", &h.c, &v));
+	CHECK(eval("unbalanced_llc_thread_miss_rate.lua", "UnbalancedLLCThreadMissRate", &h.c, &v));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -271,5 +326,6 @@ int main(int argc, char **argv)
 	src_dir = argv[1];
 	test_false_sharing();
 	test_causes();
+	test_rates();
 	return check_done();
 }
