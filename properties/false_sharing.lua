@@ -97,9 +97,10 @@ return {
 
   evidence = function(ctx, p)
     local L = layout(ctx)
-    local text = string.format("%s coherence misses, %s false sharing; %d threads write it (%s)",
-      asl.count(ctx.v.coh_miss), asl.pct(ctx.v.coh_miss_false / ctx.v.coh_miss),
-      #writers(ctx), asl.threads(writers(ctx)))
+    local text = string.format("%s coherence misses, %s false sharing; %s interventions, %s " ..
+      "invalidations sent; %d threads write it (%s)", asl.count(ctx.v.coh_miss),
+      asl.pct(ctx.v.coh_miss_false / ctx.v.coh_miss), asl.count(ctx.v.intervention or 0),
+      asl.count(ctx.v.inval_sent or 0), #writers(ctx), asl.threads(writers(ctx)))
     if #L.th > 0 then
       text = text .. string.format("; %d line(s) with false sharing, line %d: %s", #L.lines,
                                    L.hot_line or 0, ranges_text(L))

@@ -153,7 +153,8 @@ static void test_false_sharing(void)
 	CHECK(eval("false_sharing.lua", "FalseSharing", &h.c, &v));
 	CHECK_NEAR(v.v.severity, 0.44);
 	CHECK_NEAR(v.v.confidence, 1.0);
-	check_has("evidence", v.v.evidence, "4000 coherence misses, 100.0% false sharing");
+	check_has("evidence", v.v.evidence, "4000 coherence misses, 100.0% false sharing; 4000 "
+		  "interventions, 4000 invalidations sent; 4 threads write it (1-4)");
 	check_has("evidence", v.v.evidence,
 		  "line 0: T1 bytes 0-15, T2 bytes 16-31, T3 bytes 32-47, T4 bytes 48-63");
 	check_has("advice", v.v.advice, "Threads 1-4 write their own 16-byte elements 16 bytes apart");
