@@ -137,7 +137,8 @@ return {
       local pad = elem < LINE and LINE - elem or 0
       return string.format("Threads %s write different words of %s (%d bytes: ~%d bytes per " ..
         "thread, in %d line(s)): align each per-thread element to %d bytes: struct { /* the %d " ..
-        "bytes */ char pad[%d]; } __attribute__((aligned(%d))), allocated with aligned_alloc(%d, " ..
+        "bytes */ char pad[%d]; } __attribute__((aligned(%d))), allocated with " ..
+        "aligned_alloc(%d, " ..
         "nr * %d); or keep per-thread copies and combine them at the end.",
         asl.threads(w), where, o.size, elem, math.ceil(o.size / LINE), LINE, elem, pad, LINE,
         LINE, LINE)

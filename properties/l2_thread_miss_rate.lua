@@ -1,19 +1,21 @@
--- L2ThreadMissRate (after AMEBA's LC2DataMissRateInThreads, seed 004): some thread misses the L2 cache
--- on more than `threshold` of its accesses to an object. Needs at least two
--- threads with `min_refs` accesses each (a per-thread property: on a
--- single-threaded program HotObject says all there is). Per-thread arrays:
+-- L2ThreadMissRate (after AMEBA's LC2DataMissRateInThreads, seed 004; it
+-- refines HotObject): some thread misses the L2 cache on more than `threshold`
+-- of its accesses to an object. It needs at least two threads with `min_refs`
+-- accesses each: on a single-threaded program HotObject says all there is.
 -- ctx.t.<metric>[i] belongs to thread ctx.threads[i].
 --
 --   rate(i)     l2_miss[i] / mem_ref[i]
 --   condition   max over the threads of rate(i) > threshold
---   severity    the misses beyond the threshold rate, sum over the threads
+--   severity    the misses beyond the threshold rate, the sum over the threads
 --               above it of (l2_miss[i] - threshold * mem_ref[i]), times the
---               object's miss stall cycles per l2_miss, over the program's
---               estimated cycles (without them: over the program's l2_miss)
+--               stall cycles of its misses served beyond the L2 per l2_miss,
+--               over the program's estimated cycles (without them: over the
+--               program's l2_miss)
 --   confidence  the context's (asl.confidence)
 local MISS, REF = "l2_miss", "mem_ref"
 
-local function excess(ctx, p, s)
+-- the misses beyond the threshold rate, over the threads above it
+local function excess(p, s)
   local n = 0
   for k = 1, #s.r do
     if s.r[k] > p.threshold then n = n + s.miss[k] - p.threshold * s.ref[k] end
@@ -23,7 +25,7 @@ end
 
 return {
   name = "L2ThreadMissRate",
-  summary = "a thread misses the L2 cache on more than `threshold` of its accesses to an object",
+  summary = "a thread misses the L2 cache on more than `threshold` of its accesses",
   refines = "HotObject",
   context = "object",
   needs = { MISS, REF },
@@ -37,10 +39,9 @@ return {
   confidence = function(ctx, p) return asl.confidence(ctx) end,
 
   severity = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    local n = excess(ctx, p, s)
+    local n = excess(p, asl.rates(ctx, MISS, REF, p.min_refs))
     local c = asl.stall(ctx)
-    return asl.severity(ctx, n * asl.per_event(ctx, (c.llc + c.mem + c.intervention), MISS),
+    return asl.severity(ctx, n * asl.per_event(ctx, c.llc + c.mem + c.intervention, MISS),
                         ctx.program[MISS] > 0 and n / ctx.program[MISS] or 0)
   end,
 
@@ -59,9 +60,9 @@ return {
   advice = function(ctx, p)
     local s = asl.rates(ctx, MISS, REF, p.min_refs)
     local k = asl.argmax(s.r)
-    return string.format("Thread %d misses the L2 cache on %s of its %s to %s (%s): improve the " ..
-      "locality of each thread's accesses (give each thread a contiguous part, walk it in " ..
-      "address order, block the loops so a tile fits the cache) or shrink the object.",
-      s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
+    return string.format("Thread %d misses the L2 cache on %s of its %s to %s (%s): " ..
+      "improve the locality of each thread's accesses (give each thread a contiguous part, " ..
+      "walk it in address order, block the loops so a tile fits the cache) or shrink the " ..
+      "object.", s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
   end,
 }

@@ -33,7 +33,7 @@ end
 
 return {
   name = "NumaHotspot",
-  summary = "one NUMA node serves all the memory traffic of an object that carries much of the program's",
+  summary = "one NUMA node serves all the memory traffic of an object with much of the program's",
   refines = "HotObject",
   context = "object",
   needs = { "mem_local", "mem_remote" },

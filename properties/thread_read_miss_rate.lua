@@ -1,19 +1,21 @@
--- ThreadReadMissRate (after AMEBA's LC1DataReadMissRateInThreads, seed 004): some thread misses the L1D cache on reads
--- on more than `threshold` of its reads to an object. Needs at least two
--- threads with `min_refs` reads each (a per-thread property: on a
--- single-threaded program HotObject says all there is). Per-thread arrays:
--- ctx.t.<metric>[i] belongs to thread ctx.threads[i].
+-- ThreadReadMissRate (after AMEBA's LC1DataReadMissRateInThreads, seed 004; it
+-- refines ThreadMissRate): some thread misses the L1D cache on more than
+-- `threshold` of its reads to an object. It needs at least two threads with
+-- `min_refs` reads each: on a single-threaded program HotObject says all there
+-- is. ctx.t.<metric>[i] belongs to thread ctx.threads[i].
 --
 --   rate(i)     l1d_miss_rd[i] / reads[i]
 --   condition   max over the threads of rate(i) > threshold
---   severity    the misses beyond the threshold rate, sum over the threads
---               above it of (l1d_miss_rd[i] - threshold * reads[i]), times the
---               object's miss stall cycles per l1d_miss_rd, over the program's
---               estimated cycles (without them: over the program's l1d_miss_rd)
+--   severity    the misses beyond the threshold rate, the sum over the threads
+--               above it of (l1d_miss_rd[i] - threshold * reads[i]), times its
+--               miss stall cycles per l1d_miss_rd, over the program's
+--               estimated cycles (without them: over the program's
+--               l1d_miss_rd)
 --   confidence  the context's (asl.confidence)
 local MISS, REF = "l1d_miss_rd", "reads"
 
-local function excess(ctx, p, s)
+-- the misses beyond the threshold rate, over the threads above it
+local function excess(p, s)
   local n = 0
   for k = 1, #s.r do
     if s.r[k] > p.threshold then n = n + s.miss[k] - p.threshold * s.ref[k] end
@@ -23,7 +25,7 @@ end
 
 return {
   name = "ThreadReadMissRate",
-  summary = "a thread misses the L1D cache on reads on more than `threshold` of its reads to an object",
+  summary = "a thread misses the L1D cache on more than `threshold` of its reads",
   refines = "ThreadMissRate",
   context = "object",
   needs = { MISS, REF },
@@ -37,8 +39,7 @@ return {
   confidence = function(ctx, p) return asl.confidence(ctx) end,
 
   severity = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    local n = excess(ctx, p, s)
+    local n = excess(p, asl.rates(ctx, MISS, REF, p.min_refs))
     local c = asl.stall(ctx)
     return asl.severity(ctx, n * asl.per_event(ctx, c.miss, MISS),
                         ctx.program[MISS] > 0 and n / ctx.program[MISS] or 0)
@@ -59,9 +60,9 @@ return {
   advice = function(ctx, p)
     local s = asl.rates(ctx, MISS, REF, p.min_refs)
     local k = asl.argmax(s.r)
-    return string.format("Thread %d misses the L1D cache on reads on %s of its %s to %s (%s): improve the " ..
-      "locality of each thread's accesses (give each thread a contiguous part, walk it in " ..
-      "address order, block the loops so a tile fits the cache) or shrink the object.",
-      s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
+    return string.format("Thread %d misses the L1D cache on %s of its %s to %s (%s): " ..
+      "improve the locality of each thread's accesses (give each thread a contiguous part, " ..
+      "walk it in address order, block the loops so a tile fits the cache) or shrink the " ..
+      "object.", s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
   end,
 }

@@ -34,7 +34,8 @@ return {
   evidence = function(ctx, p)
     return string.format("%s TLB misses, 1 per %.1f accesses (%s of the program's); %s pages",
                          asl.count(ctx.v.tlb_miss), ctx.v.mem_ref / ctx.v.tlb_miss,
-                         asl.pct(ctx.share("tlb_miss")), asl.count(math.ceil(ctx.object.size / PAGE)))
+                         asl.pct(ctx.share("tlb_miss")),
+                         asl.count(math.ceil(ctx.object.size / PAGE)))
   end,
 
   advice = function(ctx, p)

@@ -1,15 +1,16 @@
--- UnbalancedLLCThreadMissRate (seed 004's UnbalancedLC3DataMissRateInThreads): the last-level miss rate
--- of one thread on an object deviates from the mean over the threads by
--- more than `threshold` (relative: 0.25 = 25% above or below the mean).
--- It refines LLCThreadMissRate: it is evaluated only where that one holds.
+-- UnbalancedLLCThreadMissRate (seed 004's UnbalancedLC3DataMissRateInThreads):
+-- the LLC miss rate of one thread on an object deviates from the mean over the
+-- threads by more than `threshold` (relative: 0.25 = 25% above or below the
+-- mean). It refines LLCThreadMissRate: it is evaluated only where that one
+-- holds.
 --
 --   rate(i) = llc_miss[i] / mem_ref[i]   (threads with >= min_refs accesses)
 --   mean = sum(rate) / nr;  max, min over the threads
 --   condition:  max(max - mean, mean - min) > threshold * mean
 --   severity:   the misses of the worst thread beyond what it would have at
---               the mean rate, |rate - mean| * mem_ref, times the object's
---               miss stall cycles per llc_miss, over the program's estimated
---               cycles (without them: over the program's llc_miss)
+--               the mean rate, |rate - mean| * mem_ref, times its memory stall
+--               cycles per llc_miss, over the program's estimated cycles
+--               (without them: over the program's llc_miss)
 --   confidence: the context's (1 for exact counts, as in seed 004)
 local MISS = "llc_miss"
 
@@ -26,7 +27,7 @@ end
 
 return {
   name = "UnbalancedLLCThreadMissRate",
-  summary = "one thread's last-level miss rate on an object deviates from the threads' mean by more than `threshold`",
+  summary = "one thread's LLC miss rate on an object deviates from the mean by > `threshold`",
   refines = "LLCThreadMissRate",
   context = "object",
   needs = { MISS, "mem_ref" },
@@ -65,8 +66,8 @@ return {
   advice = function(ctx, p)
     local s = stats(ctx, p)
     local k = s.worst
-    return string.format("Thread %d misses %s of its accesses to %s, the threads' mean is %s: " ..
-      "give the threads parts of equal locality (the same access pattern and the same " ..
+    return string.format("Thread %d misses %s of its accesses to %s, the threads' mean is " ..
+      "%s: give the threads parts of equal locality (the same access pattern and the same " ..
       "amount of data each), and lay each thread's part out contiguously.",
       s.ids[k], asl.pct(s.r[k]), ctx.object.name, asl.pct(s.mean))
   end,

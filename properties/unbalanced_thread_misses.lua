@@ -39,7 +39,7 @@ end
 
 return {
   name = "UnbalancedThreadMisses",
-  summary = "one thread does more than `threshold` above the threads' mean of the work on an object",
+  summary = "one thread does more than `threshold` above the threads' mean work on an object",
   refines = "HotObject",
   context = "object",
   needs = { "mem_ref" },

@@ -58,8 +58,7 @@ endif()
 # asl.extra() on a synthetic ctx.extra (extra_parse.lua): the test property
 # fires (it errors, and is disabled, when a parsed value is wrong).
 add_test(NAME props_extra_parse
-  COMMAND sh -c "d=$(mktemp -d) && cd $d && HOME=$d \"$1\" run -q -o r.json --property \"$2\" -- \"$3\" > /dev/null 2> err.txt; cat err.txt; jq -e '[.findings[] | select(.property == \"ExtraParseCheck\")] | length > 0' r.json && ! grep -q ExtraParseCheck err.txt; st=$?; rm -rf $d; exit $st"
-          sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_FRAGMENT_DIR}/extra_parse.lua
-          ${AMEBA_TEST_BIN}/wl_false_sharing)
+  COMMAND ${AMEBA_FRAGMENT_DIR}/extra_parse.sh ${CMAKE_BINARY_DIR}/bin/ameba
+          ${AMEBA_FRAGMENT_DIR}/extra_parse.lua ${AMEBA_TEST_BIN}/wl_false_sharing)
 set_tests_properties(props_extra_parse PROPERTIES LABELS "properties" TIMEOUT 120)
 
