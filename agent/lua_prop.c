@@ -7,7 +7,9 @@
  *    limits->mem_bytes (16 MiB by default). Lua then raises a memory error
  *    (after an emergency collection), which ends the call.
  *  - Libraries: base, string, table, math, utf8, and the `asl` helpers
- *    below. Not opened: io, os, package, debug, coroutine. Removed from
+ *    below, extended by the property library's cost model and ctx.extra
+ *    parser (lua_proplib.h, run in the same sandbox right after the
+ *    prelude). Not opened: io, os, package, debug, coroutine. Removed from
  *    base: dofile, loadfile, load, require, collectgarbage; string.dump.
  *    Chunks are loaded in text mode only (no precompiled bytecode).
  *  - A count hook runs every AGENT_LUA_HOOK_EVERY VM instructions: it keeps
@@ -33,6 +35,7 @@
 #include <lualib.h>
 
 #include "agent.h"
+#include "lua_proplib.h"
 #include "plugins.h"
 
 #define AGENT_LUA_HOOK_EVERY 100
@@ -555,6 +558,20 @@ int agent_lua_load(struct agent_property *p, const char *path,
 		return AMEBA_EPROTO;
 	}
 	lua_setglobal(l->L, "asl");
+	/* the cost model and ctx.extra parser (lua_proplib.h), into asl */
+	if (luaL_loadbufferx(l->L, sandbox_proplib, sizeof(sandbox_proplib) - 1,
+			     "=ameba-proplib", "t")) {
+		snprintf(msg, len, "%s: internal error: the asl property library did not compile",
+			 path);
+		free(text);
+		return AMEBA_EPROTO;
+	}
+	lua_getglobal(l->L, "asl");
+	if (sandbox_call(l, 1, 0, 0, msg, len)) {
+		snprintf(msg, len, "%s: internal error: the asl property library did not load", path);
+		free(text);
+		return AMEBA_EPROTO;
+	}
 
 	{
 		char chunk[4200];

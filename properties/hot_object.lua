@@ -1,11 +1,20 @@
 -- HotObject: one object or allocation site takes a large share of the run's
--- memory traffic (or misses, or stall cycles: the run's --metric).
+-- memory traffic (or misses, or stall cycles: the run's --metric). It is the
+-- root of the object properties: the properties that say *why* an object is
+-- expensive (FalseSharing, TLBThrashing, RemoteMemAccess, ...) refine it, and
+-- where one of them holds it is reported instead (refined_from = HotObject).
 --
--- condition   its share of the run's metric is at least `threshold`
--- severity    its share of the estimated stall cycles when the backend
---             estimates them (sim), else its share of the run's metric
---             (count backend: memory references)
--- confidence  the context's (1 for exact counts)
+-- condition   its share of the run's metric, or of the estimated stall
+--             cycles, is at least `threshold`
+-- severity    the object's stall cycles that no more specific cause claims
+--             (all but coherence, TLB and remote-latency cycles) and that a
+--             different traversal could save: the miss cycles are counted
+--             without their compulsory share (compulsory_miss / l1d_miss;
+--             the first touch of each line by a core is the object's size,
+--             not its access pattern); over the program's estimated cycles.
+--             Without est_cycles: its share of est_stall_cycles, else (count
+--             backend) its share of the run's metric
+-- confidence  the context's, lowered for sampled estimates (asl.confidence)
 return {
   name = "HotObject",
   summary = "an object or allocation site takes at least `threshold` of the run's metric",
@@ -14,11 +23,21 @@ return {
 
   condition = function(ctx, p)
     local s = ctx.share(ctx.metric)
-    return s ~= nil and s >= p.threshold
+    local st = ctx.share("est_stall_cycles")
+    return (s ~= nil and s >= p.threshold) or (st ~= nil and st >= p.threshold)
   end,
 
+  confidence = function(ctx, p) return asl.confidence(ctx) end,
+
   severity = function(ctx, p)
-    return ctx.share("est_stall_cycles") or ctx.share(ctx.metric)
+    local c = asl.stall(ctx)
+    local v = ctx.v
+    local remote_extra = (v.mem_remote or 0) * (asl.lat.mem_remote - asl.lat.mem_local) * c.scale
+    local own = c.total - c.coh - c.tlb - remote_extra
+    if v.compulsory_miss and v.l1d_miss and v.l1d_miss > 0 then
+      own = own - c.miss * v.compulsory_miss / v.l1d_miss
+    end
+    return asl.severity(ctx, own, ctx.share("est_stall_cycles") or ctx.share(ctx.metric))
   end,
 
   evidence = function(ctx, p)
@@ -34,9 +53,12 @@ return {
 
   advice = function(ctx, p)
     local o = ctx.object
-    local what = o.kind == "bin" and ("the blocks allocated at " .. o.name) or o.name
+    local what = o.kind == "bin" and
+      string.format("the %d blocks allocated at %s (%s)", o.blocks, o.name, asl.bytes(o.size)) or
+      string.format("%s (%s)", o.name, asl.bytes(o.size))
     return "Most memory work goes to " .. what .. ": make its accesses cheaper " ..
            "(traverse it in address order, block loops so a tile stays in cache, use " ..
-           "smaller element types, split hot fields from cold ones) or touch it less often."
+           "smaller element types, split hot fields from cold ones, pool small blocks) " ..
+           "or touch it less often."
   end,
 }

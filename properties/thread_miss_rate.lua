@@ -1,64 +1,67 @@
--- ThreadMissRate (after AMEBA's LC1DataMissRateInThreads, seed 004): some
--- thread misses the cache on more than `threshold` of its accesses to an
--- object. Per-thread arrays: ctx.t.<metric>[i] belongs to thread
--- ctx.threads[i].
+-- ThreadMissRate (after AMEBA's LC1DataMissRateInThreads, seed 004; it refines
+-- HotObject): some thread misses the L1D cache on more than `threshold` of its
+-- accesses to an object. It needs at least two threads with `min_refs`
+-- accesses each: on a single-threaded program HotObject says all there is.
+-- ctx.t.<metric>[i] belongs to thread ctx.threads[i].
 --
--- The miss metric is the most specific one the backend measures
--- (l1d_miss, then l2_miss, then llc_miss); with none (the count backend)
--- the property does not fire.
-local function miss_metric(ctx)
-  for _, m in ipairs({ "l1d_miss", "l2_miss", "llc_miss" }) do
-    if ctx.t[m] then return m end
-  end
-  return nil
-end
+--   rate(i)     l1d_miss[i] / mem_ref[i]
+--   condition   max over the threads of rate(i) > threshold
+--   severity    the misses beyond the threshold rate, the sum over the threads
+--               above it of (l1d_miss[i] - threshold * mem_ref[i]), times its
+--               miss stall cycles per l1d_miss, over the program's estimated
+--               cycles (without them: over the program's l1d_miss)
+--   confidence  the context's (asl.confidence)
+local MISS, REF = "l1d_miss", "mem_ref"
 
--- Per-thread miss rates over threads with at least min_refs accesses.
-local function rates(ctx, p)
-  local m = miss_metric(ctx)
-  local out, ids = {}, {}
-  if not m then return m, out, ids end
-  local refs, miss = ctx.t.mem_ref, ctx.t[m]
-  for i = 1, ctx.nr_threads do
-    if refs[i] >= p.min_refs then
-      out[#out + 1] = miss[i] / refs[i]
-      ids[#ids + 1] = ctx.threads[i]
-    end
+-- the misses beyond the threshold rate, over the threads above it
+local function excess(p, s)
+  local n = 0
+  for k = 1, #s.r do
+    if s.r[k] > p.threshold then n = n + s.miss[k] - p.threshold * s.ref[k] end
   end
-  return m, out, ids
+  return n
 end
 
 return {
   name = "ThreadMissRate",
-  summary = "a thread misses on more than `threshold` of its accesses to an object",
+  summary = "a thread misses the L1D cache on more than `threshold` of its accesses",
+  refines = "HotObject",
   context = "object",
-  needs = { "mem_ref" },
-  params = { threshold = 0.10, min_refs = 1000 },
+  needs = { MISS, REF },
+  params = { threshold = 0.20, min_refs = 1000 },
 
   condition = function(ctx, p)
-    local m, r = rates(ctx, p)
-    return m ~= nil and #r > 0 and asl.max(r) > p.threshold
+    local s = asl.rates(ctx, MISS, REF, p.min_refs)
+    return #s.r >= 2 and asl.max(s.r) > p.threshold
   end,
 
-  -- the cost of the object's misses: its share of stall cycles, else of misses
+  confidence = function(ctx, p) return asl.confidence(ctx) end,
+
   severity = function(ctx, p)
-    local m = miss_metric(ctx)
-    return ctx.share("est_stall_cycles") or ctx.share(m)
+    local n = excess(p, asl.rates(ctx, MISS, REF, p.min_refs))
+    local c = asl.stall(ctx)
+    return asl.severity(ctx, n * asl.per_event(ctx, c.miss, MISS),
+                        ctx.program[MISS] > 0 and n / ctx.program[MISS] or 0)
   end,
 
   threads = function(ctx, p)
-    local _, r, ids = rates(ctx, p)
-    return asl.select(ids, function(_, k) return r[k] > p.threshold end)
+    local s = asl.rates(ctx, MISS, REF, p.min_refs)
+    return asl.select(s.ids, function(_, k) return s.r[k] > p.threshold end)
   end,
 
   evidence = function(ctx, p)
-    local m, r, ids = rates(ctx, p)
-    local k = asl.argmax(r)
-    return string.format("thread %d: %s of its accesses miss (%s); %s of all %s", ids[k],
-                         asl.pct(r[k]), m, asl.pct(ctx.share(m)), m)
+    local s = asl.rates(ctx, MISS, REF, p.min_refs)
+    local k = asl.argmax(s.r)
+    return string.format("thread %d: %s of its %s miss (%s of %s); threshold %s", s.ids[k],
+                         asl.pct(s.r[k]), REF, asl.count(s.miss[k]), MISS, asl.pct(p.threshold))
   end,
 
-  advice = "Threads miss the cache often on this object: improve the locality of each " ..
-           "thread's accesses (give each thread a contiguous part, block the loops) or " ..
-           "shrink the object.",
+  advice = function(ctx, p)
+    local s = asl.rates(ctx, MISS, REF, p.min_refs)
+    local k = asl.argmax(s.r)
+    return string.format("Thread %d misses the L1D cache on %s of its %s to %s (%s): " ..
+      "improve the locality of each thread's accesses (give each thread a contiguous part, " ..
+      "walk it in address order, block the loops so a tile fits the cache) or shrink the " ..
+      "object.", s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
+  end,
 }

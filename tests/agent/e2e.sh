@@ -37,7 +37,8 @@ write_good_prop() {
 case $case_name in
 run_false_sharing)
 	# ameba run on the false-sharing workload: the target's output is its
-	# own, the report ranks the packed counters block first, with its site.
+	# own, the report ranks false sharing on the packed counters block first,
+	# with its site (FalseSharing refines HotObject: docs/properties.md).
 	(cd "$T" && "$AMEBA" run -- "$WL" > out.txt 2> err.txt); st=$?
 	expect_status 0 $st "ameba run"
 	"$NATIVE" > "$T/native.txt" || fail "native run"
@@ -46,10 +47,10 @@ run_false_sharing)
 	head -n "$(wc -l < "$T/native.txt")" "$T/out.txt" | cmp -s - "$T/native.txt" ||
 		fail "the target's output changed under ameba run"
 	has "$T/out.txt" "rank severity conf property"
-	grep -Eq '^ +1 .*HotObject +heap alloc_counters@false_sharing\.c:[0-9]+ \(64 B\) +1-4 ' "$T/out.txt" ||
-		{ cat "$T/out.txt"; fail "rank 1 is not HotObject on alloc_counters@false_sharing.c:LINE, threads 1-4"; }
+	grep -Eq '^ +1 .*FalseSharing +heap alloc_counters@false_sharing\.c:[0-9]+ \(64 B\) +1-4 ' "$T/out.txt" ||
+		{ cat "$T/out.txt"; fail "rank 1 is not FalseSharing on alloc_counters@false_sharing.c:LINE, threads 1-4"; }
 	"$CHECK" "$SCHEMA" "$rep" --top '^alloc_counters@false_sharing\.c:[0-9]+$' \
-		--partial 1 --reason "target exited" --exit-status 0 --finding HotObject ||
+		--partial 1 --reason "target exited" --exit-status 0 --finding FalseSharing ||
 		fail "report check"
 	ok "ameba run: report valid, top entry alloc_counters@false_sharing.c:LINE"
 	# the saved report re-renders as the run printed it
@@ -117,7 +118,7 @@ EOF
 	has "$T/err.txt" "property LoopsForever disabled"
 	has "$T/err.txt" "$P/hungry.lua:5: memory limit exceeded"
 	has "$T/err.txt" "property EatsMemory disabled"
-	"$CHECK" "$SCHEMA" "$T/lua.json" --finding WriteHeavy --finding HotObject \
+	"$CHECK" "$SCHEMA" "$T/lua.json" --finding WriteHeavy --finding FalseSharing \
 		--disabled LoopsForever --disabled EatsMemory --no-finding LoopsForever \
 		--top '^alloc_counters@false_sharing\.c:[0-9]+$' || fail "report check"
 	"$NATIVE" > "$T/native.txt"
@@ -132,7 +133,7 @@ wrong_abi)
 		-- "$WL" > out.txt 2> err.txt); st=$?
 	expect_status 0 $st "ameba run with a wrong-ABI plugin"
 	has "$T/err.txt" "$PLUGINS/prop_c_abi2.so: refused: property plugin built for plugin ABI version 2, this ameba"
-	"$CHECK" "$SCHEMA" "$T/abi.json" --finding CWriteHeavy --finding HotObject \
+	"$CHECK" "$SCHEMA" "$T/abi.json" --finding CWriteHeavy --finding FalseSharing \
 		--finding SharedWrites ||
 		fail "report check"
 	grep -q 'prop_c_abi2.so: refused' "$T/abi.json" || fail "the refusal is not in the report's warnings"

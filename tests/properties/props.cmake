@@ -1,0 +1,64 @@
+# The property library on the ground-truth workloads (issue 7): `ameba run`
+# with the default strategy and the sim backend ranks each workload's
+# designed property first on its designed object; the fixed twin does not
+# report it there (check_workload.sh). One test per workload pair.
+
+# The property library on hand-made contexts (ctx.extra parsing in
+# FalseSharing, the cost model, conditions on problem and fixed data).
+add_executable(test_props ${AMEBA_FRAGMENT_DIR}/test_props.c)
+target_include_directories(test_props PRIVATE ${AMEBA_TEST_INCLUDE})
+target_link_libraries(test_props PRIVATE ameba-agent-core)
+set_target_properties(test_props PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_test(NAME props_unit COMMAND ${AMEBA_TEST_BIN}/test_props ${CMAKE_SOURCE_DIR})
+set_tests_properties(props_unit PROPERTIES LABELS "properties")
+
+find_program(AMEBA_JQ jq)
+if(NOT AMEBA_JQ)
+  message(STATUS "tests/properties: jq not found; the property workload tests are skipped")
+  return()
+endif()
+
+set(PROPS_CHECK ${AMEBA_FRAGMENT_DIR}/check_workload.sh)
+# props_case(<workload> <property> <object regex> [options of check_workload.sh])
+function(props_case wl prop obj)
+  add_test(NAME props_${wl}
+    COMMAND ${PROPS_CHECK} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN} ${wl} ${prop} ${obj}
+            ${ARGN})
+  set_tests_properties(props_${wl} PROPERTIES LABELS "properties;e2e" TIMEOUT 600)
+endfunction()
+
+props_case(false_sharing FalseSharing "^alloc_counters@false_sharing\\.c:" --threads "[1,2,3,4]")
+props_case(true_sharing TrueSharingContention "^total_weight$" --threads "[1,2,3,4]")
+props_case(numa_first_touch RemoteMemAccess "^alloc_field@numa_first_touch\\.c:"
+           --threads "[1,2,3,4]" --env AMEBA_NODES=2)
+props_case(imbalance UnbalancedThreadMisses "^alloc_cells@imbalance\\.c:" --threads "[1]")
+props_case(tlb_transpose TLBThrashing "^alloc_x@tlb_transpose\\.c:")
+props_case(conflict ConflictMisses "^rows$")
+props_case(hot_arrays HotObject "^alloc_grid@hot_arrays\\.c:" --twin-not-top)
+props_case(hot_fig2 HotObject "^alloc_array_e@hot_fig2\\.c:" --twin-not-top)
+props_case(phases HotObject "^ux$" --twin-same)
+props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:")
+# Not enabled by default: the objects strategy's request for this workload's
+# million blocks exceeds the MRI's 1 MiB message limit (max_ranges=1000 gets
+# through but then measures no object context); a strategy matter, reported
+# to the lead. Enable with -DAMEBA_PROPS_MANY_BLOCKS=ON.
+option(AMEBA_PROPS_MANY_BLOCKS "Run the property test of many_blocks" OFF)
+if(AMEBA_PROPS_MANY_BLOCKS)
+  props_case(many_blocks HotObject "^new_particle@many_blocks\\.c:" --twin-not-top
+             --strategy objects:max_ranges=1000)
+endif()
+# Not enabled: on this VM `ameba run` of wl_cxx measures 3 intervals and no
+# object context (the run ends early; a strategy/monitor matter, reported to
+# the lead). Enable with -DAMEBA_PROPS_CXX=ON.
+option(AMEBA_PROPS_CXX "Run the property test of the C++ workload" OFF)
+if(AMEBA_PROPS_CXX)
+  props_case(cxx FalseSharing "(allocate@new_allocator\\.h|make_tally)")
+endif()
+
+# asl.extra() on a synthetic ctx.extra (extra_parse.lua): the test property
+# fires (it errors, and is disabled, when a parsed value is wrong).
+add_test(NAME props_extra_parse
+  COMMAND ${AMEBA_FRAGMENT_DIR}/extra_parse.sh ${CMAKE_BINARY_DIR}/bin/ameba
+          ${AMEBA_FRAGMENT_DIR}/extra_parse.lua ${AMEBA_TEST_BIN}/wl_false_sharing)
+set_tests_properties(props_extra_parse PROPERTIES LABELS "properties" TIMEOUT 120)
+
