@@ -1174,10 +1174,19 @@ static int field_metric(const char *field)
 
 static int gen(struct asl *a, struct env *e, const struct node *n);
 
+/* Where an expression starts (binary nodes sit at their operator). */
+static const struct node *leftmost(const struct node *n)
+{
+	while ((n->kind == N_BIN || n->kind == N_FIELD || n->kind == N_INDEX) && n->a)
+		n = n->a;
+	return n;
+}
+
 static void want(struct asl *a, const struct node *n, int got, int ty, const char *what)
 {
 	if (got != ty)
-		fail(a, n->line, n->col, "%s must be %s, this is %s", what, ty_names[ty], ty_names[got]);
+		fail(a, leftmost(n)->line, leftmost(n)->col, "%s must be %s, this is %s", what,
+		     ty_names[ty], ty_names[got]);
 }
 
 static int gen_num(struct asl *a, struct env *e, const struct node *n, const char *what)
@@ -1345,11 +1354,10 @@ static void gen_range(struct asl *a, struct env *e, const struct node *call,
 		     nr ? "" : "; these two are identical");
 	for (uint32_t i = 1; i < nr; i++)
 		if (!same_tree(dx[i], dx[0]) || !same_tree(dy[i], dy[0]))
-			fail(a, dy[i]->line, dy[i]->col, "%s(...): the terms around '...' differ in "
-			     "more than the index (the first term has %s where the last has %s, "
-			     "elsewhere they differ otherwise)", call->name,
-			     dx[0]->kind == N_NUM ? "a number" : "an expression",
-			     dy[0]->kind == N_NUM ? "a number" : "an expression");
+			fail(a, leftmost(dy[i])->line, leftmost(dy[i])->col, "%s(...): the terms "
+			     "around '...' differ in more than the index; only the index may change "
+			     "from the first term to the last, e.g. f(0),...,f(pp.nrThreads)",
+			     call->name);
 	var = ++a->nr_loop_vars;
 	emit(a, "{");
 	gen_num(a, e, dx[0], "the first index of a range");
@@ -1678,6 +1686,21 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 			     "the confidence" : "the severity");
 		emit(a, " end ");
 	}
+	if (!pr->clauses[C_EVIDENCE].present) {
+		/* default evidence: the values of the definitions and parameters */
+		uint32_t k = 0;
+
+		emit(a, "_r.evidence = function() return \"\"");
+		for (uint32_t i = 0; i < pr->nr_defs; i++)
+			if (!pr->defs[i].is_fn)
+				emit(a, " .. \"%s%s=\" .. _fmt(v_%s)", k++ ? ", " : "", pr->defs[i].name,
+				     pr->defs[i].name);
+		for (uint32_t i = 0; i < pr->nr_params; i++)
+			if (pr->params[i].type == P_INT || pr->params[i].type == P_FLOAT)
+				emit(a, " .. \"%s%s=\" .. _fmt(p[\"%s\"])", k++ ? ", " : "",
+				     pr->params[i].name, pr->params[i].name);
+		emit(a, " end ");
+	}
 	emit(a, "return _r end ");
 	emit(a, "local function _env(ctx, p) if _c ~= ctx then _e = _let(ctx, p) _c = ctx end "
 	     "return _e end ");
@@ -1704,7 +1727,7 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 	}
 	emit(a, " }");
 	for (int k = 0; k < C_NR; k++)
-		if (pr->clauses[k].present)
+		if (pr->clauses[k].present || k == C_EVIDENCE)
 			emit(a, ", %s = function(ctx, p) return _env(ctx, p).%s() end", clause_names[k],
 			     clause_names[k]);
 	emit(a, " }\n");
