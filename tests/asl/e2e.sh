@@ -56,7 +56,8 @@ seed004_imbalance)
 	;;
 broken_asl)
 	# A broken .asl file in a plugin directory is reported with its line and
-	# column; the good ASL and Lua properties next to it still fire.
+	# column; a good Lua property next to it, a good ASL file given with
+	# --property, and the built-in ones still fire.
 	P=$T/plugins; mkdir -p "$P"
 	cat > "$P/broken.asl" <<'EOF'
 property Broken(ParPerf pp, float t) {
@@ -67,7 +68,8 @@ property Broken(ParPerf pp, float t) {
     severity: rate;
 }
 EOF
-	cat > "$P/big.asl" <<'EOF'
+	# big.asl is given as --property big.asl (a relative name, no '/')
+	cat > "$T/big.asl" <<'EOF'
 // default: share=0.5
 property BigObject(ParPerf pp, float share) {
   let
@@ -86,7 +88,8 @@ return {
   severity = function(ctx, p) return ctx.share("mem_ref") end,
 }
 EOF
-	(cd "$T" && "$AMEBA" run -o broken.json --plugin-path "$P" -- "$WL" > out.txt 2> err.txt); st=$?
+	(cd "$T" && "$AMEBA" run -o broken.json --plugin-path "$P" --property big.asl -- "$WL" \
+		> out.txt 2> err.txt); st=$?
 	[ "$st" = 0 ] || { cat "$T/err.txt"; fail "ameba run: exit status $st"; }
 	has "$T/err.txt" "ameba: $P/broken.asl:4:3: expected ';' after the definition of rate, got 'in'; property file not loaded, the others continue"
 	"$CHECK" "$SCHEMA" "$T/broken.json" --finding BigObject --finding BusyObject \
@@ -95,9 +98,11 @@ EOF
 		fail "the error is not in the report's warnings"
 	grep -Eq "this object takes 99\.[0-9]+% of the accesses of 5 threads" "$T/out.txt" ||
 		{ cat "$T/out.txt"; fail "BigObject's advice is not in the table"; }
-	"$AMEBA" list properties --plugin-path "$P" > "$T/list.txt" 2> "$T/list.err"
+	"$AMEBA" list properties --plugin-path "$P" --property "$T/big.asl" > "$T/list.txt" \
+		2> "$T/list.err"
 	has "$T/list.err" "$P/broken.asl:4:3: expected ';' after the definition of rate, got 'in'"
 	has "$T/list.txt" "BigObject"
+	has "$T/list.txt" "BusyObject"
 	ok "broken.asl reported at 4:3; BigObject (ASL), BusyObject (Lua) and the built-ins fired"
 	;;
 *)
