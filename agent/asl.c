@@ -65,6 +65,8 @@
 #define ASL_FLOAT_DEFAULT 0.05
 #define ASL_MAX_NAME 64
 #define ASL_MAX_DIFF 16
+#define ASL_MAX_DEPTH 100		/* nesting of expressions */
+#define ASL_MAX_FILE (1u << 20)
 
 /* ---- tokens ---- */
 
@@ -182,6 +184,7 @@ struct asl {
 	struct tok *outer_toks;	/* the file's tokens while a text's {...} is parsed */
 	struct property **props;
 	uint32_t nr_props;
+	int depth;		/* of the expression being parsed */
 };
 
 static void fail_rc(struct asl *a, int rc, int line, int col, const char *fmt, ...)
@@ -624,8 +627,11 @@ static struct node *parse_unary(struct asl *a)
 
 	if (is_punct(t, "-")) {
 		next(a);
+		if (++a->depth > ASL_MAX_DEPTH)
+			fail(a, t->line, t->col, "expression nested more than %d deep", ASL_MAX_DEPTH);
 		n = new_node(a, N_NEG, t);
 		n->a = parse_unary(a);
+		a->depth--;
 		return n;
 	}
 	return parse_postfix(a);
@@ -700,8 +706,11 @@ static struct node *parse_not(struct asl *a)
 
 	if (is_word(t, "not") || is_punct(t, "!")) {
 		next(a);
+		if (++a->depth > ASL_MAX_DEPTH)
+			fail(a, t->line, t->col, "expression nested more than %d deep", ASL_MAX_DEPTH);
 		n = new_node(a, N_NOT, t);
 		n->a = parse_not(a);
+		a->depth--;
 		return n;
 	}
 	return parse_cmp(a);
@@ -721,13 +730,18 @@ static struct node *parse_and(struct asl *a)
 
 static struct node *parse_expr(struct asl *a)
 {
-	struct node *n = parse_and(a);
+	struct node *n;
 
+	if (++a->depth > ASL_MAX_DEPTH)
+		fail(a, peek(a)->line, peek(a)->col, "expression nested more than %d deep",
+		     ASL_MAX_DEPTH);
+	n = parse_and(a);
 	while (is_word(peek(a), "or") || is_punct(peek(a), "||")) {
 		const struct tok *t = next(a);
 
 		n = binary(a, t, "or", n, parse_and(a));
 	}
+	a->depth--;
 	return n;
 }
 
@@ -1737,6 +1751,9 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 
 static void compile(struct asl *a, struct asl_unit *out, const char *base)
 {
+	if (a->len > ASL_MAX_FILE)
+		fail(a, 1, 1, "the file is %zu bytes; an ASL file may have at most %u", a->len,
+		     ASL_MAX_FILE);
 	if (memchr(a->text, '\0', a->len))
 		fail(a, 1, 1, "the file holds a NUL byte: an ASL property file is text");
 	lex(a, 0, a->len, 1, 1);

@@ -687,6 +687,27 @@ static void test_compile_api(void)
 	CHECK(u.nr_props == 0 && !u.props);
 	CHECK(asl_compile("nul.asl", "property\0", 9, &u, msg, sizeof(msg)) == AMEBA_EINVAL);
 	CHECK_STR(msg, "nul.asl:1:1: the file holds a NUL byte: an ASL property file is text");
+	/* nesting is bounded (the parser recurses): 150 '(' or '-' */
+	{
+		static const char head[] = "property P(ParPerf pp) {\n  condition: ";
+		char deep[512];
+		size_t k = sizeof(head) - 1;
+
+		for (int pass = 0; pass < 2; pass++) {
+			memcpy(deep, head, k);
+			memset(deep + k, pass ? '-' : '(', 150);
+			snprintf(deep + k + 150, sizeof(deep) - k - 150, "1 > 0;\n  severity: 1;\n}\n");
+			CHECK(asl_compile("deep.asl", deep, strlen(deep), &u, msg, sizeof(msg)) ==
+			      AMEBA_EINVAL);
+			/*
+			 * The condition is level 1 and starts at column 14. Level 101
+			 * starts after the 100th '(' (column 114), or at the 100th '-'
+			 * (column 113: a '-' is a level of its own).
+			 */
+			CHECK_STR(msg, pass ? "deep.asl:2:113: expression nested more than 100 deep" :
+				  "deep.asl:2:114: expression nested more than 100 deep");
+		}
+	}
 }
 
 int main(int argc, char **argv)
