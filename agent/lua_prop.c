@@ -515,9 +515,24 @@ static int load_table_body(lua_State *L)
 int agent_lua_load(struct agent_property *p, const char *path,
 		   const struct agent_lua_limits *lim, char *msg, size_t len)
 {
-	struct agent_lua *l = calloc(1, sizeof(*l));
-	char *text = NULL;
 	size_t text_len = 0;
+	char *text = agent_read_file(path, &text_len);
+	int rc;
+
+	if (!text) {
+		snprintf(msg, len, "%s: cannot read: %s", path, strerror(errno));
+		return AMEBA_EIO;
+	}
+	rc = agent_lua_load_text(p, path, text, text_len, lim, msg, len);
+	free(text);
+	return rc;
+}
+
+/* text is the file's contents, or for ASL the Lua compiled from it (asl.c). */
+int agent_lua_load_text(struct agent_property *p, const char *path, const char *text,
+			size_t text_len, const struct agent_lua_limits *lim, char *msg, size_t len)
+{
+	struct agent_lua *l = calloc(1, sizeof(*l));
 	lua_Debug ar;
 	int rc;
 
@@ -531,22 +546,14 @@ int agent_lua_load(struct agent_property *p, const char *path,
 	p->lua = l;
 	if (!l->path)
 		return AMEBA_ENOMEM;
-	text = agent_read_file(path, &text_len);
-	if (!text) {
-		snprintf(msg, len, "%s: cannot read: %s", path, strerror(errno));
-		return AMEBA_EIO;
-	}
 	if (text_len > AGENT_LUA_MAX_FILE) {
 		snprintf(msg, len, "%s: %zu bytes; a property file may have at most %u", path,
 			 text_len, AGENT_LUA_MAX_FILE);
-		free(text);
 		return AMEBA_ERANGE;
 	}
 	l->L = lua_newstate(sandbox_alloc, l);
-	if (!l->L) {
-		free(text);
+	if (!l->L)
 		return AMEBA_ENOMEM;
-	}
 	open_sandbox_libs(l->L);
 	/* the prelude: asl helpers, as a global */
 	snprintf(l->short_src, sizeof(l->short_src), "ameba-prelude");
@@ -554,7 +561,6 @@ int agent_lua_load(struct agent_property *p, const char *path,
 			     "t") ||
 	    sandbox_call(l, 0, 1, 0, msg, len)) {
 		snprintf(msg, len, "%s: internal error: the asl prelude did not load", path);
-		free(text);
 		return AMEBA_EPROTO;
 	}
 	lua_setglobal(l->L, "asl");
@@ -579,7 +585,6 @@ int agent_lua_load(struct agent_property *p, const char *path,
 		snprintf(chunk, sizeof(chunk), "@%s", path);
 		rc = luaL_loadbufferx(l->L, text, text_len, chunk, "t");
 	}
-	free(text);
 	if (rc != LUA_OK) {
 		size_t pl = strlen(path), n;
 

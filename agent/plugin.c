@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "agent.h"
+#include "asl.h"
 #include "plugins.h"
 #include "search.h"
 
@@ -438,6 +439,54 @@ static int has_suffix(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
+/*
+ * An ASL file (asl.c): compiled to one Lua chunk per property, each loaded
+ * into its own sandbox as a .lua file would be. A syntax or semantic error
+ * leaves the whole file out with "path:line:col: message".
+ */
+static int load_asl(struct agent_plugins *pl, const char *path, int from_scan)
+{
+	struct asl_unit u;
+	size_t text_len = 0;
+	char msg[1024], *text = agent_read_file(path, &text_len);
+	int rc, loaded = 0;
+
+	if (!text) {
+		agent_plugins_warn(pl, "%s: cannot read: %s; property not loaded, the others "
+				   "continue", path, strerror(errno));
+		return AMEBA_EIO;
+	}
+	rc = asl_compile(path, text, text_len, &u, msg, sizeof(msg));
+	free(text);
+	if (rc) {
+		agent_plugins_warn(pl, "%s; property file not loaded, the others continue", msg);
+		return rc;
+	}
+	for (uint32_t i = 0; i < u.nr_props; i++) {
+		struct agent_property p = { 0 };
+
+		p.lang = AGENT_PROP_LUA;
+		rc = agent_lua_load_text(&p, path, u.props[i].lua, u.props[i].lua_len,
+					 &pl->lua_limits, msg, sizeof(msg));
+		if (rc) {
+			agent_plugins_warn(pl, "%s (in the Lua compiled from property %s, line %d); "
+					   "property not loaded, the others continue", msg,
+					   u.props[i].name, u.props[i].line);
+			property_release(&p);
+			continue;
+		}
+		p.path = strdup(path);
+		if (!p.path || props_add(pl, &p, from_scan)) {
+			agent_plugins_warn(pl, "%s: out of memory", path);
+			property_release(&p);
+			continue;
+		}
+		loaded++;
+	}
+	asl_unit_free(&u);
+	return loaded ? 0 : AMEBA_EINVAL;
+}
+
 int agent_plugins_add_file(struct agent_plugins *pl, const char *path, int from_scan)
 {
 	struct stat st;
@@ -451,7 +500,10 @@ int agent_plugins_add_file(struct agent_plugins *pl, const char *path, int from_
 		return load_so(pl, path, from_scan);
 	if (has_suffix(path, ".lua"))
 		return load_lua(pl, path, from_scan);
-	agent_plugins_warn(pl, "%s: not a plugin: expected a .lua property or a .so plugin", path);
+	if (has_suffix(path, ".asl"))
+		return load_asl(pl, path, from_scan);
+	agent_plugins_warn(pl, "%s: not a plugin: expected a .lua or .asl property or a .so plugin",
+			   path);
 	return AMEBA_EINVAL;
 }
 
@@ -460,7 +512,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Loads every *.so and *.lua of dir in name order; returns 1 if dir exists. */
+/* Loads every *.so, *.lua and *.asl of dir in name order; returns 1 if dir exists. */
 static int scan_dir(struct agent_plugins *pl, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -473,7 +525,8 @@ static int scan_dir(struct agent_plugins *pl, const char *dir)
 	while ((e = readdir(d))) {
 		char **v;
 
-		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".so") || has_suffix(e->d_name, ".lua")))
+		if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".so") || has_suffix(e->d_name, ".lua") ||
+					     has_suffix(e->d_name, ".asl")))
 			continue;
 		v = realloc(names, (nr + 1) * sizeof(*v));
 		if (!v)

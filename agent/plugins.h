@@ -184,6 +184,9 @@ int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
  */
 int agent_lua_load(struct agent_property *p, const char *path,
 		   const struct agent_lua_limits *lim, char *msg, size_t len);
+/* The same from a buffer holding the chunk's text; messages name path. */
+int agent_lua_load_text(struct agent_property *p, const char *path, const char *text,
+			size_t text_len, const struct agent_lua_limits *lim, char *msg, size_t len);
 /* Runs the property's functions on ctx. Same returns as agent_property_eval
  * minus the kind/needs checks; msg is set on failure. */
 int agent_lua_eval(struct agent_property *p, const struct ameba_context *ctx,

@@ -92,7 +92,7 @@ static void run_usage(FILE *f, int attach)
 		"                       target exits or the strategy is done)\n"
 		"  --interval T         length of one experiment (default 100ms)\n"
 		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default objects)\n"
-		"  --property FILE|NAME[:k=v,...]  load a property file (.lua, .so), or evaluate only\n"
+		"  --property FILE|NAME[:k=v,...]  load a property file (.lua, .asl, .so), or evaluate only\n"
 		"                       the named properties (repeatable)\n"
 		"  --plugin-path DIR    also load plugins from DIR (repeatable)\n"
 		"  --metric NAME        metric that ranks objects (default l1d_miss when the backend\n"
@@ -561,7 +561,8 @@ static int run_or_attach(int argc, char **argv, int attach)
 	agent_plugins_scan(&pl, o.plugin_dirs, o.nr_plugin_dirs);
 	for (uint32_t i = 0; i < o.nr_props; i++) {
 		const char *spec = o.props[i];
-		int is_file = strchr(spec, '/') || strstr(spec, ".lua") || strstr(spec, ".so");
+		int is_file = strchr(spec, '/') || strstr(spec, ".lua") || strstr(spec, ".so") ||
+			      strstr(spec, ".asl");
 
 		if (is_file)
 			agent_plugins_add_file(&pl, spec, 0);

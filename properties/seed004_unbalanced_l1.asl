@@ -1,0 +1,20 @@
+// UnbalancedLC1DataMissRateInThreads: the ASL property printed in seed 004
+// (Kereku & Gerndt, "Automatic Monitoring of Memory Hierarchies in Threaded
+// Applications with AMEBA", section 4), quoted as printed there and compiled
+// by ameba's ASL front-end (docs/asl.md).
+//
+// The paper gives no value for t, the allowed deviation of a thread's L1
+// miss rate from the threads' mean (an absolute difference of rates: 0.02 =
+// 2 points). Override it with --property UnbalancedLC1DataMissRateInThreads:t=0.05
+// default: t=0.02
+
+property UnbalancedLC1DataMissRateInThreads(ParPerf pp, float t){
+  let
+    miss_rate(int tid)=pp.lc1_miss[tid]/pp.mem_ref[tid];
+    mean=sum(miss_rate(0),...,miss_rate(pp.nrThreads))/pp.nrThreads;
+    max = max(miss_rate(0),...,miss_rate(pp.nrThreads));
+    min = min(miss_rate(0),...,miss_rate(pp.nrThreads));
+  in
+    condition: max(max-mean, mean-min) > t;
+    confidence: 1;
+    severity: max(max-mean, mean-min) * pp.parT[0]; }
