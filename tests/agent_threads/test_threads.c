@@ -1,0 +1,348 @@
+/*
+ * test_threads.c - unit tests of strategy chains and the `threads`
+ * strategy over the scripted provider (provider_fake.c): the hand-over from
+ * objects to threads, the seeds, the union of contexts, and the per-thread,
+ * per-line and per-word figures with their exact values.
+ *
+ * usage: test_threads SRC_DIR STRATEGY_DIR TEST_DIR
+ *   SRC_DIR       the source tree (properties/)
+ *   STRATEGY_DIR  where objects.so and threads.so were built
+ *   TEST_DIR      tests/agent_threads (its test properties)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "plugins.h"
+#include "provider.h"
+#include "search.h"
+
+static const char *src_dir, *strategy_dir, *test_dir;
+
+/*
+ * The fake world, per interval (threads 1..4 are the workers):
+ *   packed  heap @0x10000  64 B: thread t touches only [16(t-1), 16t):
+ *           1000 writes, 1000 reads, 500 l1d misses, 400 coherence misses
+ *           (all false) each
+ *   table   global @0x20000 1 KiB: 3000 reads by each worker, 10 misses
+ *   big     heap @0x40000 64 KiB: thread 1 touches only [4096, 4160): 160
+ *           reads, 50 misses
+ */
+static struct agent_fake_object objs[3];
+static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES, AMEBA_M_L1D_MISS,
+			       AMEBA_M_COH_MISS, AMEBA_M_COH_MISS_FALSE };
+
+static void world(struct agent_fake_spec *spec)
+{
+	memset(objs, 0, sizeof(objs));
+	objs[0].obj = (struct ameba_object){ 1, AMEBA_OBJ_HEAP, "alloc_counters@fs.c:10",
+					     "alloc_counters@fs.c:10", 0x10000, 0x10040, 64, 1, 1 };
+	for (int t = 1; t <= 4; t++) {
+		double *r = objs[0].rates[t];
+
+		r[AMEBA_M_WRITES] = 1000;
+		r[AMEBA_M_READS] = 1000;
+		r[AMEBA_M_MEM_REF] = 2000;
+		r[AMEBA_M_L1D_MISS] = 500;
+		r[AMEBA_M_COH_MISS] = 400;
+		r[AMEBA_M_COH_MISS_FALSE] = 400;
+		objs[0].span[t][0] = 0x10000 + 16 * (uintptr_t)(t - 1);
+		objs[0].span[t][1] = objs[0].span[t][0] + 16;
+	}
+	objs[1].obj = (struct ameba_object){ 2, AMEBA_OBJ_GLOBAL, "table", NULL, 0x20000, 0x20400,
+					     1024, 1, 1 };
+	for (int t = 1; t <= 4; t++) {
+		objs[1].rates[t][AMEBA_M_READS] = 3000;
+		objs[1].rates[t][AMEBA_M_MEM_REF] = 3000;
+		objs[1].rates[t][AMEBA_M_L1D_MISS] = 10;
+	}
+	objs[2].obj = (struct ameba_object){ 3, AMEBA_OBJ_HEAP, "make_big@fs.c:20", "make_big@fs.c:20",
+					     0x40000, 0x50000, 65536, 1, 1 };
+	objs[2].rates[1][AMEBA_M_READS] = 160;
+	objs[2].rates[1][AMEBA_M_MEM_REF] = 160;
+	objs[2].rates[1][AMEBA_M_L1D_MISS] = 50;
+	objs[2].span[1][0] = 0x41000;
+	objs[2].span[1][1] = 0x41040;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->program = "/tmp/fs";
+	spec->backend = "sim";
+	spec->metrics = metrics;
+	spec->nr_metrics = sizeof(metrics) / sizeof(metrics[0]);
+	spec->objects = objs;
+	spec->nr_objects = 3;
+	spec->nr_threads = 5;
+}
+
+static void plugins(struct agent_plugins *pl)
+{
+	char path[1024], err[512];
+
+	agent_plugins_init(pl);
+	pl->quiet = 1;
+	snprintf(path, sizeof(path), "%s/objects.so", strategy_dir);
+	CHECK(agent_plugins_add_file(pl, path, 0) == 0);
+	snprintf(path, sizeof(path), "%s/threads.so", strategy_dir);
+	CHECK(agent_plugins_add_file(pl, path, 0) == 0);
+	snprintf(path, sizeof(path), "%s/properties/hot_object.lua", src_dir);
+	CHECK(agent_plugins_add_file(pl, path, 1) == 0);
+	snprintf(path, sizeof(path), "%s/word_writers.lua", test_dir);
+	CHECK(agent_plugins_add_file(pl, path, 1) == 0);
+	snprintf(path, sizeof(path), "%s/object_extra.lua", test_dir);
+	CHECK(agent_plugins_add_file(pl, path, 1) == 0);
+	CHECK(agent_plugins_link(pl, NULL, 0, err, sizeof(err)) == 0);
+}
+
+static const struct agent_finding *find(const struct agent_search *s, const char *prop,
+					const char *object, uint64_t line, uint32_t *nr)
+{
+	const struct agent_finding *hit = NULL;
+
+	*nr = 0;
+	for (uint32_t i = 0; i < s->findings.nr; i++) {
+		const struct agent_finding *f = &s->findings.v[i];
+
+		if (strcmp(f->property, prop) || (object && (!f->has_object ||
+							    strcmp(f->object.name, object))) ||
+		    (line && f->line != line))
+			continue;
+		if (!hit)
+			hit = f;
+		(*nr)++;
+	}
+	return hit;
+}
+
+static void params(struct agent_params *p, const char *spec)
+{
+	char *name = NULL, err[256];
+
+	memset(p, 0, sizeof(*p));
+	CHECK(agent_spec_parse(spec, &name, p, err, sizeof(err)) == 0);
+	free(name);
+}
+
+/*
+ * objects:rounds=3 finishes by itself and hands over; threads:rounds=2
+ * surveys the big object once, then measures words twice and finishes.
+ */
+static void test_chain_complete(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_params ga, gb;
+	volatile sig_atomic_t stop = 0;
+	const struct agent_finding *f;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	params(&ga, "objects:rounds=3");
+	params(&gb, "threads:rounds=2,top=3,max_lines=4");
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.strat_given = &ga;
+	s.strat_b = agent_plugins_strategy(&pl, "threads");
+	s.strat_b_given = &gb;
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(s.strat && s.strat_b);
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_COMPLETE);
+	CHECK(!s.partial);
+	CHECK_EQ_U64(s.stage, 1);
+	CHECK_EQ_U64(s.nr_iterations_a, 3);
+	/* 3 of objects, 1 survey of big (1024 lines > max_lines), 2 of words */
+	CHECK_EQ_U64(s.nr_iterations, 6);
+	CHECK_EQ_U64(agent_provider_fake_nr_experiments(s.prov), 6);
+	CHECK(s.primary_metric == AMEBA_M_L1D_MISS);
+	CHECK_STR(ameba_param_get(&s.strat_b_params.view, "metric"), "l1d_miss");
+	/* the seeds: objects' program context and its 3 objects */
+	CHECK_EQ_U64(s.nr_seeds, 4);
+	/*
+	 * Counters per experiment: 6 metrics x (program + 3 objects), plus
+	 * survey: (1024 + 16) lines x (l1d_miss, coh_miss) (big and table have
+	 * more lines than max_lines=4; packed has one), or words: the chosen
+	 * lines (packed 1, table 4 of 16, big 1) x (6 metrics + 8 x 2 words).
+	 */
+	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 4), 24 + 2 * (1024 + 16));
+	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 5), 24 + (1 + 4 + 1) * 22);
+	/*
+	 * The union: 4 seeds (program + 3 objects, the objects replaced by
+	 * threads' refinements) + 6 line contexts.
+	 */
+	CHECK_EQ_U64(s.nr_contexts, 4 + 6);
+
+	/* one HotObject on packed: threads' context replaced objects' */
+	f = find(&s, "HotObject", "alloc_counters@fs.c:10", 0, &nr);
+	CHECK_EQ_U64(nr, 1);
+	CHECK(f && f->ctx_kind == AMEBA_CTX_OBJECT);
+
+	/* the object context: per-thread writes, and the words of its line */
+	f = find(&s, "ObjectExtra", "alloc_counters@fs.c:10", 0, &nr);
+	CHECK_EQ_U64(nr, 1);
+	CHECK_STR(f ? f->evidence : NULL,
+		  "writes=0/3000/3000/3000/3000 | line.0=3200,3200,8000;"
+		  "w.1.0=1000,1000;w.1.8=1000,1000;w.2.16=1000,1000;w.2.24=1000,1000;"
+		  "w.3.32=1000,1000;w.3.40=1000,1000;w.4.48=1000,1000;w.4.56=1000,1000;");
+	/* each worker writes its own two words, all in one line */
+	f = find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr);
+	CHECK_EQ_U64(nr, 1);
+	CHECK_STR(f ? f->evidence : NULL, "coh=3200 false=3200 1:0/8 2:16/24 3:32/40 4:48/56");
+	CHECK(f && f->ctx_kind == AMEBA_CTX_LINE);
+
+	/* big: the survey found the one line thread 1 reads, at offset 4096 */
+	f = find(&s, "WordWriters", "make_big@fs.c:20", 0, &nr);
+	CHECK_EQ_U64(nr, 1);
+	CHECK(f && f->line == 0x41000);
+	f = find(&s, "ObjectExtra", "make_big@fs.c:20", 0, &nr);
+	CHECK_STR(f ? f->evidence : NULL,
+		  "writes=0/0/0/0/0 | line.4096=0,0,0;w.1.4096=0,40;w.1.4104=0,40;w.1.4112=0,40;"
+		  "w.1.4120=0,40;w.1.4128=0,40;w.1.4136=0,40;w.1.4144=0,40;w.1.4152=0,40;");
+	/* table: 4 of its 16 lines (all equal), read by four threads each */
+	find(&s, "WordWriters", "table", 0, &nr);
+	CHECK_EQ_U64(nr, 4);
+
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_params_free(&ga);
+	agent_params_free(&gb);
+	agent_plugins_destroy(&pl);
+}
+
+/* The target exits while objects (which never finishes) runs: a's report. */
+static void test_chain_exit_during_a(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	volatile sig_atomic_t stop = 0;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	spec.nr_intervals = 4;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.strat_b = agent_plugins_strategy(&pl, "threads");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_EXITED);
+	CHECK_EQ_U64(s.stage, 0);
+	CHECK_EQ_U64(s.nr_iterations, 4);
+	CHECK_EQ_U64(s.nr_contexts, 4);	/* program + 3 objects */
+	CHECK(find(&s, "HotObject", "alloc_counters@fs.c:10", 0, &nr) != NULL);
+	CHECK(find(&s, "WordWriters", NULL, 0, &nr) == NULL);
+	CHECK(s.nr_objects == 3 && !strcmp(s.objects[0].name, "alloc_counters@fs.c:10"));
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_plugins_destroy(&pl);
+}
+
+/*
+ * threads alone, object=NAME: no seeds; the object is found in the host's
+ * tables. A bad parameter is refused before anything is measured.
+ */
+static void test_threads_alone(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_params g;
+	volatile sig_atomic_t stop = 0;
+	const struct agent_finding *f;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	params(&g, "threads:object=alloc_counters@fs.c:10,rounds=1");
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "threads");
+	s.strat_given = &g;
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_COMPLETE);
+	CHECK_EQ_U64(s.nr_iterations, 1);
+	CHECK_EQ_U64(s.nr_contexts, 3);	/* program, packed, its line */
+	f = find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr);
+	CHECK_STR(f ? f->evidence : NULL, "coh=1600 false=1600 1:0/8 2:16/24 3:32/40 4:48/56");
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_params_free(&g);
+
+	/* max_lines=0 is refused by create(), naming the parameter */
+	params(&g, "threads:max_lines=0");
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "threads");
+	s.strat_given = &g;
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == AMEBA_EINVAL);
+	CHECK(strstr(s.error, "max_lines") != NULL);
+	CHECK_EQ_U64(agent_provider_fake_nr_experiments(s.prov), 0);
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_params_free(&g);
+	agent_plugins_destroy(&pl);
+}
+
+/* Deep copies outlive their source. */
+static void test_clone(void)
+{
+	struct ameba_object o = { 7, AMEBA_OBJ_HEAP, "n", "s@x.c:1", 0x100, 0x140, 64, 1, 1 };
+	uint32_t ids[2] = { 0, 1 };
+	double pt[2] = { 3, 4 };
+	char extra[] = "line.0=1,1,2\n";
+	struct ameba_context c = { 0 }, *copy = NULL;
+
+	c.kind = AMEBA_CTX_LINE;
+	c.object = &o;
+	c.line = 0x100;
+	c.nr_threads = 2;
+	c.thread_ids = ids;
+	c.per_thread[AMEBA_M_WRITES] = pt;
+	c.extra = extra;
+	CHECK(agent_contexts_clone(&c, 1, &copy) == 0);
+	extra[5] = 'X';
+	pt[1] = 0;
+	o.name = "changed";
+	CHECK(copy && copy->object != &o && !strcmp(copy->object->name, "n"));
+	CHECK(copy && !strcmp(copy->extra, "line.0=1,1,2\n"));
+	CHECK(copy && copy->per_thread[AMEBA_M_WRITES][1] == 4);
+	CHECK(copy && copy->per_thread[AMEBA_M_READS] == NULL);
+	CHECK(copy && copy->line == 0x100 && copy->thread_ids[1] == 1);
+	agent_contexts_free(copy, 1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s SRC_DIR STRATEGY_DIR TEST_DIR\n", argv[0]);
+		return 2;
+	}
+	src_dir = argv[1];
+	strategy_dir = argv[2];
+	test_dir = argv[3];
+	test_clone();
+	test_chain_complete();
+	test_chain_exit_during_a();
+	test_threads_alone();
+	return check_done();
+}
