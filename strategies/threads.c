@@ -80,8 +80,16 @@ struct line {
 	double *pt[AMEBA_M_NR];		/* [nr_threads_cap] */
 	double *wr[NR_WORDS], *rd[NR_WORDS];	/* [nr_threads_cap] */
 	uint64_t window_ns;
+	uint64_t chosen_ns;		/* the strategy's window when it was chosen */
 	int active;			/* measured in this experiment */
 	char *extra;
+};
+
+enum phase { PH_NEW, PH_SURVEY, PH_WORDS };
+
+struct seg {
+	uintptr_t start, end;
+	double coh, miss;
 };
 
 struct target {
@@ -92,12 +100,12 @@ struct target {
 	double values[AMEBA_M_NR];
 	double *pt[AMEBA_M_NR];
 	uint64_t window_ns;
-	/* survey */
-	uintptr_t *lines;		/* every line of the blocks, sorted */
-	uint32_t nr_lines;
-	double *coh, *miss;		/* [nr_lines] */
-	uint32_t *seen;			/* intervals each line was surveyed */
-	uint32_t cursor;
+	int phase;			/* enum phase */
+	/* survey: candidate segments of whole lines, [start, end) */
+	struct seg *segs;
+	uint32_t nr_segs;
+	uint32_t seg_rounds;		/* intervals the current segments were counted */
+	int surveyed;			/* this plan counts its segments */
 	uint32_t range_off;		/* this plan: first block range */
 	char *extra;
 };
@@ -108,13 +116,13 @@ struct threads {
 	uint32_t nr_metrics;
 	int primary, survey_metric;
 	uint32_t top, max_lines, survey, rounds, max_counters, max_ranges;
+	uint32_t max_segs;		/* survey segments per target and interval */
 	char *object_name;
 
 	struct target *targets;
 	uint32_t nr_targets;
 	int resolved;			/* targets were chosen */
-	int words;			/* the word phase began */
-	uint32_t nr_word_rounds;
+	uint32_t nr_word_rounds;	/* intervals after every survey ended */
 
 	struct line *lines;		/* chosen, all targets */
 	uint32_t nr_lines;
@@ -124,7 +132,7 @@ struct threads {
 	uint32_t *thread_ids;
 	double program[AMEBA_M_NR];
 	double *program_pt[AMEBA_M_NR];
-	uint64_t window_ns, words_ns;
+	uint64_t window_ns;
 
 	/* plan storage */
 	struct ameba_counter *counters;
@@ -334,34 +342,6 @@ static int target_blocks(struct threads *st, struct target *t)
 	return 0;
 }
 
-/* Lists the target's lines (once, when its blocks are first known). */
-static int target_lines(struct target *t)
-{
-	uint32_t n = 0;
-
-	if (t->lines || !t->nr_blocks)
-		return 0;
-	for (uint32_t b = 0; b < t->nr_blocks; b++) {
-		uintptr_t lo = t->blocks[2 * b] & ~(uintptr_t)(LINE_BYTES - 1);
-
-		n += (uint32_t)((t->blocks[2 * b + 1] - lo + LINE_BYTES - 1) / LINE_BYTES);
-	}
-	t->lines = malloc((n + 1) * sizeof(*t->lines));
-	t->coh = calloc(n + 1, sizeof(*t->coh));
-	t->miss = calloc(n + 1, sizeof(*t->miss));
-	t->seen = calloc(n + 1, sizeof(*t->seen));
-	if (!t->lines || !t->coh || !t->miss || !t->seen)
-		return AMEBA_ENOMEM;
-	for (uint32_t b = 0; b < t->nr_blocks; b++) {
-		uintptr_t a = t->blocks[2 * b] & ~(uintptr_t)(LINE_BYTES - 1);
-
-		for (; a < t->blocks[2 * b + 1]; a += LINE_BYTES)
-			if (!t->nr_lines || t->lines[t->nr_lines - 1] != a)
-				t->lines[t->nr_lines++] = a;	/* blocks are sorted */
-	}
-	return 0;
-}
-
 static int line_add(struct threads *st, uint32_t target, uintptr_t addr)
 {
 	struct line *v = realloc(st->lines, (st->nr_lines + 1) * sizeof(*v)), *l;
@@ -373,69 +353,127 @@ static int line_add(struct threads *st, uint32_t target, uintptr_t addr)
 	memset(l, 0, sizeof(*l));
 	l->addr = addr;
 	l->target = target;
+	l->chosen_ns = st->window_ns;
 	return st->nr_threads_cap ? line_grow(st, l, 0, st->nr_threads_cap) : 0;
 }
 
-static struct target *cmp_target;
-
-static int cmp_line(const void *a, const void *b)
+static uintptr_t line_down(uintptr_t a)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct target *t = cmp_target;
-
-	if (t->coh[x] != t->coh[y])
-		return t->coh[x] < t->coh[y] ? 1 : -1;
-	if (t->miss[x] != t->miss[y])
-		return t->miss[x] < t->miss[y] ? 1 : -1;
-	return (x > y) - (x < y);
+	return a & ~(uintptr_t)(LINE_BYTES - 1);
 }
 
-/* Chooses each target's lines: all when few, else the survey's worst. */
-static int lines_choose(struct threads *st)
+/* Whether the line at a holds bytes of one of the target's blocks. */
+static int line_in_blocks(const struct target *t, uintptr_t a)
 {
-	for (uint32_t i = 0; i < st->nr_targets; i++) {
-		struct target *t = &st->targets[i];
-		uint32_t *order, n = 0;
-		int rc = 0;
-
-		if (t->nr_lines <= st->max_lines) {
-			for (uint32_t k = 0; k < t->nr_lines && !rc; k++)
-				rc = line_add(st, i, t->lines[k]);
-			if (rc)
-				return rc;
-			continue;
-		}
-		order = malloc(t->nr_lines * sizeof(*order));
-		if (!order)
-			return AMEBA_ENOMEM;
-		for (uint32_t k = 0; k < t->nr_lines; k++)
-			if (t->coh[k] > 0 || t->miss[k] > 0)
-				order[n++] = k;
-		cmp_target = t;
-		qsort(order, n, sizeof(*order), cmp_line);
-		for (uint32_t k = 0; k < n && k < st->max_lines && !rc; k++)
-			rc = line_add(st, i, t->lines[order[k]]);
-		free(order);
-		if (rc)
-			return rc;
-	}
-	st->words = 1;
+	for (uint32_t b = 0; b < t->nr_blocks; b++)
+		if (t->blocks[2 * b] < a + LINE_BYTES && a < t->blocks[2 * b + 1])
+			return 1;
 	return 0;
 }
 
-/* Whether every target's lines were surveyed often enough. */
-static int survey_done(const struct threads *st)
+/* Appends [start, end) cut into at most parts segments of whole lines. */
+static int segs_split(struct seg **v, uint32_t *nr, uint32_t *cap, uintptr_t start, uintptr_t end,
+		      uint32_t parts)
 {
-	for (uint32_t i = 0; i < st->nr_targets; i++) {
-		const struct target *t = &st->targets[i];
+	uint64_t nr_lines = (end - start) / LINE_BYTES;
 
-		if (t->nr_lines <= st->max_lines)
-			continue;
-		for (uint32_t k = 0; k < t->nr_lines; k++)
-			if (t->seen[k] < st->survey)
-				return 0;
+	if (parts > nr_lines)
+		parts = (uint32_t)nr_lines;
+	for (uint32_t i = 0; i < parts; i++) {
+		uintptr_t s = start + (uintptr_t)(nr_lines * i / parts) * LINE_BYTES;
+		uintptr_t e = start + (uintptr_t)(nr_lines * (i + 1) / parts) * LINE_BYTES;
+
+		if (*nr == *cap) {
+			uint32_t c = *cap ? 2 * *cap : 64;
+			struct seg *n = realloc(*v, c * sizeof(*n));
+
+			if (!n)
+				return AMEBA_ENOMEM;
+			*v = n;
+			*cap = c;
+		}
+		(*v)[(*nr)++] = (struct seg){ s, e, 0, 0 };
 	}
-	return 1;
+	return 0;
+}
+
+/* Worst first: coherence misses, then misses, then address. */
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	if (x->coh != y->coh)
+		return x->coh < y->coh ? 1 : -1;
+	if (x->miss != y->miss)
+		return x->miss < y->miss ? 1 : -1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * A target's first plan: few lines go straight to the word phase; more
+ * are surveyed as max_segs segments of the hull of its blocks.
+ */
+static int target_start(struct threads *st, uint32_t i)
+{
+	struct target *t = &st->targets[i];
+	uintptr_t lo, hi;
+	uint32_t cap = 0;
+	int rc;
+
+	if (!t->nr_blocks)
+		return 0;	/* a bin without live blocks: wait */
+	lo = line_down(t->blocks[0]);
+	hi = line_down(t->blocks[2 * t->nr_blocks - 1] + LINE_BYTES - 1);
+	if ((hi - lo) / LINE_BYTES <= st->max_lines) {
+		for (uintptr_t a = lo; a < hi; a += LINE_BYTES)
+			if (line_in_blocks(t, a) && (rc = line_add(st, i, a)))
+				return rc;
+		t->phase = PH_WORDS;
+		return 0;
+	}
+	rc = segs_split(&t->segs, &t->nr_segs, &cap, lo, hi, st->max_segs);
+	if (rc)
+		return rc;
+	t->phase = PH_SURVEY;
+	return 0;
+}
+
+/*
+ * After `survey` counted intervals: the worst max_lines segments (that
+ * counted anything) are kept and cut into max_segs / max_lines parts each;
+ * once they are single lines, they are the target's chosen lines.
+ */
+static int target_refine(struct threads *st, uint32_t i)
+{
+	struct target *t = &st->targets[i];
+	struct seg *next = NULL;
+	uint32_t nr = 0, cap = 0, keep = 0, single = 1;
+	int rc = 0;
+
+	qsort(t->segs, t->nr_segs, sizeof(*t->segs), cmp_seg);
+	while (keep < t->nr_segs && keep < st->max_lines &&
+	       (t->segs[keep].coh > 0 || t->segs[keep].miss > 0))
+		keep++;
+	for (uint32_t k = 0; k < keep; k++)
+		single &= t->segs[k].end - t->segs[k].start == LINE_BYTES;
+	if (single) {
+		for (uint32_t k = 0; k < keep && !rc; k++)
+			if (line_in_blocks(t, t->segs[k].start))
+				rc = line_add(st, i, t->segs[k].start);
+		free(t->segs);
+		t->segs = NULL;
+		t->nr_segs = 0;
+		t->phase = PH_WORDS;
+		return rc;
+	}
+	for (uint32_t k = 0; k < keep && !rc; k++)
+		rc = segs_split(&next, &nr, &cap, t->segs[k].start, t->segs[k].end,
+				st->max_segs / keep);
+	free(t->segs);
+	t->segs = next;
+	t->nr_segs = nr;
+	t->seg_rounds = 0;
+	return rc;
 }
 
 /* ---- experiments ---- */
@@ -504,6 +542,17 @@ static int threads_plan(void *state, struct ameba_experiment *exp)
 		st->resolved = st->nr_targets > 0 || !st->object_name;
 		if (st->resolved && !st->nr_targets)
 			return 1;	/* nothing to refine */
+		if (st->resolved) {
+			/* half the budget for the surveys, shared by the targets */
+			uint32_t lim = st->max_counters < st->max_ranges ? st->max_counters :
+					st->max_ranges;
+
+			st->max_segs = (lim / 2 - 32) / (2 * st->nr_targets);
+			if (st->max_segs > 1024)
+				st->max_segs = 1024;
+			if (st->max_segs < 2 * st->max_lines)
+				st->max_segs = 2 * st->max_lines;
+		}
 	}
 	if (st->rounds && st->nr_word_rounds >= st->rounds)
 		return 1;
@@ -517,7 +566,9 @@ static int threads_plan(void *state, struct ameba_experiment *exp)
 	for (uint32_t i = 0; i < st->nr_targets; i++) {
 		struct target *t = &st->targets[i];
 
-		if ((rc = target_blocks(st, t)) || (rc = target_lines(t)))
+		if ((rc = target_blocks(st, t)))
+			return rc;
+		if (t->phase == PH_NEW && (rc = target_start(st, i)))
 			return rc;
 		t->range_off = st->nr_ranges;
 		for (uint32_t b = 0; b < t->nr_blocks; b++)
@@ -540,34 +591,28 @@ static int threads_plan(void *state, struct ameba_experiment *exp)
 			used_ranges += t->nr_blocks;
 		}
 	}
-	if (st->resolved && !st->words && survey_done(st) && (rc = lines_choose(st)))
-		return rc;
+	/* survey: two counters per segment; a target all or nothing */
+	for (uint32_t i = 0; i < st->nr_targets; i++) {
+		struct target *t = &st->targets[i];
+		int coh = host_has(h, AMEBA_M_COH_MISS);
 
-	if (!st->words) {
-		/* survey: two counters per line, in chunks */
-		for (uint32_t i = 0; i < st->nr_targets; i++) {
-			struct target *t = &st->targets[i];
-
-			if (t->nr_lines <= st->max_lines)
-				continue;
-			for (uint32_t n = 0; n < t->nr_lines; n++) {
-				uint32_t k = (t->cursor + n) % t->nr_lines;
-
-				if (!fits(st, 2, 2, used_ranges))
-					break;
-				if ((rc = range_push(st, t->lines[k], t->lines[k] + LINE_BYTES)))
-					return rc;
-				if (!counter_new(st, st->survey_metric, 0,
-						 tag_make(TAG_SURVEY_MISS, k, i), st->nr_ranges - 1, 1))
-					return AMEBA_ENOMEM;
-				if (host_has(h, AMEBA_M_COH_MISS) &&
-				    !counter_new(st, AMEBA_M_COH_MISS, 0, tag_make(TAG_SURVEY_COH, k, i),
-						 st->nr_ranges - 1, 1))
-					return AMEBA_ENOMEM;
-				used_ranges += 2;
-			}
+		t->surveyed = 0;
+		if (t->phase != PH_SURVEY ||
+		    !fits(st, (1 + coh) * t->nr_segs, (1 + coh) * t->nr_segs, used_ranges))
+			continue;
+		for (uint32_t k = 0; k < t->nr_segs; k++) {
+			if ((rc = range_push(st, t->segs[k].start, t->segs[k].end)))
+				return rc;
+			if (!counter_new(st, st->survey_metric, 0, tag_make(TAG_SURVEY_MISS, k, i),
+					 st->nr_ranges - 1, 1) ||
+			    (coh && !counter_new(st, AMEBA_M_COH_MISS, 0,
+						 tag_make(TAG_SURVEY_COH, k, i), st->nr_ranges - 1, 1)))
+				return AMEBA_ENOMEM;
 		}
-	} else {
+		used_ranges += (1 + coh) * t->nr_segs;
+		t->surveyed = 1;
+	}
+	{
 		/* words: each chosen line, in turns when they do not all fit */
 		uint32_t per_line = st->nr_metrics + 2 * NR_WORDS;
 
@@ -656,31 +701,19 @@ static int threads_observe(void *state, const struct ameba_experiment *exp,
 		case TAG_WORD_RD:
 			add_pt(st->lines[idx].rd[slot], res, i);
 			break;
-		case TAG_SURVEY_COH:	/* idx: the line, slot: the target */
-			st->targets[slot].coh[idx] += v;
+		case TAG_SURVEY_COH:	/* idx: the segment, slot: the target */
+			st->targets[slot].segs[idx].coh += v;
 			break;
 		case TAG_SURVEY_MISS:
-			st->targets[slot].miss[idx] += v;
-			st->targets[slot].seen[idx]++;
+			st->targets[slot].segs[idx].miss += v;
 			break;
 		}
 	}
 	for (uint32_t i = 0; i < st->nr_targets; i++)
 		if (measured[i])
 			st->targets[i].window_ns += res->elapsed_ns;
-	if (!st->words) {
-		/* each survey goes on after the last line counted this time */
-		for (uint32_t i = 0; i < exp->nr_counters; i++) {
-			uint64_t tag = exp->counters[i].tag;
-
-			if ((int)(tag >> 56) == TAG_SURVEY_MISS) {
-				struct target *t = &st->targets[tag & 0xff];
-
-				t->cursor = ((uint32_t)(tag >> 8) + 1) % t->nr_lines;
-			}
-		}
-	} else {
-		uint32_t nr_active = 0;
+	{
+		uint32_t nr_active = 0, surveying = 0;
 
 		for (uint32_t i = 0; i < st->nr_lines; i++)
 			if (st->lines[i].active) {
@@ -689,12 +722,22 @@ static int threads_observe(void *state, const struct ameba_experiment *exp,
 			}
 		if (nr_active < st->nr_lines)
 			st->line_cursor = (st->line_cursor + nr_active) % st->nr_lines;
-		st->words_ns += res->elapsed_ns;
-		st->nr_word_rounds++;
+		for (uint32_t i = 0; i < st->nr_targets; i++)
+			surveying |= st->targets[i].phase != PH_WORDS;
+		if (st->resolved && !surveying)
+			st->nr_word_rounds++;
 	}
 	st->window_ns += res->elapsed_ns;
+	for (uint32_t i = 0; i < st->nr_targets; i++) {
+		struct target *t = &st->targets[i];
+
+		if (t->phase == PH_SURVEY && t->surveyed && ++t->seg_rounds >= st->survey &&
+		    (rc = target_refine(st, i)))
+			return rc;
+	}
 	return 0;
 }
+
 
 /* ---- contexts ---- */
 
@@ -840,8 +883,8 @@ static int threads_contexts(void *state, const struct ameba_context **out, uint3
 		c->object = &st->targets[l->target].obj;
 		c->line = l->addr;
 		c->window_ns = l->window_ns;
-		if (st->words_ns && l->window_ns < st->words_ns)
-			c->confidence *= (double)l->window_ns / (double)st->words_ns;
+		if (l->window_ns < st->window_ns - l->chosen_ns)
+			c->confidence *= (double)l->window_ns / (double)(st->window_ns - l->chosen_ns);
 		c->extra = l->extra;
 	}
 	if (rc)
@@ -855,10 +898,15 @@ static void threads_progress(void *state, char *buf, size_t len)
 {
 	struct threads *st = state;
 
+	uint32_t surveying = 0;
+
+	for (uint32_t i = 0; i < st->nr_targets; i++)
+		surveying += st->targets[i].phase != PH_WORDS;
 	if (!st->nr_targets)
 		snprintf(buf, len, "no object to refine yet");
-	else if (!st->words)
-		snprintf(buf, len, "surveying the lines of %u objects", st->nr_targets);
+	else if (surveying)
+		snprintf(buf, len, "surveying the lines of %u of %u objects", surveying,
+			 st->nr_targets);
 	else
 		snprintf(buf, len, "words of %u lines of %u objects, interval %u", st->nr_lines,
 			 st->nr_targets, st->nr_word_rounds);
@@ -874,10 +922,7 @@ static void threads_destroy(void *state)
 		free((char *)t->obj.name);
 		free((char *)t->obj.site);
 		free(t->blocks);
-		free(t->lines);
-		free(t->coh);
-		free(t->miss);
-		free(t->seen);
+		free(t->segs);
 		free(t->extra);
 		for (int m = 0; m < AMEBA_M_NR; m++)
 			free(t->pt[m]);
@@ -930,9 +975,9 @@ static int threads_create(const struct ameba_host *host, const struct ameba_para
 			 host->abi_version, AMEBA_PLUGIN_ABI_VERSION);
 		return AMEBA_EABI;
 	}
-	if (top < 1 || top > MAX_TARGETS || max_lines < 1 || max_lines > 4096 || survey < 1 ||
+	if (top < 1 || top > MAX_TARGETS || max_lines < 1 || max_lines > 256 || survey < 1 ||
 	    rounds < 0) {
-		snprintf(msg, 256, "want top in 1..%d, max_lines in 1..4096, survey >= 1, rounds >= 0 "
+		snprintf(msg, 256, "want top in 1..%d, max_lines in 1..256, survey >= 1, rounds >= 0 "
 			 "(got %lld, %lld, %lld, %lld)", MAX_TARGETS, top, max_lines, survey, rounds);
 		return AMEBA_EINVAL;
 	}

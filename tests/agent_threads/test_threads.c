@@ -126,7 +126,9 @@ static void params(struct agent_params *p, const char *spec)
 
 /*
  * objects:rounds=3 finishes by itself and hands over; threads:rounds=2
- * surveys the big object once, then measures words twice and finishes.
+ * surveys table (16 lines > max_lines=4) once and big (1024 lines) twice
+ * (336 segments, then the 3 lines of the one that counted), measuring the
+ * words of packed's line meanwhile, then measures words twice and stops.
  */
 static void test_chain_complete(void)
 {
@@ -158,21 +160,22 @@ static void test_chain_complete(void)
 	CHECK(!s.partial);
 	CHECK_EQ_U64(s.stage, 1);
 	CHECK_EQ_U64(s.nr_iterations_a, 3);
-	/* 3 of objects, 1 survey of big (1024 lines > max_lines), 2 of words */
-	CHECK_EQ_U64(s.nr_iterations, 6);
-	CHECK_EQ_U64(agent_provider_fake_nr_experiments(s.prov), 6);
+	/* 3 of objects, 2 with surveys, 2 of words alone */
+	CHECK_EQ_U64(s.nr_iterations, 7);
+	CHECK_EQ_U64(agent_provider_fake_nr_experiments(s.prov), 7);
 	CHECK(s.primary_metric == AMEBA_M_L1D_MISS);
 	CHECK_STR(ameba_param_get(&s.strat_b_params.view, "metric"), "l1d_miss");
 	/* the seeds: objects' program context and its 3 objects */
 	CHECK_EQ_U64(s.nr_seeds, 4);
 	/*
-	 * Counters per experiment: 6 metrics x (program + 3 objects), plus
-	 * survey: (1024 + 16) lines x (l1d_miss, coh_miss) (big and table have
-	 * more lines than max_lines=4; packed has one), or words: the chosen
-	 * lines (packed 1, table 4 of 16, big 1) x (6 metrics + 8 x 2 words).
+	 * Counters per experiment: 6 metrics x (program + 3 objects); the
+	 * surveys: (l1d_miss, coh_miss) x segments (table: its 16 lines; big:
+	 * (4096 / 2 - 32) / (2 x 3 targets) = 336 segments, then 3 lines); the
+	 * chosen lines x (6 metrics + 8 words x 2).
 	 */
-	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 4), 24 + 2 * (1024 + 16));
-	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 5), 24 + (1 + 4 + 1) * 22);
+	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 4), 24 + 2 * (16 + 336) + 1 * 22);
+	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 5), 24 + 2 * 3 + (1 + 4) * 22);
+	CHECK_EQ_U64(agent_provider_fake_nr_counters_at(s.prov, 6), 24 + (1 + 4 + 1) * 22);
 	/*
 	 * The union: 4 seeds (program + 3 objects, the objects replaced by
 	 * threads' refinements) + 6 line contexts.
@@ -188,13 +191,13 @@ static void test_chain_complete(void)
 	f = find(&s, "ObjectExtra", "alloc_counters@fs.c:10", 0, &nr);
 	CHECK_EQ_U64(nr, 1);
 	CHECK_STR(f ? f->evidence : NULL,
-		  "writes=0/3000/3000/3000/3000 | line.0=3200,3200,8000;"
-		  "w.1.0=1000,1000;w.1.8=1000,1000;w.2.16=1000,1000;w.2.24=1000,1000;"
-		  "w.3.32=1000,1000;w.3.40=1000,1000;w.4.48=1000,1000;w.4.56=1000,1000;");
+		  "writes=0/4000/4000/4000/4000 | line.0=6400,6400,16000;"
+		  "w.1.0=2000,2000;w.1.8=2000,2000;w.2.16=2000,2000;w.2.24=2000,2000;"
+		  "w.3.32=2000,2000;w.3.40=2000,2000;w.4.48=2000,2000;w.4.56=2000,2000;");
 	/* each worker writes its own two words, all in one line */
 	f = find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr);
 	CHECK_EQ_U64(nr, 1);
-	CHECK_STR(f ? f->evidence : NULL, "coh=3200 false=3200 1:0/8 2:16/24 3:32/40 4:48/56");
+	CHECK_STR(f ? f->evidence : NULL, "coh=6400 false=6400 1:0/8 2:16/24 3:32/40 4:48/56");
 	CHECK(f && f->ctx_kind == AMEBA_CTX_LINE);
 
 	/* big: the survey found the one line thread 1 reads, at offset 4096 */
