@@ -42,7 +42,8 @@
  *      line.<line offset>=<coh_miss>,<coh_miss_false>,<writes>
  *      w.<thread id>.<word offset>=<writes>,<reads>   (non-zero words)
  *    an object context holds all its chosen lines, a line context its own.
- *    Metrics the backend lacks read 0.
+ *    Metrics the backend lacks read 0. A line measured in turns adds
+ *    `measured=turns` to its own context's extra (confidence < 1).
  *  - Ends after `rounds` word intervals (0: never; the target's exit or
  *    the agent's --duration ends it); with no target it ends at once.
  */
@@ -883,9 +884,17 @@ static int threads_contexts(void *state, const struct ameba_context **out, uint3
 		c->object = &st->targets[l->target].obj;
 		c->line = l->addr;
 		c->window_ns = l->window_ns;
-		if (l->window_ns < st->window_ns - l->chosen_ns)
-			c->confidence *= (double)l->window_ns / (double)(st->window_ns - l->chosen_ns);
 		c->extra = l->extra;
+		if (l->window_ns < st->window_ns - l->chosen_ns) {
+			struct buf b = { 0 };
+
+			c->confidence *= (double)l->window_ns / (double)(st->window_ns - l->chosen_ns);
+			/* say why (docs/writing-strategies.md) */
+			rc = buf_printf(&b, "%smeasured=turns\n", l->extra ? l->extra : "");
+			free(l->extra);
+			l->extra = b.p;
+			c->extra = l->extra;
+		}
 	}
 	if (rc)
 		return rc;
