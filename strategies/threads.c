@@ -13,23 +13,26 @@
  *    a bin is measured on its live blocks, refreshed every interval.
  *  - Every interval measures, per thread, every metric of the backend on
  *    the whole address space (the program context) and on each target's
- *    extent (the object context), plus one of two kinds of line work:
- *      survey  two counters per line of the target (coh_miss, and the
- *              ranking metric), not per thread, chunked over intervals
- *              when the lines exceed the counter budget;
+ *    extent (the object context), plus each target's line work:
+ *      survey  two counters (coh_miss, and l1d_miss or else the ranking
+ *              metric) per candidate segment, not per thread;
  *      words   for each chosen line: every metric on the line per thread,
  *              and writes and reads on each of its eight 8-byte words per
  *              thread (16 more counters).
- *    A target with at most max_lines lines skips the survey: all its lines
- *    are chosen. Otherwise the survey ends once every line was counted in
- *    at least `survey` intervals; the lines with coherence misses come
- *    first (most first), then those with the most misses of the ranking
- *    metric; at most max_lines per target. Lines that counted nothing are
- *    never chosen.
+ *    A target of at most max_lines lines has all its lines chosen at once.
+ *    A larger one is cut into max_segs segments of whole lines (half the
+ *    counter budget shared by the targets, at most 1024); after `survey`
+ *    intervals the max_lines worst segments that counted anything
+ *    (coherence misses first, then misses) are kept and cut again, until
+ *    they are single lines: the chosen ones. An 8 MiB object takes three
+ *    survey intervals; a segment that went quiet in a phase is dropped.
+ *    Targets survey and measure words independently, so one large seed
+ *    does not hold back the others.
  *  - Budgets: max_counters counters and max_ranges ranges per experiment
- *    (the monitor's limits). Chosen lines beyond the budget are measured
- *    in turns; a line's confidence is then the share of the word phase it
- *    was measured in.
+ *    (the monitor's limits). A target's survey is armed whole or not at
+ *    all in an interval. Chosen lines beyond the budget are measured in
+ *    turns; a line's confidence is then the share of the time since it was
+ *    chosen that it was measured.
  *  - Lines are whole 64-byte cache lines, also where the object starts or
  *    ends inside one: a neighbour's writes to the same line are exactly
  *    the evidence false sharing needs. Offsets are relative to the
@@ -44,8 +47,9 @@
  *    an object context holds all its chosen lines, a line context its own.
  *    Metrics the backend lacks read 0. A line measured in turns adds
  *    `measured=turns` to its own context's extra (confidence < 1).
- *  - Ends after `rounds` word intervals (0: never; the target's exit or
- *    the agent's --duration ends it); with no target it ends at once.
+ *  - Ends after `rounds` intervals counted once every survey ended (0:
+ *    never; the target's exit or the agent's --duration ends it); with no
+ *    target it ends at once.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,8 +72,8 @@ static const struct ameba_param threads_params[] = {
 	{ "top", AMEBA_PARAM_INT, "3", "seeds to refine, best first" },
 	{ "object", AMEBA_PARAM_STRING, "", "refine only this object (name or site); overrides top" },
 	{ "max_lines", AMEBA_PARAM_INT, "16", "cache lines per object with word-level evidence" },
-	{ "survey", AMEBA_PARAM_INT, "1", "intervals each line is surveyed before lines are chosen" },
-	{ "rounds", AMEBA_PARAM_INT, "0", "word-level intervals, then stop (0: until the end)" },
+	{ "survey", AMEBA_PARAM_INT, "1", "intervals each set of survey segments is counted before it is narrowed" },
+	{ "rounds", AMEBA_PARAM_INT, "0", "intervals after the surveys, then stop (0: until the end)" },
 	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
 	{ "max_ranges", AMEBA_PARAM_INT, "60000", "address ranges per experiment (the monitor's limit)" },
 };
