@@ -25,7 +25,8 @@
  *    intervals the max_lines worst segments that counted anything
  *    (coherence misses first, then misses) are kept and cut again, until
  *    they are single lines: the chosen ones. An 8 MiB object takes three
- *    survey intervals; a segment that went quiet in a phase is dropped.
+ *    survey intervals; a segment that went quiet in a phase is dropped,
+ *    and a target whose segments all counted nothing is surveyed again.
  *    Targets survey and measure words independently, so one large seed
  *    does not hold back the others.
  *  - Budgets: max_counters counters and max_ranges ranges per experiment
@@ -459,6 +460,13 @@ static int target_refine(struct threads *st, uint32_t i)
 	while (keep < t->nr_segs && keep < st->max_lines &&
 	       (t->segs[keep].coh > 0 || t->segs[keep].miss > 0))
 		keep++;
+	if (!keep) {
+		/* nothing counted (a quiet phase): survey the same segments again */
+		for (uint32_t k = 0; k < t->nr_segs; k++)
+			t->segs[k].coh = t->segs[k].miss = 0;
+		t->seg_rounds = 0;
+		return 0;
+	}
 	for (uint32_t k = 0; k < keep; k++)
 		single &= t->segs[k].end - t->segs[k].start == LINE_BYTES;
 	if (single) {
@@ -860,6 +868,8 @@ static int threads_contexts(void *state, const struct ameba_context **out, uint3
 		c->kind = AMEBA_CTX_OBJECT;
 		c->object = &t->obj;
 		c->window_ns = t->window_ns;
+		if (t->window_ns < st->window_ns)	/* left out when over the budget */
+			c->confidence *= (double)t->window_ns / (double)st->window_ns;
 		for (uint32_t k = 0; k < st->nr_lines && !rc; k++) {
 			struct line *l = &st->lines[k];
 			struct buf lb = { 0 };

@@ -306,6 +306,78 @@ static void test_threads_alone(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * objects never finishes by itself: with a --duration it hands over after
+ * refine_share of it (the times are not checked, only that both ran).
+ */
+static void test_chain_share(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	volatile sig_atomic_t stop = 0;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	spec.interval_delay_ms = 10;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.strat_b = agent_plugins_strategy(&pl, "threads");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.duration_ms = 600;
+	s.opts.refine_share = 0.5;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_DURATION);
+	CHECK_EQ_U64(s.stage, 1);
+	CHECK(s.nr_iterations_a >= 1 && s.nr_iterations > s.nr_iterations_a);
+	CHECK(find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr) != NULL);
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_plugins_destroy(&pl);
+}
+
+/* The count backend: no coherence metrics, the words all the same. */
+static void test_count_backend(void)
+{
+	static const int count_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	struct agent_params g;
+	volatile sig_atomic_t stop = 0;
+	const struct agent_finding *f;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	spec.backend = "count";
+	spec.metrics = count_metrics;
+	spec.nr_metrics = 3;
+	params(&g, "threads:object=alloc_counters@fs.c:10,rounds=1");
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "threads");
+	s.strat_given = &g;
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	f = find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr);
+	CHECK_STR(f ? f->evidence : NULL, "coh=0 false=0 1:0/8 2:16/24 3:32/40 4:48/56");
+	/* 3 metrics x (program + object) + one line x (3 + 16) */
+	CHECK_EQ_U64(agent_provider_fake_last_nr_counters(s.prov), 6 + 19);
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_params_free(&g);
+	agent_plugins_destroy(&pl);
+}
+
 /* Deep copies outlive their source. */
 static void test_clone(void)
 {
@@ -347,5 +419,7 @@ int main(int argc, char **argv)
 	test_chain_complete();
 	test_chain_exit_during_a();
 	test_threads_alone();
+	test_chain_share();
+	test_count_backend();
 	return check_done();
 }
