@@ -56,6 +56,7 @@ struct run_opts {
 	uint64_t duration_ms;
 	uint32_t interval_ms;
 	const char *strategy;
+	int strategy_given;		/* --strategy was on the command line */
 	double refine_share;		/* chains: a's share of --duration */
 	uint64_t refine_after_ms;	/* chains without --duration */
 	const char **props;
@@ -93,9 +94,11 @@ static void run_usage(FILE *f, int attach)
 		"  --duration T         stop the search after T (10s, 500ms, 2m; default: when the\n"
 		"                       target exits or the strategy is done)\n"
 		"  --interval T         length of one experiment (default 100ms)\n"
-		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default objects)\n"
-		"  --strategy A[:k=v,...],B[:k=v,...]  a chain: B refines what A found (e.g.\n"
+		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default\n"
 		"                       objects,threads)\n"
+		"  --strategy A[:k=v,...],B[:k=v,...]  a chain: B refines what A found; A runs\n"
+		"                       until done or, if it never finishes (objects), for\n"
+		"                       --refine-share of --duration\n"
 		"  --refine-share P     chains: A's share of --duration when A never finishes by\n"
 		"                       itself (default 50%%; 0.3 or 30%%)\n"
 		"  --refine-after T     chains without --duration: hand over to B after T\n"
@@ -166,7 +169,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	int i;
 
 	o->interval_ms = 100;
-	o->strategy = "objects";
+	o->strategy = "objects,threads";
 	o->top = 20;
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
@@ -258,6 +261,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->connect_ms = (uint32_t)ms;
 		} else if (!strcmp(name, "--strategy")) {
 			o->strategy = val;
+			o->strategy_given = 1;
 		} else if (!strcmp(name, "--refine-share")) {
 			char *end;
 			double v = strtod(val, &end);
@@ -679,6 +683,11 @@ static int run_or_attach(int argc, char **argv, int attach)
 			"A[:k=v,...],B[:k=v,...] (e.g. objects,threads)\n", prog, o.strategy);
 		ret = 2;
 		goto out;
+	}
+	if (!o.strategy_given && chain[1] && !agent_plugins_strategy(&pl, chain[1])) {
+		/* the default chain without threads.so installed: objects alone */
+		free(chain[1]);
+		chain[1] = NULL;
 	}
 	if (strategy_find(prog, &pl, o.strategy, chain[0], &strat, &strat_name, &strat_given) ||
 	    (chain[1] && strategy_find(prog, &pl, o.strategy, chain[1], &strat_b, &strat_b_name,

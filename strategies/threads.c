@@ -26,7 +26,8 @@
  *    (coherence misses first, then misses) are kept and cut again, until
  *    they are single lines: the chosen ones. An 8 MiB object takes three
  *    survey intervals; a segment that went quiet in a phase is dropped,
- *    and a target whose segments all counted nothing is surveyed again.
+ *    and a target whose segments all counted nothing is surveyed again
+ *    (without holding back the end after `rounds`).
  *    Targets survey and measure words independently, so one large seed
  *    does not hold back the others.
  *  - Budgets: max_counters counters and max_ranges ranges per experiment
@@ -112,6 +113,8 @@ struct target {
 	uint32_t nr_segs;
 	uint32_t seg_rounds;		/* intervals the current segments were counted */
 	int surveyed;			/* this plan counts its segments */
+	int waiting;			/* its survey counted nothing, or did not fit: it
+					 * does not hold back `rounds` */
 	uint32_t range_off;		/* this plan: first block range */
 	char *extra;
 };
@@ -465,6 +468,7 @@ static int target_refine(struct threads *st, uint32_t i)
 		for (uint32_t k = 0; k < t->nr_segs; k++)
 			t->segs[k].coh = t->segs[k].miss = 0;
 		t->seg_rounds = 0;
+		t->waiting = 1;
 		return 0;
 	}
 	for (uint32_t k = 0; k < keep; k++)
@@ -610,9 +614,12 @@ static int threads_plan(void *state, struct ameba_experiment *exp)
 		int coh = host_has(h, AMEBA_M_COH_MISS);
 
 		t->surveyed = 0;
-		if (t->phase != PH_SURVEY ||
-		    !fits(st, (1 + coh) * t->nr_segs, (1 + coh) * t->nr_segs, used_ranges))
+		if (t->phase != PH_SURVEY)
 			continue;
+		if (!fits(st, (1 + coh) * t->nr_segs, (1 + coh) * t->nr_segs, used_ranges)) {
+			t->waiting = 1;
+			continue;
+		}
 		for (uint32_t k = 0; k < t->nr_segs; k++) {
 			if ((rc = range_push(st, t->segs[k].start, t->segs[k].end)))
 				return rc;
@@ -736,7 +743,7 @@ static int threads_observe(void *state, const struct ameba_experiment *exp,
 		if (nr_active < st->nr_lines)
 			st->line_cursor = (st->line_cursor + nr_active) % st->nr_lines;
 		for (uint32_t i = 0; i < st->nr_targets; i++)
-			surveying |= st->targets[i].phase != PH_WORDS;
+			surveying |= st->targets[i].phase != PH_WORDS && !st->targets[i].waiting;
 		if (st->resolved && !surveying)
 			st->nr_word_rounds++;
 	}
