@@ -89,7 +89,6 @@ static void host_log(const struct ameba_host *h, const char *fmt, ...)
 
 static void host_fill(struct agent_search *s, struct ameba_host *h)
 {
-
 	h->abi_version = AMEBA_PLUGIN_ABI_VERSION;
 	h->struct_size = sizeof(*h);
 	h->objects = s->world.objects;
