@@ -10,6 +10,7 @@
  *   TEST_DIR      tests/agent_threads (its test properties)
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,63 @@ static void test_count_backend(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * The ABI's compatible growth: threads reads host->seeds only when the
+ * host's struct_size covers them. An older host (struct_size ending before
+ * the field) with garbage after it gives no seeds: threads ends at once;
+ * the same host with the field covered refines the seed.
+ */
+static void test_old_host(void)
+{
+	struct agent_plugins pl;
+	struct agent_strategy *st;
+	struct ameba_object o = { 1, AMEBA_OBJ_HEAP, "blk", "blk@x.c:1", 0x10000, 0x10040, 64, 1, 1 };
+	struct ameba_thread th[2] = { { 0, 100, 0 }, { 1, 101, 0 } };
+	static const int ms[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	struct ameba_context seed = { 0 };
+	struct ameba_host h = { 0 };
+	struct ameba_experiment exp;
+	const char *names[] = { "metric" }, *values[] = { "mem_ref" };
+	struct ameba_params prm = { 1, names, values };
+	char msg[256] = "";
+	void *state = NULL;
+
+	plugins(&pl);
+	st = agent_plugins_strategy(&pl, "threads");
+	CHECK(st != NULL);
+	if (!st) {
+		agent_plugins_destroy(&pl);
+		return;
+	}
+	seed.kind = AMEBA_CTX_OBJECT;
+	seed.object = &o;
+	h.abi_version = AMEBA_PLUGIN_ABI_VERSION;
+	h.struct_size = (uint32_t)offsetof(struct ameba_host, seeds);
+	h.objects = &o;
+	h.nr_objects = 1;
+	h.threads = th;
+	h.nr_threads = 2;
+	h.metrics = ms;
+	h.nr_metrics = 3;
+	h.exact = 1;
+	h.seeds = (const struct ameba_context *)(uintptr_t)0x8;	/* must not be read */
+	h.nr_seeds = 1;
+	CHECK(st->desc.create(&h, &prm, &state, msg) == 0);
+	memset(&exp, 0, sizeof(exp));
+	CHECK(st->desc.plan(state, &exp) == 1);	/* no seeds: nothing to refine */
+	st->desc.destroy(state);
+
+	h.struct_size = sizeof(h);
+	h.seeds = &seed;
+	CHECK(st->desc.create(&h, &prm, &state, msg) == 0);
+	memset(&exp, 0, sizeof(exp));
+	CHECK(st->desc.plan(state, &exp) == 0);
+	/* 3 metrics x (program + blk) + its line x (3 + 16) */
+	CHECK_EQ_U64(exp.nr_counters, 6 + 19);
+	st->desc.destroy(state);
+	agent_plugins_destroy(&pl);
+}
+
 /* Deep copies outlive their source. */
 static void test_clone(void)
 {
@@ -421,5 +479,6 @@ int main(int argc, char **argv)
 	test_threads_alone();
 	test_chain_share();
 	test_count_backend();
+	test_old_host();
 	return check_done();
 }
