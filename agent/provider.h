@@ -97,7 +97,8 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 /*
  * A fake target: objects with fixed per-interval event rates per thread and
  * metric. A counter's value is the sum, over the objects its ranges cover,
- * of rate x (bytes covered / object size), over the threads it counts.
+ * of rate x (bytes covered / object size), over the threads it counts
+ * (with a span for the thread: bytes of the span covered / span size).
  * The target "exits" after nr_intervals experiments (0: never).
  */
 struct agent_fake_object {
@@ -106,6 +107,9 @@ struct agent_fake_object {
 	double rates[8][AMEBA_M_NR];
 	/* the rates apply from this experiment on (1-based; 0 = from the first) */
 	uint32_t from_experiment;
+	/* span[t]: the bytes [start, end) thread t touches, evenly; {0, 0}: the
+	 * whole object */
+	uintptr_t span[8][2];
 };
 
 struct agent_fake_spec {

@@ -54,17 +54,25 @@ static int fake_refresh(struct agent_provider *p, struct agent_world *w)
 	return 0;
 }
 
-static double coverage(const struct ameba_counter *c, const struct ameba_object *o)
+static double coverage(const struct ameba_counter *c, const struct agent_fake_object *fo,
+		       uint32_t t)
 {
-	double bytes = 0, size = (double)(o->end - o->start);
+	const struct ameba_object *o = &fo->obj;
+	uintptr_t start = o->start, end = o->end;
+	double bytes = 0, size;
 
+	if (fo->span[t][1] > fo->span[t][0]) {
+		start = fo->span[t][0];
+		end = fo->span[t][1];
+	}
+	size = (double)(end - start);
 	if (c->nr_ranges == 0)
 		return 1.0;
 	if (size <= 0)
 		return 0;
 	for (uint32_t r = 0; r < c->nr_ranges; r++) {
 		uintptr_t s = c->ranges[2 * r], e = c->ranges[2 * r + 1];
-		uintptr_t lo = s > o->start ? s : o->start, hi = e < o->end ? e : o->end;
+		uintptr_t lo = s > start ? s : start, hi = e < end ? e : end;
 
 		if (hi > lo)
 			bytes += (double)(hi - lo);
@@ -124,7 +132,7 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 				for (uint32_t o = 0; o < f->spec.nr_objects; o++)
 					if (f->nr_experiments + 1 >= f->spec.objects[o].from_experiment)
 						v += f->spec.objects[o].rates[t][c->metric] *
-						     coverage(c, &f->spec.objects[o].obj);
+						     coverage(c, &f->spec.objects[o], t);
 			pt[t] = (uint64_t)(v + 0.5);
 			total += (double)pt[t];
 		}

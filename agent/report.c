@@ -112,7 +112,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 			  const struct agent_plugins *pl)
 {
 	cJSON *root = cJSON_CreateObject(), *a, *o, *t;
-	char buf[64];
+	char buf[64], sbuf[256];
 	int m = s->primary_metric;
 
 	if (!root)
@@ -134,10 +134,20 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	cJSON_AddStringToObject(root, "metric", ameba_metric_info(m) ? ameba_metric_info(m)->name : "mem_ref");
 
 	o = cJSON_AddObjectToObject(root, "strategy");
-	cJSON_AddStringToObject(o, "name", s->strat ? s->strat->name : "none");
+	if (s->strat && s->strat_b) {
+		/* a chain: "a,b", b's parameters as "b.key" */
+		snprintf(sbuf, sizeof(sbuf), "%s,%s", s->strat->name, s->strat_b->name);
+		cJSON_AddStringToObject(o, "name", sbuf);
+	} else {
+		cJSON_AddStringToObject(o, "name", s->strat ? s->strat->name : "none");
+	}
 	t = cJSON_AddObjectToObject(o, "params");
 	for (uint32_t i = 0; i < s->strat_params.nr; i++)
 		cJSON_AddStringToObject(t, s->strat_params.names[i], s->strat_params.values[i]);
+	for (uint32_t i = 0; s->strat_b && i < s->strat_b_params.nr; i++) {
+		snprintf(sbuf, sizeof(sbuf), "%s.%s", s->strat_b->name, s->strat_b_params.names[i]);
+		cJSON_AddStringToObject(t, sbuf, s->strat_b_params.values[i]);
+	}
 
 	a = cJSON_AddArrayToObject(root, "properties");
 	for (uint32_t i = 0; pl && i < pl->nr_props; i++) {

@@ -56,6 +56,9 @@ struct run_opts {
 	uint64_t duration_ms;
 	uint32_t interval_ms;
 	const char *strategy;
+	int strategy_given;		/* --strategy was on the command line */
+	double refine_share;		/* chains: a's share of --duration */
+	uint64_t refine_after_ms;	/* chains without --duration */
 	const char **props;
 	uint32_t nr_props;
 	const char **plugin_dirs;
@@ -91,7 +94,15 @@ static void run_usage(FILE *f, int attach)
 		"  --duration T         stop the search after T (10s, 500ms, 2m; default: when the\n"
 		"                       target exits or the strategy is done)\n"
 		"  --interval T         length of one experiment (default 100ms)\n"
-		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default objects)\n"
+		"  --strategy NAME[:k=v,...]  search strategy and its parameters (default\n"
+		"                       objects,threads)\n"
+		"  --strategy A[:k=v,...],B[:k=v,...]  a chain: B refines what A found; A runs\n"
+		"                       until done or, if it never finishes (objects), for\n"
+		"                       --refine-share of --duration\n"
+		"  --refine-share P     chains: A's share of --duration when A never finishes by\n"
+		"                       itself (default 50%%; 0.3 or 30%%)\n"
+		"  --refine-after T     chains without --duration: hand over to B after T\n"
+		"                       (default: only when A finishes)\n"
 		"  --property FILE|NAME[:k=v,...]  load a property file (.lua, .asl, .so), or evaluate only\n"
 		"                       the named properties (repeatable)\n"
 		"  --plugin-path DIR    also load plugins from DIR (repeatable)\n"
@@ -158,7 +169,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	int i;
 
 	o->interval_ms = 100;
-	o->strategy = "objects";
+	o->strategy = "objects,threads";
 	o->top = 20;
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
@@ -207,7 +218,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--plugin-path") || !strcmp(name, "--metric") ||
 		    !strcmp(name, "--backend") || !strcmp(name, "--output") || !strcmp(name, "-o") ||
 		    !strcmp(name, "--format") || !strcmp(name, "--top") ||
-		    !strcmp(name, "--connect-timeout")) {
+		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
+		    !strcmp(name, "--refine-after")) {
 			if (eq) {
 				val = eq + 1;
 			} else if (i + 1 < argc) {
@@ -249,6 +261,30 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->connect_ms = (uint32_t)ms;
 		} else if (!strcmp(name, "--strategy")) {
 			o->strategy = val;
+			o->strategy_given = 1;
+		} else if (!strcmp(name, "--refine-share")) {
+			char *end;
+			double v = strtod(val, &end);
+
+			if (end != val && *end == '%' && !end[1]) {
+				v /= 100;
+				end++;
+			}
+			if (end == val || *end || !(v > 0 && v < 1)) {
+				fprintf(stderr, "%s: --refine-share %s: want a share between 0 and 1 "
+					"such as 0.5 or 50%%\n", prog, val);
+				return 2;
+			}
+			o->refine_share = v;
+		} else if (!strcmp(name, "--refine-after")) {
+			int64_t ms = parse_time_ms(val, 1e3);
+
+			if (ms <= 0) {
+				fprintf(stderr, "%s: --refine-after %s: want a positive time such as "
+					"2s or 500ms\n", prog, val);
+				return 2;
+			}
+			o->refine_after_ms = (uint64_t)ms;
 		} else if (!strcmp(name, "--property")) {
 			if (push_str(&o->props, &o->nr_props, val))
 				return 2;
@@ -533,6 +569,73 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 	return rc;
 }
 
+/*
+ * Splits a chain "A[:k=v,...],B[:k=v,...]" into its two specs (*b = NULL
+ * for a lone strategy). A comma-separated piece starts the next strategy
+ * when it is a bare name or NAME:k=v (a parameter key has no ':').
+ * 0, or -1 for more than two strategies (or no memory).
+ */
+static int chain_split(const char *spec, char **a, char **b)
+{
+	const char *p = spec, *cut = NULL;
+	int nr = 1;
+
+	*a = *b = NULL;
+	while ((p = strchr(p, ','))) {
+		const char *piece = p + 1, *end = strchr(piece, ','), *eq, *colon;
+
+		if (!end)
+			end = piece + strlen(piece);
+		eq = memchr(piece, '=', (size_t)(end - piece));
+		colon = memchr(piece, ':', (size_t)(end - piece));
+		if (!eq || (colon && colon < eq)) {
+			if (++nr > 2)
+				return -1;
+			cut = p;
+		}
+		p = piece;
+	}
+	*a = cut ? strndup(spec, (size_t)(cut - spec)) : strdup(spec);
+	*b = cut ? strdup(cut + 1) : NULL;
+	return !*a || (cut && !*b) ? -1 : 0;
+}
+
+/* The strategy of one spec, with its parameters checked. 0, or 2 (printed). */
+static int strategy_find(const char *prog, struct agent_plugins *pl, const char *whole,
+			 const char *spec, struct agent_strategy **out, char **name,
+			 struct agent_params *given)
+{
+	struct agent_params probe;
+	char err[1024], who[128];
+
+	if (agent_spec_parse(spec, name, given, err, sizeof(err))) {
+		fprintf(stderr, "%s: --strategy %s\n", prog, err);
+		return 2;
+	}
+	*out = agent_plugins_strategy(pl, *name);
+	if (!*out) {
+		size_t n = (size_t)snprintf(err, sizeof(err), "--strategy %s: no such strategy; loaded:",
+					    *name);
+
+		for (uint32_t i = 0; i < pl->nr_strategies && n < sizeof(err); i++)
+			n += (size_t)snprintf(err + n, sizeof(err) - n, " %s", pl->strategies[i].name);
+		if (!pl->nr_strategies && n < sizeof(err))
+			snprintf(err + n, sizeof(err) - n, " none (is lib/ameba/strategies/ next to "
+				 "bin/ameba? set AMEBA_LIBDIR)");
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 2;
+	}
+	/* parameter names and types are checked before anything starts */
+	snprintf(who, sizeof(who), "strategy %s", (*out)->name);
+	if (agent_params_resolve(who, (*out)->desc.params, (*out)->desc.nr_params, given, &probe,
+				 err, sizeof(err))) {
+		fprintf(stderr, "%s: --strategy %s: %s\n", prog, whole, err);
+		return 2;
+	}
+	agent_params_free(&probe);
+	return 0;
+}
+
 static int run_or_attach(int argc, char **argv, int attach)
 {
 	struct run_opts o = { .attach = attach };
@@ -541,7 +644,9 @@ static int run_or_attach(int argc, char **argv, int attach)
 	struct agent_run_info ri = { 0 };
 	struct agent_provider *prov = NULL;
 	struct agent_strategy *strat;
-	struct agent_params strat_given = { 0 };
+	struct agent_params strat_given = { 0 }, strat_b_given = { 0 };
+	struct agent_strategy *strat_b = NULL;
+	char *chain[2] = { NULL, NULL }, *strat_b_name = NULL;
 	struct gate gate = { -1 };
 	struct sigaction sa;
 	char err[1024], *strat_name = NULL, out_path[PATH_MAX];
@@ -574,38 +679,22 @@ static int run_or_attach(int argc, char **argv, int attach)
 		ret = 2;
 		goto out;
 	}
-	if (agent_spec_parse(o.strategy, &strat_name, &strat_given, err, sizeof(err))) {
-		fprintf(stderr, "%s: --strategy %s\n", prog, err);
+	if (chain_split(o.strategy, &chain[0], &chain[1])) {
+		fprintf(stderr, "%s: --strategy %s: a chain has at most two strategies, written "
+			"A[:k=v,...],B[:k=v,...] (e.g. objects,threads)\n", prog, o.strategy);
 		ret = 2;
 		goto out;
 	}
-	strat = agent_plugins_strategy(&pl, strat_name);
-	if (!strat) {
-		size_t n = (size_t)snprintf(err, sizeof(err), "--strategy %s: no such strategy; loaded:",
-					    strat_name);
-
-		for (uint32_t i = 0; i < pl.nr_strategies && n < sizeof(err); i++)
-			n += (size_t)snprintf(err + n, sizeof(err) - n, " %s", pl.strategies[i].name);
-		if (!pl.nr_strategies && n < sizeof(err))
-			snprintf(err + n, sizeof(err) - n, " none (is lib/ameba/strategies/ next to "
-				 "bin/ameba? set AMEBA_LIBDIR)");
-		fprintf(stderr, "%s: %s\n", prog, err);
+	if (!o.strategy_given && chain[1] && !agent_plugins_strategy(&pl, chain[1])) {
+		/* the default chain without threads.so installed: objects alone */
+		free(chain[1]);
+		chain[1] = NULL;
+	}
+	if (strategy_find(prog, &pl, o.strategy, chain[0], &strat, &strat_name, &strat_given) ||
+	    (chain[1] && strategy_find(prog, &pl, o.strategy, chain[1], &strat_b, &strat_b_name,
+				       &strat_b_given))) {
 		ret = 2;
 		goto out;
-	}
-	{
-		/* parameter names and types are checked before anything starts */
-		struct agent_params probe;
-		char who[128];
-
-		snprintf(who, sizeof(who), "strategy %s", strat->name);
-		if (agent_params_resolve(who, strat->desc.params, strat->desc.nr_params, &strat_given,
-					 &probe, err, sizeof(err))) {
-			fprintf(stderr, "%s: --strategy %s: %s\n", prog, o.strategy, err);
-			ret = 2;
-			goto out;
-		}
-		agent_params_free(&probe);
 	}
 	{
 		uint32_t nr_ok = 0;
@@ -654,6 +743,10 @@ static int run_or_attach(int argc, char **argv, int attach)
 	s.pl = &pl;
 	s.strat = strat;
 	s.strat_given = &strat_given;
+	s.strat_b = strat_b;
+	s.strat_b_given = &strat_b_given;
+	s.opts.refine_share = o.refine_share;
+	s.opts.refine_after_ms = o.refine_after_ms;
 	s.prov = prov;
 	s.opts.interval_ms = o.interval_ms;
 	s.opts.duration_ms = o.duration_ms;
@@ -746,7 +839,11 @@ out:
 		free(attach_cmd);
 	}
 	free(strat_name);
+	free(strat_b_name);
+	free(chain[0]);
+	free(chain[1]);
 	agent_params_free(&strat_given);
+	agent_params_free(&strat_b_given);
 	free(select);
 	free(o.props);
 	free(o.plugin_dirs);

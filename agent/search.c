@@ -17,6 +17,17 @@
  *  - The first intervals are shortened (warm-up, below): a strategy can
  *    only arm counters for objects it has seen, and a program allocates
  *    its hot objects as it starts.
+ *  - Chains (--strategy a,b): a runs until it is done, or - when it never
+ *    finishes by itself - until refine_share of --duration (or
+ *    refine_after_ms without one) is spent. Its contexts are then copied
+ *    (the copies are b's host->seeds and a's part of the report), a is
+ *    destroyed and b created on a host of its own. Properties run on the
+ *    union: a's contexts, where a context b measured again on the same
+ *    object (or line) replaces a's - the refinement carries the evidence
+ *    and one object gives one finding - then b's others; b's program
+ *    context is dropped when a has one (a's window is the longer). The
+ *    object and thread summaries come from a's contexts. When the target
+ *    exits during a, the report is a's alone.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -69,17 +80,15 @@ static void host_log(const struct ameba_host *h, const char *fmt, ...)
 	if (!s->opts.verbose)
 		return;
 	agent_progress_clear();
-	fprintf(stderr, "ameba: %s: ", s->strat->name);
+	fprintf(stderr, "ameba: %s: ", h == &s->host_b ? s->strat_b->name : s->strat->name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
 
-static void host_update(struct agent_search *s)
+static void host_fill(struct agent_search *s, struct ameba_host *h)
 {
-	struct ameba_host *h = &s->host;
-
 	h->abi_version = AMEBA_PLUGIN_ABI_VERSION;
 	h->struct_size = sizeof(*h);
 	h->objects = s->world.objects;
@@ -93,6 +102,166 @@ static void host_update(struct agent_search *s)
 	h->exact = s->world.exact;
 	h->log = host_log;
 	h->agent = s;
+}
+
+static void host_update(struct agent_search *s)
+{
+	host_fill(s, &s->host);
+	if (s->state_b_live)
+		host_fill(s, &s->host_b);	/* seeds stay as they were set */
+}
+
+/* ---- context copies (chains) ---- */
+
+static void ctx_release(struct ameba_context *c)
+{
+	if (c->object) {
+		free((char *)c->object->name);
+		free((char *)c->object->site);
+		free((struct ameba_object *)c->object);
+	}
+	free((char *)c->region);
+	free((uint32_t *)c->thread_ids);
+	for (int m = 0; m < AMEBA_M_NR; m++)
+		free((double *)c->per_thread[m]);
+	free((char *)c->extra);
+	memset(c, 0, sizeof(*c));
+}
+
+static int str_clone(const char *src, const char **dst)
+{
+	*dst = NULL;
+	if (!src)
+		return 0;
+	*dst = strdup(src);
+	return *dst ? 0 : AMEBA_ENOMEM;
+}
+
+static int ctx_clone(struct ameba_context *dst, const struct ameba_context *src)
+{
+	int rc = 0;
+
+	*dst = *src;
+	dst->object = NULL;
+	dst->region = NULL;
+	dst->thread_ids = NULL;
+	dst->extra = NULL;
+	memset(dst->per_thread, 0, sizeof(dst->per_thread));
+	if (src->object) {
+		struct ameba_object *o = malloc(sizeof(*o));
+
+		if (!o)
+			return AMEBA_ENOMEM;
+		*o = *src->object;
+		o->name = o->site = NULL;
+		dst->object = o;
+		rc |= str_clone(src->object->name, &o->name);
+		rc |= str_clone(src->object->site, &o->site);
+	}
+	rc |= str_clone(src->region, &dst->region);
+	rc |= str_clone(src->extra, &dst->extra);
+	if (src->nr_threads && src->thread_ids) {
+		uint32_t *ids = malloc(src->nr_threads * sizeof(*ids));
+
+		if (ids)
+			memcpy(ids, src->thread_ids, src->nr_threads * sizeof(*ids));
+		dst->thread_ids = ids;
+		rc |= ids ? 0 : AMEBA_ENOMEM;
+	}
+	for (int m = 0; m < AMEBA_M_NR && src->nr_threads; m++) {
+		double *v;
+
+		if (!src->per_thread[m])
+			continue;
+		v = malloc(src->nr_threads * sizeof(*v));
+		if (v)
+			memcpy(v, src->per_thread[m], src->nr_threads * sizeof(*v));
+		dst->per_thread[m] = v;
+		rc |= v ? 0 : AMEBA_ENOMEM;
+	}
+	if (rc) {
+		ctx_release(dst);
+		return AMEBA_ENOMEM;
+	}
+	return 0;
+}
+
+int agent_contexts_clone(const struct ameba_context *src, uint32_t nr,
+			 struct ameba_context **out)
+{
+	struct ameba_context *v = calloc(nr + 1, sizeof(*v));
+
+	*out = NULL;
+	if (!v)
+		return AMEBA_ENOMEM;
+	for (uint32_t i = 0; i < nr; i++)
+		if (ctx_clone(&v[i], &src[i])) {
+			agent_contexts_free(v, i);
+			return AMEBA_ENOMEM;
+		}
+	*out = v;
+	return 0;
+}
+
+void agent_contexts_free(struct ameba_context *ctxs, uint32_t nr)
+{
+	for (uint32_t i = 0; ctxs && i < nr; i++)
+		ctx_release(&ctxs[i]);
+	free(ctxs);
+}
+
+/* Same subject: both the program, or the same object (and line). */
+static int ctx_same(const struct ameba_context *x, const struct ameba_context *y)
+{
+	if (x->kind != y->kind)
+		return 0;
+	if (x->kind == AMEBA_CTX_PROGRAM)
+		return 1;
+	if (x->kind == AMEBA_CTX_REGION)
+		return x->region && y->region && !strcmp(x->region, y->region);
+	if (!x->object || !y->object)
+		return 0;
+	return x->object->start == y->object->start && x->object->end == y->object->end &&
+	       x->object->kind == y->object->kind && x->line == y->line &&
+	       !strcmp(x->object->name ? x->object->name : "", y->object->name ? y->object->name : "");
+}
+
+/*
+ * The union of a chain: a's contexts with b's refinements in their place,
+ * then b's other contexts (its program context only when a had none).
+ * Returns a malloc'ed array of shallow copies (nr in *nr), or NULL.
+ */
+static struct ameba_context *chain_union(const struct ameba_context *a, uint32_t nr_a,
+					 const struct ameba_context *b, uint32_t nr_b, uint32_t *nr)
+{
+	struct ameba_context *u = calloc((size_t)nr_a + nr_b + 1, sizeof(*u));
+	uint8_t *used = calloc((size_t)nr_b + 1, 1);
+	uint32_t n = 0;
+
+	*nr = 0;
+	if (!u || !used) {
+		free(u);
+		free(used);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nr_a; i++) {
+		const struct ameba_context *c = &a[i];
+
+		for (uint32_t j = 0; j < nr_b; j++)
+			if (!used[j] && ctx_same(&a[i], &b[j])) {
+				used[j] = 1;
+				if (b[j].kind != AMEBA_CTX_PROGRAM)
+					c = &b[j];
+				break;
+			}
+		u[n++] = *c;
+	}
+	for (uint32_t j = 0; j < nr_b; j++)
+		if (!used[j])
+			u[n++] = b[j];
+	free(used);
+	*nr = n;
+	return u;
 }
 
 static int world_has(const struct agent_world *w, int m)
@@ -163,6 +332,17 @@ static int choose_metric(struct agent_search *s)
 	return AMEBA_ENOTSUP;
 }
 
+/* The strategy running now and its state. */
+static struct agent_strategy *stage_strat(struct agent_search *s)
+{
+	return s->stage ? s->strat_b : s->strat;
+}
+
+static void *stage_state(struct agent_search *s)
+{
+	return s->stage ? s->state_b : s->state;
+}
+
 static void progress_draw(struct agent_search *s, int force)
 {
 	const struct ameba_context *ctxs = NULL;
@@ -174,7 +354,7 @@ static void progress_draw(struct agent_search *s, int force)
 	if (!s->opts.progress || (!force && t - s->last_progress_s < 0.5))
 		return;
 	s->last_progress_s = t;
-	if (s->strat->desc.contexts(s->state, &ctxs, &nr) == 0 && nr) {
+	if (stage_strat(s)->desc.contexts(stage_state(s), &ctxs, &nr) == 0 && nr) {
 		/* quietly: a failing property reports itself once anyway */
 		agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &f);
 		agent_findings_sort(&f);
@@ -184,8 +364,8 @@ static void progress_draw(struct agent_search *s, int force)
 				 f.v[0].region ? f.v[0].region : "program", 100 * f.v[0].severity);
 		agent_findings_free(&f);
 	}
-	if (!best[0] && s->strat->desc.progress)
-		s->strat->desc.progress(s->state, note, sizeof(note));
+	if (!best[0] && stage_strat(s)->desc.progress)
+		stage_strat(s)->desc.progress(stage_state(s), note, sizeof(note));
 	fprintf(stderr, "\r\033[Kameba: iteration %u, %u candidates, best: %s", s->nr_iterations, nr,
 		best[0] ? best : note[0] ? note : "-");
 	fflush(stderr);
@@ -270,6 +450,20 @@ static void finish(struct agent_search *s)
 	const struct ameba_context *ctxs = NULL;
 	uint32_t nr = 0;
 
+	if (s->stage == 1) {
+		struct ameba_context *u;
+
+		if (!s->state_b_live ||
+		    s->strat_b->desc.contexts(s->state_b, &ctxs, &nr) || !ctxs)
+			nr = 0;
+		u = chain_union(s->seeds, s->nr_seeds, ctxs, nr, &s->nr_contexts);
+		if (u)
+			agent_evaluate(s->pl, u, s->nr_contexts, s->primary_metric, &s->findings);
+		free(u);
+		agent_findings_sort(&s->findings);
+		summarize_contexts(s, s->seeds, s->nr_seeds);
+		return;
+	}
 	if (!s->state_live)
 		return;
 	if (s->strat->desc.contexts(s->state, &ctxs, &nr) || !ctxs)
@@ -280,11 +474,91 @@ static void finish(struct agent_search *s)
 	summarize_contexts(s, ctxs, nr);
 }
 
+/*
+ * Resolves the parameters of st: the defaults, what the user gave, and the
+ * run's metric for a strategy that takes `metric`. 0 or AMEBA_E* (s->error).
+ */
+static int strat_params(struct agent_search *s, const struct agent_strategy *st,
+			const struct agent_params *user, struct agent_params *out)
+{
+	struct agent_params given = { 0 };
+	int has_metric_param = 0, user_metric = 0, rc;
+	char who[128];
+
+	snprintf(who, sizeof(who), "strategy %s", st->name);
+	for (uint32_t i = 0; i < st->desc.nr_params; i++)
+		has_metric_param |= !strcmp(st->desc.params[i].name, "metric");
+	for (uint32_t i = 0; user && i < user->nr; i++) {
+		user_metric |= !strcmp(user->names[i], "metric");
+		if (agent_params_set(&given, user->names[i], user->values[i])) {
+			agent_params_free(&given);
+			return AMEBA_ENOMEM;
+		}
+	}
+	/* a strategy that takes `metric` defaults to the run's --metric */
+	if (has_metric_param && !user_metric &&
+	    agent_params_set(&given, "metric", ameba_metric_info(s->primary_metric)->name)) {
+		agent_params_free(&given);
+		return AMEBA_ENOMEM;
+	}
+	rc = agent_params_resolve(who, st->desc.params, st->desc.nr_params, &given, out, s->error,
+				  sizeof(s->error));
+	agent_params_free(&given);
+	return rc;
+}
+
+/*
+ * Chains: a hands over to b. a's contexts are copied (b's seeds), a is
+ * destroyed, b is created. 0, or AMEBA_E* with s->error set (the report
+ * then holds a's contexts).
+ */
+static int chain_switch(struct agent_search *s)
+{
+	const struct ameba_context *ctxs = NULL;
+	uint32_t nr = 0;
+	char msg[256] = "";
+	int rc;
+
+	if (s->strat->desc.contexts(s->state, &ctxs, &nr) || !ctxs)
+		nr = 0;
+	rc = agent_contexts_clone(ctxs, nr, &s->seeds);
+	if (rc) {
+		snprintf(s->error, sizeof(s->error), "out of memory copying %u contexts of strategy "
+			 "%s for %s", nr, s->strat->name, s->strat_b->name);
+		return rc;
+	}
+	s->nr_seeds = nr;
+	s->strat->desc.destroy(s->state);
+	s->state_live = 0;
+	s->stage = 1;
+	s->nr_iterations_a = s->nr_iterations;
+	if (s->opts.verbose) {
+		agent_progress_clear();
+		fprintf(stderr, "ameba: %s hands %u contexts to %s after %u iterations\n",
+			s->strat->name, nr, s->strat_b->name, s->nr_iterations);
+	}
+	rc = strat_params(s, s->strat_b, s->strat_b_given, &s->strat_b_params);
+	if (rc)
+		return rc;
+	host_fill(s, &s->host_b);
+	s->host_b.seeds = s->seeds;
+	s->host_b.nr_seeds = s->nr_seeds;
+	rc = s->strat_b->desc.create(&s->host_b, &s->strat_b_params.view, &s->state_b, msg);
+	if (rc) {
+		snprintf(s->error, sizeof(s->error), "strategy %s (%s) refused to start after %s: %s",
+			 s->strat_b->name, s->strat_b->path, s->strat->name,
+			 msg[0] ? msg : ameba_strerror(rc));
+		return rc;
+	}
+	s->state_b_live = 1;
+	return 0;
+}
+
 int agent_search_run(struct agent_search *s)
 {
 	const struct agent_strategy *st = s->strat;
-	char msg[256] = "", who[128];
-	double t0, deadline;
+	char msg[256] = "";
+	double t0, deadline, handover = INFINITY;
 	int rc, stop_reason = -1;
 
 	clock_gettime(CLOCK_REALTIME, &s->started);
@@ -310,27 +584,15 @@ int agent_search_run(struct agent_search *s)
 		return rc;
 	s->primary_metric = rc;
 
-	snprintf(who, sizeof(who), "strategy %s", st->name);
-	{
-		struct agent_params given = { 0 };
-		int has_metric_param = 0, user_metric = 0;
+	rc = strat_params(s, st, s->strat_given, &s->strat_params);
+	if (rc)
+		return rc;
+	if (s->strat_b) {
+		/* b's parameters are checked before anything is measured */
+		struct agent_params probe = { 0 };
 
-		for (uint32_t i = 0; i < st->desc.nr_params; i++)
-			has_metric_param |= !strcmp(st->desc.params[i].name, "metric");
-		for (uint32_t i = 0; s->strat_given && i < s->strat_given->nr; i++) {
-			user_metric |= !strcmp(s->strat_given->names[i], "metric");
-			if (agent_params_set(&given, s->strat_given->names[i], s->strat_given->values[i]))
-				return AMEBA_ENOMEM;
-		}
-		/* a strategy that takes `metric` defaults to the run's --metric */
-		if (has_metric_param && !user_metric &&
-		    agent_params_set(&given, "metric", ameba_metric_info(s->primary_metric)->name)) {
-			agent_params_free(&given);
-			return AMEBA_ENOMEM;
-		}
-		rc = agent_params_resolve(who, st->desc.params, st->desc.nr_params, &given,
-					  &s->strat_params, s->error, sizeof(s->error));
-		agent_params_free(&given);
+		rc = strat_params(s, s->strat_b, s->strat_b_given, &probe);
+		agent_params_free(&probe);
 		if (rc)
 			return rc;
 	}
@@ -342,6 +604,15 @@ int agent_search_run(struct agent_search *s)
 		return rc;
 	}
 	s->state_live = 1;
+	if (s->strat_b) {
+		double share = s->opts.refine_share > 0 && s->opts.refine_share < 1 ?
+			       s->opts.refine_share : 0.5;
+
+		if (deadline != INFINITY)
+			handover = t0 + share * (double)s->opts.duration_ms / 1e3;
+		else if (s->opts.refine_after_ms)
+			handover = t0 + (double)s->opts.refine_after_ms / 1e3;
+	}
 
 	for (;;) {
 		struct ameba_experiment exp;
@@ -356,6 +627,13 @@ int agent_search_run(struct agent_search *s)
 		if (t >= deadline) {
 			stop_reason = AGENT_END_DURATION;
 			break;
+		}
+		if (s->strat_b && s->stage == 0 && t >= handover) {
+			if (chain_switch(s)) {
+				stop_reason = AGENT_END_ERROR;
+				break;
+			}
+			st = s->strat_b;
 		}
 		if (s->nr_iterations > 0) {
 			rc = s->prov->ops->refresh(s->prov, &s->world);
@@ -374,7 +652,12 @@ int agent_search_run(struct agent_search *s)
 			host_update(s);
 		}
 		memset(&exp, 0, sizeof(exp));
-		rc = st->desc.plan(s->state, &exp);
+		rc = st->desc.plan(stage_state(s), &exp);
+		if (rc == 1 && s->strat_b && s->stage == 0) {
+			/* a is done: b refines what it found, from the next iteration */
+			handover = t;
+			continue;
+		}
 		if (rc == 1) {
 			stop_reason = AGENT_END_COMPLETE;
 			break;
@@ -408,7 +691,7 @@ int agent_search_run(struct agent_search *s)
 			stop_reason = AGENT_END_ERROR;
 			break;
 		}
-		rc = st->desc.observe(s->state, &exp, &res.r);
+		rc = st->desc.observe(stage_state(s), &exp, &res.r);
 		s->nr_iterations++;
 		s->measured_ns += res.r.elapsed_ns;
 		if (rc < 0) {
@@ -444,7 +727,14 @@ void agent_search_free(struct agent_search *s)
 	if (s->state_live)
 		s->strat->desc.destroy(s->state);
 	s->state_live = 0;
+	if (s->state_b_live)
+		s->strat_b->desc.destroy(s->state_b);
+	s->state_b_live = 0;
+	agent_contexts_free(s->seeds, s->nr_seeds);
+	s->seeds = NULL;
+	s->nr_seeds = 0;
 	agent_params_free(&s->strat_params);
+	agent_params_free(&s->strat_b_params);
 	agent_findings_free(&s->findings);
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
 		free(s->objects[i].name);

@@ -99,6 +99,11 @@ struct agent_search_opts {
 	int progress;			/* draw the live progress line on stderr */
 	int verbose;			/* host->log lines */
 	uint32_t nr_top_objects;	/* objects in the summary (default 20) */
+	/* Chains (strat_b set): a strategy that never finishes by itself hands
+	 * over to b after this share of duration_ms (0: 0.5), or, without a
+	 * --duration, after refine_after_ms (0: only when it finishes). */
+	double refine_share;
+	uint64_t refine_after_ms;
 	const volatile sig_atomic_t *stop;
 };
 
@@ -107,11 +112,17 @@ struct agent_search {
 	struct agent_plugins *pl;
 	struct agent_strategy *strat;
 	const struct agent_params *strat_given;	/* --strategy NAME:k=v pairs */
+	struct agent_strategy *strat_b;		/* --strategy a,b: b, or NULL */
+	const struct agent_params *strat_b_given;
 	struct agent_provider *prov;
 	struct agent_search_opts opts;
 
 	/* outputs (valid after agent_search_run, freed by agent_search_free) */
 	struct agent_params strat_params;	/* resolved */
+	struct agent_params strat_b_params;	/* resolved, chains */
+	int stage;			/* 0: a (or the lone strategy) runs; 1: b */
+	uint32_t nr_iterations_a;	/* iterations of a, in a chain */
+	uint32_t nr_seeds;		/* contexts a handed to b */
 	int end;			/* enum agent_end */
 	int partial;
 	uint32_t nr_iterations;
@@ -139,9 +150,21 @@ struct agent_search {
 	struct agent_world world;
 	void *state;
 	int state_live;
+	struct ameba_host host_b;
+	void *state_b;
+	int state_b_live;
+	struct ameba_context *seeds;	/* deep copies of a's contexts */
 	double last_progress_s;
 	int progress_drawn;
 };
+
+/*
+ * Deep copies of contexts (the object, strings, thread ids and per-thread
+ * arrays are owned by the copy). 0 or AMEBA_ENOMEM (nothing left owned).
+ */
+int agent_contexts_clone(const struct ameba_context *src, uint32_t nr,
+			 struct ameba_context **out);
+void agent_contexts_free(struct ameba_context *ctxs, uint32_t nr);
 
 /*
  * Runs the search. Returns 0 when the outputs are filled (for every end,

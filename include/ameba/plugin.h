@@ -96,6 +96,8 @@ struct ameba_thread {
 	int exited;
 };
 
+struct ameba_context;
+
 /*
  * The ContextProvider's side as plugins see it. Valid from create() to
  * destroy(); object and thread arrays are refreshed by the agent between
@@ -121,7 +123,19 @@ struct ameba_host {
 	void (*log)(const struct ameba_host *h, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
 	void *agent;		/* the agent's own data; opaque */
+	/*
+	 * Appended (ABI 1, compatible growth; test struct_size before reading):
+	 * the contexts of the strategy that ran before this one in a chain
+	 * (--strategy a,b), best first, to be refined. Valid from create() to
+	 * destroy(); NULL / 0 for the first strategy of a chain or a lone one.
+	 */
+	const struct ameba_context *seeds;
+	uint32_t nr_seeds;
 };
+
+/* Whether host carries the field f (a host older than the plugin may not). */
+#define AMEBA_HOST_HAS(host, f)                                                        \
+	((host)->struct_size >= offsetof(struct ameba_host, f) + sizeof((host)->f))
 
 /* ---- experiments: what a strategy asks to be measured ---- */
 
