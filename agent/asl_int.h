@@ -32,7 +32,7 @@ struct tok {
 	int is_int;
 };
 
-
+/* `// default: NAME=VALUE` in a comment, at offset off of the text */
 struct pragma {
 	size_t off;
 	int line, col;

@@ -52,7 +52,6 @@ void asl_fail_rc(struct asl *a, int rc, int line, int col, const char *fmt, ...)
 	longjmp(a->jb, 1);
 }
 
-
 void *asl_alloc(struct asl *a, size_t sz)
 {
 	void *p;
