@@ -1543,8 +1543,8 @@ static void search_log(struct nway *st, uint32_t si)
 		for (uint32_t i = 0; i < s->nr_q; i++) {
 			const struct region *r = &s->q[i];
 
-			fprintf(stderr, "  q%u kind %d [%lx,%lx) unit %s set %u share %.4f meas %u zero %u fresh %d prot %d\n",
-				i, r->kind, (unsigned long)r->start, (unsigned long)r->end,
+			fprintf(stderr, "  q%u kind %d [%lx,%lx) unit %s set %u share %.4f meas %u "
+				"zero %u fresh %d prot %d\n", i, r->kind, (unsigned long)r->start, (unsigned long)r->end,
 				r->kind == R_UNIT ? st->units[r->unit].key : "-", r->nr_set, r->share,
 				r->nr_meas, r->zero_streak, r->fresh, r->protect);
 		}
@@ -1906,9 +1906,11 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long max_interval = param_int(params, "max_interval_ms", 1600);
 	long long max_intervals = param_int(params, "max_intervals", 200);
 	long long final_intervals = param_int(params, "final_intervals", 2);
-	long long group = param_int(params, "group", 8), max_ranges = param_int(params, "max_ranges", 60000);
+	long long group = param_int(params, "group", 8);
+	long long max_ranges = param_int(params, "max_ranges", 60000);
 	long long more = param_int(params, "more", 0), per_thread = param_int(params, "per_thread", 0);
-	double grow = param_double(params, "grow", 2), unsearched = param_double(params, "unsearched", 0.02);
+	double grow = param_double(params, "grow", 2);
+	double unsearched = param_double(params, "unsearched", 0.02);
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, nway.so was built for %d",
