@@ -69,7 +69,9 @@
  *    longest interval a search grew to, extended by up
  *    to `keep` intervals, each longer by `grow`, while a found object counts
  *    nothing in an interval (a phase); every metric of `metrics`, per
- *    thread. The contexts carry these values and the program totals of the
+ *    thread (only the ranking metric when the per-thread rows of all of
+ *    them would not fit in one reply of the monitor: thousands of
+ *    threads). The contexts carry these values and the program totals of the
  *    same window (confidence 1 on exact backends, halved when a site had to
  *    be measured on its hull). Before that (the program exited first), the
  *    found units and the singles of the queue are offered with the
@@ -100,6 +102,7 @@
 #define ADJACENT_GAP 32
 #define MAX_SEARCHES 64
 #define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
+#define READ_BUDGET 900000	/* bytes of per-thread values in one MRI reply */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -237,6 +240,7 @@ struct nway {
 	uint64_t final_ns;
 	uint32_t nr_plans;
 	int final;			/* F_* */
+	uint8_t final_has[AMEBA_M_NR];	/* metrics of the final measurement */
 	uint32_t final_left, final_ext, final_interval_ms;
 
 	/* plan storage, valid until observe() */
@@ -1381,9 +1385,22 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 			st->found[f].hull = st->units[st->found[f].unit].hull;
 			st->found[f].iv = 0;
 		}
+		/*
+		 * The monitor answers a read with a row per thread and counter
+		 * in one message of at most ~1 MiB (about 21 bytes a value):
+		 * with thousands of threads, only the ranking metric.
+		 */
+		uint64_t cost = (uint64_t)h->nr_threads *
+				((uint64_t)st->nr_metrics * (st->nr_found + 1) * 21 + 24);
+
+		for (uint32_t k = 0; k < st->nr_metrics; k++)
+			st->final_has[st->metrics[k]] = cost <= READ_BUDGET ||
+							 st->metrics[k] == st->primary;
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			if (counter_add(st, m, 0, 0, NULL, 1, mktag(TAG_FTOTAL, 0, k)))
 				return AMEBA_ENOMEM;
 			for (uint32_t f = 0; f < st->nr_found; f++) {
@@ -1717,6 +1734,8 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			c->has[m] = 1;
 			c->values[m] = c->program[m] = st->prog[m];
 			c->per_thread[m] = st->prog_pt[m];
@@ -1753,6 +1772,8 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			c->has[m] = 1;
 			c->values[m] = f->values[m];
 			c->program[m] = f->program[m];
