@@ -10,9 +10,9 @@ by sampling, the 10-way search and the 2-way search (`ameba run`).
 Notes:
   - Backend sim, metric l1d_miss. Every workload runs at a SCALE that makes a
     plain instrumented run last about TARGET_S seconds (SCALE 1 for the
-    stress programs whose SCALE multiplies threads or blocks, and for the
-    phased ones, whose SCALE lengthens the phases), so that the searches
-    end before the program does.
+    stress programs whose SCALE multiplies threads or blocks, and for
+    `phases`, whose SCALE lengthens the phases), so that the searches end
+    before the program does.
   - Fairness: the oracle counts the whole run, from the runtime's start to
     exit; `ameba run` holds the program at main() until the first
     experiment is armed, so sampling sees main() to exit (the same run minus
@@ -41,7 +41,7 @@ import tempfile
 import time
 
 TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
-FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1, "phased_solver": 1}
+FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1}
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
 RUN_TIMEOUT_S = 600

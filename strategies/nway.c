@@ -69,7 +69,9 @@
  *    longest interval a search grew to, extended by up
  *    to `keep` intervals, each longer by `grow`, while a found object counts
  *    nothing in an interval (a phase); every metric of `metrics`, per
- *    thread. The contexts carry these values and the program totals of the
+ *    thread (only the ranking metric when the per-thread rows of all of
+ *    them would not fit in one reply of the monitor: thousands of
+ *    threads). The contexts carry these values and the program totals of the
  *    same window (confidence 1 on exact backends, halved when a site had to
  *    be measured on its hull). Before that (the program exited first), the
  *    found units and the singles of the queue are offered with the
@@ -100,6 +102,7 @@
 #define ADJACENT_GAP 32
 #define MAX_SEARCHES 64
 #define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
+#define READ_BUDGET 900000	/* bytes of per-thread values in one MRI reply */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -237,6 +240,7 @@ struct nway {
 	uint64_t final_ns;
 	uint32_t nr_plans;
 	int final;			/* F_* */
+	uint8_t final_has[AMEBA_M_NR];	/* metrics of the final measurement */
 	uint32_t final_left, final_ext, final_interval_ms;
 
 	/* plan storage, valid until observe() */
@@ -1381,9 +1385,22 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 			st->found[f].hull = st->units[st->found[f].unit].hull;
 			st->found[f].iv = 0;
 		}
+		/*
+		 * The monitor answers a read with a row per thread and counter
+		 * in one message of at most ~1 MiB (about 21 bytes a value):
+		 * with thousands of threads, only the ranking metric.
+		 */
+		uint64_t cost = (uint64_t)h->nr_threads *
+				((uint64_t)st->nr_metrics * (st->nr_found + 1) * 21 + 24);
+
+		for (uint32_t k = 0; k < st->nr_metrics; k++)
+			st->final_has[st->metrics[k]] = cost <= READ_BUDGET ||
+							 st->metrics[k] == st->primary;
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			if (counter_add(st, m, 0, 0, NULL, 1, mktag(TAG_FTOTAL, 0, k)))
 				return AMEBA_ENOMEM;
 			for (uint32_t f = 0; f < st->nr_found; f++) {
@@ -1543,8 +1560,8 @@ static void search_log(struct nway *st, uint32_t si)
 		for (uint32_t i = 0; i < s->nr_q; i++) {
 			const struct region *r = &s->q[i];
 
-			fprintf(stderr, "  q%u kind %d [%lx,%lx) unit %s set %u share %.4f meas %u zero %u fresh %d prot %d\n",
-				i, r->kind, (unsigned long)r->start, (unsigned long)r->end,
+			fprintf(stderr, "  q%u kind %d [%lx,%lx) unit %s set %u share %.4f meas %u "
+				"zero %u fresh %d prot %d\n", i, r->kind, (unsigned long)r->start, (unsigned long)r->end,
 				r->kind == R_UNIT ? st->units[r->unit].key : "-", r->nr_set, r->share,
 				r->nr_meas, r->zero_streak, r->fresh, r->protect);
 		}
@@ -1717,6 +1734,8 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			c->has[m] = 1;
 			c->values[m] = c->program[m] = st->prog[m];
 			c->per_thread[m] = st->prog_pt[m];
@@ -1753,6 +1772,8 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
 			int m = st->metrics[k];
 
+			if (!st->final_has[m])
+				continue;
 			c->has[m] = 1;
 			c->values[m] = f->values[m];
 			c->program[m] = f->program[m];
@@ -1906,9 +1927,11 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long max_interval = param_int(params, "max_interval_ms", 1600);
 	long long max_intervals = param_int(params, "max_intervals", 200);
 	long long final_intervals = param_int(params, "final_intervals", 2);
-	long long group = param_int(params, "group", 8), max_ranges = param_int(params, "max_ranges", 60000);
+	long long group = param_int(params, "group", 8);
+	long long max_ranges = param_int(params, "max_ranges", 60000);
 	long long more = param_int(params, "more", 0), per_thread = param_int(params, "per_thread", 0);
-	double grow = param_double(params, "grow", 2), unsearched = param_double(params, "unsearched", 0.02);
+	double grow = param_double(params, "grow", 2);
+	double unsearched = param_double(params, "unsearched", 0.02);
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, nway.so was built for %d",
