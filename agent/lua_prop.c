@@ -569,13 +569,11 @@ int agent_lua_load_text(struct agent_property *p, const char *path, const char *
 			     "=ameba-proplib", "t")) {
 		snprintf(msg, len, "%s: internal error: the asl property library did not compile",
 			 path);
-		free(text);
 		return AMEBA_EPROTO;
 	}
 	lua_getglobal(l->L, "asl");
 	if (sandbox_call(l, 1, 0, 0, msg, len)) {
 		snprintf(msg, len, "%s: internal error: the asl property library did not load", path);
-		free(text);
 		return AMEBA_EPROTO;
 	}
 
