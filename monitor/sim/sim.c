@@ -115,29 +115,30 @@
  *   first core's lines in the directory (that core waits) and the
  *   simulator stays MULTI; the counts are those the directory would have
  *   given.
- * - Fast paths give the same counts as the full path. Where the last 4 L1
- *   lines accessed sat in the L1 (and their pages in the L1 TLB) is
- *   remembered (c->l0, replaced round robin); the guesses are checked
- *   against the keys, so nothing has to forget them when lines move or
- *   lose rights. A hit on one of them skips the searches but still updates
- *   the LRU state of the L1, the TLB and the 3C shadow - except for the
- *   line of the last access, which is most recently used everywhere
- *   already. That path makes no calls, so mon_sim_access saves no
- *   registers for it; the rest (TLB and L1 searches, misses) is in
- *   access_full / access_slow. A write to an E line of a core running solo
- *   without an L2 is nothing but E -> M, and stays on the fast path. Every
- *   set keeps its keys and its LRU stamps side by side; the LLC and the L2
- *   TLB keep their ways in recency order instead of stamps (exact LRU, as
- *   cachegrind), searched and shifted in one pass.
+ * - Fast paths give the same counts as the full path. Where the last 8 L1
+ *   lines accessed sat in the L1 (their key index, and the L1 TLB key index
+ *   of their page) is remembered (c->l0, replaced round robin); the
+ *   guesses are checked against the keys, so nothing has to forget them
+ *   when lines move or lose rights. A hit on one of them skips the
+ *   searches but still updates the LRU state of the L1, the TLB and the 3C
+ *   shadow - except for the line of the last access, which is most
+ *   recently used everywhere already. That path (sim_hit, sim_l0_hit in
+ *   sim_int.h) makes no calls and is inline in mon_sim_access and in the
+ *   sim backend's fast entry (backend_sim.c); the rest (TLB and L1
+ *   searches, misses) is in access_full / access_slow, reached through
+ *   mon_sim_access_rest when the caller already tried it. A write to an E
+ *   line of a core running solo without an L2 is nothing but E -> M, and
+ *   stays on the fast path. Every set keeps its keys and its LRU stamps
+ *   side by side; the LLC and the L2 TLB keep their ways in recency order
+ *   instead of stamps (exact LRU, as cachegrind), searched and shifted in
+ *   one pass.
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
- *   Cost (callgrind, cachegrind geometry, build/bin/sim_synth, simulator
- *   alone): ~95 instructions per access repeating a line, ~200 for L1 hits
- *   on other lines or streaming, ~1400 for random reads over 256 MiB. In
- *   a program (bench-sim-speed), add the hook and the monitor's delivery:
- *   ~400 instructions per access on the stencil kernel, ~1200 on random,
- *   where host cache misses on the simulator's tables add about as much
- *   time again.
+ *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
+ *   geometry): ~240 instructions per access from the hook for an L1 hit on
+ *   a remembered line, ~1100-1300 per L1 miss; stencil ~350 per access on
+ *   average, random ~1230, where host cache misses on the simulator's
+ *   tables add to the time. docs/simulator.md has the speed figures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
