@@ -27,10 +27,26 @@
 #include <string.h>
 
 #include "mon.h"
-#include "sim/sim.h"
+#include "sim/sim_int.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
-static uint16_t slot_of[AMEBA_M_NR];	/* mon_slot_of_metric, fixed at activation */
+
+/* The counter slot of each metric: its position in sim_metrics, which
+ * mon_counts_configure keeps (checked at activation). Constants, so that
+ * counting an event is one add to a fixed offset. */
+static const uint16_t slot_of[AMEBA_M_NR] = {
+	[AMEBA_M_MEM_REF] = 0,		[AMEBA_M_READS] = 1,		[AMEBA_M_WRITES] = 2,
+	[AMEBA_M_L1D_MISS] = 3,		[AMEBA_M_L1D_MISS_RD] = 4,	[AMEBA_M_L1D_MISS_WR] = 5,
+	[AMEBA_M_L2_MISS] = 6,		[AMEBA_M_L2_MISS_RD] = 7,	[AMEBA_M_L2_MISS_WR] = 8,
+	[AMEBA_M_LLC_MISS] = 9,		[AMEBA_M_LLC_MISS_RD] = 10,	[AMEBA_M_LLC_MISS_WR] = 11,
+	[AMEBA_M_TLB_MISS] = 12,
+	[AMEBA_M_COH_MISS] = 13,	[AMEBA_M_COH_MISS_TRUE] = 14,	[AMEBA_M_COH_MISS_FALSE] = 15,
+	[AMEBA_M_INVAL_SENT] = 16,	[AMEBA_M_INVAL_RECV] = 17,	[AMEBA_M_INTERVENTION] = 18,
+	[AMEBA_M_MEM_LOCAL] = 19,	[AMEBA_M_MEM_REMOTE] = 20,
+	[AMEBA_M_CONFLICT_MISS] = 21,	[AMEBA_M_CAPACITY_MISS] = 22,	[AMEBA_M_COMPULSORY_MISS] = 23,
+	[AMEBA_M_EST_CYCLES] = 24,	[AMEBA_M_EST_STALL_CYCLES] = 25,
+};
+enum { SLOT_MEM_REF = 0, SLOT_READS = 1, SLOT_WRITES = 2, SLOT_EST_CYCLES = 24 };
 
 static const int sim_metrics[] = {
 	AMEBA_M_MEM_REF,	AMEBA_M_READS,		AMEBA_M_WRITES,
@@ -93,15 +109,16 @@ static int sim_activate(void)
 	struct mon_sim *s = mon_sim_new(&g);
 	if (!s)
 		return AMEBA_ENOMEM;
-	/* the counter slots are configured before activate(); every metric
-	 * of this backend has one */
+	/* the counter slots are configured before activate(): every metric of
+	 * this backend has the one slot_of says */
 	for (size_t i = 0; i < sizeof(sim_metrics) / sizeof(sim_metrics[0]); i++) {
-		if (mon_slot_of_metric[sim_metrics[i]] < 0) {
-			mon_log("sim: metric %d has no counter slot", sim_metrics[i]);
+		if (mon_slot_of_metric[sim_metrics[i]] != (int)i || slot_of[sim_metrics[i]] != i) {
+			mon_log("sim: metric %d has counter slot %d, backend_sim.c's slot_of says %u "
+				"(fix slot_of to follow sim_metrics)", sim_metrics[i],
+				mon_slot_of_metric[sim_metrics[i]], (unsigned)slot_of[sim_metrics[i]]);
 			mon_sim_destroy(s);
 			return AMEBA_EINVAL;
 		}
-		slot_of[sim_metrics[i]] = (uint16_t)mon_slot_of_metric[sim_metrics[i]];
 	}
 	if (env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
 		char buf[2048];
@@ -180,13 +197,14 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 			mon_ev_put(ev, slot_of[m_], (n_));            \
 	} while (0)
 
-/* The events of an access that was not a plain L1 hit. */
-static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_sim_core *c,
-					     const struct mon_sim_events *ep, unsigned flags,
-					     uintptr_t pc, struct mon_events *ev)
+/* The events of an access that was not a plain L1 hit: into counter vector
+ * v, or (v NULL) into ev. */
+static inline __attribute__((always_inline)) void report_to(uint64_t *const v,
+							  struct mon_events *ev,
+							  const struct mon_sim_events *ep,
+							  unsigned flags)
 {
 	const struct mon_sim_events e = *ep;
-	uint64_t *const v = ev->counts;
 	int wr = (flags & MON_ACC_WRITE) != 0;
 
 	PUT(AMEBA_M_MEM_REF, 1);
@@ -228,7 +246,17 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
 		PUT(AMEBA_M_INVAL_SENT, e.inval_sent);
 	if (e.est_stall_cycles)
 		PUT(AMEBA_M_EST_STALL_CYCLES, e.est_stall_cycles);
-	if (mon_unlikely(e.inval_recv))
+}
+
+static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_sim_core *c,
+					     const struct mon_sim_events *ep, unsigned flags,
+					     uintptr_t pc, struct mon_events *ev)
+{
+	if (mon_likely(ev->counts != NULL))
+		report_to(ev->counts, ev, ep, flags);	/* constant offsets, no test per event */
+	else
+		report_to(NULL, ev, ep, flags);
+	if (mon_unlikely(ep->inval_recv))
 		credit_recv(t, c, pc);
 }
 
@@ -258,6 +286,69 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 	}
 	report(t, c, &e, flags, pc, ev);
 }
+
+/* sim_fast's access when sim_hit declined it (or t has no core yet). */
+static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+						uintptr_t pc)
+{
+	struct mon_sim_core *c = t->backend_data;
+	struct mon_sim_events e;
+	unsigned w = MON_FAST_WAY(wfs), flags = MON_FAST_FLAGS(wfs);
+	struct mon_events evs = { .nr = 0, .counts = t->cache.counts[w] };
+	struct mon_events *const ev = &evs;
+	uint64_t *const v = evs.counts;
+	int wr = (flags & MON_ACC_WRITE) != 0;
+
+	mon_rt_enter(t);
+	if (mon_unlikely(!c)) {
+		sim_thread_start(t);
+		c = t->backend_data;
+	}
+	if (mon_unlikely(!c)) {
+		/* no simulator: nothing to count */
+	} else if (!mon_sim_access_rest(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e)) {
+		PUT(AMEBA_M_MEM_REF, 1);
+		if (flags & MON_ACC_READ)
+			PUT(AMEBA_M_READS, 1);
+		if (wr)
+			PUT(AMEBA_M_WRITES, 1);
+		PUT(AMEBA_M_EST_CYCLES, e.est_cycles);
+	} else {
+		report(t, c, &e, flags, pc, ev);
+	}
+	mon_rt_leave(t);
+}
+
+/*
+ * The fast entry (mon_backend_ops.fast): an L1 hit on one of the lines the
+ * core accessed last is simulated and counted here, inline, without a
+ * call or a struct of events; anything else goes to sim_piece.
+ */
+static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+{
+	struct mon_sim_core *c = t->backend_data;
+
+	if (mon_likely(c != NULL)) {
+		unsigned w = MON_FAST_WAY(wfs);
+		int hit;
+
+		mon_rt_enter(t);
+		hit = sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0,
+			      t->cache.obj[w]->idx);
+		if (mon_likely(hit)) {
+			uint64_t *v = t->cache.counts[w];
+
+			mon_count_add(v, SLOT_MEM_REF, 1);
+			mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
+			mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
+			mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
+		}
+		mon_rt_leave(t);
+		if (mon_likely(hit))
+			return;
+	}
+	sim_piece(t, addr, wfs, pc);
+}
 #undef PUT
 
 size_t mon_backend_sim_geometry(char *buf, size_t len)
@@ -285,4 +376,5 @@ const struct mon_backend_ops mon_backend_sim = {
 	.thread_start = sim_thread_start,
 	.thread_exit = sim_thread_exit,
 	.access = sim_access,
+	.fast = sim_fast,
 };

@@ -432,7 +432,40 @@ struct mon_backend_ops {
 	 */
 	void (*access)(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev);
+	/*
+	 * Optional: the access path's fast entry (rt.c, mon_access), taken
+	 * instead of access() for an access [addr, addr + sz) within one line
+	 * and within object cache way w of t (t->cache.obj[w]) whose counter
+	 * vector t->cache.counts[w] exists and takes the events alone (no
+	 * conditional counter or sample stream armed). wfs packs the rest,
+	 * MON_FAST_WFS(w, flags, sz): four arguments instead of six leave the
+	 * callee registers for its own work. It must count exactly what
+	 * access() would report, into t->cache.counts[w]. It runs with
+	 * t->in_rt == 0: it raises it (mon_rt_enter) around anything a signal
+	 * handler on this thread must not re-enter, and before calling out.
+	 */
+	void (*fast)(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc);
 };
+
+#define MON_FAST_WFS(w, flags, sz) ((uint32_t)(flags) | (uint32_t)(w) << 8 | (uint32_t)(sz) << 16)
+#define MON_FAST_FLAGS(wfs) ((wfs) & 0xffu)
+#define MON_FAST_WAY(wfs) (((wfs) >> 8) & 0xffu)
+#define MON_FAST_SZ(wfs) ((wfs) >> 16)
+
+/* The in_rt guard of a fast() entry: a compiler barrier on each side keeps
+ * the increment and the decrement from being merged or moved across the
+ * guarded code (a signal handler on this thread reads in_rt). */
+static inline void mon_rt_enter(struct mon_thread *t)
+{
+	t->in_rt++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void mon_rt_leave(struct mon_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_rt--;
+}
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */

@@ -583,5 +583,10 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 		access_events(t, w, addr, sz, flags, pc);
 		return;
 	}
+	if (b->fast) {
+		/* the sim backend's L1 hits; sz <= MON_LINE_SIZE here */
+		b->fast(t, addr, MON_FAST_WFS(w, flags, sz), pc);
+		return;
+	}
 	access_piece(t, w, addr, sz, flags, pc);
 }

@@ -17,7 +17,8 @@
 #   stencil_2t) the best of BENCH_RUNS (default 3) times natively
 #   (native_s_k), under cachegrind --cache-sim=yes (cachegrind_s_k) and
 #   instrumented with the sim backend (sim_s_k, 3C off, oracle written at
-#   exit); speedup_vs_cachegrind_k = cachegrind_s_k / sim_s_k; and
+#   exit), the three run back to back in each round so that they share
+#   the machine's load; speedup_vs_cachegrind_k = cachegrind_s_k / sim_s_k; and
 #   sim_accesses_per_s_per_thread_k, the accesses the simulator handled
 #   (mem_ref of the oracle) per second of sim_s_k and per thread.
 #   Single-threaded kernels are timed in CPU seconds (user + system): the
@@ -97,14 +98,9 @@ secs() {
 	awk -v clock="$clock" '{ printf "%.3f\n", clock == "wall" ? $3 : $1 + $2 }' "$tmp/time"
 }
 
-best() {
-	local n=$1 b="" t
-	shift
-	for ((i = 0; i < n; i++)); do
-		t=$(secs "$@") || return 1
-		if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
-	done
-	echo "$b"
+# min A B: the smaller of two second counts ("" counts as none yet)
+min() {
+	if [ -z "$2" ] || awk -v t="$1" -v b="$2" 'BEGIN { exit !(t < b) }'; then echo "$1"; else echo "$2"; fi
 }
 
 for k in $kernels; do
@@ -127,11 +123,20 @@ for k in $kernels; do
 		;;
 	speed)
 		case $k in *_2t) clock=wall ;; *) clock=cpu ;; esac
-		n=$(best "$runs" "$dir/kernels_native" "$k") || { status=1; continue; }
-		c=$(best "$runs" valgrind "${cg_opts[@]}" --cachegrind-out-file=/dev/null \
-			"$dir/kernels_native" "$k") || { status=1; continue; }
-		s=$(best "$runs" env "${sim_env[@]}" AMEBA_ORACLE="$tmp/oracle.json" \
-			"$dir/kernels_ameba" "$k") || { status=1; continue; }
+		# native, cachegrind and the simulator back to back, BENCH_RUNS
+		# times, the best of each: the three see the same load
+		n="" c="" s="" failed=0
+		for ((i = 0; i < runs; i++)); do
+			t=$(secs "$dir/kernels_native" "$k") || { failed=1; break; }
+			n=$(min "$t" "$n")
+			t=$(secs valgrind "${cg_opts[@]}" --cachegrind-out-file=/dev/null \
+				"$dir/kernels_native" "$k") || { failed=1; break; }
+			c=$(min "$t" "$c")
+			t=$(secs env "${sim_env[@]}" AMEBA_ORACLE="$tmp/oracle.json" \
+				"$dir/kernels_ameba" "$k") || { failed=1; break; }
+			s=$(min "$t" "$s")
+		done
+		[ $failed = 0 ] || { status=1; continue; }
 		[ "$(cat "$tmp/out")" = "$want" ] || { echo "run.sh: $k: wrong checksum" >&2; status=1; }
 		read -r refs nthr < <(oracle_refs "$tmp/oracle.json")
 		echo "native_s_$k: $n"

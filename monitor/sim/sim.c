@@ -115,29 +115,30 @@
  *   first core's lines in the directory (that core waits) and the
  *   simulator stays MULTI; the counts are those the directory would have
  *   given.
- * - Fast paths give the same counts as the full path. Where the last 4 L1
- *   lines accessed sat in the L1 (and their pages in the L1 TLB) is
- *   remembered (c->l0, replaced round robin); the guesses are checked
- *   against the keys, so nothing has to forget them when lines move or
- *   lose rights. A hit on one of them skips the searches but still updates
- *   the LRU state of the L1, the TLB and the 3C shadow - except for the
- *   line of the last access, which is most recently used everywhere
- *   already. That path makes no calls, so mon_sim_access saves no
- *   registers for it; the rest (TLB and L1 searches, misses) is in
- *   access_full / access_slow. A write to an E line of a core running solo
- *   without an L2 is nothing but E -> M, and stays on the fast path. Every
- *   set keeps its keys and its LRU stamps side by side; the LLC and the L2
- *   TLB keep their ways in recency order instead of stamps (exact LRU, as
- *   cachegrind), searched and shifted in one pass.
+ * - Fast paths give the same counts as the full path. Where the last 8 L1
+ *   lines accessed sat in the L1 (their key index, and the L1 TLB key index
+ *   of their page) is remembered (c->l0, replaced round robin); the
+ *   guesses are checked against the keys, so nothing has to forget them
+ *   when lines move or lose rights. A hit on one of them skips the
+ *   searches but still updates the LRU state of the L1, the TLB and the 3C
+ *   shadow - except for the line of the last access, which is most
+ *   recently used everywhere already. That path (sim_hit, sim_l0_hit in
+ *   sim_int.h) makes no calls and is inline in mon_sim_access and in the
+ *   sim backend's fast entry (backend_sim.c); the rest (TLB and L1
+ *   searches, misses) is in access_full / access_slow, reached through
+ *   mon_sim_access_rest when the caller already tried it. A write to an E
+ *   line of a core running solo without an L2 is nothing but E -> M, and
+ *   stays on the fast path. Every set keeps its keys and its LRU stamps
+ *   side by side; the LLC and the L2 TLB keep their ways in recency order
+ *   instead of stamps (exact LRU, as cachegrind), searched and shifted in
+ *   one pass.
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
- *   Cost (callgrind, cachegrind geometry, build/bin/sim_synth, simulator
- *   alone): ~95 instructions per access repeating a line, ~200 for L1 hits
- *   on other lines or streaming, ~1400 for random reads over 256 MiB. In
- *   a program (bench-sim-speed), add the hook and the monitor's delivery:
- *   ~400 instructions per access on the stencil kernel, ~1200 on random,
- *   where host cache misses on the simulator's tables add about as much
- *   time again.
+ *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
+ *   geometry): ~240 instructions per access from the hook for an L1 hit on
+ *   a remembered line, ~1100-1300 per L1 miss; stencil ~350 per access on
+ *   average, random ~1230, where host cache misses on the simulator's
+ *   tables add to the time. docs/simulator.md has the speed figures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -171,10 +172,9 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t s
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
 	}
 	c->l0.line[j] = line;
-	c->l0.set[j] = set;
-	c->l0.way[j] = (uint8_t)way;
+	c->l0.idx[j] = (uint32_t)(set * c->l1.stride + way);
 	c->l0.page[j] = c->memo_page;
-	c->l0.tidx[j] = c->memo_tidx;
+	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
 	c->last_line = line;
 	c->last_i = set * c->l1.stride + way;
 }
@@ -270,6 +270,8 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	c->memo_page = c->memo_shadow = c->home_page = c->last_line = UINT64_MAX;
 	for (int j = 0; j < SIM_L0; j++)
 		c->l0.line[j] = UINT64_MAX;
+	c->three_c = g->three_c;
+	c->l1_hit_cycles = g->lat.l1_hit;
 	c->has_l2 = g->l2.sz_bytes != 0;
 	c->has_tlb2 = g->tlb2.nr_entries != 0;
 	if (cache_init_geom(&c->l1, &g->l1d, SIM_CA_META))
@@ -376,14 +378,6 @@ void mon_sim_core_put(struct mon_sim_core *c, uint32_t tid)
 	sim_unlock(&s->create_lock);
 }
 
-static inline void core_exit(struct mon_sim_core *c, int locked)
-{
-	if (locked)
-		sim_unlock(&c->lock);
-	else
-		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
-}
-
 static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 {
 	struct mon_sim *s = c->sim;
@@ -403,35 +397,17 @@ static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 			c->solo = mode == SIM_SOLO;
 			return locked;
 		}
-		core_exit(c, locked);
+		sim_core_exit(c, locked);
 		while (__atomic_load_n(&s->mode, __ATOMIC_ACQUIRE) == SIM_TRANS)
 			sim_cpu_relax();
 	}
-}
-
-/* The inline half of core_enter: the owner of an unshared core outside a
- * mode switch enters (returns 1, core_exit(c, 0) leaves); otherwise
- * returns 0 having changed nothing, and core_enter_slow starts over. */
-static inline int core_try_enter(struct mon_sim_core *c)
-{
-	__atomic_store_n(&c->busy, 1, __ATOMIC_RELAXED);
-	__asm__ __volatile__("" ::: "memory");
-	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE))) {
-		uint32_t mode = __atomic_load_n(&c->sim->mode, __ATOMIC_ACQUIRE);
-		if (sim_likely(mode != SIM_TRANS)) {
-			c->solo = mode == SIM_SOLO;
-			return 1;
-		}
-	}
-	__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* Brackets every use of c's private state; returns what core_exit needs.
  * Also samples the simulator's mode (waiting out a SOLO -> MULTI switch). */
 static inline int core_enter(struct mon_sim_core *c)
 {
-	return core_try_enter(c) ? 0 : core_enter_slow(c);
+	return sim_core_try_enter(c) ? 0 : core_enter_slow(c);
 }
 
 uint32_t mon_sim_core_id(const struct mon_sim_core *c)
@@ -891,78 +867,17 @@ static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintpt
 }
 
 /*
- * An access within L1 line `line` that hits one of the lines remembered in
- * c->l0, still where it was, with the rights it needs: updates the
- * replacement state of the L1, the L1 TLB and the 3C shadow, and the
- * line's metadata, as the full path would, and returns 1. Else returns 0
- * and changes nothing. The entries are guesses checked against the keys,
- * so they need no upkeep when lines or TLB entries move or lose rights.
- * no_calls: also return 0 when the 3C shadow needs an update (a call): the
- * caller then needs no registers saved around one.
- */
-static inline __attribute__((always_inline)) int l0_hit(struct mon_sim_core *c, uint64_t line,
-							 int is_write, uint32_t cookie,
-							 int no_calls)
-{
-	struct sim_cache *l1 = &c->l1, *t = &c->tlb1;
-	uint64_t set = 0, i = c->last_i;
-	uint32_t j = 0;
-
-	if (line != c->last_line) {
-		for (j = 0; j < SIM_L0; j++)
-			if (c->l0.line[j] == line)
-				break;
-		if (j == SIM_L0)
-			return 0;
-		set = c->l0.set[j];
-		i = set * l1->stride + c->l0.way[j];
-	}
-	uint64_t key = l1->key[i];
-	struct sim_meta *m = &l1->meta[i];
-	if ((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I)
-		return 0;
-	/* A write needs M, untracked - or E: E -> M is silent, and while the
-	 * core runs solo without an L2 it is nothing more (write_owned would
-	 * publish nothing: no directory entry, untracked). So a
-	 * read-modify-write takes one slow path, not two. */
-	if (is_write && (SIM_ST(key) != SIM_M || m->track) &&
-	    (SIM_ST(key) != SIM_E || !c->solo || c->has_l2 || m->track || m->dent))
-		return 0;
-	if (line != c->last_line) {
-		/* not most recently used yet (the last access's line and page
-		 * are): touch the L1, the L1 TLB and the shadow */
-		uint64_t page = c->l0.page[j], ti = c->l0.tidx[j];
-		if (page != c->memo_page && t->key[ti] != (SIM_KEY(page) | SIM_S))
-			return 0;
-		if (c->sim->g.three_c && c->memo_shadow != line) {
-			if (no_calls)
-				return 0;
-			sim_shadow_access(&c->shadow, line, &m->shadow);
-			c->memo_shadow = line;
-		}
-		if (page != c->memo_page) {
-			t->key[ti + t->assoc] = ++t->clock;	/* the L1 TLB is LRU */
-			c->memo_page = page;
-			c->memo_tidx = ti;
-		}
-		sim_touch(l1, set, c->l0.way[j], &l1->clock);
-		c->last_line = line;
-		c->last_i = i;
-	}
-	if (is_write)
-		l1->key[i] = key | SIM_M;	/* E -> M, or M already */
-	m->cookie = cookie;
-	m->dirty |= (uint8_t)is_write;
-	return 1;
-}
-
-/*
  * What mon_sim_access does not settle with the positions it remembers: the
  * L1 TLB and the L1 searched (a hit with the rights needed ends there), then
  * access_slow. Returns mon_sim_access's value.
  */
 /* access_full's flags */
-enum { SIM_AF_WRITE = 1, SIM_AF_ENTERED = 2 };
+enum {
+	SIM_AF_WRITE = 1,
+	SIM_AF_ENTERED = 2,	/* the caller entered the core and tried c->l0 */
+	SIM_AF_TRIED = 4,	/* the caller tried c->l0 (sim_hit), or did not
+				 * need to: trying again would fail */
+};
 
 static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr_t addr,
 						 uint32_t size, unsigned flags, uint32_t cookie,
@@ -981,12 +896,13 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 		sync_slow(c, ev);
 		ret = 1;	/* sync_slow may have reported inval_recv */
 	}
-	/* mon_sim_access tried the remembered lines, unless it had not entered
-	 * the core, or needed a call (3C), or messages changed things since */
-	if (one_line && (!(flags & SIM_AF_ENTERED) || ret || s->g.three_c) &&
-	    l0_hit(c, line, is_write, cookie, 0)) {
+	/* The caller tried the remembered lines, unless it says not, or they
+	 * needed a call (3C), or messages changed things since. (A mode switch
+	 * in between, SOLO -> MULTI, only makes them stricter.) */
+	if (one_line && (!(flags & (SIM_AF_ENTERED | SIM_AF_TRIED)) || ret || c->three_c) &&
+	    sim_l0_hit(c, line, is_write, cookie, 0)) {
 		ev->est_cycles = s->g.lat.l1_hit;
-		core_exit(c, locked);
+		sim_core_exit(c, locked);
 		return ret;
 	}
 	/* L1 TLB hit and L1 hit with the rights needed: no miss path, no
@@ -1010,39 +926,35 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 				l1->meta[i].dirty |= (uint8_t)is_write;
 				memo_insert(c, line, set, (uint32_t)w);
 				ev->est_cycles = s->g.lat.l1_hit;
-				core_exit(c, locked);
+				sim_core_exit(c, locked);
 				return ret;
 			}
 		}
 	}
 	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss);
-	core_exit(c, locked);
+	sim_core_exit(c, locked);
 	return 1;
+}
+
+int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev)
+{
+	*ev = (struct mon_sim_events){ 0 };
+	if (sim_unlikely(!size))
+		size = 1;
+	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev);
 }
 
 int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 		   uint32_t cookie, struct mon_sim_events *ev)
 {
-	uint32_t shift = c->l1.line_shift;
-	uint64_t line = addr >> shift;
-
-	*ev = (struct mon_sim_events){ 0 };
-	if (sim_unlikely(!size))
-		size = 1;
-	if (sim_unlikely(!core_try_enter(c)))
-		return access_full(c, addr, size, (unsigned)is_write, cookie, ev);
-	/* Nothing pending from other cores, one L1 line among the last few
-	 * accessed (its position is known), no call needed: the common case,
-	 * kept free of calls but tail calls so that it saves no registers
-	 * (stencil: ~45 instructions per access in the simulator from ~140). */
-	if (sim_likely((c->solo || (!sim_ring_ready(c->ring) &&
-				    !__atomic_load_n(&c->resync, __ATOMIC_RELAXED))) &&
-		       line == (addr + size - 1) >> shift && l0_hit(c, line, is_write, cookie, 1))) {
-		ev->est_cycles = c->sim->g.lat.l1_hit;
-		core_exit(c, 0);
+	/* One L1 line among the last few accessed, nothing pending from other
+	 * cores, no call needed: the common case, free of calls. */
+	if (sim_likely(sim_hit(c, addr, size, is_write, cookie))) {
+		*ev = (struct mon_sim_events){ .est_cycles = c->l1_hit_cycles };
 		return 0;
 	}
-	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_ENTERED, cookie, ev);
+	return mon_sim_access_rest(c, addr, size, is_write, cookie, ev);
 }
 
 uint32_t mon_sim_core_recv(struct mon_sim_core *c, struct mon_sim_recv *out, uint32_t max)
@@ -1056,7 +968,7 @@ uint32_t mon_sim_core_recv(struct mon_sim_core *c, struct mon_sim_recv *out, uin
 	for (uint32_t i = n; i < c->nr_recv; i++)
 		c->recv[i - n] = c->recv[i];
 	c->nr_recv -= n;
-	core_exit(c, locked);
+	sim_core_exit(c, locked);
 	return n;
 }
 
@@ -1065,7 +977,7 @@ void mon_sim_core_sync(struct mon_sim_core *c, struct mon_sim_events *ev)
 	*ev = (struct mon_sim_events){ 0 };
 	int locked = core_enter(c);
 	sync_slow(c, ev);
-	core_exit(c, locked);
+	sim_core_exit(c, locked);
 }
 
 void mon_sim_after_fork(struct mon_sim *s)

@@ -194,6 +194,10 @@ struct mon_sim_events {
  */
 int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 		   uint32_t cookie, struct mon_sim_events *ev);
+/* mon_sim_access for an access that sim_hit (sim_int.h, the inline L1 hit
+ * path) has just declined: the same result, without trying that again. */
+int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev);
 
 #define MON_SIM_NO_COOKIE UINT32_MAX
 
