@@ -114,8 +114,8 @@ chain_exit)
 		--property "$DIR/word_writers.lua" -- "$BIN/wl_false_sharing" > /dev/null; st=$?
 	[ $st = 0 ] || fail "ameba run: exit status $st"
 	[ "$(field reason "$T/rep.json")" = "target exited" ] || fail "reason is not target exited"
-	[ "$(field findings.0.property "$T/rep.json")" = "HotObject" ] ||
-		fail "rank 1 is not HotObject (objects' contexts)"
+	[ "$(field findings.0.property "$T/rep.json")" = "FalseSharing" ] ||
+		fail "rank 1 is not FalseSharing (objects' contexts)"
 	[ -z "$(findings WordWriters "$T/rep.json")" ] || fail "word evidence without a hand-over"
 	ok "target exits during objects: objects' report"
 	;;

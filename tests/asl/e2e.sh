@@ -34,7 +34,7 @@ seed004_imbalance)
 	ok "seed 004's property is listed next to the Lua UnbalancedThreadMissRate"
 	(cd "$T" && "$AMEBA" run -o seed.json -- "$WL" > out.txt 2> err.txt); st=$?
 	[ "$st" = 0 ] || { cat "$T/err.txt"; fail "ameba run: exit status $st"; }
-	"$CHECK" "$SCHEMA" "$T/seed.json" --finding "$SEED" --finding HotObject \
+	"$CHECK" "$SCHEMA" "$T/seed.json" --finding "$SEED" --finding UnbalancedThreadMisses \
 		--top '^alloc_cells@imbalance\.c:[0-9]+$' || fail "report check"
 	grep -Eq "^ +[0-9]+ +[0-9.]+% +[0-9.]+ +$SEED +heap alloc_cells@imbalance\.c:[0-9]+ .*mean=0\.0[0-9]+, max=0\.1[0-9]*, min=0\.0[0-9]+, t=0\.02" \
 		"$T/out.txt" || { cat "$T/out.txt"; fail "no $SEED finding on alloc_cells@imbalance.c with its figures"; }
@@ -93,7 +93,7 @@ EOF
 	[ "$st" = 0 ] || { cat "$T/err.txt"; fail "ameba run: exit status $st"; }
 	has "$T/err.txt" "ameba: $P/broken.asl:4:3: expected ';' after the definition of rate, got 'in'; property file not loaded, the others continue"
 	"$CHECK" "$SCHEMA" "$T/broken.json" --finding BigObject --finding BusyObject \
-		--finding "$SEED" --finding HotObject --no-finding Broken || fail "report check"
+		--finding "$SEED" --finding UnbalancedThreadMisses --no-finding Broken || fail "report check"
 	grep -q "broken.asl:4:3: expected ';'" "$T/broken.json" ||
 		fail "the error is not in the report's warnings"
 	grep -Eq "this object takes 99\.[0-9]+% of the accesses of 5 threads" "$T/out.txt" ||
