@@ -71,6 +71,14 @@ enum pm_mode { PM_PERF, PM_PAGEFAULT, PM_WATCH };
 #define MAX_CPUS 256
 #define DRAIN_MS 5
 #define PERF_PERIOD 10007	/* prime sampling period of the perf backend */
+#define WATCH_MAX 16		/* breakpoint pieces per experiment (hardware: 4) */
+
+struct bp_piece {
+	uintptr_t addr;
+	uint32_t len;
+	uint32_t counter;
+	uint32_t type;		/* HW_BREAKPOINT_W or _RW */
+};
 
 struct pm_ring {
 	int fd;			/* the event the ring is mapped on */
@@ -91,8 +99,12 @@ struct perfmon {
 	uint32_t nr_threads, cap_threads;
 	int metrics[AMEBA_M_NR];
 	uint32_t nr_metrics;
-	/* watch */
+	/* watch: the armed breakpoints, [thread][piece] */
 	uint32_t nr_bp_slots;
+	struct bp_piece wt_pieces[WATCH_MAX];
+	uint32_t wt_nr, wt_nr_threads;
+	int *wt_fds;
+	uint64_t *wt_last;
 	/* sampling */
 	uint64_t sample_type;
 	struct perf_event_attr sattr;	/* the sampled event */
@@ -351,12 +363,6 @@ static int sampling_open(struct perfmon *p)
 
 /* ---- watch: breakpoints of one experiment ---- */
 
-struct bp_piece {
-	uintptr_t addr;
-	uint32_t len;
-	uint32_t counter;
-};
-
 /* Splits [s, e) into naturally aligned 1/2/4/8-byte pieces. */
 static uint32_t split_range(uintptr_t s, uintptr_t e, struct bp_piece *out, uint32_t max,
 			    uint32_t counter)
@@ -369,7 +375,7 @@ static uint32_t split_range(uintptr_t s, uintptr_t e, struct bp_piece *out, uint
 		while (len > 1 && ((s & (len - 1)) || s + len > e))
 			len /= 2;
 		if (n < max)
-			out[n] = (struct bp_piece){ s, len, counter };
+			out[n] = (struct bp_piece){ s, len, counter, 0 };
 		n++;
 		s += len;
 	}
@@ -545,12 +551,82 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 	return 0;
 }
 
+/* Closes the armed breakpoints. */
+static void watch_disarm(struct perfmon *p)
+{
+	for (uint32_t t = 0; t < p->wt_nr_threads; t++)
+		for (uint32_t k = 0; k < p->wt_nr; k++)
+			if (p->wt_fds[(size_t)t * WATCH_MAX + k] >= 0)
+				close(p->wt_fds[(size_t)t * WATCH_MAX + k]);
+	free(p->wt_fds);
+	free(p->wt_last);
+	p->wt_fds = NULL;
+	p->wt_last = NULL;
+	p->wt_nr = p->wt_nr_threads = 0;
+}
+
+/* Opens the breakpoints of piece k on thread t (if not open yet). */
+static int watch_open(struct perfmon *p, uint32_t t, uint32_t k, int *rc)
+{
+	struct perf_event_attr a = { 0 };
+	const struct bp_piece *pc = &p->wt_pieces[k];
+	long fd;
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = pc->type;
+	a.bp_addr = pc->addr;
+	a.bp_len = (uint64_t)bp_len_code(pc->len);
+	a.sample_period = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = pm_perf_open(&a, p->threads[t].tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !*rc) {
+		pm_err(p, "perf_event_open of a breakpoint on thread %d failed: %s (needs ptrace "
+		       "access to pid %d and perf_event_paranoid <= 2 or CAP_PERFMON)",
+		       (int)p->threads[t].tid, perfmon_errname(errno), (int)p->pid);
+		*rc = AMEBA_EPERM;
+	}
+	return (int)fd;
+}
+
+/* Grows the per-thread tables to the current thread count. */
+static int watch_grow(struct perfmon *p)
+{
+	uint32_t nt = p->nr_threads;
+	int *fds;
+	uint64_t *last;
+
+	if (nt <= p->wt_nr_threads)
+		return 0;
+	fds = realloc(p->wt_fds, (size_t)nt * WATCH_MAX * sizeof(*fds));
+	if (!fds)
+		return AMEBA_ENOMEM;
+	p->wt_fds = fds;
+	last = realloc(p->wt_last, (size_t)nt * WATCH_MAX * sizeof(*last));
+	if (!last)
+		return AMEBA_ENOMEM;
+	p->wt_last = last;
+	for (size_t i = (size_t)p->wt_nr_threads * WATCH_MAX; i < (size_t)nt * WATCH_MAX; i++) {
+		fds[i] = -1;
+		last[i] = 0;
+	}
+	p->wt_nr_threads = nt;
+	return 0;
+}
+
+/*
+ * Breakpoints stay armed from one experiment to the next while the
+ * strategy asks for the same pieces (words strategy, repeated turns): the
+ * counts are then exact over the whole window, gaps between intervals
+ * included. Each interval reports the difference since the last read.
+ */
 static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint32_t interval_ms,
 		     const volatile sig_atomic_t *stop, struct agent_exp_result *res)
 {
-	struct bp_piece pieces[64];
-	uint32_t nr = 0, nt, nr_open_threads = 0;
-	int *fds = NULL, rc = 0;
+	struct bp_piece pieces[WATCH_MAX];
+	uint32_t nr = 0, nt, nr_open = 0;
+	int rc = 0, same;
 
 	for (uint32_t i = 0; i < exp->nr_counters; i++) {
 		const struct ameba_counter *c = &exp->counters[i];
@@ -571,76 +647,73 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 		}
 		for (uint32_t r = 0; r < c->nr_ranges; r++)
 			nr += split_range(c->ranges[2 * r], c->ranges[2 * r + 1], pieces + nr,
-					  nr < 64 ? 64 - nr : 0, i);
+					  nr < WATCH_MAX ? WATCH_MAX - nr : 0, i);
 		if (nr > p->nr_bp_slots) {
 			pm_err(p, "the watch backend has %u breakpoints per thread; the experiment "
 			       "needs %u (counter %u covers %u aligned pieces of 1-8 bytes)",
 			       p->nr_bp_slots, nr, i, nr - n0);
 			return AMEBA_ENOTSUP;
 		}
+		for (uint32_t k = n0; k < nr; k++)
+			pieces[k].type = c->metric == AMEBA_M_WRITES ? HW_BREAKPOINT_W :
+					 HW_BREAKPOINT_RW;
+	}
+	same = nr == p->wt_nr;
+	for (uint32_t k = 0; same && k < nr; k++)
+		same = pieces[k].addr == p->wt_pieces[k].addr && pieces[k].len == p->wt_pieces[k].len &&
+		       pieces[k].type == p->wt_pieces[k].type;
+	if (!same) {
+		watch_disarm(p);
+		memcpy(p->wt_pieces, pieces, sizeof(pieces));
+		p->wt_nr = nr;
+	} else {
+		for (uint32_t k = 0; k < nr; k++)
+			p->wt_pieces[k].counter = pieces[k].counter;
 	}
 	if (scan_threads(p))
 		return AMEBA_EEXITED;
+	if ((rc = watch_grow(p)))
+		return rc;
 	nt = p->nr_threads;
 	if ((rc = results_alloc(p, exp->nr_counters, nt)))
 		return rc;
-	fds = malloc((size_t)nt * (nr ? nr : 1) * sizeof(*fds));
-	if (!fds)
-		return AMEBA_ENOMEM;
 	for (uint32_t t = 0; t < nt; t++) {
-		int any = 0;
-
 		for (uint32_t k = 0; k < nr; k++) {
-			struct perf_event_attr a = { 0 };
-			long fd = -1;
+			int *fd = &p->wt_fds[(size_t)t * WATCH_MAX + k];
 
-			if (!p->threads[t].exited) {
-				a.size = sizeof(a);
-				a.type = PERF_TYPE_BREAKPOINT;
-				a.bp_type = exp->counters[pieces[k].counter].metric == AMEBA_M_WRITES ?
-					    HW_BREAKPOINT_W : HW_BREAKPOINT_RW;
-				a.bp_addr = pieces[k].addr;
-				a.bp_len = (uint64_t)bp_len_code(pieces[k].len);
-				a.sample_period = 1;
-				a.exclude_kernel = 1;
-				a.exclude_hv = 1;
-				fd = pm_perf_open(&a, p->threads[t].tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-				if (fd < 0 && (errno == EACCES || errno == EPERM) && !rc) {
-					pm_err(p, "perf_event_open of a breakpoint on thread %d failed: %s "
-					       "(needs ptrace access to pid %d and perf_event_paranoid <= 2 "
-					       "or CAP_PERFMON)", (int)p->threads[t].tid,
-					       perfmon_errname(errno), (int)p->pid);
-					rc = AMEBA_EPERM;
-				}
+			if (*fd < 0 && !p->threads[t].exited) {
+				*fd = watch_open(p, t, k, &rc);
+				p->wt_last[(size_t)t * WATCH_MAX + k] = 0;
 			}
-			fds[(size_t)t * nr + k] = (int)fd;
-			any |= fd >= 0;
+			nr_open += *fd >= 0;
 		}
-		nr_open_threads += any;
 	}
-	if (!nr_open_threads && rc) {
-		free(fds);
+	if (!nr_open && rc)
 		return rc;
+	if (p->base.armed) {
+		void (*armed)(void *) = p->base.armed;
+
+		p->base.armed = NULL;
+		armed(p->base.armed_arg);
 	}
 	wait_interval(p, interval_ms, stop, res, 0);
 	for (uint32_t t = 0; t < nt; t++) {
 		for (uint32_t k = 0; k < nr; k++) {
-			int fd = fds[(size_t)t * nr + k];
-			uint32_t i = pieces[k].counter;
-			uint64_t v = 0;
+			int fd = p->wt_fds[(size_t)t * WATCH_MAX + k];
+			uint64_t *last = &p->wt_last[(size_t)t * WATCH_MAX + k];
+			uint32_t i = p->wt_pieces[k].counter;
+			uint64_t v = 0, d;
 
-			if (fd < 0)
+			if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
 				continue;
-			if (read(fd, &v, sizeof(v)) != sizeof(v))
-				v = 0;
-			close(fd);
+			d = v >= *last ? v - *last : 0;
+			*last = v;
 			if (!counter_has_thread(&exp->counters[i], t))
 				continue;
-			p->values[i] += v;
-			p->pt[(size_t)i * nt + t] += v;
+			p->values[i] += d;
+			p->pt[(size_t)i * nt + t] += d;
 		}
 	}
-	free(fds);
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
 		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
 	res->r.nr_counters = exp->nr_counters;
@@ -696,7 +769,7 @@ static int pm_experiment(struct agent_provider *base, const struct ameba_experim
 	memset(res, 0, sizeof(*res));
 	if (exp->interval_ms)
 		interval_ms = exp->interval_ms;
-	if (p->base.armed) {
+	if (p->base.armed && p->mode != PM_WATCH) {
 		void (*armed)(void *) = p->base.armed;
 
 		p->base.armed = NULL;
@@ -725,6 +798,7 @@ static void pm_close(struct agent_provider *base)
 			munmap(p->rings[c].base, p->rings[c].bytes);
 	if (p->up)
 		pm_uprobes_close(p->up);
+	watch_disarm(p);
 	pm_procmap_free(&p->map);
 	free(p->sfds);
 	free(p->sampled_tids);
@@ -863,12 +937,10 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 			goto fail;
 		}
 		p->nr_bp_slots = caps.nr_bp_slots;
+		/* mem_ref only when asked: the search prefers it over writes */
+		if (m == AMEBA_M_MEM_REF)
+			p->metrics[p->nr_metrics++] = AMEBA_M_MEM_REF;
 		p->metrics[p->nr_metrics++] = AMEBA_M_WRITES;
-		p->metrics[p->nr_metrics++] = AMEBA_M_MEM_REF;
-		if (m == AMEBA_M_MEM_REF) {
-			p->metrics[0] = AMEBA_M_MEM_REF;
-			p->metrics[1] = AMEBA_M_WRITES;
-		}
 		break;
 	case PM_PAGEFAULT:
 		if (!caps.sw_ok) {
