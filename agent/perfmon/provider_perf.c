@@ -17,9 +17,13 @@
  *    per-task events with cpu == -1, hence per cpu). Every event of one
  *    cpu writes into that cpu's ring (PERF_EVENT_IOC_SET_OUTPUT). The
  *    events stay enabled from attach to close; an experiment drains the
- *    rings every few milliseconds and at its end, and evaluates its
- *    conditional counters on the samples of its window (a sample's tid
- *    names the thread, its address the object).
+ *    rings every few milliseconds and at its end. Its conditional
+ *    counters are evaluated on the samples of the *previous* window (a
+ *    sample's tid names the thread, its address the object): the refresh
+ *    in between has learnt the blocks allocated in that window (uprobes),
+ *    so the first touches that follow an allocation land on the new block.
+ *    The interval in which the target exits (or the agent is stopped)
+ *    reports both windows.
  *  - pagefault: PERF_COUNT_SW_PAGE_FAULTS, sample_period 1, with the data
  *    address: every user page fault, i.e. first touches of pages (plus
  *    copy-on-write and swap-in faults). Its metric is `samples`: exact
@@ -117,6 +121,7 @@ struct perfmon {
 	int32_t *sampled_tids;		/* threads with events of their own */
 	uint32_t nr_sampled;
 	struct pm_ring_stats stats;
+	int exit_reported;		/* the pending samples went out after the exit */
 	/* the samples of the running experiment */
 	struct pm_sample *win;
 	uint32_t nr_win, cap_win;
@@ -448,8 +453,12 @@ static int wait_interval(struct perfmon *p, uint32_t interval_ms,
 	for (;;) {
 		struct timespec ts = { 0, DRAIN_MS * 1000000L };
 
-		if (sampling)
+		if (sampling) {
+			/* new threads get their allocation probes soon */
+			if (p->up && !scan_threads(p))
+				pm_uprobes_sync(p->up, p->threads, p->nr_threads);
 			drain(p);
+		}
 		t = now_ms();
 		if (t - t0 >= interval_ms)
 			break;
@@ -476,7 +485,7 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 			struct agent_exp_result *res)
 {
 	uint64_t lost0 = p->stats.nr_lost + p->stats.nr_throttle;
-	uint32_t nt;
+	uint32_t nt, nr_old, nr_eval;
 	int rc;
 
 	for (uint32_t i = 0; i < exp->nr_counters; i++) {
@@ -492,15 +501,17 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 			return AMEBA_ENOTSUP;
 		}
 	}
-	p->nr_win = 0;
+	nr_old = p->nr_win;
 	wait_interval(p, interval_ms, stop, res, 1);
+	/* the last interval reports what is left too */
+	nr_eval = res->r.target_exited || res->interrupted ? p->nr_win : nr_old;
 	/* threads seen in samples get ids now */
-	for (uint32_t s = 0; s < p->nr_win; s++)
+	for (uint32_t s = 0; s < nr_eval; s++)
 		thread_index(p, (int32_t)p->win[s].tid, 1);
 	nt = p->nr_threads;
 	if ((rc = results_alloc(p, exp->nr_counters, nt)))
 		return rc;
-	for (uint32_t s = 0; s < p->nr_win; s++) {
+	for (uint32_t s = 0; s < nr_eval; s++) {
 		const struct pm_sample *sm = &p->win[s];
 		uint32_t id = (uint32_t)thread_index(p, (int32_t)sm->tid, 0);
 		double inc[AMEBA_M_NR] = { 0 };
@@ -530,24 +541,27 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 	res->r.per_thread = p->pt_rows;
 	res->r.nr_threads = nt;
 	res->r.nr_samples_lost = p->stats.nr_lost + p->stats.nr_throttle - lost0;
-	if (exp->sample_metric && p->nr_win) {
-		if (p->nr_win > p->cap_out) {
-			struct ameba_sample *v = realloc(p->out_samples, p->nr_win * sizeof(*v));
+	if (exp->sample_metric && nr_eval) {
+		if (nr_eval > p->cap_out) {
+			struct ameba_sample *v = realloc(p->out_samples, nr_eval * sizeof(*v));
 
 			if (!v)
 				return AMEBA_ENOMEM;
 			p->out_samples = v;
-			p->cap_out = p->nr_win;
+			p->cap_out = nr_eval;
 		}
-		for (uint32_t s = 0; s < p->nr_win; s++)
+		for (uint32_t s = 0; s < nr_eval; s++)
 			p->out_samples[s] = (struct ameba_sample){
 				(uintptr_t)p->win[s].addr, (uintptr_t)p->win[s].ip,
 				(uint32_t)thread_index(p, (int32_t)p->win[s].tid, 0),
 				(uint16_t)p->sample_metric,
 				(uint16_t)(p->win[s].weight > 65535 ? 65535 : p->win[s].weight) };
 		res->r.samples = p->out_samples;
-		res->r.nr_samples = p->nr_win;
+		res->r.nr_samples = nr_eval;
 	}
+	/* this interval's samples wait for the next one (and its object map) */
+	memmove(p->win, p->win + nr_eval, (p->nr_win - nr_eval) * sizeof(*p->win));
+	p->nr_win -= nr_eval;
 	return 0;
 }
 
@@ -732,12 +746,25 @@ static int pm_refresh(struct agent_provider *base, struct agent_world *w)
 	uint32_t nr_extra = 0;
 	int rc;
 
-	if (target_gone(p->pid))
-		return AMEBA_EEXITED;
+	if (target_gone(p->pid)) {
+		/*
+		 * Samples still wait for their interval (they lag one behind):
+		 * one more experiment on the last object map reports them.
+		 */
+		if (p->mode == PM_WATCH || p->exit_reported)
+			return AMEBA_EEXITED;
+		drain(p);
+		if (!p->nr_win || !p->map.nr_objs)
+			return AMEBA_EEXITED;
+		p->exit_reported = 1;
+		goto fill;
+	}
 	if (scan_threads(p))
 		return AMEBA_EEXITED;
-	if (p->up)
+	if (p->up) {
+		pm_uprobes_sync(p->up, p->threads, p->nr_threads);
 		pm_uprobes_objects(p->up, &extra, &nr_extra);
+	}
 	rc = pm_procmap_refresh(&p->map, extra, nr_extra);
 	if (rc == -ESRCH)
 		return AMEBA_EEXITED;
@@ -745,6 +772,7 @@ static int pm_refresh(struct agent_provider *base, struct agent_world *w)
 		pm_err(p, "reading /proc/%d/maps: %s", (int)p->pid, strerror(-rc));
 		return AMEBA_EIO;
 	}
+fill:
 	memset(w, 0, sizeof(*w));
 	w->pid = p->pid;
 	w->program = p->program;

@@ -8,7 +8,7 @@
  *    bits), so one static-size buffer suffices.
  *  - Sample fields come in the kernel's fixed order (include/uapi/linux/
  *    perf_event.h, "PERF_RECORD_SAMPLE"); sample types this parser does
- *    not know (READ, CALLCHAIN, RAW, BRANCH_STACK, STACK_USER, REGS_INTR,
+ *    not know (READ, CALLCHAIN, RAW, BRANCH_STACK, REGS_INTR,
  *    ...) are refused by the provider before the event is opened, so a
  *    record never has to be guessed.
  *  - A record whose size is below its header or beyond [tail, head) is
@@ -27,7 +27,7 @@ uint64_t pm_ring_supported_types(void)
 	return PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 	       PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
 	       PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_WEIGHT |
-	       PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR;
+	       PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_STACK_USER;
 }
 
 struct cursor {
@@ -86,6 +86,20 @@ static int parse_sample(const uint8_t *rec, size_t len, uint64_t type, uint64_t 
 				if (s->nr_regs < PM_MAX_REGS)
 					s->regs[s->nr_regs++] = v;
 			}
+		}
+	}
+	if (type & PERF_SAMPLE_STACK_USER) {
+		uint64_t n = take64(&c);
+
+		if (n) {
+			if (n > (uint64_t)(c.end - c.p)) {
+				c.bad = 1;
+				return -1;
+			}
+			if (n >= 8)
+				memcpy(&s->stack0, c.p, 8);
+			c.p += n;
+			take64(&c);	/* dyn_size */
 		}
 	}
 	if (type & PERF_SAMPLE_WEIGHT)

@@ -23,6 +23,7 @@ struct pm_sample {
 	uint64_t regs_abi;
 	uint32_t nr_regs;
 	uint64_t regs[PM_MAX_REGS];	/* in bit order of the regs mask */
+	uint64_t stack0;		/* first 8 bytes of the user stack dump */
 	uint64_t weight;
 	uint64_t data_src;
 	uint64_t phys_addr;

@@ -17,12 +17,14 @@ int pm_find_libc(int32_t pid, char *path, size_t len);
 
 /*
  * Opens entry probes (malloc, calloc, realloc, free) and return probes
- * (malloc, calloc, realloc) on the libc of pid, per (thread, cpu) with
- * inherit. NULL when the probes cannot be opened (the monitor then runs
+ * (malloc, calloc, realloc) on the libc of pid, per (thread, cpu); never
+ * inherited (see uprobe.c). NULL when the probes cannot be opened (the monitor then runs
  * without heap blocks: they stay in [heap] / anonymous mappings).
  */
 struct pm_uprobes *pm_uprobes_open(int32_t pid, int nr_cpus, const struct ameba_thread *threads,
 				   uint32_t nr_threads);
+/* Opens the probes on the threads not probed yet. */
+void pm_uprobes_sync(struct pm_uprobes *u, const struct ameba_thread *threads, uint32_t nr);
 /* Reads the probes' rings and updates the live blocks. */
 void pm_uprobes_drain(struct pm_uprobes *u);
 /* The live blocks allocated since attach, as extra objects for procmap. */

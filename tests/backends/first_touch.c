@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 		master_data[p * PAGE] = (char)p;
 	pthread_barrier_init(&touched, NULL, 2);
 	for (long i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, worker, (void *)i);
+		if (pthread_create(&t[i], NULL, worker, (void *)i))
+			return 3;	/* the monitor must never make this fail */
 	for (long i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	printf("first_touch: done %llu\n", (unsigned long long)(sink & 1));
