@@ -125,8 +125,14 @@ struct perfmon {
 	/* the samples of the running experiment */
 	struct pm_sample *win;
 	uint32_t nr_win, cap_win;
-	/* perf counting */
-	int count_fds[AMEBA_M_NR];
+	/* perf counting: per metric, per thread (fd, last enabled/running/value) */
+	char pmu_model[256];
+	struct pm_count {
+		int fd;
+		uint64_t value, enabled, running;
+	} *cnt[AMEBA_M_NR];
+	uint32_t cnt_threads[AMEBA_M_NR];
+	int cnt_refused[AMEBA_M_NR];	/* no event, or the kernel refused it */
 	/* results */
 	uint64_t *values;
 	uint64_t *pt;
@@ -737,6 +743,95 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 	return 0;
 }
 
+/*
+ * Counting mode of the perf backend: counters over the whole address
+ * space (no ranges) use one counting event per (metric, thread), opened on
+ * first use and kept; each interval reads the difference and scales it by
+ * the difference of time_enabled / time_running (multiplexing).
+ */
+static int count_arm(struct perfmon *p, int m)
+{
+	struct pm_encoding enc;
+	const char *ev;
+	char msg[256];
+	uint32_t nt = p->nr_threads;
+	struct pm_count *c;
+
+	if (p->cnt_refused[m])
+		return -1;
+	if (p->cnt[m] && p->cnt_threads[m] >= nt)
+		return 0;
+	ev = pm_pfm_event_for(m, p->pmu_model[0] ? p->pmu_model : NULL);
+	if (!ev || pm_pfm_encode(ev, &enc, msg, sizeof(msg))) {
+		p->cnt_refused[m] = 1;
+		return -1;
+	}
+	c = realloc(p->cnt[m], nt * sizeof(*c));
+	if (!c)
+		return -1;
+	p->cnt[m] = c;
+	for (uint32_t t = p->cnt_threads[m]; t < nt; t++) {
+		struct perf_event_attr a = { 0 };
+		long fd = -1;
+
+		if (!p->threads[t].exited) {
+			a.size = sizeof(a);
+			a.type = enc.type;
+			a.config = enc.config;
+			a.config1 = enc.config1;
+			a.config2 = enc.config2;
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+			fd = pm_perf_open(&a, p->threads[t].tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		}
+		c[t] = (struct pm_count){ (int)fd, 0, 0, 0 };
+	}
+	p->cnt_threads[m] = nt;
+	return 0;
+}
+
+/* Replaces the sampled estimate of range-less counters by scaled counts. */
+static void count_read(struct perfmon *p, const struct ameba_experiment *exp, uint32_t nt)
+{
+	uint8_t done[AMEBA_M_NR] = { 0 };
+	double *per = calloc((size_t)AMEBA_M_NR * (nt ? nt : 1), sizeof(*per));
+
+	if (!per)
+		return;
+	for (uint32_t i = 0; i < exp->nr_counters; i++) {
+		const struct ameba_counter *k = &exp->counters[i];
+		int m = k->metric;
+
+		if (k->nr_ranges || !p->cnt[m])
+			continue;
+		if (!done[m]) {
+			for (uint32_t t = 0; t < p->cnt_threads[m] && t < nt; t++) {
+				struct pm_count *c = &p->cnt[m][t];
+				uint64_t v[3];
+				int ran;
+
+				if (c->fd < 0 || read(c->fd, v, sizeof(v)) != sizeof(v))
+					continue;
+				per[(size_t)m * nt + t] = pm_scale(v[0] - c->value, v[1] - c->enabled,
+								   v[2] - c->running, &ran);
+				c->value = v[0];
+				c->enabled = v[1];
+				c->running = v[2];
+			}
+			done[m] = 1;
+		}
+		p->values[i] = 0;
+		for (uint32_t t = 0; t < nt; t++) {
+			uint64_t v = counter_has_thread(k, t) ? (uint64_t)per[(size_t)m * nt + t] : 0;
+
+			p->pt[(size_t)i * nt + t] = v;
+			p->values[i] += v;
+		}
+	}
+	free(per);
+}
+
 /* ---- provider ops ---- */
 
 static int pm_refresh(struct agent_provider *base, struct agent_world *w)
@@ -806,7 +901,17 @@ static int pm_experiment(struct agent_provider *base, const struct ameba_experim
 	if (p->mode == PM_WATCH)
 		rc = exp_watch(p, exp, interval_ms, stop, res);
 	else
+	{
+		if (p->mode == PM_PERF) {
+			scan_threads(p);
+			for (uint32_t i = 0; i < exp->nr_counters; i++)
+				if (!exp->counters[i].nr_ranges)
+					count_arm(p, exp->counters[i].metric);
+		}
 		rc = exp_sampling(p, exp, interval_ms, stop, res);
+		if (!rc && p->mode == PM_PERF)
+			count_read(p, exp, res->r.nr_threads);
+	}
 	return rc;
 }
 
@@ -827,6 +932,12 @@ static void pm_close(struct agent_provider *base)
 	if (p->up)
 		pm_uprobes_close(p->up);
 	watch_disarm(p);
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		for (uint32_t t = 0; t < p->cnt_threads[m]; t++)
+			if (p->cnt[m][t].fd >= 0)
+				close(p->cnt[m][t].fd);
+		free(p->cnt[m]);
+	}
 	pm_procmap_free(&p->map);
 	free(p->sfds);
 	free(p->sampled_tids);
@@ -856,6 +967,7 @@ static int perf_event_setup(struct perfmon *p, const struct perfmon_caps *caps, 
 
 	snprintf(pmu, sizeof(pmu), "%s", model ? model : "");
 	pmu[strcspn(pmu, ",")] = 0;
+	snprintf(p->pmu_model, sizeof(p->pmu_model), "%s", pmu);
 	memset(&p->sattr, 0, sizeof(p->sattr));
 	p->sattr.size = sizeof(p->sattr);
 	if (caps->ibs_op_type >= 0 && (m == AMEBA_M_SAMPLES || !pm_pfm_event_for(m, pmu))) {
