@@ -77,7 +77,8 @@ static void run_usage(FILE *f, int attach)
 	if (attach)
 		fprintf(f, "usage: ameba attach PID [options]\n"
 			   "\n"
-			   "Attaches to a running program built with `ameba cc`, searches its memory\n"
+			   "Attaches to a running program built with `ameba cc` (or any program with\n"
+			   "--backend pagefault|watch|perf), searches its memory\n"
 			   "bottlenecks online until --duration is spent, the program exits, or you\n"
 			   "press Ctrl-C, then prints the ranked report and writes the JSON report.\n");
 	else
