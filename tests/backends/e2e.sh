@@ -52,6 +52,16 @@ wait_perf_fds() {
 	fail "the agent (pid $1) opened $n perf events, want $2"
 }
 release() { echo go > "$fifo"; }
+# the perf fds of a pagefault agent on a one-thread target: one page-fault
+# event per cpu, and 7 uprobes per cpu when the machine has uprobes
+armed_fds() {
+	local ncpu; ncpu=$(getconf _NPROCESSORS_CONF)
+	if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
+		echo $((ncpu * 8))
+	else
+		echo "$ncpu"
+	fi
+}
 # finding PROPERTY OBJECT: the evidence of that finding in the JSON report
 evidence() {
 	python3 - "$1" "$2" "$3" <<'PY'
@@ -121,8 +131,8 @@ pagefault_attach|pagefault_run)
 			--property FirstTouchPlacement:threshold=0.4 -o "$T/rep.json" \
 			> "$T/agent.out" 2> "$T/agent.err") &
 		apid=$!; pids+=("$apid")
-		# events on the 1 thread, on every cpu
-		wait_perf_fds "$apid" 1
+		# page-fault events and uprobes on the 1 thread, on every cpu
+		wait_perf_fds "$apid" "$(armed_fds)"
 		release
 		wait "$tpid" || fail "the target failed"
 		wait "$apid"; st=$?
@@ -197,7 +207,7 @@ sigkill)
 	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend pagefault -o "$T/rep2.json" \
 		> "$T/agent.out" 2> "$T/agent.err") &
 	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" 2
+	wait_perf_fds "$apid" "$(armed_fds)"
 	kill -KILL "$apid"
 	wait "$apid" 2>/dev/null
 	release
@@ -213,7 +223,7 @@ heap_uprobes)
 	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend pagefault --top 0 -o "$T/rep.json" \
 		> "$T/agent.out" 2> "$T/agent.err") &
 	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" 2
+	wait_perf_fds "$apid" "$(armed_fds)"
 	release
 	wait "$tpid" || fail "the target failed"
 	wait "$apid"; st=$?
