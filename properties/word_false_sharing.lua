@@ -4,7 +4,8 @@
 -- the threads share the line but not the data (false sharing, confirmed
 -- field by field).
 --
--- ctx.extra holds one line per word: "word +8 T0=0 T1=1000 T2=0".
+-- ctx.extra holds one line per word: "word +8 (b) T0=0 T1=1000 T2=0" (the
+-- field name, in parentheses, when DWARF gives it).
 -- severity    the share of the line's writes not made by its top writer
 --             (0 for one writer, 0.5 for two equal writers): how contended
 --             the line is; the watch backend cannot estimate time.
@@ -15,7 +16,8 @@ local function words(ctx, p)
   for line in ctx.extra:gmatch("[^\n]+") do
     local off = line:match("^word %+(%d+)")
     if off then
-      local w = { off = tonumber(off), writers = {}, total = 0 }
+      local w = { off = tonumber(off), field = line:match("^word %+%d+ %(([^)]*)%)"),
+                  writers = {}, total = 0 }
       for t, n in line:gmatch("T(%d+)=(%d+)") do
         n = tonumber(n)
         if n >= p.min_writes then
@@ -77,7 +79,9 @@ return {
     local parts = {}
     for _, w in ipairs(words(ctx, p)) do
       for _, x in ipairs(w.writers) do
-        parts[#parts + 1] = string.format("T%d wrote +%d %dx", x.t, w.off, x.n)
+        local where = w.field and string.format("+%d (%s)", w.off, w.field) or
+                      string.format("+%d", w.off)
+        parts[#parts + 1] = string.format("T%d wrote %s %dx", x.t, where, x.n)
       end
     end
     return table.concat(parts, "; ")

@@ -179,8 +179,9 @@ watch_attach)
 	[ $st -eq 0 ] || { cat "$T/agent.err"; fail "ameba exited with $st"; }
 	e=$(evidence "$T/rep.json" WordFalseSharing shared_counters)
 	echo "evidence: $e"
-	# each worker wrote its own word, exactly 20000 times (the default count)
-	echo "$e" | grep -Eq "^T([12]) wrote \+0 20000x; T([12]) wrote \+8 20000x$" ||
+	# each worker wrote its own word (field a / b from DWARF), exactly 20000
+	# times (the program's count)
+	echo "$e" | grep -Eq "^T([12]) wrote \+0 \(a\) 20000x; T([12]) wrote \+8 \(b\) 20000x$" ||
 		fail "per-thread words: $e"
 	a=$(echo "$e" | sed -E 's/^T([12]) .*/\1/') b=$(echo "$e" | sed -E 's/.*; T([12]) .*/\1/')
 	[ "$a" != "$b" ] || fail "one thread wrote both words: $e"
