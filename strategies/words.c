@@ -8,7 +8,9 @@
  *    global "name (libfoo.so)" also matches its bare name), or addr=0x...
  *    (the cache line holding that address). line=K picks the K-th cache
  *    line of the object (default 0), and bytes= how many bytes from there
- *    (default: one cache line, or less when the object is smaller).
+ *    (default: one cache line, or less when the object is smaller). An
+ *    object that does not exist (yet: a heap block to come) is waited for
+ *    during 50 empty intervals, then the search ends with ENOENT.
  *  - The bytes are cut into words of `word` bytes (default 8, aligned) and
  *    measured in turns of `slots` words (the breakpoints a thread has, 4
  *    on x86): one counter per word, per thread. Every word is measured in
@@ -377,8 +379,9 @@ static int words_plan(void *state, struct ameba_experiment *exp)
 			/* not there yet (a heap block to come): watch nothing for a while */
 			st->host->log(st->host, "words: %s not found yet",
 				      st->object ? st->object : "address");
+			/* "plan() failed: no such object" ends the search, named */
 			if (st->turns_done++ >= 50)
-				return 1;
+				return AMEBA_ENOENT;
 			memset(exp, 0, sizeof(*exp));
 			return 0;
 		}
