@@ -14,8 +14,8 @@
  *    bytes of the user stack: at a function's first instruction that is
  *    the return address, i.e. the allocation site, named func@file:line
  *    through DWARF (libdw) when the caller's file has it, else func+0xOFF.
- *  - One event per (thread, cpu), each cpu's events writing into one
- *    ring. Not inherited: the kernel would re-read the path (config1) in
+ *  - One event per (thread, probe) with cpu -1, the 7 probes of a thread
+ *    writing into one ring of that thread. Not inherited: the kernel would re-read the path (config1) in
  *    the target when a thread is created, which fails with EFAULT and
  *    makes the target's pthread_create fail. New threads get their probes
  *    when the monitor rescans the threads (every few milliseconds while it
@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pm_elf.h"
@@ -60,8 +61,8 @@ static const char *const up_func[UP_NR] = { "malloc", "calloc", "realloc", "free
 #define UP_REGS_MASK ((1ull << 0) | (1ull << 4) | (1ull << 5))	/* ax, si, di */
 #define UP_TYPES (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 		  PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
-#define UP_RING_PAGES 64
-#define UP_MAX_CPUS 256
+#define UP_RING_PAGES 16
+#define UP_MAX_RINGS 1024		/* threads with probes */
 #define UP_DEPTH 4
 
 struct up_ring {
@@ -94,10 +95,10 @@ struct pm_uprobes {
 	int type;
 	int32_t *tids;			/* threads with probes */
 	uint32_t nr_tids;
-	int nr_cpus;
 	char libc[4096];
 	uint64_t off[UP_NR];
-	struct up_ring rings[UP_MAX_CPUS];
+	struct up_ring rings[UP_MAX_RINGS];	/* one per probed thread */
+	uint32_t nr_rings;
 	int *fds;
 	uint32_t nr_fds, cap_fds;
 	struct up_id *ids;
@@ -138,52 +139,52 @@ static int up_push_fd(struct pm_uprobes *u, int fd, int kind)
 	return 0;
 }
 
+/* The 7 probes of one thread, cpu -1, writing into one ring of the thread. */
 static int up_open_thread(struct pm_uprobes *u, int32_t tid, int type)
 {
-	int opened = 0;
+	int ring_fd = -1;
 
+	if (u->nr_rings == UP_MAX_RINGS)
+		return -ENOSPC;
 	for (int k = 0; k < UP_NR; k++) {
-		for (int cpu = 0; cpu < u->nr_cpus; cpu++) {
-			struct perf_event_attr a = { 0 };
-			long fd;
+		struct perf_event_attr a = { 0 };
+		long fd;
 
-			a.size = sizeof(a);
-			a.type = (uint32_t)type;
-			a.config = k >= UP_MALLOC_RET ? 1 : 0;	/* retprobe */
-			a.config1 = (uintptr_t)u->libc;
-			a.config2 = u->off[k];
-			a.sample_period = 1;
-			a.sample_type = UP_TYPES;
-			a.sample_regs_user = UP_REGS_MASK;
-			a.sample_stack_user = 8;
-			/* never inherit: config1 points into the agent, and a clone()
-			 * that inherits the event fails with EFAULT in the target */
-			a.inherit = 0;
-			fd = pm_perf_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (!u->rings[cpu].base) {
-				size_t bytes = (size_t)(UP_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
-				void *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
-					       0);
+		a.size = sizeof(a);
+		a.type = (uint32_t)type;
+		a.config = k >= UP_MALLOC_RET ? 1 : 0;	/* retprobe */
+		a.config1 = (uintptr_t)u->libc;
+		a.config2 = u->off[k];
+		a.sample_period = 1;
+		a.sample_type = UP_TYPES;
+		a.sample_regs_user = UP_REGS_MASK;
+		a.sample_stack_user = 8;
+		/* never inherit: config1 points into the agent, and a clone()
+		 * that inherits the event fails with EFAULT in the target */
+		a.inherit = 0;
+		fd = pm_perf_open(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (ring_fd < 0) {
+			size_t bytes = (size_t)(UP_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+			void *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 
-				if (b == MAP_FAILED) {
-					close((int)fd);
-					continue;
-				}
-				u->rings[cpu] = (struct up_ring){ (int)fd, b, bytes };
-			} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[cpu].fd)) {
+			if (b == MAP_FAILED) {
 				close((int)fd);
 				continue;
 			}
-			if (up_push_fd(u, (int)fd, k)) {
-				close((int)fd);
-				return -ENOMEM;
-			}
-			opened++;
+			u->rings[u->nr_rings++] = (struct up_ring){ (int)fd, b, bytes };
+			ring_fd = (int)fd;
+		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd)) {
+			close((int)fd);
+			continue;
+		}
+		if (up_push_fd(u, (int)fd, k)) {
+			close((int)fd);
+			return -ENOMEM;
 		}
 	}
-	return opened ? 0 : -ESRCH;
+	return ring_fd >= 0 ? 0 : -ESRCH;
 }
 
 struct pm_uprobes *pm_uprobes_open(int32_t pid, int nr_cpus, const struct ameba_thread *threads,
@@ -207,7 +208,6 @@ struct pm_uprobes *pm_uprobes_open(int32_t pid, int nr_cpus, const struct ameba_
 	if (!u)
 		return NULL;
 	u->pid = pid;
-	u->nr_cpus = nr_cpus > UP_MAX_CPUS ? UP_MAX_CPUS : nr_cpus;
 	if (pm_find_libc(pid, u->libc, sizeof(u->libc)) || pm_elf_read(u->libc, &e))
 		goto fail;
 	for (int k = 0; k < UP_NR; k++) {
@@ -436,8 +436,8 @@ void pm_uprobes_drain(struct pm_uprobes *u)
 	if (!u)
 		return;
 	u->nr_batch = 0;
-	for (int cpu = 0; cpu < u->nr_cpus; cpu++) {
-		struct up_ring *r = &u->rings[cpu];
+	for (uint32_t i = 0; i < u->nr_rings; i++) {
+		struct up_ring *r = &u->rings[i];
 		struct perf_event_mmap_page *mp = r->base;
 		uint64_t head, tail;
 
@@ -496,15 +496,63 @@ void pm_uprobes_objects(struct pm_uprobes *u, const struct pm_extra_obj **out, u
 	*nr = u->nr_blocks;
 }
 
+/*
+ * Closing a uprobe event unregisters the probe, and the kernel does that
+ * one event at a time, each waiting for an RCU grace period (~80 ms
+ * measured here): 7 probes x 8 threads would hold the agent for seconds
+ * at detach. The events are disabled at once (no more samples), then a
+ * detached grandchild, holding copies of the fds, closes them in the
+ * background while the agent's own close only drops references. Should
+ * the fork fail, the agent closes them itself.
+ */
+static void close_all(const int *fds, uint32_t nr)
+{
+	int go[2] = { -1, -1 };
+	pid_t pid = -1;
+
+	for (uint32_t i = 0; i < nr; i++)
+		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (nr > UP_NR && !pipe2(go, O_CLOEXEC))
+		pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		char c;
+
+		/* keep nobody's pipes open (a shell waiting on our output) */
+		for (int fd = 0; fd < 3; fd++)
+			if (null >= 0)
+				dup2(null, fd);
+		close(go[1]);
+		if (fork() == 0) {
+			/* wait until the agent dropped its copies: the last close pays */
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+			for (uint32_t i = 0; i < nr; i++)
+				close(fds[i]);
+		}
+		_exit(0);
+	}
+	if (pid > 0) {
+		int st;
+
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (uint32_t i = 0; i < nr; i++)
+		close(fds[i]);
+	if (go[0] >= 0) {
+		close(go[0]);
+		close(go[1]);	/* the grandchild starts closing now */
+	}
+}
+
 void pm_uprobes_close(struct pm_uprobes *u)
 {
 	if (!u)
 		return;
-	for (uint32_t i = 0; i < u->nr_fds; i++)
-		close(u->fds[i]);
-	for (int c = 0; c < u->nr_cpus; c++)
-		if (u->rings[c].base)
-			munmap(u->rings[c].base, u->rings[c].bytes);
+	for (uint32_t i = 0; i < u->nr_rings; i++)
+		munmap(u->rings[i].base, u->rings[i].bytes);
+	close_all(u->fds, u->nr_fds);
 	for (uint32_t i = 0; i < u->nr_sites; i++)
 		free(u->sites[i].label);
 	free(u->sites);

@@ -17,7 +17,7 @@ int pm_find_libc(int32_t pid, char *path, size_t len);
 
 /*
  * Opens entry probes (malloc, calloc, realloc, free) and return probes
- * (malloc, calloc, realloc) on the libc of pid, per (thread, cpu); never
+ * (malloc, calloc, realloc) on the libc of pid, per thread; never
  * inherited (see uprobe.c). NULL when the probes cannot be opened (the monitor then runs
  * without heap blocks: they stay in [heap] / anonymous mappings).
  */

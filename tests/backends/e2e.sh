@@ -53,11 +53,11 @@ wait_perf_fds() {
 }
 release() { echo go > "$fifo"; }
 # the perf fds of a pagefault agent on a one-thread target: one page-fault
-# event per cpu, and 7 uprobes per cpu when the machine has uprobes
+# event per cpu, and 7 uprobes (per thread) when the machine has uprobes
 armed_fds() {
 	local ncpu; ncpu=$(getconf _NPROCESSORS_CONF)
 	if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
-		echo $((ncpu * 8))
+		echo $((ncpu + 7))
 	else
 		echo "$ncpu"
 	fi
