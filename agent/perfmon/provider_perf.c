@@ -62,6 +62,7 @@
 #include "ameba/ameba.h"
 #include "perfmon.h"
 #include "pfm.h"
+#include "pm_elf.h"
 #include "procmap.h"
 #include "provider.h"
 #include "ring.h"
@@ -958,6 +959,30 @@ static const struct agent_provider_ops pm_ops = {
 	.close = pm_close,
 };
 
+/* Whether pid carries libameba-rt: a mapped libameba-rt.so, or an
+ * executable that defines __tsan_init (the runtime linked in by ameba cc). */
+static int has_runtime(int32_t pid)
+{
+	char path[64], line[1024];
+	struct pm_elf e;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		while (!found && fgets(line, sizeof(line), f))
+			found = strstr(line, "libameba-rt") != NULL;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (!found && !pm_elf_read(path, &e)) {
+		found = pm_elf_func(&e, "__tsan_init") != NULL;
+		pm_elf_free(&e);
+	}
+	return found;
+}
+
 /* The perf backend's sampled event for metric m; 0 or AMEBA_E*. */
 static int perf_event_setup(struct perfmon *p, const struct perfmon_caps *caps, int m)
 {
@@ -1055,6 +1080,9 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 		goto fail;
 	}
 	p->program[n] = 0;
+	if (has_runtime(pid))
+		fprintf(stderr, "ameba: note: pid %d runs the ameba runtime (libameba-rt); run or "
+			"attach without --backend to use its own object map and exact counters\n", (int)pid);
 	if (scan_threads(p)) {
 		*err = AMEBA_EEXITED;
 		snprintf(msg, len, "process %d exited", (int)pid);
