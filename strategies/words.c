@@ -336,9 +336,9 @@ static int words_locate(struct words *st)
 
 		snprintf(nm, sizeof(nm), "[line 0x%lx]", (unsigned long)s);
 		st->obj_name = strdup(nm);
-		st->obj = (struct ameba_object){ .id = s, .kind = AMEBA_OBJ_OTHER, .name = st->obj_name,
-						 .start = s, .end = e, .sz_bytes = e - s, .nr_blocks = 1,
-						 .live = 1 };
+		st->obj = (struct ameba_object){ .id = s, .kind = AMEBA_OBJ_OTHER,
+						 .name = st->obj_name, .start = s, .end = e,
+						 .sz_bytes = e - s, .nr_blocks = 1, .live = 1 };
 	}
 	st->counts = calloc(st->nr_words, sizeof(*st->counts));
 	st->found = st->counts != NULL;
@@ -387,7 +387,8 @@ static int words_plan(void *state, struct ameba_experiment *exp)
 		}
 		st->turns_done = 0;
 	}
-	if (st->rounds && st->turns_done >= st->rounds * ((st->nr_words + st->slots - 1) / st->slots))
+	if (st->rounds &&
+	    st->turns_done >= st->rounds * ((st->nr_words + st->slots - 1) / st->slots))
 		return 1;
 	n = st->nr_words - st->next_word;
 	if (n > st->slots)

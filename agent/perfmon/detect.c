@@ -314,8 +314,8 @@ int perfmon_list_backends(FILE *f)
 	row(f, "perf", c.hw_ok, desc, why);
 	why[0] = 0;
 	if (!c.sw_ok)
-		(errno_is_perm(c.sw_errno) ? perm_reason(&c, "PERF_COUNT_SW_PAGE_FAULTS", c.sw_errno,
-							  why, sizeof(why)) :
+		(errno_is_perm(c.sw_errno) ?
+		 perm_reason(&c, "PERF_COUNT_SW_PAGE_FAULTS", c.sw_errno, why, sizeof(why)) :
 		 (void)snprintf(why, sizeof(why), "perf_event_open of PERF_COUNT_SW_PAGE_FAULTS "
 				"failed: %s", perfmon_errname(c.sw_errno)));
 	row(f, "pagefault", c.sw_ok, "software perf events: page faults with data addresses "
@@ -337,8 +337,8 @@ int perfmon_list_backends(FILE *f)
 		else if (errno_is_perm(c.uprobe_errno))
 			perm_reason(&c, "a uprobe", c.uprobe_errno, why, sizeof(why));
 		else
-			snprintf(why, sizeof(why), "perf_event_open of a uprobe on malloc failed: %s",
-				 perfmon_errname(c.uprobe_errno));
+			snprintf(why, sizeof(why), "perf_event_open of a uprobe on malloc "
+				 "failed: %s", perfmon_errname(c.uprobe_errno));
 	}
 	row(f, "uprobes", c.uprobe_ok, "heap blocks of uninstrumented processes (malloc family) "
 	    "for the perf, pagefault and watch backends", why);

@@ -77,7 +77,8 @@ int pm_pfm_encode(const char *event, struct pm_encoding *out, char *msg, size_t 
 	arg.size = sizeof(arg);
 	ret = pfm_get_os_event_encoding(event, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (ret != PFM_SUCCESS) {
-		snprintf(msg, len, "libpfm4 cannot encode event '%s': %s", event, pfm_strerror(ret));
+		snprintf(msg, len, "libpfm4 cannot encode event '%s': %s", event,
+			 pfm_strerror(ret));
 		return -1;
 	}
 	out->type = attr.type;
@@ -145,7 +146,8 @@ const char *pm_pfm_event_for(int metric, const char *pmu)
 
 			if (r->metric != metric)
 				continue;
-			if (!pass && pmu && r->family && !strncmp(pmu, r->family, strlen(r->family)))
+			if (!pass && pmu && r->family &&
+			    !strncmp(pmu, r->family, strlen(r->family)))
 				return r->event;
 			if (pass && !r->family)
 				return r->event;

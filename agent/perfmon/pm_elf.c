@@ -80,8 +80,9 @@ int pm_elf_read(const char *path, struct pm_elf *e)
 
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			e->segs[e->nr_segs++] = (struct pm_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz,
-							      ph.p_memsz, ph.p_flags };
+			e->segs[e->nr_segs++] = (struct pm_seg){ ph.p_vaddr, ph.p_offset,
+								 ph.p_filesz, ph.p_memsz,
+								 ph.p_flags };
 		}
 	}
 	scn = find_symtab(elf, &sh, &dyn, &dynsh);
@@ -138,8 +139,8 @@ int pm_elf_read(const char *path, struct pm_elf *e)
 		if (str_used + l > str_bytes)
 			break;
 		memcpy(e->strings + str_used, name, l);
-		e->syms[e->nr_syms++] = (struct pm_sym){ e->strings + str_used, s.st_value, s.st_size,
-							 t != STT_OBJECT };
+		e->syms[e->nr_syms++] = (struct pm_sym){ e->strings + str_used, s.st_value,
+							 s.st_size, t != STT_OBJECT };
 		str_used += l;
 	}
 	qsort(e->syms, e->nr_syms, sizeof(*e->syms), sym_cmp);

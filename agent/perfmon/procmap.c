@@ -295,7 +295,10 @@ int pm_procmap_refresh(struct pm_procmap *m, const struct pm_extra_obj *extra,
 		while (k < nr_hi && hi[k].end <= lo[r].start)
 			k++;
 		for (uint32_t j = k; j <= nr_hi; j++) {
-			uintptr_t stop = j < nr_hi && hi[j].start < lo[r].end ? hi[j].start : lo[r].end;
+			uintptr_t stop = lo[r].end;
+
+			if (j < nr_hi && hi[j].start < lo[r].end)
+				stop = hi[j].start;
 
 			if (stop > at) {
 				struct ameba_object o = lo[r];

@@ -654,15 +654,17 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 		uint32_t n0 = nr;
 
 		if (c->metric != AMEBA_M_WRITES && c->metric != AMEBA_M_MEM_REF) {
-			pm_err(p, "the watch backend counts writes and mem_ref (reads and writes) on "
-			       "words; counter %u asks for %s (x86 breakpoints cannot count reads "
-			       "alone: reads = mem_ref - writes)", i,
-			       ameba_metric_info(c->metric) ? ameba_metric_info(c->metric)->name : "?");
+			const struct ameba_metric_info *mi = ameba_metric_info(c->metric);
+
+			pm_err(p, "the watch backend counts writes and mem_ref (reads and "
+			       "writes) on words; counter %u asks for %s (x86 breakpoints cannot "
+			       "count reads alone: reads = mem_ref - writes)", i,
+			       mi ? mi->name : "?");
 			return AMEBA_ENOTSUP;
 		}
 		if (!c->nr_ranges) {
-			pm_err(p, "the watch backend counts accesses to at most %u words of 1-8 bytes; "
-			       "counter %u has no address range (use the words strategy: "
+			pm_err(p, "the watch backend counts accesses to at most %u words of 1-8 "
+			       "bytes; counter %u has no address range (use the words strategy: "
 			       "--strategy words:object=NAME)", p->nr_bp_slots, i);
 			return AMEBA_ENOTSUP;
 		}
@@ -681,7 +683,8 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 	}
 	same = nr == p->wt_nr;
 	for (uint32_t k = 0; same && k < nr; k++)
-		same = pieces[k].addr == p->wt_pieces[k].addr && pieces[k].len == p->wt_pieces[k].len &&
+		same = pieces[k].addr == p->wt_pieces[k].addr &&
+		       pieces[k].len == p->wt_pieces[k].len &&
 		       pieces[k].type == p->wt_pieces[k].type;
 	if (!same) {
 		watch_disarm(p);
@@ -783,7 +786,8 @@ static int count_arm(struct perfmon *p, int m)
 			a.config2 = enc.config2;
 			a.exclude_kernel = 1;
 			a.exclude_hv = 1;
-			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+					PERF_FORMAT_TOTAL_TIME_RUNNING;
 			fd = pm_perf_open(&a, p->threads[t].tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		}
 		c[t] = (struct pm_count){ (int)fd, 0, 0, 0 };
@@ -814,7 +818,8 @@ static void count_read(struct perfmon *p, const struct ameba_experiment *exp, ui
 
 				if (c->fd < 0 || read(c->fd, v, sizeof(v)) != sizeof(v))
 					continue;
-				per[(size_t)m * nt + t] = pm_scale(v[0] - c->value, v[1] - c->enabled,
+				per[(size_t)m * nt + t] = pm_scale(v[0] - c->value,
+								   v[1] - c->enabled,
 								   v[2] - c->running, &ran);
 				c->value = v[0];
 				c->enabled = v[1];
@@ -824,7 +829,10 @@ static void count_read(struct perfmon *p, const struct ameba_experiment *exp, ui
 		}
 		p->values[i] = 0;
 		for (uint32_t t = 0; t < nt; t++) {
-			uint64_t v = counter_has_thread(k, t) ? (uint64_t)per[(size_t)m * nt + t] : 0;
+			uint64_t v = 0;
+
+			if (counter_has_thread(k, t))
+				v = (uint64_t)per[(size_t)m * nt + t];
 
 			p->pt[(size_t)i * nt + t] = v;
 			p->values[i] += v;
@@ -1003,8 +1011,8 @@ static int perf_event_setup(struct perfmon *p, const struct perfmon_caps *caps, 
 	} else {
 		ev = pm_pfm_event_for(m, model ? pmu : NULL);
 		if (!ev) {
-			pm_err(p, "the perf backend has no event for %s on this PMU (%s); `ameba list "
-			       "backends` shows the model", ameba_metric_info(m)->name,
+			pm_err(p, "the perf backend has no event for %s on this PMU (%s); "
+			       "`ameba list backends` shows the model", ameba_metric_info(m)->name,
 			       model ? model : "unknown");
 			return AMEBA_ENOTSUP;
 		}
@@ -1082,7 +1090,8 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 	p->program[n] = 0;
 	if (has_runtime(pid))
 		fprintf(stderr, "ameba: note: pid %d runs the ameba runtime (libameba-rt); run or "
-			"attach without --backend to use its own object map and exact counters\n", (int)pid);
+			"attach without --backend to use its own object map and exact "
+			"counters\n", (int)pid);
 	if (scan_threads(p)) {
 		*err = AMEBA_EEXITED;
 		snprintf(msg, len, "process %d exited", (int)pid);
@@ -1100,8 +1109,8 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 		}
 		if (m >= 0 && m != AMEBA_M_WRITES && m != AMEBA_M_MEM_REF) {
 			*err = AMEBA_ENOTSUP;
-			snprintf(msg, len, "--metric %s: the watch backend counts writes and mem_ref",
-				 metric);
+			snprintf(msg, len, "--metric %s: the watch backend counts writes and "
+				 "mem_ref", metric);
 			goto fail;
 		}
 		p->nr_bp_slots = caps.nr_bp_slots;
@@ -1124,7 +1133,8 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 			perfmon_hw_reason(&caps, why, sizeof(why));
 			*err = AMEBA_ENOTSUP;
 			snprintf(msg, len, "--metric %s: the pagefault backend measures `samples` "
-				 "(page faults: first touches)%s%s", metric, why[0] ? "; " : "", why);
+				 "(page faults: first touches)%s%s", metric, why[0] ? "; " : "",
+				 why);
 			goto fail;
 		}
 		p->sattr.size = sizeof(p->sattr);
@@ -1147,12 +1157,14 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 			perfmon_hw_reason(&caps, why, sizeof(why));
 			*err = caps.hw_errno == EACCES || caps.hw_errno == EPERM ? AMEBA_EPERM :
 			       AMEBA_ENOPMU;
-			snprintf(msg, len, "%s%s%s", metric ? "--metric " : "", metric ? metric : "",
-				 metric ? ": " : "");
+			snprintf(msg, len, "%s%s%s", metric ? "--metric " : "",
+				 metric ? metric : "", metric ? ": " : "");
 			snprintf(msg + strlen(msg), len - strlen(msg), "%s%s", why,
-				 *err == AMEBA_ENOPMU ? " (or, without a PMU, `--backend pagefault` "
-				 "for first-touch page placement and `--backend watch` for exact "
-				 "per-word access counts)" : "");
+				 *err == AMEBA_ENOPMU ?
+				 " (or, without a PMU, `--backend pagefault` for first-touch page "
+				 "placement and `--backend watch` for exact per-word access "
+				 "counts)" :
+				 "");
 			goto fail;
 		}
 		if ((rc = perf_event_setup(p, &caps, m >= 0 ? m : AMEBA_M_SAMPLES))) {

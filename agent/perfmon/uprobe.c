@@ -15,8 +15,9 @@
  *    the return address, i.e. the allocation site, named func@file:line
  *    through DWARF (libdw) when the caller's file has it, else func+0xOFF.
  *  - One event per (thread, probe) with cpu -1, the 7 probes of a thread
- *    writing into one ring of that thread. Not inherited: the kernel would re-read the path (config1) in
- *    the target when a thread is created, which fails with EFAULT and
+ *    writing into one ring of that thread. Not inherited: the kernel
+ *    would re-read the path (config1) in the target when a thread is
+ *    created, which fails with EFAULT and
  *    makes the target's pthread_create fail. New threads get their probes
  *    when the monitor rescans the threads (every few milliseconds while it
  *    waits, pm_uprobes_sync), so a new thread's allocations in its first
@@ -345,7 +346,9 @@ static const char *site_label(struct pm_uprobes *u, uint64_t addr)
 		for (uint32_t i = 0; i < elf.nr_syms; i++) {
 			const struct pm_sym *sy = &elf.syms[i];
 
-			if (sy->func && link >= sy->value && link < sy->value + (sy->sz_bytes ? sy->sz_bytes : 1))
+			uint64_t end = sy->value + (sy->sz_bytes ? sy->sz_bytes : 1);
+
+			if (sy->func && link >= sy->value && link < end)
 				best = sy;
 		}
 		fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -371,7 +374,8 @@ static const char *site_label(struct pm_uprobes *u, uint64_t addr)
 			close(fd);
 		}
 		if (!label[0] && best)
-			snprintf(label, sizeof(label), "%s+0x%" PRIx64, best->name, link - best->value);
+			snprintf(label, sizeof(label), "%s+0x%" PRIx64, best->name,
+				 link - best->value);
 		pm_elf_free(&elf);
 	}
 	if (!label[0])
@@ -444,8 +448,9 @@ void pm_uprobes_drain(struct pm_uprobes *u)
 		if (!mp)
 			continue;
 		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		tail = pm_ring_parse((const uint8_t *)r->base + page, r->bytes - page, mp->data_tail,
-				     head, UP_TYPES, UP_REGS_MASK, up_collect, u, &u->stats);
+		tail = pm_ring_parse((const uint8_t *)r->base + page, r->bytes - page,
+				     mp->data_tail, head, UP_TYPES, UP_REGS_MASK, up_collect, u,
+				     &u->stats);
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 	}
 	qsort(u->batch, u->nr_batch, sizeof(*u->batch), time_cmp);
@@ -472,8 +477,8 @@ void pm_uprobes_drain(struct pm_uprobes *u)
 			pd->st[pd->depth].kind = kind;
 			pd->st[pd->depth].site = s->stack0;
 			pd->st[pd->depth].old = kind == UP_REALLOC ? di : 0;
-			pd->st[pd->depth].size = kind == UP_MALLOC ? di : kind == UP_CALLOC ? di * si :
-						 si;
+			pd->st[pd->depth].size = kind == UP_MALLOC ? di :
+						 kind == UP_CALLOC ? di * si : si;
 			pd->depth++;
 			continue;
 		}

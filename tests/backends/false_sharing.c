@@ -59,5 +59,6 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	printf("false_sharing: a=%llu b=%llu\n", (unsigned long long)shared_counters.a,
 	       (unsigned long long)shared_counters.b);
-	return shared_counters.a == (uint64_t)nr_inc && shared_counters.b == (uint64_t)nr_inc ? 0 : 1;
+	return shared_counters.a == (uint64_t)nr_inc && shared_counters.b == (uint64_t)nr_inc ?
+	       0 : 1;
 }

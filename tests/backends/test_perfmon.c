@@ -173,8 +173,8 @@ static void test_ring(void)
 	memset(&st, 0, sizeof(st));
 	start = w.head;
 	put_sample(&w, 5);
-	tail = pm_ring_parse(w.data, RING_BYTES, start, w.head - 8, ALL_TYPES, REGS_MASK, NULL, NULL,
-			     &st);
+	tail = pm_ring_parse(w.data, RING_BYTES, start, w.head - 8, ALL_TYPES, REGS_MASK, NULL,
+			     NULL, &st);
 	CHECK_EQ_U64(st.nr_bad, 1);	/* size beyond head is refused, not misread */
 	/* a minimal sample type */
 	memset(&st, 0, sizeof(st));
@@ -214,15 +214,16 @@ static void test_dsrc(void)
 		{ __LINE__, dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_LOC_RAM | PERF_MEM_LVL_HIT, 0,
 				 PERF_MEM_TLB_MISS | PERF_MEM_TLB_L2, 0, 0),
 		  PM_LVL_RAM, 0, 0, 1, 0, 1, 1, 1, 0, 0 },
-		{ __LINE__, dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_HIT, 0, 0, 0,
-				 0),
+		{ __LINE__,
+		  dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_HIT, 0, 0, 0, 0),
 		  PM_LVL_RAM, 1, 0, 0, 0, 1, 1, 0, 1, 0 },
 		{ __LINE__, dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_L3 | PERF_MEM_LVL_HIT,
 				 PERF_MEM_SNOOP_HITM, 0, 0, 0),
 		  PM_LVL_L3, 0, 1, 0, 0, 1, 0, 0, 0, 1 },
 		{ __LINE__, dsrc(PERF_MEM_OP_STORE, PERF_MEM_LVL_NA, 0, 0, PERF_MEM_LVLNUM_RAM, 1),
 		  PM_LVL_RAM, 1, 0, 0, 1, 1, 1, 0, 1, 0 },
-		{ __LINE__, dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_NA, 0, 0, PERF_MEM_LVLNUM_ANY_CACHE, 1),
+		{ __LINE__,
+		  dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_NA, 0, 0, PERF_MEM_LVLNUM_ANY_CACHE, 1),
 		  PM_LVL_REMOTE_CACHE, 1, 0, 0, 0, 1, 1, 0, 1, 0 },
 		{ __LINE__, dsrc(PERF_MEM_OP_LOAD, PERF_MEM_LVL_LFB | PERF_MEM_LVL_HIT, 0, 0, 0, 0),
 		  PM_LVL_LFB, 0, 0, 0, 0, 1, 0, 0, 0, 0 },
@@ -297,6 +298,9 @@ static void check_enc(int line, const char *ev, uint32_t type, uint64_t config, 
 	CHECK_AT(line, e.exclude_kernel == 1);	/* user level only */
 }
 
+/* The table's event for metric m on model encodes to raw config cfg. */
+#define RAW(m, cfg) check_enc(__LINE__, ev((m), model, ""), PERF_TYPE_RAW, (cfg), 0, 0, 0)
+
 /* The event the table gives for metric on model, with modifiers appended. */
 static const char *ev(int metric, const char *model, const char *mods)
 {
@@ -324,29 +328,27 @@ static int test_pfm(const char *model)
 	}
 	/* raw encodings: event | umask << 8, PERF_TYPE_RAW; from the vendors' tables */
 	if (!strcmp(model, "skx") || !strcmp(model, "spr")) {
-		check_enc(__LINE__, ev(AMEBA_M_L1D_MISS, model, ""), PERF_TYPE_RAW, 0x08d1, 0, 0, 0);
-		check_enc(__LINE__, ev(AMEBA_M_L1D_MISS, model, ":precise=2"), PERF_TYPE_RAW, 0x08d1,
-			  0, 2, 0);
-		check_enc(__LINE__, ev(AMEBA_M_LLC_MISS, model, ""), PERF_TYPE_RAW, 0x20d1, 0, 0, 0);
+		RAW(AMEBA_M_L1D_MISS, 0x08d1);
+		check_enc(__LINE__, ev(AMEBA_M_L1D_MISS, model, ":precise=2"), PERF_TYPE_RAW,
+			  0x08d1, 0, 2, 0);
+		RAW(AMEBA_M_LLC_MISS, 0x20d1);
 		check_enc(__LINE__, ev(AMEBA_M_WRITES, model, ":period=10007"), PERF_TYPE_RAW,
 			  0x82d0, 0, 0, 10007);
-		check_enc(__LINE__, ev(AMEBA_M_MEM_REF, model, ""), PERF_TYPE_RAW, 0x81d0, 0, 0, 0);
+		RAW(AMEBA_M_MEM_REF, 0x81d0);
 		/* load latency: ldlat lands in config1 */
 		check_enc(__LINE__, ev(AMEBA_M_SAMPLES, model, ""), PERF_TYPE_RAW, 0x01cd, 3, 0, 0);
 		check_enc(__LINE__, "MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2",
 			  PERF_TYPE_RAW, 0x01cd, 64, 2, 0);
 		if (!strcmp(model, "skx"))
-			check_enc(__LINE__, ev(AMEBA_M_TLB_MISS, model, ""), PERF_TYPE_RAW, 0x0108, 0,
-				  0, 0);
+			RAW(AMEBA_M_TLB_MISS, 0x0108);
 		else
-			check_enc(__LINE__, ev(AMEBA_M_TLB_MISS, model, ""), PERF_TYPE_RAW, 0x0e12, 0,
-				  0, 0);
+			RAW(AMEBA_M_TLB_MISS, 0x0e12);
 	} else {
-		check_enc(__LINE__, ev(AMEBA_M_MEM_REF, model, ""), PERF_TYPE_RAW, 0x0129, 0, 0, 0);
-		check_enc(__LINE__, ev(AMEBA_M_WRITES, model, ""), PERF_TYPE_RAW, 0x0229, 0, 0, 0);
-		check_enc(__LINE__, ev(AMEBA_M_L1D_MISS, model, ""), PERF_TYPE_RAW, 0x3f41, 0, 0, 0);
-		check_enc(__LINE__, ev(AMEBA_M_TLB_MISS, model, ""), PERF_TYPE_RAW, 0xd045, 0, 0, 0);
-		check_enc(__LINE__, ev(AMEBA_M_MEM_LOCAL, model, ""), PERF_TYPE_RAW, 0x0844, 0, 0, 0);
+		RAW(AMEBA_M_MEM_REF, 0x0129);
+		RAW(AMEBA_M_WRITES, 0x0229);
+		RAW(AMEBA_M_L1D_MISS, 0x3f41);
+		RAW(AMEBA_M_TLB_MISS, 0xd045);
+		RAW(AMEBA_M_MEM_LOCAL, 0x0844);
 		check_enc(__LINE__, ev(AMEBA_M_MEM_REMOTE, model, ""), PERF_TYPE_RAW, 0x5044, 0, 0,
 			  0);
 		/* sampling goes through IBS op: no event in the table */
@@ -404,8 +406,8 @@ static void test_procmap(void)
 	CHECK(o && o->name && !strcmp(o->name, "perfmon_test_global"));
 	/* a heap block given as an extra object is carved out of [heap] */
 	{
-		struct pm_extra_obj x = { (uintptr_t)big, (uintptr_t)big + 100, "block", "site@t.c:1",
-					  (uintptr_t)big };
+		struct pm_extra_obj x = { (uintptr_t)big, (uintptr_t)big + 100, "block",
+					  "site@t.c:1", (uintptr_t)big };
 
 		CHECK(pm_procmap_refresh(&m, &x, 1) == 0);
 		o = pm_procmap_find(&m, (uintptr_t)big + 50);
@@ -461,7 +463,8 @@ static int test_record(void)
 		      collect_fn, &c, &st);
 	for (uint32_t i = 0; i < c.nr; i++) {
 		CHECK_EQ_U64(c.s[i].tid, (uint64_t)syscall(SYS_gettid));
-		in += c.s[i].addr >= (uintptr_t)region && c.s[i].addr < (uintptr_t)region + n * page;
+		in += c.s[i].addr >= (uintptr_t)region &&
+		      c.s[i].addr < (uintptr_t)region + n * page;
 	}
 	CHECK_EQ_U64(in, n);		/* one fault per fresh page, address in the page */
 	CHECK_EQ_U64(st.nr_bad, 0);
