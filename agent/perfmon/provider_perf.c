@@ -5,9 +5,12 @@
  *
  * Notes:
  *  - Threads come from /proc/PID/task, rescanned at every refresh and
- *    experiment; dense ids are given in discovery order (the main thread,
- *    tid == pid, is 0) and never reused. A thread that disappears is kept
- *    as exited.
+ *    experiment, and from the tids of samples; dense ids are given in
+ *    discovery order (the main thread, tid == pid, is 0) and never reused.
+ *    A thread that disappears is kept as exited. Inherited events also
+ *    follow processes the target forks: their tids appear as threads.
+ *    The table has room for 4096 threads before it moves (the world
+ *    given to the search points into it between refreshes).
  *  - Objects come from procmap.c (globals from ELF symbols, [heap],
  *    [stack], anonymous mappings) plus the heap blocks seen through
  *    uprobes (uprobe.c), refreshed at every refresh().
@@ -187,7 +190,8 @@ static int thread_index(struct perfmon *p, int32_t tid, int add)
 	if (!add)
 		return -1;
 	if (p->nr_threads == p->cap_threads) {
-		uint32_t c = p->cap_threads ? 2 * p->cap_threads : 16;
+		/* room for many: the world handed to the search points here */
+		uint32_t c = p->cap_threads ? 2 * p->cap_threads : 4096;
 		struct ameba_thread *t = realloc(p->threads, c * sizeof(*t));
 
 		if (!t)
@@ -520,8 +524,12 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 		return rc;
 	for (uint32_t s = 0; s < nr_eval; s++) {
 		const struct pm_sample *sm = &p->win[s];
-		uint32_t id = (uint32_t)thread_index(p, (int32_t)sm->tid, 0);
+		int tix = thread_index(p, (int32_t)sm->tid, 0);
+		uint32_t id = (uint32_t)tix;
 		double inc[AMEBA_M_NR] = { 0 };
+
+		if (tix < 0 || id >= nt)
+			continue;	/* no room for its thread: counted nowhere */
 
 		if (p->sample_type & PERF_SAMPLE_DATA_SRC) {
 			struct pm_dsrc d;
