@@ -128,6 +128,11 @@ static int read_maps(int32_t pid, struct map_ent **out, uint32_t *nr)
 		v[n++] = e;
 	}
 	fclose(f);
+	if (!n) {
+		/* an exiting process has released its memory: keep the last map */
+		free(v);
+		return -ESRCH;
+	}
 	*out = v;
 	*nr = n;
 	return 0;

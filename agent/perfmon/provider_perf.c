@@ -126,6 +126,7 @@ struct perfmon {
 	uint32_t nr_sampled;
 	struct pm_ring_stats stats;
 	int exit_reported;		/* the pending samples went out after the exit */
+	int map_gone;			/* /proc/PID/maps read empty: the target is exiting */
 	/* the samples of the running experiment */
 	struct pm_sample *win;
 	uint32_t nr_win, cap_win;
@@ -477,7 +478,7 @@ static int wait_interval(struct perfmon *p, uint32_t interval_ms,
 			res->interrupted = 1;
 			break;
 		}
-		if (target_gone(p->pid)) {
+		if (target_gone(p->pid) || p->map_gone) {
 			res->r.target_exited = 1;
 			break;
 		}
@@ -858,7 +859,7 @@ static int pm_refresh(struct agent_provider *base, struct agent_world *w)
 	uint32_t nr_extra = 0;
 	int rc;
 
-	if (target_gone(p->pid)) {
+	if (target_gone(p->pid) || p->map_gone) {
 		/*
 		 * Samples still wait for their interval (they lag one behind):
 		 * one more experiment on the last object map reports them.
@@ -878,6 +879,11 @@ static int pm_refresh(struct agent_provider *base, struct agent_world *w)
 		pm_uprobes_objects(p->up, &extra, &nr_extra);
 	}
 	rc = pm_procmap_refresh(&p->map, extra, nr_extra);
+	if (rc == -ESRCH && !p->map_gone) {
+		/* exiting (its memory is gone, not yet a zombie): the old map stays */
+		p->map_gone = 1;
+		return pm_refresh(base, w);
+	}
 	if (rc == -ESRCH)
 		return AMEBA_EEXITED;
 	if (rc) {
