@@ -7,6 +7,7 @@
 
 #include "agent.h"
 #include "ameba/ameba.h"
+#include "perfmon/perfmon.h"
 #include "plugins.h"
 
 static void list_usage(FILE *f)
@@ -16,7 +17,7 @@ static void list_usage(FILE *f)
 		   "  properties   the properties found on the plugin search path, one per line\n"
 		   "  strategies   the search strategies found on the plugin search path\n"
 		   "  metrics      the metric names a request or --metric accepts, with units\n"
-		   "  backends     the monitor backends built into this ameba\n"
+		   "  backends     the monitor backends, whether each works on this machine and why not\n"
 		   "  presets      the cache geometries of the sim backend (see ameba geometry)\n"
 		   "\n"
 		   "options (properties, strategies):\n"
@@ -35,16 +36,6 @@ static int list_metrics(void)
 
 		printf("%-18s %-10s %s\n", mi->name, mi->unit, mi->desc);
 	}
-	return 0;
-}
-
-static int list_backends(void)
-{
-	printf("%-8s %s\n", "backend", "description");
-	printf("%-8s %s\n", "count",
-	       "exact reads/writes per object and thread (programs built with ameba cc)");
-	printf("%-8s %s\n", "sim",
-	       "cache simulator: misses, coherence, NUMA, TLB, estimated stall cycles (ameba cc)");
 	return 0;
 }
 
@@ -139,7 +130,7 @@ int agent_cmd_list(int argc, char **argv)
 	if (!strcmp(argv[0], "metrics"))
 		return list_metrics();
 	if (!strcmp(argv[0], "backends"))
-		return list_backends();
+		return perfmon_list_backends(stdout);
 	if (!strcmp(argv[0], "presets"))
 		return agent_list_presets();
 	if (!strcmp(argv[0], "properties"))

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "perfmon/perfmon.h"
 #include "plugins.h"
 #include "provider.h"
 #include "report.h"
@@ -79,7 +80,8 @@ static void run_usage(FILE *f, int attach)
 	if (attach)
 		fprintf(f, "usage: ameba attach PID [options]\n"
 			   "\n"
-			   "Attaches to a running program built with `ameba cc`, searches its memory\n"
+			   "Attaches to a running program built with `ameba cc` (or any program with\n"
+			   "--backend pagefault|watch|perf), searches its memory\n"
 			   "bottlenecks online until --duration is spent, the program exits, or you\n"
 			   "press Ctrl-C, then prints the ranked report and writes the JSON report.\n");
 	else
@@ -108,7 +110,9 @@ static void run_usage(FILE *f, int attach)
 		"  --plugin-path DIR    also load plugins from DIR (repeatable)\n"
 		"  --metric NAME        metric that ranks objects (default l1d_miss when the backend\n"
 		"                       has it, else mem_ref); `ameba list metrics`\n"
-		"  --backend NAME       monitor backend to start (default: the runtime's choice)\n"
+		"  --backend NAME       monitor backend to start (default: the runtime's choice);\n"
+		"                       perf, pagefault and watch need no `ameba cc` (see\n"
+		"                       `ameba list backends`)\n"
 		"  --output FILE        JSON report (default ameba-PID.json)\n"
 		"  --format table|json  what is printed on stdout (default table)\n"
 		"  --top N              rows of the table (default 20; 0 = all)\n"
@@ -322,6 +326,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->top = (uint32_t)v;
 		}
 	}
+	if (perfmon_is_backend(o->backend) && !strcmp(o->backend, "watch") &&
+	    !strcmp(o->strategy, "objects"))
+		o->strategy = "words";	/* breakpoints count a few words, not objects */
 	if (o->attach) {
 		if (i < argc && !o->pid) {
 			char *end;
@@ -721,8 +728,11 @@ static int run_or_attach(int argc, char **argv, int attach)
 			goto out;
 		o.pid = child;
 	}
-	prov = agent_provider_mri_open(o.pid, o.backend, attach ? 0 : o.connect_ms, child, &status,
-				       &run_stop, &perr, err, sizeof(err));
+	if (perfmon_is_backend(o.backend))	/* uninstrumented targets (docs/backends.md) */
+		prov = agent_provider_perf_open(o.pid, o.backend, o.metric, &perr, err, sizeof(err));
+	else
+		prov = agent_provider_mri_open(o.pid, o.backend, attach ? 0 : o.connect_ms, child,
+					       &status, &run_stop, &perr, err, sizeof(err));
 	if (!prov) {
 		gate_release(&gate);
 		fprintf(stderr, "%s: %s\n", prog, err);
