@@ -258,6 +258,15 @@ static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 				if (i < nr)
 					tv[(size_t)t * nr + i++] = num_u64(x);
 			}
+			/* [index, value, ...]: the non-zero values only */
+			x = mri_json_get(e, "sparse");
+			for (x = mri_json_type(x) == cJSON_Array ? x->child : NULL; x && x->next;
+			     x = x->next->next) {
+				uint64_t j = num_u64(x);
+
+				if (j < nr)
+					tv[(size_t)t * nr + j] = num_u64(x->next);
+			}
 			t++;
 		}
 		r->nr_threads = nt;
@@ -1107,7 +1116,8 @@ static int do_read(struct mri_session *s, uint64_t experiment, unsigned flags, e
 	int err;
 
 	if (add_uint(req, "experiment", experiment) ||
-	    ((flags & MRI_READ_THREADS) && mri_json_add(req, "threads", cJSON_CreateBool(1))))
+	    ((flags & MRI_READ_THREADS) && (mri_json_add(req, "threads", cJSON_CreateBool(1)) ||
+					      mri_json_add(req, "sparse", cJSON_CreateBool(1)))))
 		req = drop(req);
 	err = call(s, req, &root, &r);
 	if (err)

@@ -730,24 +730,22 @@ static int want_experiment(struct mri_req *r)
 
 static int op_read(struct mri_req *r)
 {
-	static const char *const fields[] = { "v", "id", "op", "experiment", "threads", NULL };
+	static const char *const fields[] = { "v", "id", "op", "experiment", "threads", "sparse", NULL };
 	struct mri_disp *d = r->d;
-	int per_thread, err;
+	int per_thread, sparse, err;
 	cJSON *o;
 
 	if (mri_req_fields(r, r->msg, "read", fields) || mri_req_opt_bool(r, r->msg, "threads", 0, &per_thread) ||
-	    want_experiment(r))
+	    mri_req_opt_bool(r, r->msg, "sparse", 0, &sparse) || want_experiment(r))
 		return r->code;
-	if (per_thread) {
-		/* Rows of up to nr values for every thread: keep the reply whole. */
-		uint64_t cost = (uint64_t)d->ops->nr_threads(d->ctx) * (d->exp_nr * 21ull + 24);
-
-		if (cost > MRI_REPLY_BUDGET)
-			return mri_req_fail(r, AMEBA_ERANGE, "threads: %u counters for %u threads do not fit "
-				    "in one reply; read totals (\"threads\":false) or use fewer counters",
-				    d->exp_nr, d->ops->nr_threads(d->ctx));
-	}
-	o = mri_disp_read_now(d, per_thread, &err);
+	/* rows are written only for threads that counted something, sparse
+	 * when asked; add_thread_row stops them at the reply budget */
+	o = mri_disp_read_now(d, per_thread ? 1 + sparse : 0, &err);
+	if (!o && err == AMEBA_ERANGE)
+		return mri_req_fail(r, err, "threads: the rows of %u counters for the threads that "
+			    "counted do not fit in one reply (%u bytes)%s; read totals (\"threads\":false) "
+			    "or use fewer counters", d->exp_nr, MRI_MSG_MAX,
+			    sparse ? "" : "; \"sparse\":true lists non-zero values only");
 	if (!o)
 		return mri_req_fail(r, err, "cannot read experiment %" PRIu64 ": %s", d->exp_id,
 			    ameba_strerror(err));
