@@ -27,6 +27,9 @@
  *    reads non-zero, every folded unit gets its own counters again from the
  *    next interval; that interval's cold counts stay in the program totals
  *    but are attributed to no unit.
+ *  - Order of the units for the counter budget: those that counted (hottest
+ *    first), then those never measured (objects and sites that appeared
+ *    since the last interval), then the rest in turns.
  *  - Budgets: at most max_counters counters per experiment and max_ranges
  *    ranges in all counters together (each metric's counter repeats its
  *    unit's ranges, so a unit's ranges count nr_metrics times). The
@@ -438,6 +441,26 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	qsort_r(st->order, n, sizeof(*st->order), cmp_hot, st);
 	while (nr_hot < n && st->units[st->order[nr_hot]].values[st->primary] > 0)
 		nr_hot++;
+	{
+		/* next, units never measured (new objects, new sites): an
+		 * object allocated mid-run is measured from the next interval,
+		 * not after its turn among hundreds of silent library globals */
+		uint32_t k = nr_hot, rest = 0, *tmp = malloc((n - nr_hot + 1) * sizeof(*tmp));
+
+		if (tmp) {
+			for (uint32_t i = nr_hot; i < n; i++) {
+				uint32_t t = st->order[i];
+
+				if (!st->units[t].window_ns)
+					st->order[k++] = t;
+				else
+					tmp[rest++] = t;
+			}
+			memcpy(st->order + k, tmp, rest * sizeof(*tmp));
+			free(tmp);
+			nr_hot = k;
+		}
+	}
 	if (n > max_units && nr_hot < max_units) {
 		/* rotate the tail so every unit gets its turn */
 		uint32_t rest = n - nr_hot, shift = st->cursor % rest;
