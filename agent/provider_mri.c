@@ -6,17 +6,17 @@
  * Notes:
  *  - Objects: the first refresh lists every live object; later refreshes
  *    list only the objects created since (object ids grow: a listing from
- *    the previous next_offset returns the new ones) and a full listing is
- *    repeated every AGENT_MRI_FULL_EVERY refreshes to learn about frees, but
- *    no sooner than AGENT_MRI_FULL_SHARE times its own length after the
- *    previous one (listing a million blocks takes the target's server
- *    thread ~1 s under the sim backend: relisting them every ten intervals
- *    measured little else, and blocked the intervals meanwhile). An
- *    incremental listing stops after AGENT_MRI_LIST_NS and goes on at the
- *    next refresh: a program allocating 200,000 blocks kept the listing
- *    chasing its allocations for seconds, with the experiment of before
- *    the listing armed all that time (and the objects allocated next, such
- *    as wl_cxx's tally, unmeasured while its threads ran). A
+ *    the previous next_offset returns the new ones), for at most
+ *    AGENT_MRI_LIST_NS, going on at the next refresh. Frees are learnt by
+ *    a sweep started every AGENT_MRI_FULL_EVERY refreshes: it lists the
+ *    live ids below the end of the listing at its start, AGENT_MRI_LIST_NS
+ *    per refresh, and then drops the known objects it did not see. Listing
+ *    a million blocks takes the target's server thread ~1 s under the sim
+ *    backend on 2 vCPUs: a whole relisting every ten intervals (the former
+ *    design) measured little else, and one listing that chased a program
+ *    allocating 200,000 blocks held the interval, with the experiment of
+ *    before the listing armed, for seconds (wl_cxx's tally, allocated
+ *    next, went unmeasured while its threads ran). A
  *    new object overlapping an older one replaces it (the older one was
  *    freed and its memory reused). This keeps the agent's cost per interval
  *    proportional to what changed, not to the size of the heap.
@@ -28,6 +28,9 @@
  *  - The interval is waited in slices of at most 50 ms on the session's
  *    event stream, so a target exit (the MRI exit event, which carries the
  *    final counts) or a stop request ends it early.
+ *  - A reading whose per-thread rows do not fit in one reply is taken
+ *    without them (read_experiment); the rows being cumulative, the next
+ *    reading with rows carries the threads' share of the interval.
  *  - When the exit event's final reading has no per-thread rows, the last
  *    slice of the run counts in the totals but not in the per-thread values.
  *  - An experiment with a sample stream (sample_period) arms it once and
@@ -47,7 +50,6 @@
 #include "provider.h"
 
 #define AGENT_MRI_FULL_EVERY 10
-#define AGENT_MRI_FULL_SHARE 20		/* a full listing at most every 20x its length */
 #define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
 #define AGENT_MRI_PAGE 4096
 #define AGENT_MRI_SLICE_MS 50
@@ -68,8 +70,11 @@ struct mri_prov {
 	struct ameba_object *objs;
 	uint32_t nr_objs, cap_objs;
 	uint32_t next_offset;
+	uint32_t nr_rows_dropped;		/* readings without per-thread rows */
+	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
+	uint8_t *seen;			/* bit per id: listed live by the sweep */
+	uint32_t seen_bits;
 	uint32_t nr_refresh;
-	uint64_t full_ns, full_end_ns;	/* the last full listing: its length, its end */
 	struct mri_object *page;
 
 	struct ameba_object *bins;
@@ -207,6 +212,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Reads the running experiment with its per-thread rows; when they do not
+ * fit in one reply (ERANGE: thousands of threads counted in the interval,
+ * e.g. a program that starts threads by the thousand), the totals alone.
+ * The rows' values are cumulative, so the threads' share of this interval
+ * shows up in the next reading that has rows.
+ */
+static int read_experiment(struct mri_prov *p, struct mri_reading *r)
+{
+	int rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, r);
+
+	if (rc == AMEBA_ERANGE) {
+		p->nr_rows_dropped++;
+		rc = mri_experiment_read(p->s, p->exp_id, 0, r);
+	}
+	return rc;
+}
+
 static int list_objects(struct mri_prov *p, int full)
 {
 	struct mri_object_query q = { .live_only = 1 };
@@ -243,6 +266,66 @@ static int list_objects(struct mri_prov *p, int full)
 			break;
 	}
 	objs_normalize(p);
+	return 0;
+}
+
+/* Starts a sweep over the ids listed so far, to learn which were freed. */
+static int sweep_start(struct mri_prov *p)
+{
+	uint32_t bytes = p->next_offset / 8 + 1;
+
+	if (p->next_offset + 1 > p->seen_bits) {
+		uint8_t *b = realloc(p->seen, bytes);
+
+		if (!b)
+			return AMEBA_ENOMEM;
+		p->seen = b;
+		p->seen_bits = bytes * 8;
+	}
+	memset(p->seen, 0, bytes);
+	p->sweep_end = p->next_offset;
+	p->sweep_offset = 0;
+	return 0;
+}
+
+/*
+ * One step of the sweep (AGENT_MRI_LIST_NS at most): marks the ids still
+ * live; when it has passed sweep_end, drops the known objects below it
+ * that it did not see (freed since they were listed).
+ */
+static int sweep_step(struct mri_prov *p)
+{
+	struct mri_object_query q = { .live_only = 1 };
+	uint64_t t0 = now_ns();
+	uint32_t cursor = p->sweep_offset, w = 0;
+	int rc;
+
+	while (cursor != MRI_END && cursor < p->sweep_end) {
+		rc = mri_objects(p->s, &q, &cursor, p->page, AGENT_MRI_PAGE);
+		if (rc < 0) {
+			set_err(p, "listing objects", rc);
+			return rc;
+		}
+		for (int i = 0; i < rc; i++)
+			if (p->page[i].id < p->sweep_end)
+				p->seen[p->page[i].id / 8] |= (uint8_t)(1u << (p->page[i].id % 8));
+		if (now_ns() - t0 > AGENT_MRI_LIST_NS)
+			break;
+	}
+	p->sweep_offset = cursor;
+	if (cursor != MRI_END && cursor < p->sweep_end)
+		return 0;
+	for (uint32_t r = 0; r < p->nr_objs; r++) {
+		struct ameba_object *o = &p->objs[r];
+
+		if (o->id < p->sweep_end && !(p->seen[o->id / 8] & (1u << (o->id % 8)))) {
+			free((char *)o->name);
+			continue;
+		}
+		p->objs[w++] = *o;
+	}
+	p->nr_objs = w;
+	p->sweep_offset = MRI_END;
 	return 0;
 }
 
@@ -323,27 +406,24 @@ static int list_threads(struct mri_prov *p)
 static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 {
 	struct mri_prov *p = (struct mri_prov *)base;
-	uint64_t t0 = now_ns();
 	int full = p->nr_refresh % AGENT_MRI_FULL_EVERY == 0, rc;
 
-	/* a full listing costs the target's server thread time in proportion
-	 * to the live objects: at most AGENT_MRI_FULL_SHARE of the run */
-	if (full && p->nr_refresh && t0 - p->full_end_ns < AGENT_MRI_FULL_SHARE * p->full_ns)
-		full = 0;
 
 	memset(w, 0, sizeof(*w));
 	if (p->exited && !p->final_pending)
 		return AMEBA_EEXITED;
 	if (!p->exited) {
 		rc = list_threads(p);
+		/* the first listing is whole; later, frees are learnt by a sweep
+		 * spread over refreshes */
 		if (!rc)
-			rc = list_objects(p, full);
+			rc = list_objects(p, full && !p->nr_refresh);
+		if (!rc && full && p->nr_refresh && p->sweep_offset == MRI_END)
+			rc = sweep_start(p);
+		if (!rc && p->sweep_offset != MRI_END)
+			rc = sweep_step(p);
 		if (!rc && full)
 			rc = list_bins(p);
-		if (!rc && full) {
-			p->full_end_ns = now_ns();
-			p->full_ns = p->full_end_ns - t0;
-		}
 		if (rc == AMEBA_EEXITED) {
 			/* the tables as they were: one more experiment() call
 			 * collects the final reading of the running experiment */
@@ -518,7 +598,7 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
 	p->carry_pt = NULL;
 	p->carry_pt_threads = 0;
 	if (p->running) {
-		rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &r);
+		rc = read_experiment(p, &r);
 		if (rc == AMEBA_EEXITED)
 			goto out;
 		if (rc == 0 && r.nr == nr_old) {
@@ -797,7 +877,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 			goto exited;
 		}
 	}
-	rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &reading);
+	rc = read_experiment(p, &reading);
 	if (rc == AMEBA_EEXITED)
 		goto exited;
 	if (rc) {
@@ -864,6 +944,7 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->objs);
 	free(p->bins);
 	free(p->page);
+	free(p->seen);
 	free(p->bin_page);
 	free(p->threads);
 	free(p->thread_page);
@@ -928,6 +1009,7 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 		return NULL;
 	p->base.ops = &mri_prov_ops;
 	p->pid = pid;
+	p->sweep_offset = MRI_END;
 	socket_hint(pid, where, sizeof(where));
 	for (;;) {
 		rc = mri_open_pid(&p->s, pid, AGENT_MRI_TIMEOUT_MS);
