@@ -69,6 +69,7 @@ struct mri_prov {
 	/* objects, sorted by start; names owned */
 	struct ameba_object *objs;
 	uint32_t nr_objs, cap_objs;
+	uint32_t nr_sorted;		/* objs[0, nr_sorted) are in order */
 	uint32_t next_offset;
 	uint32_t nr_rows_dropped;		/* readings without per-thread rows */
 	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
@@ -131,6 +132,7 @@ static void objs_clear(struct mri_prov *p)
 	for (uint32_t i = 0; i < p->nr_objs; i++)
 		free((char *)p->objs[i].name);
 	p->nr_objs = 0;
+	p->nr_sorted = 0;
 }
 
 static int objs_push(struct mri_prov *p, const struct mri_object *o)
@@ -173,12 +175,31 @@ static int cmp_obj(const void *x, const void *y)
 	return (a->id < b->id) - (a->id > b->id);	/* newer first */
 }
 
-/* Sorts by start and drops objects overlapped by a newer one. */
+/*
+ * Sorts by start and drops objects overlapped by a newer one. The objects
+ * up to nr_sorted are sorted from the last call: only the new tail is
+ * sorted, then merged in (a million known blocks, a few thousand new).
+ */
 static void objs_normalize(struct mri_prov *p)
 {
-	uint32_t w = 0;
+	uint32_t w = 0, n = p->nr_objs, k = p->nr_sorted <= n ? p->nr_sorted : 0;
+	struct ameba_object *tmp;
 
-	qsort(p->objs, p->nr_objs, sizeof(*p->objs), cmp_obj);
+	qsort(p->objs + k, n - k, sizeof(*p->objs), cmp_obj);
+	if (k && n > k && cmp_obj(&p->objs[k - 1], &p->objs[k]) > 0) {
+		tmp = malloc((size_t)n * sizeof(*tmp));
+		if (tmp) {
+			uint32_t a = 0, b = k, o = 0;
+
+			while (a < k || b < n)
+				tmp[o++] = b == n || (a < k && cmp_obj(&p->objs[a], &p->objs[b]) <= 0) ?
+					   p->objs[a++] : p->objs[b++];
+			memcpy(p->objs, tmp, (size_t)n * sizeof(*tmp));
+			free(tmp);
+		} else {
+			qsort(p->objs, n, sizeof(*p->objs), cmp_obj);
+		}
+	}
 	for (uint32_t r = 0; r < p->nr_objs; r++) {
 		struct ameba_object *o = &p->objs[r];
 
@@ -199,6 +220,7 @@ static void objs_normalize(struct mri_prov *p)
 		p->objs[w++] = *o;
 	}
 	p->nr_objs = w;
+	p->nr_sorted = w;
 	for (uint32_t i = 0; i < p->nr_objs; i++)
 		p->objs[i].site = (p->objs[i].kind == AMEBA_OBJ_HEAP || p->objs[i].kind == AMEBA_OBJ_MMAP) ?
 					  p->objs[i].name : NULL;
@@ -325,6 +347,7 @@ static int sweep_step(struct mri_prov *p)
 		p->objs[w++] = *o;
 	}
 	p->nr_objs = w;
+	p->nr_sorted = w < p->nr_sorted ? w : p->nr_sorted;
 	p->sweep_offset = MRI_END;
 	return 0;
 }

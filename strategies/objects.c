@@ -300,6 +300,10 @@ static int is_site_kind(const struct ameba_object *o)
 static int units_collect(struct objects *st, uint32_t *of)
 {
 	const struct ameba_host *h = st->host;
+	/* the units of the sites met last: a heap of a million blocks from a
+	 * few sites costs a strcmp per block, not a key and a hash */
+	struct { const char *site; uint32_t unit; } recent[8] = { { 0 } };
+	uint32_t next_recent = 0;
 	char key[4200];
 
 	for (uint32_t u = 0; u < st->nr_units; u++) {
@@ -320,13 +324,25 @@ static int units_collect(struct objects *st, uint32_t *of)
 		of[i] = 0;
 		if (!o->live || o->kind == AMEBA_OBJ_OTHER || o->end <= o->start)
 			continue;
+		u = NULL;
 		if (is_site_kind(o))
-			snprintf(key, sizeof(key), "s:%s", o->site);
-		else
-			snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
-		u = unit_get(st, key);
-		if (!u)
-			return AMEBA_ENOMEM;
+			for (uint32_t k = 0; k < 8 && !u; k++)
+				if (recent[k].site && !strcmp(recent[k].site, o->site))
+					u = &st->units[recent[k].unit];
+		if (!u) {
+			if (is_site_kind(o))
+				snprintf(key, sizeof(key), "s:%s", o->site);
+			else
+				snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
+			u = unit_get(st, key);
+			if (!u)
+				return AMEBA_ENOMEM;
+			if (is_site_kind(o)) {
+				recent[next_recent].site = o->site;
+				recent[next_recent].unit = (uint32_t)(u - st->units);
+				next_recent = (next_recent + 1) % 8;
+			}
+		}
 		of[i] = (uint32_t)(u - st->units) + 1;	/* an index: units may move */
 		if (!u->nr_live) {
 			u->lo = o->start;
