@@ -51,6 +51,7 @@
 
 #define AGENT_MRI_FULL_EVERY 10
 #define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
+#define AGENT_MRI_MAX_GAPS 64		/* ranges of ids skipped to list the newest first */
 #define AGENT_MRI_PAGE 4096
 #define AGENT_MRI_SLICE_MS 50
 #define AGENT_MRI_TIMEOUT_MS 10000
@@ -72,6 +73,8 @@ struct mri_prov {
 	uint32_t nr_sorted;		/* objs[0, nr_sorted) are in order */
 	uint32_t next_offset;
 	uint32_t nr_rows_dropped;		/* readings without per-thread rows */
+	struct agent_gap { uint32_t lo, hi; } gaps[AGENT_MRI_MAX_GAPS];	/* ids not listed yet */
+	uint32_t nr_gaps;
 	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
 	uint8_t *seen;			/* bit per id: listed live by the sweep */
 	uint32_t seen_bits;
@@ -252,43 +255,72 @@ static int read_experiment(struct mri_prov *p, struct mri_reading *r)
 	return rc;
 }
 
-static int list_objects(struct mri_prov *p, int full)
+/* Lists ids [*cursor, end) (end MRI_END: to the end), for at most until_ns. */
+static int list_range(struct mri_prov *p, uint32_t *cursor, uint32_t end, uint64_t until_ns)
 {
 	struct mri_object_query q = { .live_only = 1 };
-	uint64_t t0 = now_ns();
-	uint32_t cursor;
 	int rc;
 
-	if (full) {
-		objs_clear(p);
-		cursor = 0;
-	} else {
-		cursor = p->next_offset;
-	}
-	while (cursor != MRI_END) {
-		uint32_t before = cursor;
-
-		rc = mri_objects(p->s, &q, &cursor, p->page, AGENT_MRI_PAGE);
+	while (*cursor != MRI_END && (end == MRI_END || *cursor < end)) {
+		rc = mri_objects(p->s, &q, cursor, p->page, AGENT_MRI_PAGE);
 		if (rc < 0) {
 			set_err(p, "listing objects", rc);
 			return rc;
 		}
 		for (int i = 0; i < rc; i++)
-			if (objs_push(p, &p->page[i]))
+			if ((end == MRI_END || p->page[i].id < end) && objs_push(p, &p->page[i]))
 				return AMEBA_ENOMEM;
-		if (cursor != MRI_END)
-			p->next_offset = cursor;
-		else if (rc > 0)
-			p->next_offset = p->page[rc - 1].id + 1;
-		else if (before > p->next_offset)
-			p->next_offset = before;
-		/* the objects allocated while we list: the rest at the next
-		 * refresh, so that the interval is not held up */
-		if (!full && now_ns() - t0 > AGENT_MRI_LIST_NS)
+		if (*cursor == MRI_END && end == MRI_END) {
+			/* the end of the table: go on from there next time */
+			*cursor = rc > 0 ? p->page[rc - 1].id + 1 : mri_objects_total(p->s);
+			break;
+		}
+		if (now_ns() > until_ns)
 			break;
 	}
-	objs_normalize(p);
 	return 0;
+}
+
+/*
+ * The objects created since the last listing. Newest first: when more than
+ * two pages are new, the last page of the table is listed first and the
+ * ids between go to the backlog (gaps), listed newest gap first in the
+ * time left. The blocks allocated last are often the ones in use now
+ * (wl_cxx allocates its tally after 200,000 shapes).
+ */
+static int list_objects(struct mri_prov *p, int full)
+{
+	uint64_t until = full ? UINT64_MAX : now_ns() + AGENT_MRI_LIST_NS;
+	uint32_t cursor, total;
+	int rc;
+
+	if (full) {
+		objs_clear(p);
+		p->nr_gaps = 0;
+		p->next_offset = 0;
+	}
+	cursor = p->next_offset;
+	rc = list_range(p, &cursor, MRI_END, full ? UINT64_MAX : 0);	/* one page */
+	total = mri_objects_total(p->s);
+	if (!rc && !full && cursor != MRI_END && total > cursor + 2 * AGENT_MRI_PAGE &&
+	    p->nr_gaps < AGENT_MRI_MAX_GAPS) {
+		p->gaps[p->nr_gaps].lo = cursor;
+		p->gaps[p->nr_gaps++].hi = total - AGENT_MRI_PAGE;
+		cursor = total - AGENT_MRI_PAGE;
+	}
+	if (!rc)
+		rc = list_range(p, &cursor, MRI_END, until);
+	if (cursor != MRI_END)
+		p->next_offset = cursor;
+	while (!rc && p->nr_gaps && now_ns() <= until) {
+		struct agent_gap *g = &p->gaps[p->nr_gaps - 1];
+
+		rc = list_range(p, &g->lo, g->hi, until);
+		if (g->lo == MRI_END || g->lo >= g->hi)
+			p->nr_gaps--;
+	}
+	objs_normalize(p);
+	return rc;
 }
 
 /* Starts a sweep over the ids listed so far, to learn which were freed. */
