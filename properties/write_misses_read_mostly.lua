@@ -3,7 +3,8 @@
 -- almost only read, yet its few writes miss and invalidate the readers'
 -- copies, which then miss again (coherence misses).
 --
---   condition   reads / mem_ref >= read_share, l1d_miss_wr >= min_misses,
+--   condition   reads / mem_ref >= read_share, writes / mem_ref <= 1 - read_share,
+--               l1d_miss_wr >= min_misses,
 --               l1d_miss_wr / writes >= write_miss_rate (the writes find the
 --               line shared or gone), coh_miss >= min_misses
 --   severity    the object's coherence stall cycles (asl.stall().coh), over
@@ -20,7 +21,10 @@ return {
 
   condition = function(ctx, p)
     local v = ctx.v
+    -- read-mostly means few writes too: an atomic read-modify-write counts as
+    -- a read and a write of one access, so reads alone can reach 100%
     return v.mem_ref > 0 and v.reads / v.mem_ref >= p.read_share and
+           v.writes / v.mem_ref <= 1 - p.read_share and
            v.l1d_miss_wr >= p.min_misses and v.writes > 0 and
            v.l1d_miss_wr / v.writes >= p.write_miss_rate and v.coh_miss >= p.min_misses
   end,

@@ -17,10 +17,14 @@
 #   --env K=V     environment of the target (e.g. AMEBA_NODES=2)
 #   --strategy S  ameba run --strategy S (default: the default strategy)
 #   --scale N     run the workload and its twin with the argument SCALE=N
+#   --attempts N  sharing workloads: the simulator sees coherence misses only
+#                 where the OS runs the threads at the same time, which a
+#                 loaded 2-vCPU machine may not do for a whole run; try the
+#                 workload up to N times (default 1), saying so, before failing
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5
-threads="" twin=1 twin_mode=absent envs=() strat=() wl_args=()
+threads="" twin=1 twin_mode=absent envs=() strat=() wl_args=() attempts=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--threads) threads=$2; shift 2 ;;
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
 	--env) envs+=("$2"); shift 2 ;;
 	--strategy) strat=(--strategy "$2"); shift 2 ;;
 	--scale) wl_args=("$2"); shift 2 ;;
+	--attempts) attempts=$2; shift 2 ;;
 	*) echo "check_workload.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -52,17 +57,27 @@ run() {
 	       "threads \(.context.threads | map(tostring) | join(",")) | \(.evidence)"' "$T/$1.json"
 }
 
-run "$WL"
-top_prop=$(jq -r '.findings[0].property // ""' "$T/$WL.json")
-top_obj=$(jq -r '.findings[0].context.object.name // ""' "$T/$WL.json")
-[ "$top_prop" = "$PROP" ] || fail "rank 1 is $top_prop, want $PROP"
-echo "$top_obj" | grep -Eq -- "$OBJ" || fail "rank 1 is on '$top_obj', want /$OBJ/"
-if [ -n "$threads" ]; then
-	got=$(jq -c '.findings[0].context.threads' "$T/$WL.json")
-	jq -e --argjson want "$threads" '.findings[0].context.threads as $t |
-		($t | length) >= ([2, ($want | length)] | min) and ($t - $want | length) == 0' \
-		"$T/$WL.json" > /dev/null || fail "rank 1 threads $got, want within $threads"
-fi
+# check_main: the designed finding is rank 1; prints why not and returns 1
+check_main() {
+	run "$WL"
+	top_prop=$(jq -r '.findings[0].property // ""' "$T/$WL.json")
+	top_obj=$(jq -r '.findings[0].context.object.name // ""' "$T/$WL.json")
+	[ "$top_prop" = "$PROP" ] || { why="rank 1 is $top_prop, want $PROP"; return 1; }
+	echo "$top_obj" | grep -Eq -- "$OBJ" || { why="rank 1 is on '$top_obj', want /$OBJ/"; return 1; }
+	if [ -n "$threads" ]; then
+		got=$(jq -c '.findings[0].context.threads' "$T/$WL.json")
+		jq -e --argjson want "$threads" '.findings[0].context.threads as $t |
+			($t | length) >= ([2, ($want | length)] | min) and ($t - $want | length) == 0' \
+			"$T/$WL.json" > /dev/null || { why="rank 1 threads $got, want within $threads"; return 1; }
+	fi
+	return 0
+}
+why=""
+for attempt in $(seq "$attempts"); do
+	check_main && break
+	[ "$attempt" -lt "$attempts" ] || fail "$why"
+	echo "attempt $attempt of $attempts: $why (threads may not have overlapped); again"
+done
 echo "  advice: $(jq -r '.findings[0].advice' "$T/$WL.json")"
 echo "ok: $WL ranks $PROP first on $top_obj"
 

@@ -27,8 +27,10 @@ function(props_case wl prop obj)
   set_tests_properties(props_${wl} PROPERTIES LABELS "properties;e2e" TIMEOUT 600)
 endfunction()
 
-props_case(false_sharing FalseSharing "^alloc_counters@false_sharing\\.c:" --threads "[1,2,3,4]")
-props_case(true_sharing TrueSharingContention "^total_weight$" --threads "[1,2,3,4]")
+props_case(false_sharing FalseSharing "^alloc_counters@false_sharing\\.c:" --threads "[1,2,3,4]"
+           --attempts 3)
+props_case(true_sharing TrueSharingContention "^total_weight$" --threads "[1,2,3,4]" --scale 4
+           --attempts 3)
 props_case(numa_first_touch RemoteMemAccess "^alloc_field@numa_first_touch\\.c:"
            --threads "[1,2,3,4]" --env AMEBA_NODES=2)
 props_case(imbalance UnbalancedThreadMisses "^alloc_cells@imbalance\\.c:" --threads "[1]")
