@@ -20,7 +20,9 @@
 #   --attempts N  sharing workloads: the simulator sees coherence misses only
 #                 where the OS runs the threads at the same time, which a
 #                 loaded 2-vCPU machine may not do for a whole run; try the
-#                 workload up to N times (default 1), saying so, before failing
+#                 workload up to N times (default 1), saying so, before failing;
+#                 likewise where threads that start late inside the measured
+#                 window look unbalanced (numa_first_touch)
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5

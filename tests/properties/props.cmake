@@ -32,7 +32,7 @@ props_case(false_sharing FalseSharing "^alloc_counters@false_sharing\\.c:" --thr
 props_case(true_sharing TrueSharingContention "^total_weight$" --threads "[1,2,3,4]" --scale 4
            --attempts 3)
 props_case(numa_first_touch RemoteMemAccess "^alloc_field@numa_first_touch\\.c:"
-           --threads "[1,2,3,4]" --env AMEBA_NODES=2)
+           --threads "[1,2,3,4]" --env AMEBA_NODES=2 --attempts 3)
 props_case(imbalance UnbalancedThreadMisses "^alloc_cells@imbalance\\.c:" --threads "[1]")
 props_case(tlb_transpose TLBThrashing "^alloc_x@tlb_transpose\\.c:")
 props_case(conflict ConflictMisses "^rows$")
