@@ -7,7 +7,16 @@
  *  - Objects: the first refresh lists every live object; later refreshes
  *    list only the objects created since (object ids grow: a listing from
  *    the previous next_offset returns the new ones) and a full listing is
- *    repeated every AGENT_MRI_FULL_EVERY refreshes to learn about frees. A
+ *    repeated every AGENT_MRI_FULL_EVERY refreshes to learn about frees, but
+ *    no sooner than AGENT_MRI_FULL_SHARE times its own length after the
+ *    previous one (listing a million blocks takes the target's server
+ *    thread ~1 s under the sim backend: relisting them every ten intervals
+ *    measured little else, and blocked the intervals meanwhile). An
+ *    incremental listing stops after AGENT_MRI_LIST_NS and goes on at the
+ *    next refresh: a program allocating 200,000 blocks kept the listing
+ *    chasing its allocations for seconds, with the experiment of before
+ *    the listing armed all that time (and the objects allocated next, such
+ *    as wl_cxx's tally, unmeasured while its threads ran). A
  *    new object overlapping an older one replaces it (the older one was
  *    freed and its memory reused). This keeps the agent's cost per interval
  *    proportional to what changed, not to the size of the heap.
@@ -38,6 +47,8 @@
 #include "provider.h"
 
 #define AGENT_MRI_FULL_EVERY 10
+#define AGENT_MRI_FULL_SHARE 20		/* a full listing at most every 20x its length */
+#define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
 #define AGENT_MRI_PAGE 4096
 #define AGENT_MRI_SLICE_MS 50
 #define AGENT_MRI_TIMEOUT_MS 10000
@@ -58,6 +69,7 @@ struct mri_prov {
 	uint32_t nr_objs, cap_objs;
 	uint32_t next_offset;
 	uint32_t nr_refresh;
+	uint64_t full_ns, full_end_ns;	/* the last full listing: its length, its end */
 	struct mri_object *page;
 
 	struct ameba_object *bins;
@@ -187,9 +199,18 @@ static void objs_normalize(struct mri_prov *p)
 					  p->objs[i].name : NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int list_objects(struct mri_prov *p, int full)
 {
 	struct mri_object_query q = { .live_only = 1 };
+	uint64_t t0 = now_ns();
 	uint32_t cursor;
 	int rc;
 
@@ -216,6 +237,10 @@ static int list_objects(struct mri_prov *p, int full)
 			p->next_offset = p->page[rc - 1].id + 1;
 		else if (before > p->next_offset)
 			p->next_offset = before;
+		/* the objects allocated while we list: the rest at the next
+		 * refresh, so that the interval is not held up */
+		if (!full && now_ns() - t0 > AGENT_MRI_LIST_NS)
+			break;
 	}
 	objs_normalize(p);
 	return 0;
@@ -294,10 +319,17 @@ static int list_threads(struct mri_prov *p)
 	return 0;
 }
 
+
 static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 {
 	struct mri_prov *p = (struct mri_prov *)base;
+	uint64_t t0 = now_ns();
 	int full = p->nr_refresh % AGENT_MRI_FULL_EVERY == 0, rc;
+
+	/* a full listing costs the target's server thread time in proportion
+	 * to the live objects: at most AGENT_MRI_FULL_SHARE of the run */
+	if (full && p->nr_refresh && t0 - p->full_end_ns < AGENT_MRI_FULL_SHARE * p->full_ns)
+		full = 0;
 
 	memset(w, 0, sizeof(*w));
 	if (p->exited && !p->final_pending)
@@ -308,6 +340,10 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 			rc = list_objects(p, full);
 		if (!rc && full)
 			rc = list_bins(p);
+		if (!rc && full) {
+			p->full_end_ns = now_ns();
+			p->full_ns = p->full_end_ns - t0;
+		}
 		if (rc == AMEBA_EEXITED) {
 			/* the tables as they were: one more experiment() call
 			 * collects the final reading of the running experiment */
@@ -611,13 +647,6 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Grows the per-thread stores to nt threads (keeping prev_pt's rows). */
 static int pt_grow(struct mri_prov *p, uint32_t nt)

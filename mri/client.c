@@ -258,6 +258,15 @@ static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 				if (i < nr)
 					tv[(size_t)t * nr + i++] = num_u64(x);
 			}
+			/* [index, value, ...]: the non-zero values only */
+			x = mri_json_get(e, "sparse");
+			for (x = mri_json_type(x) == cJSON_Array ? x->child : NULL; x && x->next;
+			     x = x->next->next) {
+				uint64_t j = num_u64(x);
+
+				if (j < nr)
+					tv[(size_t)t * nr + j] = num_u64(x->next);
+			}
 			t++;
 		}
 		r->nr_threads = nt;
@@ -820,11 +829,54 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 		req = drop(req);
 	if (req && q && q->name && mri_json_add(req, "name", cJSON_CreateString(q->name)))
 		req = drop(req);
+	if (req && mri_json_add(req, "compact", cJSON_CreateBool(1)))
+		req = drop(req);
 	err = call(s, req, &root, &r);
 	if (err)
 		return err;
 	slot_reset(s, SLOT_OBJECTS);
 	s->slots[SLOT_OBJECTS].root = root;
+	if (mri_json_get(r, "rows")) {
+		/* the compact form: [id, kind, start, end, size, site, bin, live, name] */
+		const cJSON *names = mri_json_get(r, "names");
+		uint32_t nr_names = mri_json_count(names), k = 0;
+		const cJSON **name_of = calloc(nr_names + 1, sizeof(*name_of));
+
+		if (!name_of)
+			return set_err(s, AMEBA_ENOMEM, "out of memory");
+		cJSON_ArrayForEach(e, names)
+			name_of[k++] = e;
+		cJSON_ArrayForEach(e, mri_json_get(r, "rows")) {
+			const cJSON *f[9] = { NULL }, *x;
+			uint32_t i = 0, ni;
+
+			if (n == max)
+				break;
+			cJSON_ArrayForEach(x, e)
+				if (i < 9)
+					f[i++] = x;
+			if (i < 9)
+				continue;	/* a malformed row: skip it */
+			ni = (uint32_t)num_u64(f[8]);
+			out[n].id = (uint32_t)num_u64(f[0]);
+			out[n].kind = (int)num_u64(f[1]);
+			if (out[n].kind < 0 || out[n].kind >= MRI_OBJ_NR_KINDS)
+				out[n].kind = MRI_OBJ_OTHER;
+			out[n].start = num_u64(f[2]);
+			out[n].end = num_u64(f[3]);
+			out[n].sz_bytes = num_u64(f[4]);
+			out[n].site_id = (uint32_t)num_u64(f[5]);
+			out[n].bin_id = mri_json_type(f[6]) == cJSON_Number && f[6]->valuedouble >= 0 ?
+				(uint32_t)num_u64(f[6]) : MRI_NO_BIN;
+			out[n].live = num_u64(f[7]) != 0;
+			out[n].name = ni < nr_names ? str_of(name_of[ni]) : NULL;
+			n++;
+		}
+		free(name_of);
+		next = mri_json_get(r, "next_offset");
+		*cursor = mri_json_type(next) == cJSON_Number ? (uint32_t)num_u64(next) : MRI_END;
+		return (int)n;
+	}
 	cJSON_ArrayForEach(e, mri_json_get(r, "objects")) {
 		const cJSON *bin = mri_json_get(e, "bin");
 
@@ -1107,7 +1159,8 @@ static int do_read(struct mri_session *s, uint64_t experiment, unsigned flags, e
 	int err;
 
 	if (add_uint(req, "experiment", experiment) ||
-	    ((flags & MRI_READ_THREADS) && mri_json_add(req, "threads", cJSON_CreateBool(1))))
+	    ((flags & MRI_READ_THREADS) && (mri_json_add(req, "threads", cJSON_CreateBool(1)) ||
+					      mri_json_add(req, "sparse", cJSON_CreateBool(1)))))
 		req = drop(req);
 	err = call(s, req, &root, &r);
 	if (err)

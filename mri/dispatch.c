@@ -309,19 +309,54 @@ int mri_req_array(struct mri_req *r, const cJSON *j, const char *name, uint32_t 
 struct thread_rows {
 	cJSON *arr;
 	int err;
+	int sparse;		/* the client reads "sparse" rows */
+	uint64_t bytes;		/* estimated size of the rows so far */
+	uint32_t nr_threads;	/* threads with a row */
 };
 
+/*
+ * One thread's row: "values" (all counters), or with sparse, when that is
+ * shorter, "sparse": [index, value, ...] of the non-zero values only (a
+ * thread touches a few objects of the many counted). The rows stop at
+ * MRI_REPLY_BUDGET bytes (estimated at 21 per number): the read fails with
+ * ERANGE before the target builds a reply it could not send.
+ */
 static void add_thread_row(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg)
 {
 	struct thread_rows *tr = arg;
-	cJSON *row;
+	uint32_t nr_nonzero = 0;
+	cJSON *row, *a;
 
 	if (tr->err)
 		return;
+	for (uint32_t i = 0; i < nr; i++)
+		nr_nonzero += vals[i] != 0;
+	tr->nr_threads++;
+	tr->bytes += 24 + 21ull * (tr->sparse && 2 * nr_nonzero < nr ? 2 * nr_nonzero : nr);
+	if (tr->bytes > MRI_REPLY_BUDGET) {
+		tr->err = AMEBA_ERANGE;
+		return;
+	}
 	row = cJSON_CreateObject();
-	if (mri_json_push(tr->arr, row) || mri_json_add(row, "id", mri_json_u64(thread_id)) ||
-	    mri_json_add(row, "values", mri_json_u64_array(vals, nr)))
+	if (mri_json_push(tr->arr, row) || mri_json_add(row, "id", mri_json_u64(thread_id))) {
 		tr->err = AMEBA_ENOMEM;
+		return;
+	}
+	if (!tr->sparse || 2 * nr_nonzero >= nr) {
+		if (mri_json_add(row, "values", mri_json_u64_array(vals, nr)))
+			tr->err = AMEBA_ENOMEM;
+		return;
+	}
+	a = cJSON_CreateArray();
+	if (mri_json_add(row, "sparse", a)) {
+		tr->err = AMEBA_ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i < nr; i++)
+		if (vals[i] && (mri_json_push(a, mri_json_u64(i)) || mri_json_push(a, mri_json_u64(vals[i])))) {
+			tr->err = AMEBA_ENOMEM;
+			return;
+		}
 }
 
 static cJSON *deltas_array(const struct mri_disp *d)
@@ -348,12 +383,13 @@ static cJSON *deltas_array(const struct mri_disp *d)
 cJSON *mri_disp_read_now(struct mri_disp *d, int per_thread, int *err)
 {
 	uint64_t now = d->ops->now_ns(d->ctx);
-	struct thread_rows tr = { NULL, 0 };
+	struct thread_rows tr = { .sparse = per_thread > 1 };
 	cJSON *o = cJSON_CreateObject();
 
 	*err = AMEBA_ENOMEM;
 	if (!o)
 		return NULL;
+	tr.bytes = 42ull * d->exp_nr;	/* the values and deltas arrays */
 	if (per_thread && !(tr.arr = cJSON_CreateArray()))
 		goto fail;
 	*err = d->ops->cond_read(d->ctx, d->exp_id, d->exp_cur, d->exp_nr,

@@ -27,11 +27,25 @@
  *    reads non-zero, every folded unit gets its own counters again from the
  *    next interval; that interval's cold counts stay in the program totals
  *    but are attributed to no unit.
+ *  - Order of the units for the counter budget: those that counted (hottest
+ *    first), then those never measured (objects and sites that appeared
+ *    since the last interval), then the rest in turns.
  *  - Budgets: at most max_counters counters per experiment and max_ranges
- *    ranges in all (the monitor's limits). Units beyond the counter budget
- *    are measured in turns, hottest first; their confidence is the share
- *    of the window they were measured in. A site whose blocks exceed the
- *    range budget is measured on its hull (confidence 0.5).
+ *    ranges in all counters together (each metric's counter repeats its
+ *    unit's ranges, so a unit's ranges count nr_metrics times). The
+ *    default, 24,000, keeps a start request under the MRI's 1 MiB message
+ *    limit (~37 bytes of JSON per range) and under its 65,536 ranges.
+ *    Units beyond the counter budget are measured in turns, hottest first;
+ *    their confidence is the share of the window they were measured in.
+ *  - Sites with more ranges than fit (a million small blocks) are sampled:
+ *    each active unit gets a fair share q of the range budget (water
+ *    filling: units with fewer ranges keep all of theirs), and a unit over
+ *    q is measured on every stride-th of its ranges, the offset rotating
+ *    with the intervals; its counts are scaled by its object bytes over
+ *    the measured object bytes. Blocks of one site are alike, so the
+ *    estimate is unbiased; its confidence is halved ("measured=sample").
+ *    (The hull of the blocks, used before, is no estimate when sites are
+ *    interleaved in the heap: each hull covers the others' blocks too.)
  *  - The strategy never finishes by itself unless rounds > 0: it measures
  *    until the target exits or the agent's --duration is spent.
  */
@@ -52,7 +66,8 @@ static const struct ameba_param objects_params[] = {
 	{ "metrics", AMEBA_PARAM_STRING, "all", "metrics to measure: all, or a list like l1d_miss+mem_ref" },
 	{ "rounds", AMEBA_PARAM_INT, "0", "intervals to measure, then stop (0: until the target exits)" },
 	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
-	{ "max_ranges", AMEBA_PARAM_INT, "60000", "address ranges per experiment (the monitor's limit)" },
+	{ "max_ranges", AMEBA_PARAM_INT, "24000", "address ranges per experiment, over all counters "
+	  "(the monitor's limits)" },
 };
 
 struct unit {
@@ -61,7 +76,13 @@ struct unit {
 	double values[AMEBA_M_NR];
 	double *pt[AMEBA_M_NR];		/* [nr_threads_cap] */
 	uint64_t window_ns;		/* time this unit was measured */
-	int hull;			/* measured on its hull (too many ranges) */
+	int sampled;			/* this plan: measured on a sample of its ranges */
+	int ever_sampled;
+	double scale;			/* this plan: all bytes / measured bytes */
+	uint32_t stride, phase;		/* this plan: ranges phase, phase + stride, ... */
+	uint32_t seen, taken;		/* this plan: ranges met and taken in pass 2 */
+	int last_taken;
+	uint64_t all_bytes, taken_bytes;
 	int cold;			/* folded into the cold group */
 	uint32_t zero_rounds;		/* consecutive intervals without a count */
 	uint64_t zero_ns;		/* and their length */
@@ -204,6 +225,8 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	}
 	u = &st->units[st->nr_units];
 	memset(u, 0, sizeof(*u));
+	u->stride = 1;
+	u->scale = 1.0;
 	u->key = strdup(key);
 	if (!u->key)
 		return NULL;
@@ -272,7 +295,10 @@ static int units_collect(struct objects *st, uint32_t *of)
 		st->units[u].nr_ranges = 0;
 		st->units[u].live_bytes = 0;
 		st->units[u].single = NULL;
-		st->units[u].hull = 0;
+		st->units[u].sampled = 0;
+		st->units[u].scale = 1.0;
+		st->units[u].stride = 1;
+		st->units[u].phase = 0;
 	}
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
 		const struct ameba_object *o = &h->objects[i];
@@ -336,11 +362,43 @@ static int cmp_hot(const void *a, const void *b, void *arg)
 	return (vx < vy) - (vx > vy);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Is object i merged into the range of object i - 1 (same group, adjacent)? */
 static int merges(const struct ameba_host *h, const uint32_t *grp, uint32_t i)
 {
 	return i > 0 && grp[i] && grp[i - 1] == grp[i] &&
 	       h->objects[i].start - h->objects[i - 1].end <= ADJACENT_GAP;
+}
+
+/*
+ * The largest q such that the active units, each measured on at most q of
+ * its ranges, hold no more than budget ranges (water filling); at least 1.
+ */
+static uint32_t fair_share(struct objects *st, uint32_t nr_active, uint32_t budget)
+{
+	uint32_t *n = malloc((nr_active + 1) * sizeof(*n)), left = nr_active, q = 1;
+
+	if (!n)
+		return 1;
+	for (uint32_t i = 0; i < nr_active; i++)
+		n[i] = st->units[st->order[i]].nr_ranges;
+	qsort(n, nr_active, sizeof(*n), cmp_u32);
+	for (uint32_t i = 0; i < nr_active; i++, left--) {
+		if ((uint64_t)n[i] * left > budget) {
+			q = budget / left;
+			break;
+		}
+		budget -= n[i];
+		q = n[i];
+	}
+	free(n);
+	return q ? q : 1;
 }
 
 static int objects_plan(void *state, struct ameba_experiment *exp)
@@ -349,7 +407,7 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	const struct ameba_host *h = st->host;
 	uint32_t *of = NULL, *grp = NULL;
 	uint32_t nr_active = 0, max_units, nr_counters, c = 0, n = 0, nr_hot = 0;
-	uint32_t nr_grp_ranges, total;
+	uint32_t nr_grp_ranges, total, budget;
 	int rc;
 
 	if (st->rounds && st->nr_rounds >= st->rounds)
@@ -383,6 +441,26 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	qsort_r(st->order, n, sizeof(*st->order), cmp_hot, st);
 	while (nr_hot < n && st->units[st->order[nr_hot]].values[st->primary] > 0)
 		nr_hot++;
+	{
+		/* next, units never measured (new objects, new sites): an
+		 * object allocated mid-run is measured from the next interval,
+		 * not after its turn among hundreds of silent library globals */
+		uint32_t k = nr_hot, rest = 0, *tmp = malloc((n - nr_hot + 1) * sizeof(*tmp));
+
+		if (tmp) {
+			for (uint32_t i = nr_hot; i < n; i++) {
+				uint32_t t = st->order[i];
+
+				if (!st->units[t].window_ns)
+					st->order[k++] = t;
+				else
+					tmp[rest++] = t;
+			}
+			memcpy(st->order + k, tmp, rest * sizeof(*tmp));
+			free(tmp);
+			nr_hot = k;
+		}
+	}
 	if (n > max_units && nr_hot < max_units) {
 		/* rotate the tail so every unit gets its turn */
 		uint32_t rest = n - nr_hot, shift = st->cursor % rest;
@@ -419,20 +497,32 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 			u->nr_ranges++;
 		total++;
 	}
-	/* over the range budget: sites with many blocks use their hull, and
-	 * the cold group is left unmeasured */
-	for (uint32_t i = 0; i < nr_active && total > st->max_ranges; i++) {
-		struct unit *u = &st->units[st->order[i]];
-
-		if (u->nr_ranges > 1) {
-			total -= u->nr_ranges - 1;
-			u->nr_ranges = 1;
-			u->hull = 1;
-		}
-	}
-	if (total > st->max_ranges) {
+	/*
+	 * Over the range budget (every range is repeated in each metric's
+	 * counter): the cold group is left unmeasured when it would take
+	 * more than half the budget, and units with more ranges than their
+	 * fair share q are measured on every stride-th range (a sample that
+	 * rotates with the rounds), their counts scaled up by bytes.
+	 */
+	budget = st->max_ranges / st->nr_metrics;
+	if (total > budget && nr_grp_ranges > budget / 2) {
 		total -= nr_grp_ranges;
 		nr_grp_ranges = 0;
+	}
+	if (total > budget) {
+		uint32_t q = fair_share(st, nr_active, budget > nr_grp_ranges ?
+					budget - nr_grp_ranges : 0);
+
+		for (uint32_t i = 0; i < nr_active; i++) {
+			struct unit *u = &st->units[st->order[i]];
+
+			if (u->nr_ranges <= q)
+				continue;
+			u->sampled = 1;
+			u->stride = (u->nr_ranges + q - 1) / q;
+			u->phase = st->nr_rounds % u->stride;
+			u->nr_ranges = (u->nr_ranges - u->phase + u->stride - 1) / u->stride;
+		}
 	}
 	st->nr_ranges = 0;
 	st->cold_off = 0;
@@ -442,30 +532,53 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 
 		u->range_off = st->nr_ranges;
 		for (uint32_t k = 0; k < u->nr_ranges; k++)
-			if ((rc = ranges_push(st, u->lo, u->hi)))
+			if ((rc = ranges_push(st, 0, 0)))
 				goto out;
-		u->nr_ranges = u->hull ? 1 : 0;		/* refilled below */
+		u->seen = u->taken = 0;
+		u->last_taken = 0;
+		u->all_bytes = u->taken_bytes = 0;
 	}
 	st->cold_off = st->nr_ranges;
 	for (uint32_t k = 0; k < nr_grp_ranges; k++)
 		if ((rc = ranges_push(st, 0, 0)))
 			goto out;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
+		const struct ameba_object *o = &h->objects[i];
 		uint32_t g = grp[i], r;
 		struct unit *u = g && g != UINT32_MAX ? &st->units[g - 1] : NULL;
-		uint32_t *cnt = u ? &u->nr_ranges : &st->cold_nr;
-		uint32_t off = u ? u->range_off : st->cold_off;
 
-		if (!g || (u && u->hull) || (!u && !nr_grp_ranges))
+		if (!g || (!u && !nr_grp_ranges))
 			continue;
-		if (merges(h, grp, i)) {
-			r = off + *cnt - 1;
-			st->ranges[2 * r + 1] = h->objects[i].end;
+		if (!u) {
+			if (merges(h, grp, i))
+				st->ranges[2 * (st->cold_off + st->cold_nr - 1) + 1] = o->end;
+			else {
+				r = st->cold_off + st->cold_nr++;
+				st->ranges[2 * r] = o->start;
+				st->ranges[2 * r + 1] = o->end;
+			}
 			continue;
 		}
-		r = off + (*cnt)++;
-		st->ranges[2 * r] = h->objects[i].start;
-		st->ranges[2 * r + 1] = h->objects[i].end;
+		u->all_bytes += o->end - o->start;
+		if (!merges(h, grp, i))
+			u->last_taken = u->seen++ % u->stride == u->phase && u->taken < u->nr_ranges;
+		if (!u->last_taken)
+			continue;
+		u->taken_bytes += o->end - o->start;
+		if (merges(h, grp, i)) {
+			st->ranges[2 * (u->range_off + u->taken - 1) + 1] = o->end;
+			continue;
+		}
+		r = u->range_off + u->taken++;
+		st->ranges[2 * r] = o->start;
+		st->ranges[2 * r + 1] = o->end;
+	}
+	for (uint32_t i = 0; i < nr_active; i++) {
+		struct unit *u = &st->units[st->order[i]];
+
+		u->nr_ranges = u->taken;
+		if (u->sampled && u->taken_bytes)
+			u->scale = (double)u->all_bytes / (double)u->taken_bytes;
 	}
 	for (uint32_t i = 0; i < nr_active; i++)
 		if ((rc = unit_describe(st, &st->units[st->order[i]])))
@@ -533,7 +646,7 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 		const struct ameba_counter *ct = &exp->counters[i];
 		uint32_t u = (uint32_t)(ct->tag >> 8);
 		int m = st->metrics[ct->tag & 0xff];
-		double *tot, *pt;
+		double *tot, *pt, scale = 1.0;
 
 		if (u == TAG_COLD) {
 			/* counts of folded units, not attributable to one of them */
@@ -550,11 +663,13 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			tot = &st->units[u].values[m];
 			pt = st->units[u].pt[m];
 			st->units[u].counted |= res->values[i] != 0;
+			scale = st->units[u].scale;
+			st->units[u].ever_sampled |= st->units[u].sampled;
 		}
-		*tot += (double)res->values[i];
+		*tot += scale * (double)res->values[i];
 		if (res->per_thread && res->per_thread[i])
 			for (uint32_t t = 0; t < res->nr_threads; t++)
-				pt[t] += (double)res->per_thread[i][t];
+				pt[t] += scale * (double)res->per_thread[i][t];
 	}
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
@@ -637,9 +752,9 @@ static int objects_contexts(void *state, const struct ameba_context **out, uint3
 			c->object = &un->obj;
 			if (st->window_ns && un->window_ns < st->window_ns)
 				c->confidence *= (double)un->window_ns / (double)st->window_ns;
-			if (un->hull) {
+			if (un->ever_sampled) {
 				c->confidence *= 0.5;
-				c->extra = "measured=hull";
+				c->extra = "measured=sample";
 			}
 		}
 	}
@@ -704,7 +819,7 @@ static int objects_create(const struct ameba_host *host, const struct ameba_para
 	const char *metric = ameba_param_get(params, "metric");
 	long long rounds = atoll(ameba_param_get(params, "rounds") ?: "0");
 	long long max_counters = atoll(ameba_param_get(params, "max_counters") ?: "4096");
-	long long max_ranges = atoll(ameba_param_get(params, "max_ranges") ?: "60000");
+	long long max_ranges = atoll(ameba_param_get(params, "max_ranges") ?: "24000");
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, objects.so was built for %d",
