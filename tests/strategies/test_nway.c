@@ -453,9 +453,10 @@ static void test_phases(void)
 	run_free(&r);
 
 	/* without keeping quiet regions (keep=0, quiet_ms=0) the search loses
-	 * what is quiet when it looks */
+	 * what is quiet when it looks (and rescan=0: no search again when the
+	 * final measurement sees the next phase, test_rescan) */
 	{
-		static const char *const nokeep[] = { "keep=0", "quiet_ms=0", NULL };
+		static const char *const nokeep[] = { "keep=0", "quiet_ms=0", "rescan=0", NULL };
 
 		run_world(&r, &w, nokeep, 200);
 		CHECK(r.finished);
@@ -561,6 +562,51 @@ static void test_more(void)
 	CHECK_SHARE(&r, "alloc_array_e@hot_fig2.c:57", 0.40);
 	CHECK_SHARE(&r, "array_c", 0.19);
 	CHECK_SHARE(&r, "array_d", 0.11);
+	run_free(&r);
+}
+
+/*
+ * Rescan: a phase that starts after the search (true_sharing: main() fills
+ * `samples`, then the workers hammer `total_weight`). The search runs in
+ * the fill, which lasts 1.5 s, and ends at samples alone (total_weight
+ * counts nothing then and is dropped after keep intervals and quiet_ms).
+ * When the fill ends, the final measurement sees samples miss 100% of the
+ * total: the search starts again and finds total_weight, measured from
+ * then on; samples' share is over its whole final window.
+ */
+static void test_rescan(void)
+{
+	static const char *const fin[] = { "final_intervals=10", NULL };
+	static const char *const off[] = { "final_intervals=10", "rescan=0", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+	double s;
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	/* sorted by address, as the host's table */
+	add(&w, "total_weight", AMEBA_OBJ_GLOBAL, 0x600000, 64, 300);
+	add(&w, "nr_samples_seen", AMEBA_OBJ_GLOBAL, 0x600040, 64, 5);
+	add(&w, "samples@ts.c:40", AMEBA_OBJ_HEAP, 0x7f0000000000ull, 16 * MIB, 1000);
+	w.objs[0].period_ms = w.objs[1].period_ms = w.objs[2].period_ms = 1000000;
+	w.objs[2].on_to_ms = 1500;
+	w.objs[0].on_from_ms = w.objs[1].on_from_ms = 1500;
+	w.objs[0].on_to_ms = w.objs[1].on_to_ms = 1000000;
+	run_world(&r, &w, fin, 400);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "samples@ts.c:40 total_weight nr_samples_seen");
+	/* measured only after the fill: all of the worker phase's misses */
+	CHECK_SHARE(&r, "total_weight", 300.0 / 305);
+	s = share_of(&r, "samples@ts.c:40");
+	CHECK(s > 0.05 && s < 1);
+	run_free(&r);
+
+	/* rescan=0: the worker phase is never searched */
+	w.now_ms = 0;
+	run_world(&r, &w, off, 400);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "samples@ts.c:40");
 	run_free(&r);
 }
 
@@ -690,6 +736,7 @@ int main(int argc, char **argv)
 	test_unsearched();
 	test_budget();
 	test_more();
+	test_rescan();
 	test_per_thread();
 	test_bins();
 	return check_done();
