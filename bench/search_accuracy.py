@@ -11,8 +11,20 @@ Notes:
   - Backend sim, metric l1d_miss. Every workload runs at a SCALE that makes a
     plain instrumented run last about TARGET_S seconds (SCALE 1 for the
     stress programs whose SCALE multiplies threads or blocks, and for
-    `phases`, whose SCALE lengthens the phases), so that the searches end
-    before the program does.
+    `phases`, whose SCALE lengthens the phases). When the 10-way search
+    did not end in the first half of the run (END_BY_FRAC: the time of its
+    "search round ... ended" log line over the run's wall time), the SCALE
+    doubles and the row is measured again (up to MAX_SCALE, and while a
+    plain run stays under MAX_PLAIN_S): the search must end well before
+    exit, or the final window is short and, on a phased program, holds one
+    phase only (phased_solver at SCALE 5: the final checksum pass alone).
+  - Sampling needs samples: with a mean period of ~10,000 the error of a
+    share s over K samples is about sqrt(s (1 - s) / K), so the sampling
+    column runs at its own, larger SCALE, chosen from the oracle's total
+    so that K is about SAMPLES_WANTED (4,000: ~0.8 points at s = 0.5; a
+    plain run of at most MAX_SAMPLING_PLAIN_S, 40 s), and
+    is compared with an oracle of that same SCALE (the header says
+    `sampling SCALE k`; the table's `actual` column is the n-way SCALE's).
   - Fairness: the oracle counts the whole run, from the runtime's start to
     exit; `ameba run` holds the program at main() until the first
     experiment is armed, so sampling sees main() to exit (the same run minus
@@ -42,6 +54,12 @@ import time
 
 TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
 FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1}
+MAX_SCALE = 256
+MAX_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_PLAIN_S", "60"))
+SAMPLES_WANTED = 4000
+MAX_SAMPLING_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_SAMPLING_S", "40"))
+END_BY_FRAC = 0.5
+SAMPLING_PERIOD = 10007
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
 RUN_TIMEOUT_S = 600
@@ -72,10 +90,12 @@ def oracle(prog, scale, path):
         o = json.load(f)
     total = 0.0
     rows = []
+    oracle.total = 0.0
     for b in o.get("bins", []):
         v = float(b.get("total", {}).get(METRIC, 0))
         total += v
         rows.append((b["name"], v))
+    oracle.total = total
     rows = [(n, v / total) for n, v in rows if total > 0 and v > 0]
     rows.sort(key=lambda r: -r[1])
     return dt, rows
@@ -86,11 +106,29 @@ def agent(ameba, prog, scale, strategy, path):
     env.pop("AMEBA_ORACLE", None)
     cmd = [ameba, "run", "-v", "--backend", "sim", "--metric", METRIC, "--strategy", strategy,
            "--output", path, "--", prog, str(scale)]
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       timeout=RUN_TIMEOUT_S)
+    # stderr is read line by line as it comes, to time the search's end
+    t0 = time.monotonic()
+    ended_at = None
+    lines = []
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for raw in p.stderr:
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if ended_at is None and re.search(r"search\S* round \d+ ended", line):
+                ended_at = time.monotonic() - t0
+            if time.monotonic() - t0 > RUN_TIMEOUT_S:
+                p.kill()
+                break
+        p.wait(timeout=RUN_TIMEOUT_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wall = time.monotonic() - t0
+    err = "".join(lines)
     if p.returncode != 0 or not os.path.exists(path):
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
-                                                p.stderr.decode(errors="replace")[-300:]))
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, err[-300:]))
     with open(path) as f:
         r = json.load(f)
     objs = []
@@ -103,9 +141,11 @@ def agent(ameba, prog, scale, strategy, path):
         merged[n] = merged.get(n, 0) + s
     objs = sorted(merged.items(), key=lambda r: -r[1])
     # the search's own intervals (nway logs one line per interval with -v)
-    n = [int(x) for x in re.findall(r"nway: interval (\d+)", p.stderr.decode(errors="replace"))]
+    n = [int(x) for x in re.findall(r"nway: interval (\d+)", err)]
     return {"objects": objs, "iterations": r.get("iterations", 0),
-            "search_intervals": max(n) if n else None, "reason": r.get("reason", "?")}
+            "search_intervals": max(n) if n else None, "reason": r.get("reason", "?"),
+            "ended": ended_at is not None,
+            "ended_frac": ended_at / wall if ended_at is not None and wall > 0 else None}
 
 
 def rank_of(rows, name):
@@ -156,19 +196,52 @@ def main():
             continue
         try:
             scale = FIXED_SCALE.get(w, 1)
-            dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+            opath = os.path.join(tmp, w + ".oracle.json")
+            dt, actual = oracle(prog, scale, opath)
+            total = oracle.total
             if w not in FIXED_SCALE and dt < TARGET_S:
                 scale = min(16, max(1, int(math.ceil(TARGET_S / max(dt, 0.05)))))
                 if scale > 1:
-                    dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+                    dt, actual = oracle(prog, scale, opath)
+                    total = oracle.total
             res = {}
-            for c, strat in columns:
-                if have[c]:
-                    try:
-                        res[c] = agent(ameba, prog, scale, strat,
-                                       os.path.join(tmp, "%s.%s.json" % (w, c.replace("-", ""))))
-                    except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        note("%s %s: %s" % (w, c, e))
+            while True:
+                for c, strat in columns:
+                    if have[c] and c != "sampling":
+                        try:
+                            res[c] = agent(ameba, prog, scale, strat,
+                                           os.path.join(tmp, "%s.%s.json" %
+                                                        (w, c.replace("-", ""))))
+                        except (RuntimeError, subprocess.TimeoutExpired) as e:
+                            note("%s %s: %s" % (w, c, e))
+                            res.pop(c, None)
+                # the search must end before the program does: lengthen the run
+                r10 = res.get("10-way")
+                if (w in FIXED_SCALE or r10 is None or
+                        (r10["ended"] and r10["ended_frac"] <= END_BY_FRAC) or
+                        scale * 2 > MAX_SCALE or dt * 2 > MAX_PLAIN_S):
+                    break
+                note("%s: the 10-way search %s at SCALE %d: SCALE %d" %
+                     (w, "ended at %.0f%% of the run" % (100 * r10["ended_frac"])
+                      if r10["ended"] else "did not end", scale, scale * 2))
+                scale *= 2
+                dt, actual = oracle(prog, scale, opath)
+                total = oracle.total
+            # sampling: a SCALE that gives about SAMPLES_WANTED samples
+            samp_scale, samp_actual = scale, actual
+            if w not in FIXED_SCALE and total > 0:
+                want = int(math.ceil(scale * SAMPLES_WANTED * SAMPLING_PERIOD / total))
+                want = min(want, MAX_SCALE, int(scale * MAX_SAMPLING_PLAIN_S / max(dt, 0.05)))
+                if want > scale:
+                    samp_scale = want
+                    _, samp_actual = oracle(prog, samp_scale,
+                                            os.path.join(tmp, w + ".oracle_s.json"))
+            if have["sampling"]:
+                try:
+                    res["sampling"] = agent(ameba, prog, samp_scale, columns[0][1],
+                                            os.path.join(tmp, "%s.sampling.json" % w))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    note("%s sampling: %s" % (w, e))
         except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as e:
             note("workload %s: %s: row skipped" % (w, e))
             continue
@@ -184,6 +257,12 @@ def main():
         for c in ("10-way", "2-way", "sampling"):
             if c in res:
                 head += "; %s %s %d intervals" % (c, res[c]["reason"], res[c]["iterations"])
+                if c == "sampling" and samp_scale != scale:
+                    head += " (SCALE %d)" % samp_scale
+                if c != "sampling" and not res[c]["ended"]:
+                    head += " (search not ended)"
+                elif c != "sampling":
+                    head += " (ended at %.0f%%)" % (100 * res[c]["ended_frac"])
                 if res[c].get("search_intervals"):
                     head += " (search %d)" % res[c]["search_intervals"]
         print(head)
@@ -212,7 +291,9 @@ def main():
             top5_total += 1
             if "10-way" in res and rank_of(res["10-way"]["objects"], n)[0]:
                 top5_found += 1
-            if "sampling" in res:
+        # sampling against the oracle of its own SCALE
+        for n, a in samp_actual[:5]:
+            if a >= 0.02 and "sampling" in res:
                 s = rank_of(res["sampling"]["objects"], n)[1] or 0.0
                 samp_err.append(abs(s - a) * 100)
         if actual and "2-way" in res:
