@@ -177,10 +177,10 @@ def main():
                  (s.split(":")[0], os.path.join(sdir, s.split(":")[0] + ".so")))
 
     print("search_accuracy: backend sim, metric %s, oracle = AMEBA_ORACLE of a plain run" % METRIC)
-    print("%-36s %-14s %-14s %-14s %-14s" % ("workload / object", "actual", "sampling",
-                                              "10-way", "2-way"))
-    print("%-36s %-14s %-14s %-14s %-14s" % ("", "rank      %", "rank      %", "rank      %",
-                                              "rank      %"))
+    print("%-36s %-14s %-14s %-14s %-14s %-14s" % ("workload / object", "actual", "10-way",
+                                                   "2-way", "actual@samp", "sampling"))
+    print("%-36s %-14s %-14s %-14s %-14s %-14s" % ("", "rank      %", "rank      %",
+                                                   "rank      %", "rank      %", "rank      %"))
     top5_found = top5_total = 0
     top1_2way = top1_total = 0
     nway_err = []
@@ -246,7 +246,8 @@ def main():
             note("workload %s: %s: row skipped" % (w, e))
             continue
         nr_run += 1
-        shown = [n for n, s in actual[:5] if s >= 0.0001]
+        shown = [n for n, s in actual[:5] + samp_actual[:5] if s >= 0.0001]
+        shown = [n for i, n in enumerate(shown) if n not in shown[:i]]
         for c in res:
             lim = 5 if c == "sampling" else len(res[c]["objects"])
             for n, s in res[c]["objects"][:lim]:
@@ -269,8 +270,12 @@ def main():
         for n in shown:
             ar, a = rank_of(actual, n)
             cells = ["%4s %8s" % (ar or "", "%.2f" % (100 * a) if a is not None else "")]
-            for c, _ in columns:
-                if c in res:
+            for c in ("10-way", "2-way", "actual@samp", "sampling"):
+                if c == "actual@samp":
+                    ar, a = rank_of(samp_actual, n)
+                    cells.append("%4s %8s" % (ar or "", "%.2f" % (100 * a) if a is not None
+                                              else ""))
+                elif c in res:
                     r, s = rank_of(res[c]["objects"], n)
                     cells.append("%4s %8s" % (r or "", "%.2f" % (100 * s) if s is not None else ""))
                 else:

@@ -47,9 +47,12 @@
  *    the interval grows by `grow` (once per interval, up to
  *    max_interval_ms): phases, seed 002 section 3.5. The n initial regions
  *    count as ranked (they are the whole search). Quiet regions are
- *    measured first, on up to n/2 counters, and while one may still come
- *    back the search does not end (a program's start-up is a sequence of
- *    phases too: arrays initialised one after the other).
+ *    measured first, on up to n/2 counters (with n < 4, every other
+ *    interval only: else no counters are left to split the top region,
+ *    and a 2-way search stood still while a region was quiet), and while
+ *    one may still come back the search does not end (a program's
+ *    start-up is a sequence of phases too: arrays initialised one after
+ *    the other).
  *  - A single unit measured again accumulates: its share is the sum of its
  *    counts over the sum of the totals of the intervals it was measured in
  *    (an average weighted by events, so longer intervals weigh more).
@@ -85,8 +88,9 @@
  *    `rescan` above what they missed at the search's end (its own
  *    estimate, or the least missed in a final interval since), a new
  *    phase began: the search starts again (a new round, from n regions
- *    over all objects minus the found ones), and the final measurement
- *    resumes, for old and new objects, when it ends. At most MAX_RESCANS
+ *    over all objects minus the found ones) while the found objects are
+ *    still measured (their windows stay whole), and the new ones join the
+ *    final measurement when it ends. At most MAX_RESCANS
  *    times, and not again after a round that found nothing; not with
  *    per_thread=1 (each thread's search has its own phases).
  *  - An experiment holds at most max_ranges address ranges: beyond, the
@@ -1168,6 +1172,13 @@ static int search_select(struct nway *st, struct search *s)
 	uint32_t left = st->n, limbo = st->n / 2 ? st->n / 2 : 1, stale = search_stale(st, s);
 
 	slots_clear(s);
+	/* with n < 4 a quiet or stale region's counter leaves too few to split
+	 * the top region (2-way: none), and the search stood still while any
+	 * region was quiet: they are measured every other interval only */
+	if (st->n < 4 && (s->nr_intervals & 1)) {
+		stale = 0;
+		limbo = 0;
+	}
 	if (stale) {
 		if (slot_add(s, SLOT_ASIS, stale - 1, NULL))
 			return AMEBA_ENOMEM;
@@ -1389,19 +1400,22 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	}
 	if (!active && (st->final == F_DONE || !st->nr_found))
 		return 1;
-	if (!active) {
+	if (!active || st->nr_rescans) {
 		/*
 		 * Every search ended: the final measurement of everything found,
 		 * on the exact extents, all at once (one window for all):
-		 * every metric, one total and one counter per found unit.
+		 * every metric, one total and one counter per found unit. It
+		 * goes on while a rescan searches (Notes), so the windows of
+		 * what was found stay whole.
 		 */
-		if (st->final == F_NONE) {
+		if (st->final == F_NONE && !active) {
 			st->final = F_MEASURING;
 			st->final_left = st->final_intervals;
 			st->final_ext = 0;
 			st->missed_min = -1;
 		}
-		interval = st->final_interval_ms;
+		if (!active)
+			interval = st->final_interval_ms;
 		for (uint32_t f = 0; f < st->nr_found; f++) {
 			st->found[f].measuring = 1;
 			st->found[f].hull = st->units[st->found[f].unit].hull;
@@ -1552,6 +1566,11 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 			r = &s->q[sl->qi];	/* q may have moved */
 		}
 	}
+	/* a quiet region not measured this interval (n < 4: every other
+	 * one) stays quiet for the time of it: quiet_ms is time, not counts */
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		if (s->q[i].zero_streak && s->q[i].meas_at != s->nr_intervals)
+			s->q[i].zero_ns += elapsed_ns;
 	slots_clear(s);
 	q_compact(s);
 	if (kept)

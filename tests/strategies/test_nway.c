@@ -611,6 +611,41 @@ static void test_rescan(void)
 }
 
 /*
+ * 2-way with quiet regions (imbalance: one heap array holds every miss,
+ * the globals and stacks around it count nothing). Each quiet half is kept
+ * for keep intervals and quiet_ms; when it took one of the two counters,
+ * none was left to split the top region, and the search stood still until
+ * every quiet region expired (24 intervals here; the 2-way runs of
+ * bench/search_accuracy did not end at all). Measured every other interval,
+ * and quiet for the time of the intervals that skip them, the quiet
+ * regions no longer hold the splits: 19 intervals.
+ */
+static void test_two_way_quiet(void)
+{
+	static const char *const two[] = { "n=2", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	add(&w, "g0", AMEBA_OBJ_GLOBAL, 0x600000, 0x1000, 0);
+	add(&w, "g1", AMEBA_OBJ_GLOBAL, 0x601000, 0x1000, 0);
+	add(&w, "g2", AMEBA_OBJ_GLOBAL, 0x602000, 0x1000, 0);
+	add(&w, "cells@imb.c:47", AMEBA_OBJ_HEAP, 0x7f0000000000ull, 64 * MIB, 1000);
+	add(&w, "s0", AMEBA_OBJ_STACK, 0x7ff000000000ull, 0x10000, 0);
+	add(&w, "s1", AMEBA_OBJ_STACK, 0x7ff100000000ull, 0x10000, 0);
+	add(&w, "s2", AMEBA_OBJ_STACK, 0x7ff200000000ull, 0x10000, 0);
+	add(&w, "s3", AMEBA_OBJ_STACK, 0x7ff300000000ull, 0x10000, 0);
+	add(&w, "s4", AMEBA_OBJ_STACK, 0x7ff400000000ull, 0x10000, 0);
+	run_world(&r, &w, two, 21);	/* 19 intervals; 24 before the rule */
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "cells@imb.c:47");
+	CHECK_SHARE(&r, "cells@imb.c:47", 1.0);
+	run_free(&r);
+}
+
+/*
  * per_thread=1: thread 1 misses only on `mine` (5% of all misses, 100% of
  * thread 1's), thread 0 on `big` (95%). A 2-way search over all threads
  * ends at big; per thread, each search finds its own object.
@@ -737,6 +772,7 @@ int main(int argc, char **argv)
 	test_budget();
 	test_more();
 	test_rescan();
+	test_two_way_quiet();
 	test_per_thread();
 	test_bins();
 	return check_done();
