@@ -6,17 +6,17 @@
  * Notes:
  *  - Objects: the first refresh lists every live object; later refreshes
  *    list only the objects created since (object ids grow: a listing from
- *    the previous next_offset returns the new ones) and a full listing is
- *    repeated every AGENT_MRI_FULL_EVERY refreshes to learn about frees, but
- *    no sooner than AGENT_MRI_FULL_SHARE times its own length after the
- *    previous one (listing a million blocks takes the target's server
- *    thread ~1 s under the sim backend: relisting them every ten intervals
- *    measured little else, and blocked the intervals meanwhile). An
- *    incremental listing stops after AGENT_MRI_LIST_NS and goes on at the
- *    next refresh: a program allocating 200,000 blocks kept the listing
- *    chasing its allocations for seconds, with the experiment of before
- *    the listing armed all that time (and the objects allocated next, such
- *    as wl_cxx's tally, unmeasured while its threads ran). A
+ *    the previous next_offset returns the new ones), for at most
+ *    AGENT_MRI_LIST_NS, going on at the next refresh. Frees are learnt by
+ *    a sweep started every AGENT_MRI_FULL_EVERY refreshes: it lists the
+ *    live ids below the end of the listing at its start, AGENT_MRI_LIST_NS
+ *    per refresh, and then drops the known objects it did not see. Listing
+ *    a million blocks takes the target's server thread ~1 s under the sim
+ *    backend on 2 vCPUs: a whole relisting every ten intervals (the former
+ *    design) measured little else, and one listing that chased a program
+ *    allocating 200,000 blocks held the interval, with the experiment of
+ *    before the listing armed, for seconds (wl_cxx's tally, allocated
+ *    next, went unmeasured while its threads ran). A
  *    new object overlapping an older one replaces it (the older one was
  *    freed and its memory reused). This keeps the agent's cost per interval
  *    proportional to what changed, not to the size of the heap.
@@ -28,6 +28,9 @@
  *  - The interval is waited in slices of at most 50 ms on the session's
  *    event stream, so a target exit (the MRI exit event, which carries the
  *    final counts) or a stop request ends it early.
+ *  - A reading whose per-thread rows do not fit in one reply is taken
+ *    without them (read_experiment); the rows being cumulative, the next
+ *    reading with rows carries the threads' share of the interval.
  *  - When the exit event's final reading has no per-thread rows, the last
  *    slice of the run counts in the totals but not in the per-thread values.
  *  - An experiment with a sample stream (sample_period) arms it once and
@@ -47,8 +50,8 @@
 #include "provider.h"
 
 #define AGENT_MRI_FULL_EVERY 10
-#define AGENT_MRI_FULL_SHARE 20		/* a full listing at most every 20x its length */
 #define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
+#define AGENT_MRI_MAX_GAPS 64		/* ranges of ids skipped to list the newest first */
 #define AGENT_MRI_PAGE 4096
 #define AGENT_MRI_SLICE_MS 50
 #define AGENT_MRI_TIMEOUT_MS 10000
@@ -67,9 +70,15 @@ struct mri_prov {
 	/* objects, sorted by start; names owned */
 	struct ameba_object *objs;
 	uint32_t nr_objs, cap_objs;
+	uint32_t nr_sorted;		/* objs[0, nr_sorted) are in order */
 	uint32_t next_offset;
+	uint32_t nr_rows_dropped;		/* readings without per-thread rows */
+	struct agent_gap { uint32_t lo, hi; } gaps[AGENT_MRI_MAX_GAPS];	/* ids not listed yet */
+	uint32_t nr_gaps;
+	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
+	uint8_t *seen;			/* bit per id: listed live by the sweep */
+	uint32_t seen_bits;
 	uint32_t nr_refresh;
-	uint64_t full_ns, full_end_ns;	/* the last full listing: its length, its end */
 	struct mri_object *page;
 
 	struct ameba_object *bins;
@@ -126,6 +135,7 @@ static void objs_clear(struct mri_prov *p)
 	for (uint32_t i = 0; i < p->nr_objs; i++)
 		free((char *)p->objs[i].name);
 	p->nr_objs = 0;
+	p->nr_sorted = 0;
 }
 
 static int objs_push(struct mri_prov *p, const struct mri_object *o)
@@ -168,12 +178,31 @@ static int cmp_obj(const void *x, const void *y)
 	return (a->id < b->id) - (a->id > b->id);	/* newer first */
 }
 
-/* Sorts by start and drops objects overlapped by a newer one. */
+/*
+ * Sorts by start and drops objects overlapped by a newer one. The objects
+ * up to nr_sorted are sorted from the last call: only the new tail is
+ * sorted, then merged in (a million known blocks, a few thousand new).
+ */
 static void objs_normalize(struct mri_prov *p)
 {
-	uint32_t w = 0;
+	uint32_t w = 0, n = p->nr_objs, k = p->nr_sorted <= n ? p->nr_sorted : 0;
+	struct ameba_object *tmp;
 
-	qsort(p->objs, p->nr_objs, sizeof(*p->objs), cmp_obj);
+	qsort(p->objs + k, n - k, sizeof(*p->objs), cmp_obj);
+	if (k && n > k && cmp_obj(&p->objs[k - 1], &p->objs[k]) > 0) {
+		tmp = malloc((size_t)n * sizeof(*tmp));
+		if (tmp) {
+			uint32_t a = 0, b = k, o = 0;
+
+			while (a < k || b < n)
+				tmp[o++] = b == n || (a < k && cmp_obj(&p->objs[a], &p->objs[b]) <= 0) ?
+					   p->objs[a++] : p->objs[b++];
+			memcpy(p->objs, tmp, (size_t)n * sizeof(*tmp));
+			free(tmp);
+		} else {
+			qsort(p->objs, n, sizeof(*p->objs), cmp_obj);
+		}
+	}
 	for (uint32_t r = 0; r < p->nr_objs; r++) {
 		struct ameba_object *o = &p->objs[r];
 
@@ -194,6 +223,7 @@ static void objs_normalize(struct mri_prov *p)
 		p->objs[w++] = *o;
 	}
 	p->nr_objs = w;
+	p->nr_sorted = w;
 	for (uint32_t i = 0; i < p->nr_objs; i++)
 		p->objs[i].site = (p->objs[i].kind == AMEBA_OBJ_HEAP || p->objs[i].kind == AMEBA_OBJ_MMAP) ?
 					  p->objs[i].name : NULL;
@@ -207,42 +237,150 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int list_objects(struct mri_prov *p, int full)
+/*
+ * Reads the running experiment with its per-thread rows; when they do not
+ * fit in one reply (ERANGE: thousands of threads counted in the interval,
+ * e.g. a program that starts threads by the thousand), the totals alone.
+ * The rows' values are cumulative, so the threads' share of this interval
+ * shows up in the next reading that has rows.
+ */
+static int read_experiment(struct mri_prov *p, struct mri_reading *r)
+{
+	int rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, r);
+
+	if (rc == AMEBA_ERANGE) {
+		p->nr_rows_dropped++;
+		rc = mri_experiment_read(p->s, p->exp_id, 0, r);
+	}
+	return rc;
+}
+
+/* Lists ids [*cursor, end) (end MRI_END: to the end), for at most until_ns. */
+static int list_range(struct mri_prov *p, uint32_t *cursor, uint32_t end, uint64_t until_ns)
 {
 	struct mri_object_query q = { .live_only = 1 };
-	uint64_t t0 = now_ns();
-	uint32_t cursor;
+	int rc;
+
+	while (*cursor != MRI_END && (end == MRI_END || *cursor < end)) {
+		rc = mri_objects(p->s, &q, cursor, p->page, AGENT_MRI_PAGE);
+		if (rc < 0) {
+			set_err(p, "listing objects", rc);
+			return rc;
+		}
+		for (int i = 0; i < rc; i++)
+			if ((end == MRI_END || p->page[i].id < end) && objs_push(p, &p->page[i]))
+				return AMEBA_ENOMEM;
+		if (*cursor == MRI_END && end == MRI_END) {
+			/* the end of the table: go on from there next time */
+			*cursor = rc > 0 ? p->page[rc - 1].id + 1 : mri_objects_total(p->s);
+			break;
+		}
+		if (now_ns() > until_ns)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * The objects created since the last listing. Newest first: when more than
+ * two pages are new, the last page of the table is listed first and the
+ * ids between go to the backlog (gaps), listed newest gap first in the
+ * time left. The blocks allocated last are often the ones in use now
+ * (wl_cxx allocates its tally after 200,000 shapes).
+ */
+static int list_objects(struct mri_prov *p, int full)
+{
+	uint64_t until = full ? UINT64_MAX : now_ns() + AGENT_MRI_LIST_NS;
+	uint32_t cursor, total;
 	int rc;
 
 	if (full) {
 		objs_clear(p);
-		cursor = 0;
-	} else {
-		cursor = p->next_offset;
+		p->nr_gaps = 0;
+		p->next_offset = 0;
 	}
-	while (cursor != MRI_END) {
-		uint32_t before = cursor;
+	cursor = p->next_offset;
+	rc = list_range(p, &cursor, MRI_END, full ? UINT64_MAX : 0);	/* one page */
+	total = mri_objects_total(p->s);
+	if (!rc && !full && cursor != MRI_END && total > cursor + 2 * AGENT_MRI_PAGE &&
+	    p->nr_gaps < AGENT_MRI_MAX_GAPS) {
+		p->gaps[p->nr_gaps].lo = cursor;
+		p->gaps[p->nr_gaps++].hi = total - AGENT_MRI_PAGE;
+		cursor = total - AGENT_MRI_PAGE;
+	}
+	if (!rc)
+		rc = list_range(p, &cursor, MRI_END, until);
+	if (cursor != MRI_END)
+		p->next_offset = cursor;
+	while (!rc && p->nr_gaps && now_ns() <= until) {
+		struct agent_gap *g = &p->gaps[p->nr_gaps - 1];
 
+		rc = list_range(p, &g->lo, g->hi, until);
+		if (g->lo == MRI_END || g->lo >= g->hi)
+			p->nr_gaps--;
+	}
+	objs_normalize(p);
+	return rc;
+}
+
+/* Starts a sweep over the ids listed so far, to learn which were freed. */
+static int sweep_start(struct mri_prov *p)
+{
+	uint32_t bytes = p->next_offset / 8 + 1;
+
+	if (p->next_offset + 1 > p->seen_bits) {
+		uint8_t *b = realloc(p->seen, bytes);
+
+		if (!b)
+			return AMEBA_ENOMEM;
+		p->seen = b;
+		p->seen_bits = bytes * 8;
+	}
+	memset(p->seen, 0, bytes);
+	p->sweep_end = p->next_offset;
+	p->sweep_offset = 0;
+	return 0;
+}
+
+/*
+ * One step of the sweep (AGENT_MRI_LIST_NS at most): marks the ids still
+ * live; when it has passed sweep_end, drops the known objects below it
+ * that it did not see (freed since they were listed).
+ */
+static int sweep_step(struct mri_prov *p)
+{
+	struct mri_object_query q = { .live_only = 1 };
+	uint64_t t0 = now_ns();
+	uint32_t cursor = p->sweep_offset, w = 0;
+	int rc;
+
+	while (cursor != MRI_END && cursor < p->sweep_end) {
 		rc = mri_objects(p->s, &q, &cursor, p->page, AGENT_MRI_PAGE);
 		if (rc < 0) {
 			set_err(p, "listing objects", rc);
 			return rc;
 		}
 		for (int i = 0; i < rc; i++)
-			if (objs_push(p, &p->page[i]))
-				return AMEBA_ENOMEM;
-		if (cursor != MRI_END)
-			p->next_offset = cursor;
-		else if (rc > 0)
-			p->next_offset = p->page[rc - 1].id + 1;
-		else if (before > p->next_offset)
-			p->next_offset = before;
-		/* the objects allocated while we list: the rest at the next
-		 * refresh, so that the interval is not held up */
-		if (!full && now_ns() - t0 > AGENT_MRI_LIST_NS)
+			if (p->page[i].id < p->sweep_end)
+				p->seen[p->page[i].id / 8] |= (uint8_t)(1u << (p->page[i].id % 8));
+		if (now_ns() - t0 > AGENT_MRI_LIST_NS)
 			break;
 	}
-	objs_normalize(p);
+	p->sweep_offset = cursor;
+	if (cursor != MRI_END && cursor < p->sweep_end)
+		return 0;
+	for (uint32_t r = 0; r < p->nr_objs; r++) {
+		struct ameba_object *o = &p->objs[r];
+
+		if (o->id < p->sweep_end && !(p->seen[o->id / 8] & (1u << (o->id % 8)))) {
+			free((char *)o->name);
+			continue;
+		}
+		p->objs[w++] = *o;
+	}
+	p->nr_objs = w;
+	p->nr_sorted = w < p->nr_sorted ? w : p->nr_sorted;
+	p->sweep_offset = MRI_END;
 	return 0;
 }
 
@@ -323,27 +461,24 @@ static int list_threads(struct mri_prov *p)
 static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 {
 	struct mri_prov *p = (struct mri_prov *)base;
-	uint64_t t0 = now_ns();
 	int full = p->nr_refresh % AGENT_MRI_FULL_EVERY == 0, rc;
 
-	/* a full listing costs the target's server thread time in proportion
-	 * to the live objects: at most AGENT_MRI_FULL_SHARE of the run */
-	if (full && p->nr_refresh && t0 - p->full_end_ns < AGENT_MRI_FULL_SHARE * p->full_ns)
-		full = 0;
 
 	memset(w, 0, sizeof(*w));
 	if (p->exited && !p->final_pending)
 		return AMEBA_EEXITED;
 	if (!p->exited) {
 		rc = list_threads(p);
+		/* the first listing is whole; later, frees are learnt by a sweep
+		 * spread over refreshes */
 		if (!rc)
-			rc = list_objects(p, full);
+			rc = list_objects(p, full && !p->nr_refresh);
+		if (!rc && full && p->nr_refresh && p->sweep_offset == MRI_END)
+			rc = sweep_start(p);
+		if (!rc && p->sweep_offset != MRI_END)
+			rc = sweep_step(p);
 		if (!rc && full)
 			rc = list_bins(p);
-		if (!rc && full) {
-			p->full_end_ns = now_ns();
-			p->full_ns = p->full_end_ns - t0;
-		}
 		if (rc == AMEBA_EEXITED) {
 			/* the tables as they were: one more experiment() call
 			 * collects the final reading of the running experiment */
@@ -518,7 +653,7 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
 	p->carry_pt = NULL;
 	p->carry_pt_threads = 0;
 	if (p->running) {
-		rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &r);
+		rc = read_experiment(p, &r);
 		if (rc == AMEBA_EEXITED)
 			goto out;
 		if (rc == 0 && r.nr == nr_old) {
@@ -797,7 +932,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 			goto exited;
 		}
 	}
-	rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, &reading);
+	rc = read_experiment(p, &reading);
 	if (rc == AMEBA_EEXITED)
 		goto exited;
 	if (rc) {
@@ -864,6 +999,7 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->objs);
 	free(p->bins);
 	free(p->page);
+	free(p->seen);
 	free(p->bin_page);
 	free(p->threads);
 	free(p->thread_page);
@@ -928,6 +1064,7 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 		return NULL;
 	p->base.ops = &mri_prov_ops;
 	p->pid = pid;
+	p->sweep_offset = MRI_END;
 	socket_hint(pid, where, sizeof(where));
 	for (;;) {
 		rc = mri_open_pid(&p->s, pid, AGENT_MRI_TIMEOUT_MS);

@@ -49,6 +49,7 @@ struct slot_mem {
 };
 
 struct mri_session {
+	uint32_t objects_total;		/* nr_total of the last objects reply */
 	struct mri_transport tr;
 	int connected;
 	int timeout_ms;
@@ -836,6 +837,7 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 		return err;
 	slot_reset(s, SLOT_OBJECTS);
 	s->slots[SLOT_OBJECTS].root = root;
+	s->objects_total = (uint32_t)num_u64(mri_json_get(r, "nr_total"));
 	if (mri_json_get(r, "rows")) {
 		/* the compact form: [id, kind, start, end, size, site, bin, live, name] */
 		const cJSON *names = mri_json_get(r, "names");
@@ -902,6 +904,11 @@ int mri_objects(struct mri_session *s, const struct mri_object_query *q, uint32_
 		struct mri_object *out, uint32_t max)
 {
 	return GUARDED(s, do_objects(s, q, cursor, out, max));
+}
+
+uint32_t mri_objects_total(const struct mri_session *s)
+{
+	return s ? s->objects_total : 0;
 }
 
 static int do_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out, uint32_t max)

@@ -294,6 +294,8 @@ static int op_objects(struct mri_req *r)
 	name = malloc(MRI_NAME_MAX);
 	if (!name) {
 		free(bin_name);
+		free(rows.p);
+		free(names.p);
 		return mri_req_nomem(r);
 	}
 	nr = d->ops->nr_objects(d->ctx);

@@ -179,6 +179,8 @@ struct mri_object_query {
  */
 AMEBA_API int mri_objects(struct mri_session *s, const struct mri_object_query *q,
 			  uint32_t *cursor, struct mri_object *out, uint32_t max);
+/* The size of the object table (ids below it exist) in the last objects reply. */
+AMEBA_API uint32_t mri_objects_total(const struct mri_session *s);
 
 /* Allocation-site bins: the heap and mmap blocks of one source-level site. */
 struct mri_bin {

@@ -26,7 +26,12 @@
  *    known to be zero (exact, at a fraction of the counters). When it
  *    reads non-zero, every folded unit gets its own counters again from the
  *    next interval; that interval's cold counts stay in the program totals
- *    but are attributed to no unit.
+ *    but are attributed to no unit. Units with many ranges (more than
+ *    1/COLD_MAX_SHARE of the range budget: sites with thousands of blocks)
+ *    are not folded: a silent site is usually one whose blocks are all
+ *    still being built, and the group would not fit in the budget. When
+ *    the group is left out of an experiment (over the range budget), its
+ *    units are not known to be zero: they are measured again.
  *  - Order of the units for the counter budget: those that counted (hottest
  *    first), then those never measured (objects and sites that appeared
  *    since the last interval), then the rest in turns.
@@ -40,10 +45,17 @@
  *  - Sites with more ranges than fit (a million small blocks) are sampled:
  *    each active unit gets a fair share q of the range budget (water
  *    filling: units with fewer ranges keep all of theirs), and a unit over
- *    q is measured on every stride-th of its ranges, the offset rotating
- *    with the intervals; its counts are scaled by its object bytes over
- *    the measured object bytes. Blocks of one site are alike, so the
- *    estimate is unbiased; its confidence is halved ("measured=sample").
+ *    q is measured on every stride-th of its ranges (in address order),
+ *    its counts scaled by its object bytes over the measured object bytes.
+ *    Blocks of one site are alike, so the estimate is unbiased; its
+ *    confidence is halved ("measured=sample"). The stride is a power of
+ *    two and the sample starts at the first range, so the sample stays
+ *    the same from one interval to the next while the blocks do (a heap
+ *    growing upwards only adds ranges at the end): an experiment that is
+ *    not re-armed keeps its counts. (A sample rotating with the intervals
+ *    changed every experiment, and the provider carries the counts of a
+ *    replaced experiment, taken while the agent was busy, only to
+ *    identical counters: they were lost.)
  *    (The hull of the blocks, used before, is no estimate when sites are
  *    interleaved in the heap: each hull covers the others' blocks too.)
  *  - The strategy never finishes by itself unless rounds > 0: it measures
@@ -58,6 +70,7 @@
 #define ADJACENT_GAP 32
 #define COLD_AFTER 3		/* silent intervals before a unit is folded ... */
 #define COLD_AFTER_NS 1000000000ull	/* ... that last at least this long */
+#define COLD_MAX_SHARE 8	/* units with more ranges than budget / 8 stay warm */
 #define TAG_TOTAL 0xffffffffu
 #define TAG_COLD 0xfffffffeu
 
@@ -287,6 +300,10 @@ static int is_site_kind(const struct ameba_object *o)
 static int units_collect(struct objects *st, uint32_t *of)
 {
 	const struct ameba_host *h = st->host;
+	/* the units of the sites met last: a heap of a million blocks from a
+	 * few sites costs a strcmp per block, not a key and a hash */
+	struct { const char *site; uint32_t unit; } recent[8] = { { 0 } };
+	uint32_t next_recent = 0;
 	char key[4200];
 
 	for (uint32_t u = 0; u < st->nr_units; u++) {
@@ -307,13 +324,25 @@ static int units_collect(struct objects *st, uint32_t *of)
 		of[i] = 0;
 		if (!o->live || o->kind == AMEBA_OBJ_OTHER || o->end <= o->start)
 			continue;
+		u = NULL;
 		if (is_site_kind(o))
-			snprintf(key, sizeof(key), "s:%s", o->site);
-		else
-			snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
-		u = unit_get(st, key);
-		if (!u)
-			return AMEBA_ENOMEM;
+			for (uint32_t k = 0; k < 8 && !u; k++)
+				if (recent[k].site && !strcmp(recent[k].site, o->site))
+					u = &st->units[recent[k].unit];
+		if (!u) {
+			if (is_site_kind(o))
+				snprintf(key, sizeof(key), "s:%s", o->site);
+			else
+				snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
+			u = unit_get(st, key);
+			if (!u)
+				return AMEBA_ENOMEM;
+			if (is_site_kind(o)) {
+				recent[next_recent].site = o->site;
+				recent[next_recent].unit = (uint32_t)(u - st->units);
+				next_recent = (next_recent + 1) % 8;
+			}
+		}
 		of[i] = (uint32_t)(u - st->units) + 1;	/* an index: units may move */
 		if (!u->nr_live) {
 			u->lo = o->start;
@@ -519,9 +548,11 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 			if (u->nr_ranges <= q)
 				continue;
 			u->sampled = 1;
-			u->stride = (u->nr_ranges + q - 1) / q;
-			u->phase = st->nr_rounds % u->stride;
-			u->nr_ranges = (u->nr_ranges - u->phase + u->stride - 1) / u->stride;
+			u->stride = 1;
+			while ((uint64_t)u->stride * q < u->nr_ranges)
+				u->stride *= 2;
+			u->phase = 0;
+			u->nr_ranges = (u->nr_ranges + u->stride - 1) / u->stride;
 		}
 	}
 	st->nr_ranges = 0;
@@ -679,11 +710,14 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			/* fold a unit that stays silent into the cold group */
 			un->zero_rounds = un->counted ? 0 : un->zero_rounds + 1;
 			un->zero_ns = un->counted ? 0 : un->zero_ns + res->elapsed_ns;
-			if (un->zero_rounds >= COLD_AFTER && un->zero_ns >= COLD_AFTER_NS)
+			if (un->zero_rounds >= COLD_AFTER && un->zero_ns >= COLD_AFTER_NS &&
+			    un->seen <= st->max_ranges / st->nr_metrics / COLD_MAX_SHARE)
 				un->cold = 1;
 		} else if (un->cold && un->nr_live) {
-			if (cold_hit) {
-				/* someone in the cold group woke up: measure each again */
+			if (cold_hit || !st->cold_nr) {
+				/* someone in the cold group woke up, or the group was
+				 * not measured (over the range budget): measure each
+				 * again */
 				un->cold = 0;
 				un->zero_rounds = 0;
 				un->zero_ns = 0;

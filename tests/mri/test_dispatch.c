@@ -224,6 +224,7 @@ static const struct bad bad[] = {
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"objects\",\"kinds\":[\"heap\",\"bogus\"]}", AMEBA_EINVAL, "kinds[1]: unknown kind \"bogus\"", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"objects\",\"kinds\":[1]}", AMEBA_EINVAL, "kinds[0]: 1 is not a string", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"objects\",\"live\":\"yes\"}", AMEBA_EINVAL, "live: \"yes\" is not true or false", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"objects\",\"compact\":1}", AMEBA_EINVAL, "compact: 1 is not true or false", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"objects\",\"name\":[]}", AMEBA_EINVAL, "name: an array is not a string", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"attach\",\"backend\":\"nosuch\"}", AMEBA_ENOENT, "backend: unknown backend \"nosuch\"; this runtime has: count", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"attach\",\"backend\":\"sim\"}", AMEBA_EBUSY, "one backend per process lifetime", 3 },
@@ -256,6 +257,7 @@ static const struct bad bad[] = {
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"subscribe\"}", AMEBA_EINVAL, "events is missing", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"subscribe\",\"events\":[\"threads\",\"foo\"]}", AMEBA_EINVAL, "events[1]: unknown event \"foo\"", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\",\"experiment\":101,\"threads\":1}", AMEBA_EINVAL, "threads: 1 is not true or false", 3 },
+	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\",\"experiment\":101,\"sparse\":\"y\"}", AMEBA_EINVAL, "sparse: \"y\" is not true or false", 3 },
 };
 
 static void test_bad(void)
@@ -377,6 +379,28 @@ static void test_discovery(void)
 	o = item(mri_json_get(r, "objects"), 5);
 	CHECK(num(mri_json_get(o, "bin")) == 1);
 	CHECK(num(mri_json_get(o, "site")) == 2);
+	CHECK(mri_json_type(mri_json_get(r, "next_offset")) == cJSON_NULL);
+	cJSON_Delete(root);
+
+	/* the compact form: the same objects as rows of numbers, names once */
+	r = ok(__LINE__, "{\"v\":1,\"id\":4,\"op\":\"objects\",\"compact\":true}", &root);
+	CHECK(mri_json_get(r, "objects") == NULL);
+	CHECK(mri_json_count(mri_json_get(r, "rows")) == FAKE_NR_OBJECTS);
+	o = item(mri_json_get(r, "rows"), 1);		/* garr: global, [0x1000, 0x2000) */
+	CHECK(mri_json_count(o) == 9);
+	CHECK(num(item(o, 0)) == 1);
+	CHECK(num(item(o, 1)) == 0);
+	CHECK(num(item(o, 2)) == 4096);
+	CHECK(num(item(o, 3)) == 8192);
+	CHECK(num(item(o, 4)) == 4096);
+	CHECK(num(item(o, 6)) == -1);
+	CHECK_STR(str(item(mri_json_get(r, "names"), (int)num(item(o, 8)))), "garr");
+	o = item(mri_json_get(r, "rows"), 8);
+	CHECK_STR(str(item(mri_json_get(r, "names"), (int)num(item(o, 8)))), "quote\"back\\slash");
+	o = item(mri_json_get(r, "rows"), 5);
+	CHECK(num(item(o, 5)) == 2);
+	CHECK(num(item(o, 6)) == 1);
+	CHECK(mri_json_count(mri_json_get(r, "names")) < FAKE_NR_OBJECTS);	/* one per bin */
 	CHECK(mri_json_type(mri_json_get(r, "next_offset")) == cJSON_NULL);
 	cJSON_Delete(root);
 
@@ -509,6 +533,13 @@ static void test_experiment(void)
 	CHECK(mri_json_count(mri_json_get(r, "threads")) == 2);
 	CHECK(num(item(mri_json_get(item(mri_json_get(r, "threads"), 1), "values"), 2)) == 90);
 	cJSON_Delete(root);
+	/* sparse asked, but the rows are dense (every counter non-zero): "values" */
+	r = ok(__LINE__, "{\"v\":1,\"id\":6,\"op\":\"read\",\"experiment\":101,\"threads\":true,"
+	       "\"sparse\":true}", &root);
+	CHECK(mri_json_count(mri_json_get(r, "threads")) == 2);
+	CHECK(num(item(mri_json_get(item(mri_json_get(r, "threads"), 1), "values"), 2)) == 90);
+	CHECK(mri_json_get(item(mri_json_get(r, "threads"), 1), "sparse") == NULL);
+	cJSON_Delete(root);
 
 	/* Interval events: due 100 ms after the start. */
 	CHECK_EQ_U64(mri_disp_next_due_ns(d), 1000000000ull + 100000000ull);
@@ -519,7 +550,7 @@ static void test_experiment(void)
 	root = cJSON_Parse(ev);
 	CHECK_STR(str(mri_json_get(root, "event")), "interval");
 	r = mri_json_get(root, "data");
-	CHECK(num(mri_json_get(r, "seq")) == 3);
+	CHECK(num(mri_json_get(r, "seq")) == 4);	/* after 3 reads */
 	CHECK(num(item(mri_json_get(r, "deltas"), 0)) == 20);
 	cJSON_Delete(root);
 	free(ev);
@@ -682,6 +713,7 @@ static void session_script(void)
 		"{\"v\":1,\"id\":2,\"op\":\"process\"}",
 		"{\"v\":1,\"id\":3,\"op\":\"threads\"}",
 		"{\"v\":1,\"id\":4,\"op\":\"objects\",\"kinds\":[\"heap\",\"global\"]}",
+		"{\"v\":1,\"id\":4,\"op\":\"objects\",\"compact\":true}",
 		"{\"v\":1,\"id\":5,\"op\":\"bins\"}",
 		"{\"v\":1,\"id\":6,\"op\":\"regions\"}",
 		"{\"v\":1,\"id\":7,\"op\":\"metrics\"}",
@@ -692,6 +724,7 @@ static void session_script(void)
 		"{\"v\":1,\"id\":12,\"op\":\"start\",\"interval_ms\":10,\"counters\":[{\"metric\":\"mem_ref\","
 		"\"objects\":[1,3]},{\"metric\":\"reads\",\"ranges\":[[\"0x1\",\"0x2\"]],\"threads\":[1]}]}",
 		"{\"v\":1,\"id\":13,\"op\":\"read\",\"experiment\":101,\"threads\":true}",
+		"{\"v\":1,\"id\":13,\"op\":\"read\",\"experiment\":101,\"threads\":true,\"sparse\":true}",
 		"{\"v\":1,\"id\":14,\"op\":\"samples_start\",\"metric\":\"writes\",\"period\":3}",
 		"{\"v\":1,\"id\":15,\"op\":\"samples_read\"}",
 		"{\"v\":2,\"id\":16,\"op\":\"ping\"}",

@@ -16,10 +16,11 @@
 #                 same property first on the same object
 #   --env K=V     environment of the target (e.g. AMEBA_NODES=2)
 #   --strategy S  ameba run --strategy S (default: the default strategy)
+#   --scale N     run the workload and its twin with the argument SCALE=N
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5
-threads="" twin=1 twin_mode=absent envs=() strat=()
+threads="" twin=1 twin_mode=absent envs=() strat=() wl_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--threads) threads=$2; shift 2 ;;
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--twin-same) twin_mode=same; shift ;;
 	--env) envs+=("$2"); shift 2 ;;
 	--strategy) strat=(--strategy "$2"); shift 2 ;;
+	--scale) wl_args=("$2"); shift 2 ;;
 	*) echo "check_workload.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -41,7 +43,8 @@ fail() { echo "FAIL ($WL): $*" >&2; exit 1; }
 # run VARIANT: writes $T/VARIANT.json, prints the top findings
 run() {
 	(cd "$T" && env ${envs[@]+"${envs[@]}"} AMEBA_BACKEND=sim "$AMEBA" run --backend sim -q \
-		${strat[@]+"${strat[@]}"} -o "$1.json" -- "$BIN/wl_$1" > "$1.out" 2> "$1.err")
+		${strat[@]+"${strat[@]}"} -o "$1.json" -- "$BIN/wl_$1" \
+		${wl_args[@]+"${wl_args[@]}"} > "$1.out" 2> "$1.err")
 	st=$?
 	[ $st = 0 ] || { cat "$T/$1.err" >&2; fail "ameba run $1: exit status $st"; }
 	echo "--- $1: top findings"
