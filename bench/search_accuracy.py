@@ -47,7 +47,10 @@ Notes:
     named by its site, as its bin).
   - A workload or strategy that is not built is skipped with a note.
     SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows; SEARCH_ACCURACY_TARGET_S
-    sets the plain run length aimed at (default 8 s).
+    sets the plain run length aimed at (default 8 s),
+    SEARCH_ACCURACY_MAX_SAMPLING_S the sampling column's plain run length
+    at most (40 s), SEARCH_ACCURACY_RUN_TIMEOUT_S the limit of one run
+    (600 s).
 """
 import json
 import math
@@ -69,7 +72,7 @@ END_BY_FRAC = 0.5
 SAMPLING_PERIOD = 10007
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
-RUN_TIMEOUT_S = 600
+RUN_TIMEOUT_S = float(os.environ.get("SEARCH_ACCURACY_RUN_TIMEOUT_S", "600"))
 
 
 def note(msg):
