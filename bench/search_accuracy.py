@@ -11,8 +11,27 @@ Notes:
   - Backend sim, metric l1d_miss. Every workload runs at a SCALE that makes a
     plain instrumented run last about TARGET_S seconds (SCALE 1 for the
     stress programs whose SCALE multiplies threads or blocks, and for
-    `phases`, whose SCALE lengthens the phases), so that the searches end
-    before the program does.
+    `phases`, whose SCALE lengthens the phases). When the 10-way search
+    did not end in the first half of the run (END_BY_FRAC: the time of its
+    "search round ... ended" log line over the run's wall time), the SCALE
+    doubles and the row is measured again (up to MAX_SCALE, and while a
+    plain run stays under MAX_PLAIN_S): the search must end well before
+    exit, or the final window is short and, on a phased program, holds one
+    phase only (phased_solver at SCALE 5: the final checksum pass alone).
+  - Sampling needs samples: with a mean period of ~10,000 the error of a
+    share s over K samples is about sqrt(s (1 - s) / K), so the sampling
+    column runs at its own, larger SCALE, chosen from the oracle's total
+    so that K is about SAMPLES_WANTED (4,000: ~0.8 points at s = 0.5; a
+    plain run of at most MAX_SAMPLING_PLAIN_S, 40 s), and
+    is compared with an oracle of that same SCALE (the header says
+    `sampling SCALE k`; the table's `actual` column is the n-way SCALE's).
+  - Same-run oracle: every `ameba run` also has AMEBA_ORACLE set, so each
+    column is compared with the oracle of its own run (the `actual` column
+    is the 10-way run's, `actual@samp` the sampling run's). Programs whose
+    misses depend on the threads' interleaving (true_sharing: total_weight
+    was 0.05% in one plain run and 18.5% in another on a loaded machine)
+    cannot be judged against another run. The plain run only sizes SCALE
+    (and is the fallback when a run wrote no oracle).
   - Fairness: the oracle counts the whole run, from the runtime's start to
     exit; `ameba run` holds the program at main() until the first
     experiment is armed, so sampling sees main() to exit (the same run minus
@@ -28,7 +47,10 @@ Notes:
     named by its site, as its bin).
   - A workload or strategy that is not built is skipped with a note.
     SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows; SEARCH_ACCURACY_TARGET_S
-    sets the plain run length aimed at (default 8 s).
+    sets the plain run length aimed at (default 8 s),
+    SEARCH_ACCURACY_MAX_SAMPLING_S the sampling column's plain run length
+    at most (40 s), SEARCH_ACCURACY_RUN_TIMEOUT_S the limit of one run
+    (600 s).
 """
 import json
 import math
@@ -42,9 +64,15 @@ import time
 
 TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
 FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1}
+MAX_SCALE = 256
+MAX_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_PLAIN_S", "60"))
+SAMPLES_WANTED = 4000
+MAX_SAMPLING_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_SAMPLING_S", "40"))
+END_BY_FRAC = 0.5
+SAMPLING_PERIOD = 10007
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
-RUN_TIMEOUT_S = 600
+RUN_TIMEOUT_S = float(os.environ.get("SEARCH_ACCURACY_RUN_TIMEOUT_S", "600"))
 
 
 def note(msg):
@@ -68,6 +96,12 @@ def oracle(prog, scale, path):
     if p.returncode != 0:
         raise RuntimeError("%s %d exited %d: %s" % (prog, scale, p.returncode,
                                                     p.stderr.decode(errors="replace")[-300:]))
+    rows, oracle.total = oracle_rows(path)
+    return dt, rows
+
+
+def oracle_rows(path):
+    """The bins of an oracle file, (name, share) best first, and the total."""
     with open(path) as f:
         o = json.load(f)
     total = 0.0
@@ -78,19 +112,40 @@ def oracle(prog, scale, path):
         rows.append((b["name"], v))
     rows = [(n, v / total) for n, v in rows if total > 0 and v > 0]
     rows.sort(key=lambda r: -r[1])
-    return dt, rows
+    return rows, total
 
 
 def agent(ameba, prog, scale, strategy, path):
-    env = dict(os.environ)
-    env.pop("AMEBA_ORACLE", None)
+    # the same run's oracle: the target counts every miss per bin as well
+    opath = path + ".oracle.json"
+    if os.path.exists(opath):
+        os.unlink(opath)
+    env = dict(os.environ, AMEBA_BACKEND="sim", AMEBA_ORACLE=opath)
     cmd = [ameba, "run", "-v", "--backend", "sim", "--metric", METRIC, "--strategy", strategy,
            "--output", path, "--", prog, str(scale)]
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       timeout=RUN_TIMEOUT_S)
+    # stderr is read line by line as it comes, to time the search's end
+    t0 = time.monotonic()
+    ended_at = None
+    lines = []
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for raw in p.stderr:
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if ended_at is None and re.search(r"search\S* round \d+ ended", line):
+                ended_at = time.monotonic() - t0
+            if time.monotonic() - t0 > RUN_TIMEOUT_S:
+                p.kill()
+                break
+        p.wait(timeout=RUN_TIMEOUT_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wall = time.monotonic() - t0
+    err = "".join(lines)
     if p.returncode != 0 or not os.path.exists(path):
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
-                                                p.stderr.decode(errors="replace")[-300:]))
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, err[-300:]))
     with open(path) as f:
         r = json.load(f)
     objs = []
@@ -103,9 +158,16 @@ def agent(ameba, prog, scale, strategy, path):
         merged[n] = merged.get(n, 0) + s
     objs = sorted(merged.items(), key=lambda r: -r[1])
     # the search's own intervals (nway logs one line per interval with -v)
-    n = [int(x) for x in re.findall(r"nway: interval (\d+)", p.stderr.decode(errors="replace"))]
-    return {"objects": objs, "iterations": r.get("iterations", 0),
-            "search_intervals": max(n) if n else None, "reason": r.get("reason", "?")}
+    n = [int(x) for x in re.findall(r"nway: interval (\d+)", err)]
+    own = None
+    try:
+        own = oracle_rows(opath)[0]
+    except (OSError, ValueError, KeyError):
+        pass
+    return {"actual": own,"objects": objs, "iterations": r.get("iterations", 0),
+            "search_intervals": max(n) if n else None, "reason": r.get("reason", "?"),
+            "ended": ended_at is not None,
+            "ended_frac": ended_at / wall if ended_at is not None and wall > 0 else None}
 
 
 def rank_of(rows, name):
@@ -137,10 +199,10 @@ def main():
                  (s.split(":")[0], os.path.join(sdir, s.split(":")[0] + ".so")))
 
     print("search_accuracy: backend sim, metric %s, oracle = AMEBA_ORACLE of a plain run" % METRIC)
-    print("%-36s %-14s %-14s %-14s %-14s" % ("workload / object", "actual", "sampling",
-                                              "10-way", "2-way"))
-    print("%-36s %-14s %-14s %-14s %-14s" % ("", "rank      %", "rank      %", "rank      %",
-                                              "rank      %"))
+    print("%-36s %-14s %-14s %-14s %-14s %-14s" % ("workload / object", "actual", "10-way",
+                                                   "2-way", "actual@samp", "sampling"))
+    print("%-36s %-14s %-14s %-14s %-14s %-14s" % ("", "rank      %", "rank      %",
+                                                   "rank      %", "rank      %", "rank      %"))
     top5_found = top5_total = 0
     top1_2way = top1_total = 0
     nway_err = []
@@ -156,24 +218,66 @@ def main():
             continue
         try:
             scale = FIXED_SCALE.get(w, 1)
-            dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+            opath = os.path.join(tmp, w + ".oracle.json")
+            dt, actual = oracle(prog, scale, opath)
+            total = oracle.total
             if w not in FIXED_SCALE and dt < TARGET_S:
                 scale = min(16, max(1, int(math.ceil(TARGET_S / max(dt, 0.05)))))
                 if scale > 1:
-                    dt, actual = oracle(prog, scale, os.path.join(tmp, w + ".oracle.json"))
+                    dt, actual = oracle(prog, scale, opath)
+                    total = oracle.total
             res = {}
-            for c, strat in columns:
-                if have[c]:
-                    try:
-                        res[c] = agent(ameba, prog, scale, strat,
-                                       os.path.join(tmp, "%s.%s.json" % (w, c.replace("-", ""))))
-                    except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        note("%s %s: %s" % (w, c, e))
+            while True:
+                for c, strat in columns:
+                    if have[c] and c != "sampling":
+                        try:
+                            res[c] = agent(ameba, prog, scale, strat,
+                                           os.path.join(tmp, "%s.%s.json" %
+                                                        (w, c.replace("-", ""))))
+                        except (RuntimeError, subprocess.TimeoutExpired) as e:
+                            note("%s %s: %s" % (w, c, e))
+                            res.pop(c, None)
+                # the search must end before the program does: lengthen the run
+                r10 = res.get("10-way")
+                if (w in FIXED_SCALE or r10 is None or
+                        (r10["ended"] and r10["ended_frac"] <= END_BY_FRAC) or
+                        scale * 2 > MAX_SCALE or dt * 2 > MAX_PLAIN_S):
+                    break
+                note("%s: the 10-way search %s at SCALE %d: SCALE %d" %
+                     (w, "ended at %.0f%% of the run" % (100 * r10["ended_frac"])
+                      if r10["ended"] else "did not end", scale, scale * 2))
+                scale *= 2
+                dt, actual = oracle(prog, scale, opath)
+                total = oracle.total
+            # sampling: a SCALE that gives about SAMPLES_WANTED samples
+            samp_scale, samp_actual = scale, actual
+            if w not in FIXED_SCALE and total > 0:
+                want = int(math.ceil(scale * SAMPLES_WANTED * SAMPLING_PERIOD / total))
+                want = min(want, MAX_SCALE, int(scale * MAX_SAMPLING_PLAIN_S / max(dt, 0.05)))
+                if want > scale:
+                    samp_scale = want
+                    _, samp_actual = oracle(prog, samp_scale,
+                                            os.path.join(tmp, w + ".oracle_s.json"))
+            if have["sampling"]:
+                try:
+                    res["sampling"] = agent(ameba, prog, samp_scale, columns[0][1],
+                                            os.path.join(tmp, "%s.sampling.json" % w))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    note("%s sampling: %s" % (w, e))
         except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError) as e:
             note("workload %s: %s: row skipped" % (w, e))
             continue
         nr_run += 1
-        shown = [n for n, s in actual[:5] if s >= 0.0001]
+        # each column against the oracle of its own run (plain run's if none)
+        for c in res:
+            if not res[c].get("actual"):
+                res[c]["actual"] = samp_actual if c == "sampling" else actual
+        if "10-way" in res:
+            actual = res["10-way"]["actual"]
+        if "sampling" in res:
+            samp_actual = res["sampling"]["actual"]
+        shown = [n for n, s in actual[:5] + samp_actual[:5] if s >= 0.0001]
+        shown = [n for i, n in enumerate(shown) if n not in shown[:i]]
         for c in res:
             lim = 5 if c == "sampling" else len(res[c]["objects"])
             for n, s in res[c]["objects"][:lim]:
@@ -184,14 +288,24 @@ def main():
         for c in ("10-way", "2-way", "sampling"):
             if c in res:
                 head += "; %s %s %d intervals" % (c, res[c]["reason"], res[c]["iterations"])
+                if c == "sampling" and samp_scale != scale:
+                    head += " (SCALE %d)" % samp_scale
+                if c != "sampling" and not res[c]["ended"]:
+                    head += " (search not ended)"
+                elif c != "sampling":
+                    head += " (ended at %.0f%%)" % (100 * res[c]["ended_frac"])
                 if res[c].get("search_intervals"):
                     head += " (search %d)" % res[c]["search_intervals"]
         print(head)
         for n in shown:
             ar, a = rank_of(actual, n)
             cells = ["%4s %8s" % (ar or "", "%.2f" % (100 * a) if a is not None else "")]
-            for c, _ in columns:
-                if c in res:
+            for c in ("10-way", "2-way", "actual@samp", "sampling"):
+                if c == "actual@samp":
+                    ar, a = rank_of(samp_actual, n)
+                    cells.append("%4s %8s" % (ar or "", "%.2f" % (100 * a) if a is not None
+                                              else ""))
+                elif c in res:
                     r, s = rank_of(res[c]["objects"], n)
                     cells.append("%4s %8s" % (r or "", "%.2f" % (100 * s) if s is not None else ""))
                 else:
@@ -201,7 +315,7 @@ def main():
         if "10-way" in res and res["10-way"]["search_intervals"]:
             nway_iters.append(res["10-way"]["search_intervals"])
             for n, s in res["10-way"]["objects"]:
-                ar, a = rank_of(actual, n)
+                ar, a = rank_of(res["10-way"]["actual"], n)
                 if a is not None:
                     nway_err.append(abs(s - a) * 100)
                     if w not in PHASED:
@@ -212,12 +326,14 @@ def main():
             top5_total += 1
             if "10-way" in res and rank_of(res["10-way"]["objects"], n)[0]:
                 top5_found += 1
-            if "sampling" in res:
+        # sampling against the oracle of its own SCALE
+        for n, a in samp_actual[:5]:
+            if a >= 0.02 and "sampling" in res:
                 s = rank_of(res["sampling"]["objects"], n)[1] or 0.0
                 samp_err.append(abs(s - a) * 100)
-        if actual and "2-way" in res:
+        if "2-way" in res and res["2-way"]["actual"]:
             top1_total += 1
-            if rank_of(res["2-way"]["objects"], actual[0][0])[0]:
+            if rank_of(res["2-way"]["objects"], res["2-way"]["actual"][0][0])[0]:
                 top1_2way += 1
     print("workloads_measured: %d" % nr_run)
     print("nway10_top5_found: %d/%d" % (top5_found, top5_total))

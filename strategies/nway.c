@@ -47,9 +47,12 @@
  *    the interval grows by `grow` (once per interval, up to
  *    max_interval_ms): phases, seed 002 section 3.5. The n initial regions
  *    count as ranked (they are the whole search). Quiet regions are
- *    measured first, on up to n/2 counters, and while one may still come
- *    back the search does not end (a program's start-up is a sequence of
- *    phases too: arrays initialised one after the other).
+ *    measured first, on up to n/2 counters (with n < 4, every other
+ *    interval only: else no counters are left to split the top region,
+ *    and a 2-way search stood still while a region was quiet), and while
+ *    one may still come back the search does not end (a program's
+ *    start-up is a sequence of phases too: arrays initialised one after
+ *    the other).
  *  - A single unit measured again accumulates: its share is the sum of its
  *    counts over the sum of the totals of the intervals it was measured in
  *    (an average weighted by events, so longer intervals weigh more).
@@ -76,6 +79,20 @@
  *    be measured on its hull). Before that (the program exited first), the
  *    found units and the singles of the queue are offered with the
  *    search's own counts (primary metric only, measured=search_intervals).
+ *  - Rescan (a phase after the search): the final measurement also tells
+ *    what share of each interval's total the found objects miss. The
+ *    search ends in one phase of the program (e.g. while main() fills an
+ *    input array) and the objects of a later phase counted nothing then,
+ *    so they were dropped (true_sharing: the shared counter, 8% of the
+ *    run, was never found). When the found objects miss more than
+ *    `rescan` above what they missed at the search's end (its own
+ *    estimate, or the least missed in a final interval since), a new
+ *    phase began: the search starts again (a new round, from n regions
+ *    over all objects minus the found ones) while the found objects are
+ *    still measured (their windows stay whole), and the new ones join the
+ *    final measurement when it ends. At most MAX_RESCANS
+ *    times, and not again after a round that found nothing; not with
+ *    per_thread=1 (each thread's search has its own phases).
  *  - An experiment holds at most max_ranges address ranges: beyond, the
  *    counters with the most ranges are measured on their hull (a site with
  *    more than max_ranges / 4 blocks always is).
@@ -103,6 +120,7 @@
 #define MAX_SEARCHES 64
 #define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
 #define READ_BUDGET 900000	/* bytes of per-thread values in one MRI reply */
+#define MAX_RESCANS 4		/* searches again on a new phase after the search */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -120,6 +138,8 @@ static const struct ameba_param nway_params[] = {
 	{ "final_intervals", AMEBA_PARAM_INT, "2",
 	  "intervals of the final measurement (0: until the program exits)" },
 	{ "more", AMEBA_PARAM_INT, "0", "1: continue into the remaining space after each result" },
+	{ "rescan", AMEBA_PARAM_DOUBLE, "0.1", "search again when, after the search, the found "
+	  "objects miss this much more of an interval's total (a new phase); 0: never" },
 	{ "per_thread", AMEBA_PARAM_INT, "0", "1: one search per thread" },
 	{ "group", AMEBA_PARAM_INT, "8", "regions of at most this many units with interleaved "
 	  "heap blocks are split by allocation site" },
@@ -215,8 +235,12 @@ struct nway {
 	uint32_t n, keep, max_intervals, final_intervals, group, max_ranges;
 	uint32_t interval_ms, max_interval_ms;
 	uint64_t quiet_ns;
-	double grow, unsearched;
+	double grow, unsearched, rescan;
 	int more, per_thread;
+	/* rescans: the least share the found objects missed since the search
+	 * ended (< 0: not known yet), how many rescans, found before the last */
+	double missed_min;
+	uint32_t nr_rescans, found_before_rescan, rescan_round;
 	int primary;
 	int metrics[AMEBA_M_NR];
 	uint32_t nr_metrics;
@@ -1148,6 +1172,13 @@ static int search_select(struct nway *st, struct search *s)
 	uint32_t left = st->n, limbo = st->n / 2 ? st->n / 2 : 1, stale = search_stale(st, s);
 
 	slots_clear(s);
+	/* with n < 4 a quiet or stale region's counter leaves too few to split
+	 * the top region (2-way: none), and the search stood still while any
+	 * region was quiet: they are measured every other interval only */
+	if (st->n < 4 && (s->nr_intervals & 1)) {
+		stale = 0;
+		limbo = 0;
+	}
 	if (stale) {
 		if (slot_add(s, SLOT_ASIS, stale - 1, NULL))
 			return AMEBA_ENOMEM;
@@ -1369,17 +1400,22 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	}
 	if (!active && (st->final == F_DONE || !st->nr_found))
 		return 1;
-	if (!active) {
+	if (!active || st->nr_rescans) {
 		/*
 		 * Every search ended: the final measurement of everything found,
 		 * on the exact extents, all at once (one window for all):
-		 * every metric, one total and one counter per found unit.
+		 * every metric, one total and one counter per found unit. It
+		 * goes on while a rescan searches (Notes), so the windows of
+		 * what was found stay whole.
 		 */
-		if (st->final == F_NONE) {
+		if (st->final == F_NONE && !active) {
 			st->final = F_MEASURING;
 			st->final_left = st->final_intervals;
+			st->final_ext = 0;
+			st->missed_min = -1;
 		}
-		interval = st->final_interval_ms;
+		if (!active)
+			interval = st->final_interval_ms;
 		for (uint32_t f = 0; f < st->nr_found; f++) {
 			st->found[f].measuring = 1;
 			st->found[f].hull = st->units[st->found[f].unit].hull;
@@ -1530,6 +1566,11 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 			r = &s->q[sl->qi];	/* q may have moved */
 		}
 	}
+	/* a quiet region not measured this interval (n < 4: every other
+	 * one) stays quiet for the time of it: quiet_ms is time, not counts */
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		if (s->q[i].zero_streak && s->q[i].meas_at != s->nr_intervals)
+			s->q[i].zero_ns += elapsed_ns;
 	slots_clear(s);
 	q_compact(s);
 	if (kept)
@@ -1572,6 +1613,56 @@ static void search_log(struct nway *st, uint32_t si)
 		      s->interval_ms);
 }
 
+/*
+ * After the search: does the interval just measured (primary total
+ * `total`) show a new phase the found objects miss? Then the search starts
+ * again (Notes: rescan); 1 when it did.
+ */
+static int rescan_check(struct nway *st, double total)
+{
+	struct search *s = &st->searches[0];
+	double found = 0, missed, base;
+
+	if (st->rescan <= 0 || st->per_thread || st->nr_searches != 1 || total <= 0 ||
+	    st->nr_rescans >= MAX_RESCANS ||
+	    (st->nr_rescans && st->nr_found == st->found_before_rescan))
+		return 0;
+	for (uint32_t f = 0; f < st->nr_found; f++)
+		if (st->found[f].measuring)
+			found += st->found[f].iv;
+	missed = 1 - found / total;
+	if (st->missed_min < 0) {
+		/* what the search itself left unexplained at its end */
+		double sum = 0;
+
+		for (uint32_t f = 0; f < st->nr_found; f++)
+			if (st->found[f].round >= st->rescan_round)
+				sum += st->found[f].search_share;
+		st->missed_min = sum < 1 ? 1 - sum : 0;
+	}
+	base = st->missed_min;
+	if (missed < st->missed_min)
+		st->missed_min = missed;
+	if (missed <= base + st->rescan)
+		return 0;
+	st->host->log(st->host, "the %u found objects miss %.1f%% of an interval (%.1f%% at the "
+		      "search's end): a new phase, searching again", st->nr_found, 100 * missed,
+		      100 * base);
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		region_free(&s->q[i]);
+	s->nr_q = 0;
+	s->started = 0;
+	s->phase = S_SEARCH;
+	s->ended_by = END_NONE;
+	s->idle = 0;
+	s->round++;
+	st->rescan_round = s->round;
+	st->final = F_NONE;
+	st->nr_rescans++;
+	st->found_before_rescan = st->nr_found;
+	return 1;
+}
+
 static int nway_observe(void *state, const struct ameba_experiment *exp,
 			const struct ameba_results *res)
 {
@@ -1579,6 +1670,7 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 	uint64_t *slot_v[MAX_SEARCHES] = { 0 };
 	double totals[MAX_SEARCHES] = { 0 };
 	int rc = threads_grow(st, res->nr_threads), final_seen = 0;
+	double final_total = 0;
 
 	if (rc)
 		return rc;
@@ -1608,6 +1700,8 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			int m = st->metrics[b];
 
 			final_seen = 1;
+			if (m == st->primary)
+				final_total = (double)res->values[i];
 			st->prog[m] += (double)res->values[i];
 			for (uint32_t t = 0; pt && t < res->nr_threads; t++)
 				st->prog_pt[m][t] += (double)pt[t];
@@ -1648,6 +1742,8 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			search_log(st, si);
 		}
 	}
+	if (final_seen && st->final == F_MEASURING && rescan_check(st, final_total))
+		goto out;
 	if (final_seen && st->final == F_MEASURING) {
 		int quiet = 0;
 
@@ -1932,6 +2028,7 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long more = param_int(params, "more", 0), per_thread = param_int(params, "per_thread", 0);
 	double grow = param_double(params, "grow", 2);
 	double unsearched = param_double(params, "unsearched", 0.02);
+	double rescan = param_double(params, "rescan", 0.1);
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, nway.so was built for %d",
@@ -1950,9 +2047,9 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 			 "more and per_thread 0 or 1");
 		return AMEBA_EINVAL;
 	}
-	if (grow < 1 || unsearched < 0 || unsearched >= 1) {
-		snprintf(msg, 256, "grow must be >= 1 (got %g) and unsearched in [0, 1) (got %g)",
-			 grow, unsearched);
+	if (grow < 1 || unsearched < 0 || unsearched >= 1 || rescan < 0 || rescan > 1) {
+		snprintf(msg, 256, "grow must be >= 1 (got %g), unsearched in [0, 1) (got %g) "
+			 "and rescan in [0, 1] (got %g)", grow, unsearched, rescan);
 		return AMEBA_EINVAL;
 	}
 	st = calloc(1, sizeof(*st));
@@ -1972,6 +2069,8 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	st->per_thread = (int)per_thread;
 	st->grow = grow;
 	st->unsearched = unsearched;
+	st->rescan = rescan;
+	st->missed_min = -1;
 	st->primary = ameba_metric_by_name(metric ? metric : "mem_ref");
 	if (st->primary < 0 || !host_has(host, st->primary)) {
 		snprintf(msg, 256, "metric=%s: the backend does not measure it", metric ? metric : "?");

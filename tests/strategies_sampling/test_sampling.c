@@ -132,7 +132,8 @@ static void test_attribution(void)
 	struct ameba_results res;
 	const struct ameba_context *c, *x;
 	uint32_t nr;
-	const double mean = 5003.0 + 5003.5;	/* period 10007, uniform [5003, 15010] */
+	/* the ratio estimator: each of the 23 samples stands for 2,000,000 / 23 */
+	double mean = 2000000.0 / 23;
 
 	host_reset();
 	CHECK(create(&st, msg, 1, "metric", "l1d_miss") == 0);
@@ -247,6 +248,8 @@ static void test_attribution(void)
 		CHECK_EQ_U64(x->nr_samples, 2);
 		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 2 * mean);
 		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 2 * mean);
+		/* the shares over the program's total never pass 100% */
+		CHECK(x->values[AMEBA_M_L1D_MISS] < c[0].values[AMEBA_M_L1D_MISS]);
 		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
 	}
 	CHECK(c[0].extra && strstr(c[0].extra, "attributed=20\nunattributed=3\n"));
@@ -260,6 +263,7 @@ static void test_attribution(void)
 	CHECK_NEAR(c[0].values[AMEBA_M_L1D_MISS], 4000000);
 	CHECK_NEAR(c[0].per_thread[AMEBA_M_L1D_MISS][0], 2400000);
 	x = find(c, nr, "grid@f.c:20");
+	mean = 4000000.0 / 24;		/* 24 samples over the 4,000,000 of the window */
 	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 4 * mean));
 
 	/* the exit interval delivers no samples: its counts stay out of the
@@ -270,10 +274,14 @@ static void test_attribution(void)
 	CHECK(desc->contexts(st, &c, &nr) == 0);
 	CHECK_NEAR(c[0].values[AMEBA_M_L1D_MISS], 4000000);
 	CHECK(c[0].extra && strstr(c[0].extra, "total_window=6000000"));
+	x = find(c, nr, "grid@f.c:20");
+	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 4 * mean));	/* unchanged */
 	desc->destroy(st);
 }
 
-/* random=0: the period is exact; lost samples scale up and lower confidence. */
+/* random=0: the period is exact; without a total counter the estimate is
+ * k x period, and lost samples scale it up and lower confidence; with a
+ * total, the ratio estimator needs no loss correction. */
 static void test_exact_period_and_lost(void)
 {
 	void *st;
@@ -298,8 +306,7 @@ static void test_exact_period_and_lost(void)
 		s[i].metric = AMEBA_M_L2_MISS;
 	}
 	memset(&res, 0, sizeof(res));
-	res.nr_counters = 1;
-	res.values = &total;
+	res.nr_counters = 0;		/* no total: k x period */
 	res.nr_threads = 1;
 	res.nr_samples = 4;
 	res.samples = s;
@@ -319,6 +326,16 @@ static void test_exact_period_and_lost(void)
 	desc->progress(st, buf, sizeof(buf));
 	CHECK(strstr(buf, "4 samples of l2_miss (period 1009)") != NULL);
 	CHECK(strstr(buf, "4 lost") != NULL);
+	/* a total arrives: 4 of 8 samples delivered, all in grid, so grid has
+	 * the whole total (a ratio, whatever was lost) */
+	res.nr_counters = 1;
+	res.values = &total;
+	res.nr_samples = 0;
+	res.nr_samples_lost = 0;
+	CHECK(desc->observe(st, &exp, &res) == 0);
+	CHECK(desc->contexts(st, &c, &nr) == 0);
+	x = find(c, nr, "grid@f.c:20");
+	CHECK(x && near(x->values[AMEBA_M_L2_MISS], 100000));
 	desc->destroy(st);
 }
 
