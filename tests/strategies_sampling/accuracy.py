@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # accuracy.py - the share error of the `sampling` strategy against the
-# oracle on one workload (the figures of docs/strategies-sampling.md).
+# oracle on one workload (the figures of docs/strategies.md, section sampling).
 #
 #   usage: accuracy.py AMEBA TEST_BIN WORKLOAD SCALE PERIOD RANDOM [INTERVAL_MS]
 #   e.g.   accuracy.py build/bin/ameba build/tests/bin hot_arrays 1 10007 1
