@@ -11,57 +11,14 @@
 --               memory stall cycles per llc_miss, over the program's estimated
 --               cycles (without them: over the program's llc_miss)
 --   confidence  the context's (asl.confidence)
-local MISS, REF = "llc_miss", "mem_ref"
-
--- the misses beyond the threshold rate, over the threads above it
-local function excess(p, s)
-  local n = 0
-  for k = 1, #s.r do
-    if s.r[k] > p.threshold then n = n + s.miss[k] - p.threshold * s.ref[k] end
-  end
-  return n
-end
-
-return {
+--
+-- The rules are shared by the family: asl.thread_miss_rate (agent/lua_proplib.h).
+return asl.thread_miss_rate({
   name = "LLCThreadMissRate",
   summary = "a thread misses the last-level cache on more than `threshold` of its accesses",
   refines = "HotObject",
-  context = "object",
-  needs = { MISS, REF },
-  params = { threshold = 0.20, min_refs = 1000 },
-
-  condition = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    return #s.r >= 2 and asl.max(s.r) > p.threshold
-  end,
-
-  confidence = function(ctx, p) return asl.confidence(ctx) end,
-
-  severity = function(ctx, p)
-    local n = excess(p, asl.rates(ctx, MISS, REF, p.min_refs))
-    local c = asl.stall(ctx)
-    return asl.severity(ctx, n * asl.per_event(ctx, c.mem, MISS),
-                        ctx.program[MISS] > 0 and n / ctx.program[MISS] or 0)
-  end,
-
-  threads = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    return asl.select(s.ids, function(_, k) return s.r[k] > p.threshold end)
-  end,
-
-  evidence = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    local k = asl.argmax(s.r)
-    return string.format("thread %d: %s of its %s miss (%s of %s); threshold %s", s.ids[k],
-                         asl.pct(s.r[k]), REF, asl.count(s.miss[k]), MISS, asl.pct(p.threshold))
-  end,
-
-  advice = function(ctx, p)
-    local s = asl.rates(ctx, MISS, REF, p.min_refs)
-    local k = asl.argmax(s.r)
-    return string.format("Thread %d misses the last-level cache on %s of its %s to %s (%s): " ..
-      "improve the locality of each thread's accesses (give each thread a contiguous part, " ..
-      "walk it in address order, block the loops so a tile fits the cache) or shrink the " ..
-      "object.", s.ids[k], asl.pct(s.r[k]), REF, ctx.object.name, asl.bytes(ctx.object.size))
-  end,
-}
+  miss = "llc_miss",
+  ref = "mem_ref",
+  cache = "the last-level cache",
+  cost = "mem",
+})

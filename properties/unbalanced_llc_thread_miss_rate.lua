@@ -12,63 +12,12 @@
 --               cycles per llc_miss, over the program's estimated cycles
 --               (without them: over the program's llc_miss)
 --   confidence: the context's (1 for exact counts, as in seed 004)
-local MISS = "llc_miss"
-
-local function stats(ctx, p)
-  local s = asl.rates(ctx, MISS, "mem_ref", p.min_refs)
-  if #s.r < 2 then return nil end
-  local mean = asl.mean(s.r)
-  local hi, lo = asl.argmax(s.r), asl.argmin(s.r)
-  s.mean = mean
-  s.dev = math.max(s.r[hi] - mean, mean - s.r[lo])
-  s.worst = (s.r[hi] - mean >= mean - s.r[lo]) and hi or lo
-  return s
-end
-
-return {
+--
+-- The rules are shared by the family: asl.unbalanced_miss_rate (agent/lua_proplib.h).
+return asl.unbalanced_miss_rate({
   name = "UnbalancedLLCThreadMissRate",
   summary = "one thread's LLC miss rate on an object deviates from the mean by > `threshold`",
   refines = "LLCThreadMissRate",
-  context = "object",
-  needs = { MISS, "mem_ref" },
-  params = { threshold = 0.25, min_refs = 1000 },
-
-  condition = function(ctx, p)
-    local s = stats(ctx, p)
-    return s ~= nil and s.mean > 0 and s.dev > p.threshold * s.mean
-  end,
-
-  confidence = function(ctx, p) return asl.confidence(ctx) end,
-
-  severity = function(ctx, p)
-    local s = stats(ctx, p)
-    local k = s.worst
-    local extra = math.abs(s.r[k] - s.mean) * s.ref[k]
-    local c = asl.stall(ctx)
-    return asl.severity(ctx, extra * asl.per_event(ctx, c.mem, MISS),
-                        ctx.program[MISS] > 0 and extra / ctx.program[MISS] or 0)
-  end,
-
-  threads = function(ctx, p)
-    local s = stats(ctx, p)
-    return { s.ids[s.worst] }
-  end,
-
-  evidence = function(ctx, p)
-    local s = stats(ctx, p)
-    local k = s.worst
-    local pct = (s.r[k] - s.mean) / s.mean
-    return string.format("thread %d misses %s%.0f%% vs the mean (%s vs %s of accesses, %s)",
-                         s.ids[k], pct >= 0 and "+" or "", 100 * pct, asl.pct(s.r[k]),
-                         asl.pct(s.mean), MISS)
-  end,
-
-  advice = function(ctx, p)
-    local s = stats(ctx, p)
-    local k = s.worst
-    return string.format("Thread %d misses %s of its accesses to %s, the threads' mean is " ..
-      "%s: give the threads parts of equal locality (the same access pattern and the same " ..
-      "amount of data each), and lay each thread's part out contiguously.",
-      s.ids[k], asl.pct(s.r[k]), ctx.object.name, asl.pct(s.mean))
-  end,
-}
+  miss = "llc_miss",
+  cost = "mem",
+})
