@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "ameba/plugin.h"
+#include "strategy_util.h"
 
 #define ADJACENT_GAP 32
 #define COLD_AFTER 3		/* silent intervals before a unit is folded ... */
@@ -837,14 +838,6 @@ static void objects_destroy(void *state)
 	free(st);
 }
 
-static int host_has(const struct ameba_host *h, int m)
-{
-	for (uint32_t i = 0; i < h->nr_metrics; i++)
-		if (h->metrics[i] == m)
-			return 1;
-	return 0;
-}
-
 static int objects_create(const struct ameba_host *host, const struct ameba_params *params,
 			  void **state, char *msg)
 {
@@ -873,41 +866,15 @@ static int objects_create(const struct ameba_host *host, const struct ameba_para
 	st->max_counters = (uint32_t)max_counters;
 	st->max_ranges = (uint32_t)max_ranges;
 	st->primary = ameba_metric_by_name(metric ? metric : "mem_ref");
-	if (st->primary < 0 || !host_has(host, st->primary)) {
+	if (st->primary < 0 || !strategy_host_has(host, st->primary)) {
 		snprintf(msg, 256, "metric=%s: the backend does not measure it", metric ? metric : "?");
 		free(st);
 		return AMEBA_ENOTSUP;
 	}
-	if (!metrics || !strcmp(metrics, "all")) {
-		for (uint32_t i = 0; i < host->nr_metrics && st->nr_metrics < AMEBA_M_NR; i++)
-			if (host->metrics[i] != AMEBA_M_SAMPLES)
-				st->metrics[st->nr_metrics++] = host->metrics[i];
-	} else {
-		char buf[512], *tok, *save = NULL;
-
-		snprintf(buf, sizeof(buf), "%s", metrics);
-		for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-			int m = ameba_metric_by_name(tok);
-
-			if (m < 0 || !host_has(host, m)) {
-				snprintf(msg, 256, "metrics=%s: '%s' is %s; write all or names joined "
-					 "by '+'", metrics, tok, m < 0 ? "not a metric" :
-					 "not measured by this backend");
-				free(st);
-				return AMEBA_EINVAL;
-			}
-			if (st->nr_metrics < AMEBA_M_NR)
-				st->metrics[st->nr_metrics++] = m;
-		}
-	}
-	{
-		/* the ordering metric is always measured */
-		int have = 0;
-
-		for (uint32_t i = 0; i < st->nr_metrics; i++)
-			have |= st->metrics[i] == st->primary;
-		if (!have && st->nr_metrics < AMEBA_M_NR)
-			st->metrics[st->nr_metrics++] = st->primary;
+	if (strategy_metrics_select(host, metrics, st->primary, st->metrics, &st->nr_metrics,
+				    msg)) {
+		free(st);
+		return AMEBA_EINVAL;
 	}
 	if (st->nr_metrics * 2 > st->max_counters) {
 		snprintf(msg, 256, "max_counters=%u cannot hold %u metrics x (1 total + 1 object)",
