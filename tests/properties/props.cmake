@@ -39,7 +39,7 @@ props_case(conflict ConflictMisses "^rows$")
 props_case(hot_arrays HotObject "^alloc_grid@hot_arrays\\.c:" --twin-not-top)
 props_case(hot_fig2 HotObject "^alloc_array_e@hot_fig2\\.c:" --twin-not-top)
 props_case(phases HotObject "^ux$" --twin-same)
-props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:")
+props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:" --attempts 3)
 # The four workloads that stress the MRI's limits (docs/mri.md, "Decisions
 # on the message limit"): a million blocks (sampled ranges, a listing spread
 # over refreshes), thousands of threads (sparse rows, totals-only readings).
