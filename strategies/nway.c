@@ -109,6 +109,7 @@
  *  - AMEBA_NWAY_TRACE=1 in the agent's environment dumps the queue after
  *    every interval on stderr (for working on the search itself).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,15 +283,6 @@ struct nway {
 
 /* ---- small helpers ---- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static int grow_array(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t c = *cap ? *cap : 16;
@@ -308,17 +300,6 @@ static int grow_array(void **p, uint32_t *cap, uint32_t need, size_t elem)
 	return 0;
 }
 
-static int grow_pt(double **pt, uint32_t old, uint32_t nr)
-{
-	double *v = realloc(*pt, nr * sizeof(*v));
-
-	if (!v)
-		return AMEBA_ENOMEM;
-	memset(v + old, 0, (nr - old) * sizeof(*v));
-	*pt = v;
-	return 0;
-}
-
 static int threads_grow(struct nway *st, uint32_t nr)
 {
 	uint32_t *ids;
@@ -328,11 +309,11 @@ static int threads_grow(struct nway *st, uint32_t nr)
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
 
-		if (grow_pt(&st->prog_pt[m], st->nr_threads_cap, nr))
+		if (strategy_grow_pt(&st->prog_pt[m], st->nr_threads_cap, nr))
 			return AMEBA_ENOMEM;
 		for (uint32_t f = 0; f < st->nr_found; f++)
-			if (grow_pt(&st->found[f].pt[m], st->nr_threads_cap, nr) ||
-			    grow_pt(&st->found[f].program_pt[m], st->nr_threads_cap, nr))
+			if (strategy_grow_pt(&st->found[f].pt[m], st->nr_threads_cap, nr) ||
+			    strategy_grow_pt(&st->found[f].program_pt[m], st->nr_threads_cap, nr))
 				return AMEBA_ENOMEM;
 	}
 	ids = realloc(st->thread_ids, nr * sizeof(*ids));
@@ -358,35 +339,17 @@ static int ranges_push(struct nway *st, uintptr_t start, uintptr_t end)
 
 /* ---- units ---- */
 
-static int index_grow(struct nway *st)
-{
-	uint32_t cap = st->index_cap ? 2 * st->index_cap : 256;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return AMEBA_ENOMEM;
-	for (uint32_t u = 0; u < st->nr_units; u++) {
-		uint64_t h = hash_str(st->units[u].key);
-
-		while (idx[h & (cap - 1)])
-			h++;
-		idx[h & (cap - 1)] = u + 1;
-	}
-	free(st->index);
-	st->index = idx;
-	st->index_cap = cap;
-	return 0;
-}
-
 /* The index of the unit of key, created when new; -1 on allocation failure. */
 static int64_t unit_get(struct nway *st, const char *key)
 {
 	struct unit *u;
 	uint64_t h;
 
-	if ((st->nr_units + 1) * 2 > st->index_cap && index_grow(st))
+	if ((st->nr_units + 1) * 2 > st->index_cap &&
+	    strategy_index_grow(&st->index, &st->index_cap, st->units, sizeof(*st->units),
+				offsetof(struct unit, key), st->nr_units))
 		return -1;
-	for (h = hash_str(key);; h++) {
+	for (h = strategy_hash_str(key);; h++) {
 		uint32_t v = st->index[h & (st->index_cap - 1)];
 
 		if (!v)
@@ -1055,8 +1018,8 @@ static int found_add(struct nway *st, struct search *s, uint32_t u, double share
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
 
-		if (st->nr_threads_cap && (grow_pt(&f->pt[m], 0, st->nr_threads_cap) ||
-					   grow_pt(&f->program_pt[m], 0, st->nr_threads_cap)))
+		if (st->nr_threads_cap && (strategy_grow_pt(&f->pt[m], 0, st->nr_threads_cap) ||
+					   strategy_grow_pt(&f->program_pt[m], 0, st->nr_threads_cap)))
 			return AMEBA_ENOMEM;
 	}
 	st->units[u].found = 1;

@@ -61,6 +61,7 @@
  *  - The strategy never finishes by itself unless rounds > 0: it measures
  *    until the target exits or the agent's --duration is spent.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,46 +147,6 @@ struct objects {
 
 /* ---- units ---- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int index_grow(struct objects *st)
-{
-	uint32_t cap = st->index_cap ? 2 * st->index_cap : 256;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return AMEBA_ENOMEM;
-	for (uint32_t u = 0; u < st->nr_units; u++) {
-		uint64_t h = hash_str(st->units[u].key);
-
-		while (idx[h & (cap - 1)])
-			h++;
-		idx[h & (cap - 1)] = u + 1;
-	}
-	free(st->index);
-	st->index = idx;
-	st->index_cap = cap;
-	return 0;
-}
-
-static int grow_pt(double **pt, uint32_t old, uint32_t nr)
-{
-	double *v = realloc(*pt, nr * sizeof(*v));
-
-	if (!v)
-		return AMEBA_ENOMEM;
-	memset(v + old, 0, (nr - old) * sizeof(*v));
-	*pt = v;
-	return 0;
-}
-
 /* Makes every per-thread array nr threads wide. */
 static int threads_grow(struct objects *st, uint32_t nr)
 {
@@ -196,10 +157,10 @@ static int threads_grow(struct objects *st, uint32_t nr)
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
 
-		if (grow_pt(&st->program_pt[m], st->nr_threads_cap, nr))
+		if (strategy_grow_pt(&st->program_pt[m], st->nr_threads_cap, nr))
 			return AMEBA_ENOMEM;
 		for (uint32_t u = 0; u < st->nr_units; u++)
-			if (grow_pt(&st->units[u].pt[m], st->nr_threads_cap, nr))
+			if (strategy_grow_pt(&st->units[u].pt[m], st->nr_threads_cap, nr))
 				return AMEBA_ENOMEM;
 	}
 	ids = realloc(st->thread_ids, nr * sizeof(*ids));
@@ -218,9 +179,11 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	struct unit *u;
 	uint64_t h;
 
-	if ((st->nr_units + 1) * 2 > st->index_cap && index_grow(st))
+	if ((st->nr_units + 1) * 2 > st->index_cap &&
+	    strategy_index_grow(&st->index, &st->index_cap, st->units, sizeof(*st->units),
+				offsetof(struct unit, key), st->nr_units))
 		return NULL;
-	for (h = hash_str(key);; h++) {
+	for (h = strategy_hash_str(key);; h++) {
 		uint32_t v = st->index[h & (st->index_cap - 1)];
 
 		if (!v)
@@ -245,7 +208,7 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	if (!u->key)
 		return NULL;
 	for (uint32_t k = 0; k < st->nr_metrics; k++)
-		if (st->nr_threads_cap && grow_pt(&u->pt[st->metrics[k]], 0, st->nr_threads_cap)) {
+		if (st->nr_threads_cap && strategy_grow_pt(&u->pt[st->metrics[k]], 0, st->nr_threads_cap)) {
 			free(u->key);
 			return NULL;
 		}

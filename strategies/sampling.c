@@ -50,11 +50,13 @@
  *  - The strategy never finishes by itself unless rounds > 0.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ameba/plugin.h"
+#include "strategy_util.h"
 
 #define DEFAULT_PERIOD "10007"
 #define MAX_PERIOD (1ull << 40)
@@ -122,35 +124,6 @@ struct sampling {
 
 /* ---- units (a small string-keyed table, as in objects.c) ---- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int index_grow(struct sampling *st)
-{
-	uint32_t cap = st->index_cap ? 2 * st->index_cap : 256;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return AMEBA_ENOMEM;
-	for (uint32_t u = 0; u < st->nr_units; u++) {
-		uint64_t h = hash_str(st->units[u].key);
-
-		while (idx[h & (cap - 1)])
-			h++;
-		idx[h & (cap - 1)] = u + 1;
-	}
-	free(st->index);
-	st->index = idx;
-	st->index_cap = cap;
-	return 0;
-}
-
 /* Widens every per-thread array to nr threads. */
 static int threads_grow(struct sampling *st, uint32_t nr)
 {
@@ -211,9 +184,11 @@ static struct unit *unit_get(struct sampling *st, const char *key, const struct 
 	struct unit *u;
 	uint64_t h;
 
-	if ((st->nr_units + 1) * 2 > st->index_cap && index_grow(st))
+	if ((st->nr_units + 1) * 2 > st->index_cap &&
+	    strategy_index_grow(&st->index, &st->index_cap, st->units, sizeof(*st->units),
+				offsetof(struct unit, key), st->nr_units))
 		return NULL;
-	for (h = hash_str(key);; h++) {
+	for (h = strategy_hash_str(key);; h++) {
 		uint32_t v = st->index[h & (st->index_cap - 1)];
 
 		if (!v)

@@ -11,7 +11,9 @@
 #ifndef AMEBA_STRATEGY_UTIL_H
 #define AMEBA_STRATEGY_UTIL_H
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ameba/plugin.h"
@@ -63,6 +65,55 @@ static inline int strategy_metrics_select(const struct ameba_host *host, const c
 		have |= out[i] == primary;
 	if (!have && *nr < AMEBA_M_NR)
 		out[(*nr)++] = primary;
+	return 0;
+}
+
+/* Grows the per-thread array *pt from old to nr entries, the new ones zero. */
+static inline int strategy_grow_pt(double **pt, uint32_t old, uint32_t nr)
+{
+	double *v = realloc(*pt, nr * sizeof(*v));
+
+	if (!v)
+		return AMEBA_ENOMEM;
+	memset(v + old, 0, (nr - old) * sizeof(*v));
+	*pt = v;
+	return 0;
+}
+
+/* FNV-1a of a unit's key (site label or object id). */
+static inline uint64_t strategy_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * Rebuilds the open-addressing index of nr_units units (an array of stride
+ * bytes whose `char *key` sits at key_off) at twice its capacity (256 at
+ * first). Slots hold unit number + 1; 0 is empty. 0 or AMEBA_ENOMEM.
+ */
+static inline int strategy_index_grow(uint32_t **index, uint32_t *index_cap, const void *units,
+				      size_t stride, size_t key_off, uint32_t nr_units)
+{
+	uint32_t cap = *index_cap ? 2 * *index_cap : 256;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return AMEBA_ENOMEM;
+	for (uint32_t u = 0; u < nr_units; u++) {
+		const char *key = *(char *const *)((const char *)units + u * stride + key_off);
+		uint64_t h = strategy_hash_str(key);
+
+		while (idx[h & (cap - 1)])
+			h++;
+		idx[h & (cap - 1)] = u + 1;
+	}
+	free(*index);
+	*index = idx;
+	*index_cap = cap;
 	return 0;
 }
 

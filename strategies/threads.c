@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "ameba/plugin.h"
+#include "strategy_util.h"
 
 #define LINE_BYTES 64
 #define WORD_BYTES 8
@@ -167,24 +168,13 @@ static int host_has(const struct ameba_host *h, int m)
 
 /* ---- per-thread arrays ---- */
 
-static int grow_pt(double **pt, uint32_t old, uint32_t nr)
-{
-	double *v = realloc(*pt, nr * sizeof(*v));
-
-	if (!v)
-		return AMEBA_ENOMEM;
-	memset(v + old, 0, (nr - old) * sizeof(*v));
-	*pt = v;
-	return 0;
-}
-
 static int line_grow(struct threads *st, struct line *l, uint32_t old, uint32_t nr)
 {
 	for (uint32_t k = 0; k < st->nr_metrics; k++)
-		if (grow_pt(&l->pt[st->metrics[k]], old, nr))
+		if (strategy_grow_pt(&l->pt[st->metrics[k]], old, nr))
 			return AMEBA_ENOMEM;
 	for (int w = 0; w < NR_WORDS; w++)
-		if (grow_pt(&l->wr[w], old, nr) || grow_pt(&l->rd[w], old, nr))
+		if (strategy_grow_pt(&l->wr[w], old, nr) || strategy_grow_pt(&l->rd[w], old, nr))
 			return AMEBA_ENOMEM;
 	return 0;
 }
@@ -198,10 +188,10 @@ static int threads_grow(struct threads *st, uint32_t nr)
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
 
-		if (grow_pt(&st->program_pt[m], old, nr))
+		if (strategy_grow_pt(&st->program_pt[m], old, nr))
 			return AMEBA_ENOMEM;
 		for (uint32_t i = 0; i < st->nr_targets; i++)
-			if (grow_pt(&st->targets[i].pt[m], old, nr))
+			if (strategy_grow_pt(&st->targets[i].pt[m], old, nr))
 				return AMEBA_ENOMEM;
 	}
 	for (uint32_t i = 0; i < st->nr_lines; i++)
@@ -241,7 +231,7 @@ static int target_add(struct threads *st, const struct ameba_object *o)
 	t->bin = o->kind == AMEBA_OBJ_BIN && o->site;
 	st->nr_targets++;
 	for (uint32_t k = 0; k < st->nr_metrics && st->nr_threads_cap; k++)
-		if (grow_pt(&t->pt[st->metrics[k]], 0, st->nr_threads_cap))
+		if (strategy_grow_pt(&t->pt[st->metrics[k]], 0, st->nr_threads_cap))
 			return AMEBA_ENOMEM;
 	return 0;
 }
