@@ -507,7 +507,7 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 }
 
 /* FNV-1a over one counter: what it counts, where, for whom. */
-static uint64_t counter_signature(const struct ameba_counter *c)
+static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -519,6 +519,9 @@ static uint64_t counter_signature(const struct ameba_counter *c)
 	MIX(c->nr_threads);
 	for (uint32_t t = 0; t < c->nr_threads; t++)
 		MIX(c->threads[t]);
+	for (uint32_t b = 0; bins && b < bins->nr; b++)
+		for (const char *q = bins->names[b]; *q; q++)
+			MIX((unsigned char)*q);
 #undef MIX
 	return h;
 }
@@ -540,6 +543,9 @@ static uint64_t exp_signature(const struct ameba_experiment *exp)
 		MIX(c->nr_threads);
 		for (uint32_t t = 0; t < c->nr_threads; t++)
 			MIX(c->threads[t]);
+		for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
+			for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
+				MIX((unsigned char)*q);
 	}
 #undef MIX
 	return h;
@@ -592,6 +598,10 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 		}
 		m->nr_threads = c->nr_threads;
 		m->threads = c->threads;
+		if (exp->counter_bins) {
+			m->nr_bins = exp->counter_bins[i].nr;
+			m->bins = exp->counter_bins[i].names;
+		}
 	}
 	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
 	if (rc) {
@@ -615,7 +625,8 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 	if (!p->prev || !p->ctr_sig)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
-		p->ctr_sig[i] = counter_signature(&exp->counters[i]);
+		p->ctr_sig[i] = counter_signature(&exp->counters[i],
+						   exp->counter_bins ? &exp->counter_bins[i] : NULL);
 	return 0;
 }
 

@@ -226,6 +226,11 @@ static int f_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t
 		f->cond_metric[i] = c[i].metric;
 		f->cond_nr_ranges[i] = c[i].nr_ranges;
 		f->first_start[i] = c[i].nr_ranges ? c[i].ranges[0].start : 0;
+		for (uint32_t j = 0; j < c[i].nr_bins; j++)
+			if (c[i].bins[j] >= 2)
+				abort();	/* the dispatcher resolved the names */
+		f->cond_nr_bins[i] = c[i].nr_bins;
+		f->cond_first_bin[i] = c[i].nr_bins ? c[i].bins[0] : UINT32_MAX;
 	}
 	if (total_ranges > MRI_MAX_RANGES)
 		abort();

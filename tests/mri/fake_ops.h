@@ -43,6 +43,8 @@ struct fake_mon {
 	int cond_metric[FAKE_MAX_COND];
 	uint32_t cond_nr_ranges[FAKE_MAX_COND];
 	uint64_t first_start[FAKE_MAX_COND];	/* start of the first range, for checks */
+	uint32_t cond_nr_bins[FAKE_MAX_COND];
+	uint32_t cond_first_bin[FAKE_MAX_COND];	/* id of the first bin, for checks */
 	uint64_t ticks;			/* counter growth since arming */
 	int sample_metric;
 	uint64_t sample_period;		/* 0 = no stream */
