@@ -462,11 +462,15 @@ static int units_refresh(struct nway *st)
 		 * ranges, where ranges would list 10^5 interleaved blocks or
 		 * fall back to an overlapping hull.
 		 */
-		if (st->use_bins && un->key[0] == 's' && un->nr_live > 1) {
+		if (st->use_bins && un->key[0] == 's' && un->nr_live) {
 			const char *site = un->key + 2;
 
+			/* a site that allocated more than once (in all: short-lived
+			 * blocks come and go between listings, wl_thread_churn's
+			 * scratch buffers, 4 live of 10,000) */
 			for (uint32_t b = 0; b < h->nr_bins && !un->bin; b++)
-				if (h->bins[b].name && !strcmp(h->bins[b].name, site))
+				if (h->bins[b].name && !strcmp(h->bins[b].name, site) &&
+				    (un->nr_live > 1 || h->bins[b].nr_blocks > 1))
 					un->bin = h->bins[b].name;
 			if (un->bin) {
 				un->range_off = total;
