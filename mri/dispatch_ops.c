@@ -599,8 +599,8 @@ struct counters {
 	struct mri_cond *c;
 	struct mri_range *ranges;	/* all counters' ranges, back to back */
 	uint32_t *threads;
-	uint32_t *bins;			/* all counters' bin ids, back to back */
-	uint32_t nr_ranges, nr_threads, nr_bins;
+	uint32_t *bins;			/* all counters' bin ids, back to back (grows) */
+	uint32_t nr_ranges, nr_threads, nr_bins, cap_bins;
 	/* the bin table's names, read once per request (bins named) */
 	char **bin_names;
 	uint32_t nr_bin_names;
@@ -802,27 +802,52 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 		}
 	}
 	if ((x = mri_json_get(e, "bins"))) {
-		c->bins = cs->bins + *bo;
+		/* an offset until every counter is parsed: cs->bins grows */
+		c->bins = (const uint32_t *)(uintptr_t)*bo;
 		k = 0;
 		if (bin_names_load(r, cs))
 			return r->code;
 		cJSON_ArrayForEach(y, x) {
 			const char *bname;
-			uint32_t id;
+			size_t len;
+			uint32_t nr_match = 0;
 
 			snprintf(path, sizeof(path), "counters[%u].bins[%u]", i, k++);
 			if (mri_req_str(r, y, path, MRI_NAME_MAX - 1, &bname))
 				return r->code;
-			for (id = 0; id < cs->nr_bin_names; id++)
-				if (cs->bin_names[id] && !strcmp(cs->bin_names[id], bname))
-					break;
-			if (id == cs->nr_bin_names)
+			len = strlen(bname);
+			/*
+			 * The name, or when a later site with the same first frame
+			 * deepened it ("xmalloc@u.c:12" became "xmalloc@u.c:12 <-
+			 * load@io.c:88" and "... <- save@io.c:90"), every bin it
+			 * became: what the name meant when the client listed it.
+			 */
+			for (int pass = 0; pass < 2 && !nr_match; pass++) {
+				for (uint32_t id = 0; id < cs->nr_bin_names; id++) {
+					const char *n = cs->bin_names[id];
+
+					if (!n || (pass == 0 ? strcmp(n, bname) != 0 :
+						   strncmp(n, bname, len) != 0 || strncmp(n + len, " <- ", 4) != 0))
+						continue;
+					if (*bo == cs->cap_bins) {
+						uint32_t cap = cs->cap_bins ? 2 * cs->cap_bins : 64;
+						uint32_t *v = realloc(cs->bins, cap * sizeof(*v));
+
+						if (!v)
+							return mri_req_nomem(r);
+						cs->bins = v;
+						cs->cap_bins = cap;
+					}
+					cs->bins[(*bo)++] = id;
+					c->nr_bins++;
+					nr_match++;
+				}
+			}
+			if (!nr_match)
 				return mri_req_fail(r, AMEBA_ENOENT, "%s: no bin named %s (the target has %u; "
 					    "list them with the bins op: a bin is named by its allocation "
 					    "site, e.g. \"make_table@app.c:66\")", path,
 					    mri_json_show(y, b2, sizeof(b2)), cs->nr_bin_names);
-			cs->bins[(*bo)++] = id;
-			c->nr_bins++;
 		}
 		if (k == 0) {
 			snprintf(path, sizeof(path), "counters[%u].bins", i);
@@ -894,8 +919,7 @@ static int op_start(struct mri_req *r)
 	cs.c = calloc(cs.nr, sizeof(*cs.c));
 	cs.ranges = calloc(cs.nr_ranges + 1, sizeof(*cs.ranges));
 	cs.threads = calloc(cs.nr_threads + 1, sizeof(*cs.threads));
-	cs.bins = calloc(cs.nr_bins + 1, sizeof(*cs.bins));
-	if (!cs.c || !cs.ranges || !cs.threads || !cs.bins) {
+	if (!cs.c || !cs.ranges || !cs.threads) {
 		counters_free(&cs);
 		return mri_req_nomem(r);
 	}
@@ -906,6 +930,8 @@ static int op_start(struct mri_req *r)
 			return r->code;
 		}
 	}
+	for (uint32_t j = 0; j < cs.nr; j++)
+		cs.c[j].bins = cs.c[j].nr_bins ? cs.bins + (uintptr_t)cs.c[j].bins : NULL;
 	d->exp_prev = calloc(cs.nr, sizeof(*d->exp_prev));
 	d->exp_cur = calloc(cs.nr, sizeof(*d->exp_cur));
 	if (!d->exp_prev || !d->exp_cur) {

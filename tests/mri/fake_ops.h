@@ -51,6 +51,7 @@ struct fake_mon {
 	uint32_t nr_detach, nr_attach, nr_arms;
 	uint32_t nr_objects;		/* 0: the table above; else that many objects */
 	uint32_t name_len;		/* > 0: objects beyond the table get names this long */
+	int deep_bins;			/* 1: a third site deepened make@a.c:1 into two bins */
 };
 
 extern const struct mri_monitor_ops fake_ops;

@@ -603,11 +603,26 @@ static void test_experiment(void)
 	CHECK_EQ_U64(f.cond_nr_bins[2], 0);
 	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":102}", &root);
 	cJSON_Delete(root);
+	/* A name a later site deepened ("make@a.c:1" became two bins "make@a.c:1
+	 * <- ..."): both bins, what the name meant when it was listed. */
+	f.deep_bins = 1;
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"start\",\"counters\":["
+	       "{\"metric\":\"reads\",\"bins\":[\"make@a.c:1\"]},"
+	       "{\"metric\":\"reads\",\"bins\":[\"grow@b.c:2\",\"make@a.c:1 <- init@m.c:9\"]}]}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 103);
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.cond_nr_bins[0], 2);
+	CHECK_EQ_U64(f.cond_first_bin[0], 0);
+	CHECK_EQ_U64(f.cond_nr_bins[1], 2);
+	CHECK_EQ_U64(f.cond_first_bin[1], 1);
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":103}", &root);
+	cJSON_Delete(root);
+	f.deep_bins = 0;
 
 	/* A second experiment, then the session ends without detach: the
 	 * monitor goes back to dormant all the same. */
 	r = ok(__LINE__, "{\"v\":1,\"id\":12,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\"}]}", &root);
-	CHECK(num(mri_json_get(r, "experiment")) == 103);
+	CHECK(num(mri_json_get(r, "experiment")) == 104);
 	cJSON_Delete(root);
 	mri_disp_end(d);
 	CHECK(!f.attached && f.nr_detach == 1 && f.gen == 0 && f.sample_period == 0);
