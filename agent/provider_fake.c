@@ -54,12 +54,20 @@ static int fake_refresh(struct agent_provider *p, struct agent_world *w)
 	return 0;
 }
 
-static double coverage(const struct ameba_counter *c, const struct agent_fake_object *fo,
-		       uint32_t t)
+static double coverage(const struct ameba_counter *c, const struct ameba_counter_bins *cb,
+		       const struct agent_fake_object *fo, uint32_t t)
 {
 	const struct ameba_object *o = &fo->obj;
 	uintptr_t start = o->start, end = o->end;
 	double bytes = 0, size;
+
+	/* a bin where-set takes its blocks whole, wherever they lie */
+	for (uint32_t b = 0; cb && o->site &&
+	     (o->kind == AMEBA_OBJ_HEAP || o->kind == AMEBA_OBJ_MMAP) && b < cb->nr; b++)
+		if (!strcmp(cb->names[b], o->site))
+			return 1.0;
+	if (cb && cb->nr && c->nr_ranges == 0)
+		return 0;
 
 	if (fo->span[t][1] > fo->span[t][0]) {
 		start = fo->span[t][0];
@@ -109,6 +117,20 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 			return AMEBA_ENOTSUP;
 		}
 	}
+	for (uint32_t i = 0; exp->counter_bins && i < nc; i++) {
+		for (uint32_t b = 0; b < exp->counter_bins[i].nr; b++) {
+			int known = 0;
+
+			for (uint32_t k = 0; k < f->nr_bins && !known; k++)
+				known = f->bins[k].name &&
+					!strcmp(f->bins[k].name, exp->counter_bins[i].names[b]);
+			if (!known) {
+				snprintf(f->err, sizeof(f->err), "counter %u: no bin named \"%s\"", i,
+					 exp->counter_bins[i].names[b]);
+				return AMEBA_ENOENT;
+			}
+		}
+	}
 	if (nc > f->cap) {
 		free(f->values);
 		free(f->pt_store);
@@ -132,7 +154,9 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 				for (uint32_t o = 0; o < f->spec.nr_objects; o++)
 					if (f->nr_experiments + 1 >= f->spec.objects[o].from_experiment)
 						v += f->spec.objects[o].rates[t][c->metric] *
-						     coverage(c, &f->spec.objects[o], t);
+						     coverage(c, exp->counter_bins ?
+								 &exp->counter_bins[i] : NULL,
+							      &f->spec.objects[o], t);
 			pt[t] = (uint64_t)(v + 0.5);
 			total += (double)pt[t];
 		}

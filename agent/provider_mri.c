@@ -120,8 +120,9 @@ struct mri_prov {
 	uint64_t smp_period;
 	int smp_random;
 	struct mri_sample *smp_page;
-	struct ameba_sample *samples;
+	struct ameba_sample *samples;	/* this interval's, drained so far */
 	uint32_t nr_samples, cap_samples;
+	uint64_t smp_lost;		/* this interval's lost samples so far */
 };
 
 static void set_err(struct mri_prov *p, const char *what, int rc)
@@ -507,7 +508,7 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 }
 
 /* FNV-1a over one counter: what it counts, where, for whom. */
-static uint64_t counter_signature(const struct ameba_counter *c)
+static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -519,6 +520,9 @@ static uint64_t counter_signature(const struct ameba_counter *c)
 	MIX(c->nr_threads);
 	for (uint32_t t = 0; t < c->nr_threads; t++)
 		MIX(c->threads[t]);
+	for (uint32_t b = 0; bins && b < bins->nr; b++)
+		for (const char *q = bins->names[b]; *q; q++)
+			MIX((unsigned char)*q);
 #undef MIX
 	return h;
 }
@@ -540,6 +544,9 @@ static uint64_t exp_signature(const struct ameba_experiment *exp)
 		MIX(c->nr_threads);
 		for (uint32_t t = 0; t < c->nr_threads; t++)
 			MIX(c->threads[t]);
+		for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
+			for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
+				MIX((unsigned char)*q);
 	}
 #undef MIX
 	return h;
@@ -592,6 +599,10 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 		}
 		m->nr_threads = c->nr_threads;
 		m->threads = c->threads;
+		if (exp->counter_bins) {
+			m->nr_bins = exp->counter_bins[i].nr;
+			m->bins = exp->counter_bins[i].names;
+		}
 	}
 	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
 	if (rc) {
@@ -615,7 +626,8 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 	if (!p->prev || !p->ctr_sig)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
-		p->ctr_sig[i] = counter_signature(&exp->counters[i]);
+		p->ctr_sig[i] = counter_signature(&exp->counters[i],
+						   exp->counter_bins ? &exp->counter_bins[i] : NULL);
 	return 0;
 }
 
@@ -738,13 +750,17 @@ static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
 	return 0;
 }
 
-/* Moves the samples of the interval into res (as many as the monitor has). */
+/*
+ * Moves the samples the monitor has into the interval's store (appending:
+ * the wait for the interval drains too, so that a target that exits keeps
+ * the samples taken until then; the exit event carries counters, not
+ * samples) and points res at the store.
+ */
 static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 {
-	uint64_t lost = 0, lost_total = 0;
+	uint64_t lost = 0;
 	int n;
 
-	p->nr_samples = 0;
 	if (!p->smp_period)
 		return 0;
 	if (!p->smp_page && !(p->smp_page = calloc(AGENT_MRI_PAGE, sizeof(*p->smp_page))))
@@ -755,7 +771,8 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 			set_err(p, "reading samples", n);
 			return n;
 		}
-		lost_total += lost;
+		p->smp_lost += lost;
+		lost = 0;
 		if (p->nr_samples + (uint32_t)n > p->cap_samples) {
 			uint32_t cap = (p->nr_samples + (uint32_t)n) * 2;
 			struct ameba_sample *v = realloc(p->samples, cap * sizeof(*v));
@@ -778,7 +795,7 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 	} while (n == AGENT_MRI_PAGE);
 	res->r.nr_samples = p->nr_samples;
 	res->r.samples = p->samples;
-	res->r.nr_samples_lost = lost_total;
+	res->r.nr_samples_lost = p->smp_lost;
 	return 0;
 }
 
@@ -873,6 +890,8 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	int rc, have = 0;
 
 	memset(res, 0, sizeof(*res));
+	p->nr_samples = 0;
+	p->smp_lost = 0;
 	if (p->exited) {
 		t0 = now_ns();
 		if (!p->final_pending || p->exp_sig != exp_signature(exp) ||
@@ -913,8 +932,16 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		if (slice > AGENT_MRI_SLICE_MS)
 			slice = AGENT_MRI_SLICE_MS;
 		rc = mri_next_event(p->s, &ev, slice);
-		if (rc == AMEBA_ETIMEDOUT)
+		if (rc == AMEBA_ETIMEDOUT) {
+			/* samples as they come: a target exiting takes its
+			 * undrained samples with it */
+			rc = samples_drain(p, res);
+			if (rc == AMEBA_EEXITED)
+				goto exited;
+			if (rc)
+				return rc;
 			continue;
+		}
 		if (rc == AMEBA_EEXITED)
 			goto exited;
 		if (rc) {
@@ -972,6 +999,10 @@ exited:
 		res->r.per_thread = p->pt_rows;
 		res->r.nr_threads = p->res_threads;
 	}
+	/* what was drained before the exit (the rest went with the target) */
+	res->r.nr_samples = p->nr_samples;
+	res->r.samples = p->samples;
+	res->r.nr_samples_lost = p->smp_lost;
 	res->r.elapsed_ns = now_ns() - t0;
 	res->r.target_exited = 1;
 	return 0;

@@ -177,7 +177,7 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 					a = o->start;	/* the part of the line that is the object */
 				mon_ev_add(&e, AMEBA_M_INVAL_RECV, 1);
 				if (__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED))
-					mon_cond_account(t, a, &e);
+					mon_cond_account(t, a, o, &e);
 				if (__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
 					mon_sample_account(t, a, pc, &e);
 			}

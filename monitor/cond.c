@@ -19,6 +19,13 @@
  *    whose array belongs to the generation asked for; a thread that did not
  *    touch memory since the set was armed contributed nothing, which is
  *    exactly right.
+ *  - Site where-sets (bins): a CSR from site id to the counters that count
+ *    the site's blocks. The access path already knows the object it falls
+ *    in (the object map's lookup, for the per-object counters), so a site
+ *    costs one bound check and a short list walk on heap and mmap blocks,
+ *    and nothing at all while no armed counter names a site. A counter
+ *    with both ranges and sites counts an access in both once: the site
+ *    walk skips it when the interval's list held it.
  *  - Lifetime: a set is referenced by the global slot and by each thread
  *    state that adopted it; it is freed when the last reference goes.
  *    Adopting a set (once per thread per arm) and arming take cond_lock; the
@@ -41,6 +48,9 @@ struct cond_set {
 	uint32_t nr_bounds;
 	uintptr_t *bounds;		/* [nr_bounds], sorted, unique */
 	uint32_t *iv_off, *iv_ctr;	/* CSR over the nr_bounds - 1 intervals */
+	uint32_t nr_site_ids;		/* site ids below this have a list; 0 = no sites */
+	uint32_t *site_off, *site_ctr;	/* CSR over site ids */
+	uint8_t *both;			/* [nr]: the counter has ranges and sites */
 };
 
 struct cond_tstate {
@@ -67,6 +77,9 @@ static void set_free(struct cond_set *s)
 	mon_free(s->bounds);
 	mon_free(s->iv_off);
 	mon_free(s->iv_ctr);
+	mon_free(s->site_off);
+	mon_free(s->site_ctr);
+	mon_free(s->both);
 	mon_free(s);
 }
 
@@ -117,6 +130,71 @@ static uint32_t bound_index(const struct cond_set *s, uintptr_t a)
 	return (uint32_t)(p - s->bounds);
 }
 
+/* The site CSR of s (nothing when no counter names a site). 0 or AMEBA_ENOMEM. */
+static int sites_build(struct cond_set *s, const struct mon_cond_spec *specs, uint32_t nr)
+{
+	uint32_t max = 0, nr_pairs = 0, *fill;
+
+	for (uint32_t i = 0; i < nr; i++)
+		for (uint32_t j = 0; j < specs[i].nr_sites; j++)
+			max = specs[i].sites[j] > max ? specs[i].sites[j] : max;
+	if (!max)
+		return 0;
+	s->site_off = mon_calloc((size_t)max + 2, sizeof(*s->site_off));
+	s->both = mon_calloc(nr + 1, sizeof(*s->both));
+	fill = mon_calloc((size_t)max + 1, sizeof(*fill));
+	if (!s->site_off || !s->both || !fill)
+		goto fail;
+	/* a site listed twice by one counter counts once: mark by counter */
+	for (int pass = 0; pass < 2; pass++) {
+		memset(fill, 0, ((size_t)max + 1) * sizeof(*fill));
+		for (uint32_t i = 0; i < nr; i++) {
+			s->both[i] = specs[i].nr_ranges && specs[i].nr_sites;
+			for (uint32_t j = 0; j < specs[i].nr_sites; j++) {
+				uint32_t id = specs[i].sites[j];
+				uint32_t o = pass ? s->site_off[id] : 0;
+				uint32_t n = pass ? fill[id] : 0;
+				int dup = 0;
+
+				for (uint32_t k = 0; pass && k < n && !dup; k++)
+					dup = s->site_ctr[o + k] == i;
+				if (!pass) {
+					s->site_off[id + 1]++;	/* upper bound; fixed below */
+					nr_pairs++;
+				} else if (!dup) {
+					s->site_ctr[o + fill[id]++] = i;
+				}
+			}
+		}
+		if (!pass) {
+			for (uint32_t id = 0; id <= max; id++)
+				s->site_off[id + 1] += s->site_off[id];
+			s->site_ctr = mon_calloc(nr_pairs + 1, sizeof(*s->site_ctr));
+			if (!s->site_ctr)
+				goto fail;
+		}
+	}
+	/* close the gaps duplicates left: compact in place */
+	{
+		uint32_t k = 0;
+
+		for (uint32_t id = 0; id <= max; id++) {
+			uint32_t o = s->site_off[id];
+
+			s->site_off[id] = k;
+			for (uint32_t j = 0; j < fill[id]; j++)
+				s->site_ctr[k++] = s->site_ctr[o + j];
+		}
+		s->site_off[max + 1] = k;
+	}
+	s->nr_site_ids = max + 1;
+	mon_free(fill);
+	return 0;
+fail:
+	mon_free(fill);
+	return AMEBA_ENOMEM;
+}
+
 /* Builds the immutable set; NULL with *err set on failure. */
 static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr, int *err)
 {
@@ -148,7 +226,7 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 			s->thr[t++] = specs[i].threads[j];
 		qsort(s->thr + s->thr_off[i], specs[i].nr_threads, sizeof(*s->thr), cmp_u32);
 		s->thr_off[i + 1] = t;
-		if (specs[i].nr_ranges == 0)
+		if (specs[i].nr_ranges == 0 && specs[i].nr_sites == 0)
 			s->global[s->nr_global++] = i;
 		for (uint32_t j = 0; j < specs[i].nr_ranges; j++) {
 			s->bounds[nr_b++] = specs[i].ranges[j].start;
@@ -200,6 +278,10 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 				goto fail;
 		}
 	}
+	if (sites_build(s, specs, nr)) {
+		*err = AMEBA_ENOMEM;
+		goto fail;
+	}
 	mon_free(mark);
 	mon_free(fill);
 	*err = 0;
@@ -215,6 +297,7 @@ int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 {
 	struct cond_set *s = NULL, *old;
 	uint32_t nr_ranges = 0, nr_threads = mon_thread_nr();
+	uint64_t nr_sites = 0;
 	int err;
 
 	if (nr > MON_COND_MAX || (nr && !specs))
@@ -226,15 +309,20 @@ int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 			return AMEBA_EINVAL;
 		if (!mon_backend || mon_slot_of_metric[c->metric] < 0)
 			return AMEBA_ENOTSUP;
-		if ((c->nr_ranges && !c->ranges) || (c->nr_threads && !c->threads))
+		if ((c->nr_ranges && !c->ranges) || (c->nr_threads && !c->threads) ||
+		    (c->nr_sites && !c->sites))
 			return AMEBA_EINVAL;
+		for (uint32_t j = 0; j < c->nr_sites; j++)
+			if (c->sites[j] == 0 || c->sites[j] > MON_COND_MAX_SITE)
+				return AMEBA_EINVAL;
+		nr_sites += c->nr_sites;
 		for (uint32_t j = 0; j < c->nr_ranges; j++)
 			if (c->ranges[j].start >= c->ranges[j].end)
 				return AMEBA_EINVAL;
 		nr_ranges += c->nr_ranges;
 		(void)nr_threads;
 	}
-	if (nr_ranges > MON_COND_MAX_RANGES)
+	if (nr_ranges > MON_COND_MAX_RANGES || nr_sites > MON_COND_MAX_RANGES)
 		return AMEBA_EINVAL;
 	if (nr) {
 		s = set_build(specs, nr, &err);
@@ -340,7 +428,35 @@ static inline void apply(struct cond_tstate *ts, uint32_t c, const struct mon_ev
 					 __ATOMIC_RELAXED);
 }
 
-void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_events *ev)
+/* Is counter c among the counters of interval k? (lists are short) */
+static int iv_has(const struct cond_set *s, long k, uint32_t c)
+{
+	if (k < 0)
+		return 0;
+	for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
+		if (s->iv_ctr[j] == c)
+			return 1;
+	return 0;
+}
+
+/* The counters naming the site of obj (a heap or mmap block). */
+static inline void account_site(struct cond_tstate *ts, const struct cond_set *s, long k,
+				const struct mon_obj *obj, const struct mon_events *ev)
+{
+	uint32_t id = obj->site_id;
+
+	if (id >= s->nr_site_ids || (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP))
+		return;
+	for (uint32_t j = s->site_off[id]; j < s->site_off[id + 1]; j++) {
+		uint32_t c = s->site_ctr[j];
+
+		if (!s->both[c] || !iv_has(s, k, c))
+			apply(ts, c, ev);
+	}
+}
+
+void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj *obj,
+		      const struct mon_events *ev)
 {
 	struct cond_tstate *ts = t->cond;
 	const struct cond_set *s;
@@ -359,12 +475,14 @@ void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_eve
 	k = ts->last_k;
 	if (!(k + 1 < (long)s->nr_bounds && s->bounds[k] <= addr && addr < s->bounds[k + 1])) {
 		k = find_interval(s, addr);
-		if (k < 0)
-			return;
-		ts->last_k = (uint32_t)k;
+		if (k >= 0)
+			ts->last_k = (uint32_t)k;
 	}
-	for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
-		apply(ts, s->iv_ctr[j], ev);
+	if (k >= 0)
+		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
+			apply(ts, s->iv_ctr[j], ev);
+	if (mon_unlikely(s->nr_site_ids != 0) && obj)
+		account_site(ts, s, k, obj, ev);
 }
 
 int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,

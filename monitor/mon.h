@@ -493,10 +493,21 @@ struct mon_cond_spec {
 	const struct mon_range *ranges;	/* may overlap each other */
 	uint32_t nr_threads;		/* 0: every thread */
 	const uint32_t *threads;	/* ameba thread ids */
+	/*
+	 * Heap and mmap blocks of these allocation sites (site ids, 1-based),
+	 * wherever they lie, including blocks allocated after the arm: the
+	 * where-set of a site bin, resolved by the monitor per access from the
+	 * object it finds anyway. The where-set is the union of ranges and
+	 * sites (an access in both counts once); a counter with sites and no
+	 * ranges counts only the sites' blocks.
+	 */
+	uint32_t nr_sites;
+	const uint32_t *sites;
 };
 
 #define MON_COND_MAX 4096		/* counters in one armed set */
-#define MON_COND_MAX_RANGES 65536	/* ranges over all counters of a set */
+#define MON_COND_MAX_RANGES 65536	/* ranges (and sites) over all counters of a set */
+#define MON_COND_MAX_SITE (1u << 24)	/* highest site id a where-set may name */
 
 /*
  * Replaces the armed set of counters with specs[0..nr) (nr == 0 disarms),
@@ -519,7 +530,10 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 
 /* Hot path (rt.c): non-zero while a set is armed. */
 void mon_cond_after_fork(void) MON_HIDDEN;	/* in a forked child */
-void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_events *ev) MON_HIDDEN;
+struct mon_obj;
+/* obj: the object the access falls in (site where-sets), may be NULL. */
+void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj *obj,
+		      const struct mon_events *ev) MON_HIDDEN;
 
 /* ---- sample streams (sample.c) ---- */
 

@@ -269,18 +269,30 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 {
 	struct mon_cond_spec *specs;
 	struct mon_range *ranges;
-	uint32_t nr_ranges = 0, k = 0;
+	uint32_t nr_ranges = 0, k = 0, *sites, ks = 0;
+	uint64_t nr_sites = 0;
 	int err;
 
 	if (nr == 0)
 		return mon_cond_arm(NULL, 0, gen);
-	for (uint32_t i = 0; i < nr; i++)
+	for (uint32_t i = 0; i < nr; i++) {
 		nr_ranges += c[i].nr_ranges;
+		if (c[i].nr_bins && !bins_built)
+			return AMEBA_EINVAL;	/* the dispatcher resolved them: cannot be */
+		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++)
+			for (uint32_t j = 0; j < c[i].nr_bins; j++)
+				if (c[i].bins[j] == bins.bin_of[site]) {
+					nr_sites++;
+					break;
+				}
+	}
 	specs = mon_calloc(nr, sizeof(*specs));
 	ranges = mon_calloc(nr_ranges + 1, sizeof(*ranges));
-	if (!specs || !ranges) {
+	sites = mon_calloc(nr_sites + 1, sizeof(*sites));
+	if (!specs || !ranges || !sites) {
 		mon_free(specs);
 		mon_free(ranges);
+		mon_free(sites);
 		return AMEBA_ENOMEM;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
@@ -293,10 +305,26 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 		}
 		specs[i].nr_threads = c[i].nr_threads;
 		specs[i].threads = c[i].threads;
+		/* a bin's sites: those the table binned to it (the table the
+		 * dispatcher resolved the names with; sites newer than it are
+		 * the next experiment's) */
+		specs[i].sites = sites + ks;
+		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++) {
+			uint32_t b = bins.bin_of[site];
+
+			for (uint32_t j = 0; j < c[i].nr_bins; j++) {
+				if (c[i].bins[j] == b) {
+					sites[ks++] = site;
+					specs[i].nr_sites++;
+					break;
+				}
+			}
+		}
 	}
 	err = mon_cond_arm(specs, nr, gen);
 	mon_free(specs);
 	mon_free(ranges);
+	mon_free(sites);
 	return err;
 }
 

@@ -455,13 +455,13 @@ __attribute__((constructor(101))) static void rt_constructor(void)
 /* Adds what one piece caused to t's counters of it (v, NULL when they could
  * not be allocated), the conditional counters and the sample streams. */
 static inline void account(struct mon_thread *t, uint64_t *v, uintptr_t a, uintptr_t pc,
-			   const struct mon_events *ev)
+			   const struct mon_obj *obj, const struct mon_events *ev)
 {
 	if (mon_likely(v != NULL))
 		for (uint32_t i = 0; i < ev->nr; i++)
 			mon_count_add(v, ev->slot[i], ev->n[i]);
 	if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED)))
-		mon_cond_account(t, a, ev);
+		mon_cond_account(t, a, obj, ev);
 	if (mon_unlikely(__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))
 		mon_sample_account(t, a, pc, ev);
 }
@@ -480,7 +480,7 @@ static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned f
 		ev.nr = 0;
 		ev.counts = NULL;
 		mon_backend->access(t, obj, a, (uint32_t)(piece_end - a), flags, pc, &ev);
-		account(t, mon_counts_get(t, obj->idx), a, pc, &ev);
+		account(t, mon_counts_get(t, obj->idx), a, pc, obj, &ev);
 		a = piece_end;
 	}
 }
@@ -534,7 +534,7 @@ static __attribute__((noinline)) void access_events(struct mon_thread *t, int w,
 	ev.nr = 0;
 	ev.counts = NULL;
 	mon_backend->access(t, obj, addr, (uint32_t)sz, flags, pc, &ev);
-	account(t, v, addr, pc, &ev);
+	account(t, v, addr, pc, obj, &ev);
 	t->in_rt--;
 }
 

@@ -13,7 +13,17 @@
  *  - Samples go into a per-thread single-producer / single-consumer ring; the
  *    one consumer is whoever drains (the MRI server). A full ring drops the
  *    sample and counts it as lost: the program never waits for the monitor.
- *  - Rings are allocated when a thread first samples under a stream.
+ *  - A thread's first countdown under a stream starts at a random phase,
+ *    uniform in [1, period], not at a whole period: then every event has the
+ *    same chance 1/period of becoming a sample, also in a thread that lives
+ *    for fewer events than a period. With a whole period first, such threads
+ *    were never sampled (tests/workloads/thread_churn: 10,000 threads of
+ *    ~30 misses each at a period of 10,007 gave no sample at all, and the
+ *    sampling strategy saw nothing of the program). The phase comes from the
+ *    thread's generator, so a run stays reproducible for a seed.
+ *  - State is allocated when a thread first has an event of the stream's
+ *    metric; the ring (2048 samples, 64 KiB) only when it first samples, so
+ *    thousands of short threads that never sample cost a few bytes each.
  */
 #include <pthread.h>
 #include <string.h>
@@ -30,7 +40,7 @@ struct sample_tstate {
 	uint32_t head;			/* written by the owner (atomic) */
 	uint32_t tail;			/* written by the consumer (atomic) */
 	uint64_t lost;			/* atomic */
-	struct mon_sample ring[RING_SIZE];
+	struct mon_sample *ring;	/* [RING_SIZE]; set once by the owner (atomic) */
 };
 
 static uint64_t sample_gen;		/* atomic */
@@ -97,7 +107,9 @@ static struct sample_tstate *sample_adopt(struct mon_thread *t, uint64_t gen)
 	}
 	ts->gen = gen;
 	ts->rng = (sample_seed ^ (0x9e3779b97f4a7c15ull * (t->id + 1))) | 1;
-	ts->countdown = next_period(ts);
+	/* a random phase: see Notes */
+	ts->countdown = 1 + (int64_t)(xorshift(&ts->rng) %
+				      (__atomic_load_n(&sample_period, __ATOMIC_RELAXED) | 1));
 	return ts;
 }
 
@@ -123,7 +135,13 @@ void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
 		uint32_t head = ts->head;
 		uint32_t tail = __atomic_load_n(&ts->tail, __ATOMIC_ACQUIRE);
 
-		if (head - tail >= RING_SIZE) {
+		if (mon_unlikely(!ts->ring)) {
+			struct mon_sample *ring = mon_calloc(RING_SIZE, sizeof(*ring));
+
+			if (ring)
+				__atomic_store_n(&ts->ring, ring, __ATOMIC_RELEASE);
+		}
+		if (!ts->ring || head - tail >= RING_SIZE) {
 			__atomic_fetch_add(&ts->lost, 1, __ATOMIC_RELAXED);
 		} else {
 			struct mon_sample *s = &ts->ring[head & (RING_SIZE - 1)];
@@ -148,14 +166,16 @@ uint32_t mon_sample_drain(struct mon_sample *out, uint32_t max, uint64_t *lost)
 	for (uint32_t id = 0; id < nr_threads && got < max; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 		struct sample_tstate *ts;
+		struct mon_sample *ring;
 		uint32_t head, tail;
 
 		if (!t || !(ts = __atomic_load_n(&t->sample, __ATOMIC_ACQUIRE)))
 			continue;
 		head = __atomic_load_n(&ts->head, __ATOMIC_ACQUIRE);
+		ring = __atomic_load_n(&ts->ring, __ATOMIC_ACQUIRE);
 		tail = ts->tail;
-		while (tail != head && got < max)
-			out[got++] = ts->ring[tail++ & (RING_SIZE - 1)];
+		while (ring && tail != head && got < max)
+			out[got++] = ring[tail++ & (RING_SIZE - 1)];
 		__atomic_store_n(&ts->tail, tail, __ATOMIC_RELEASE);
 		if (lost) {
 			*lost += __atomic_exchange_n(&ts->lost, 0, __ATOMIC_RELAXED);

@@ -1102,6 +1102,14 @@ static cJSON *counter_json(const struct mri_counter *c)
 			if (mri_json_push(a, cJSON_CreateNumber(c->objects[i])))
 				goto fail;
 	}
+	if (c->nr_bins) {
+		a = cJSON_CreateArray();
+		if (mri_json_add(o, "bins", a))
+			goto fail;
+		for (uint32_t i = 0; i < c->nr_bins; i++)
+			if (!c->bins[i] || mri_json_push(a, cJSON_CreateString(c->bins[i])))
+				goto fail;
+	}
 	if (c->nr_threads) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "threads", a))

@@ -54,6 +54,10 @@ struct mri_cond {
 	const struct mri_range *ranges;
 	uint32_t nr_threads;
 	const uint32_t *threads;
+	/* site bins (ids of the table nr_bins() refreshed last, resolved from
+	 * the request's names): every block of theirs, also later ones */
+	uint32_t nr_bins;
+	const uint32_t *bins;
 };
 
 typedef void (*mri_per_thread_fn)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg);

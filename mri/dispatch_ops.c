@@ -599,7 +599,11 @@ struct counters {
 	struct mri_cond *c;
 	struct mri_range *ranges;	/* all counters' ranges, back to back */
 	uint32_t *threads;
-	uint32_t nr_ranges, nr_threads;
+	uint32_t *bins;			/* all counters' bin ids, back to back (grows) */
+	uint32_t nr_ranges, nr_threads, nr_bins, cap_bins;
+	/* the bin table's names, read once per request (bins named) */
+	char **bin_names;
+	uint32_t nr_bin_names;
 };
 
 static void counters_free(struct counters *cs)
@@ -607,15 +611,51 @@ static void counters_free(struct counters *cs)
 	free(cs->c);
 	free(cs->ranges);
 	free(cs->threads);
+	free(cs->bins);
+	for (uint32_t i = 0; i < cs->nr_bin_names; i++)
+		free(cs->bin_names[i]);
+	free(cs->bin_names);
+}
+
+/* Reads the names of the monitor's bins (refreshing its table) once. */
+static int bin_names_load(struct mri_req *r, struct counters *cs)
+{
+	struct mri_disp *d = r->d;
+	uint32_t nr;
+	char *name;
+
+	if (cs->bin_names)
+		return 0;
+	nr = d->ops->nr_bins(d->ctx);
+	cs->bin_names = calloc(nr + 1, sizeof(*cs->bin_names));
+	name = malloc(MRI_NAME_MAX);
+	if (!cs->bin_names || !name) {
+		free(name);
+		return mri_req_nomem(r);
+	}
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mri_bin b;
+
+		cs->nr_bin_names = id + 1;
+		if (d->ops->bin(d->ctx, id, &b, name) || !b.name)
+			continue;
+		cs->bin_names[id] = strdup(b.name);
+		if (!cs->bin_names[id]) {
+			free(name);
+			return mri_req_nomem(r);
+		}
+	}
+	free(name);
+	return 0;
 }
 
 /* First pass: sizes, so that one allocation holds every range. */
 static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *cs)
 {
-	static const char *const fields[] = { "metric", "ranges", "objects", "threads", NULL };
+	static const char *const fields[] = { "metric", "ranges", "objects", "bins", "threads", NULL };
 	const cJSON *e;
 	uint32_t i = 0;
-	uint64_t ranges = 0, threads = 0;
+	uint64_t ranges = 0, threads = 0, bins = 0;
 
 	cJSON_ArrayForEach(e, jc) {
 		char path[48];
@@ -645,6 +685,15 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 				return r->code;
 			ranges += n;
 		}
+		if ((x = mri_json_get(e, "bins"))) {
+			char p2[64];
+
+			snprintf(p2, sizeof(p2), "%s.bins", path);
+			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
+				return r->code;
+			ranges += n;
+			bins += n;
+		}
 		if ((x = mri_json_get(e, "threads"))) {
 			char p2[64];
 
@@ -654,19 +703,20 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 			threads += n;
 		}
 		if (ranges > MRI_MAX_RANGES)
-			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u ranges and objects in one "
-				    "experiment; measure fewer places at once", MRI_MAX_RANGES);
+			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u ranges, objects and bins "
+				    "in one experiment; measure fewer places at once", MRI_MAX_RANGES);
 		if (threads > MRI_MAX_THREAD_IDS)
 			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u thread ids in one experiment",
 				    MRI_MAX_THREAD_IDS);
 	}
 	cs->nr_ranges = (uint32_t)ranges;
 	cs->nr_threads = (uint32_t)threads;
+	cs->nr_bins = (uint32_t)bins;
 	return 0;
 }
 
 static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const struct mri_backend_rec *b,
-			 struct counters *cs, uint32_t *ro, uint32_t *to)
+			 struct counters *cs, uint32_t *ro, uint32_t *to, uint32_t *bo)
 {
 	struct mri_disp *d = r->d;
 	struct mri_cond *c = &cs->c[i];
@@ -751,9 +801,63 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 			c->nr_ranges++;
 		}
 	}
+	if ((x = mri_json_get(e, "bins"))) {
+		/* an offset until every counter is parsed: cs->bins grows */
+		c->bins = (const uint32_t *)(uintptr_t)*bo;
+		k = 0;
+		if (bin_names_load(r, cs))
+			return r->code;
+		cJSON_ArrayForEach(y, x) {
+			const char *bname;
+			size_t len;
+			uint32_t nr_match = 0;
+
+			snprintf(path, sizeof(path), "counters[%u].bins[%u]", i, k++);
+			if (mri_req_str(r, y, path, MRI_NAME_MAX - 1, &bname))
+				return r->code;
+			len = strlen(bname);
+			/*
+			 * The name, or when a later site with the same first frame
+			 * deepened it ("xmalloc@u.c:12" became "xmalloc@u.c:12 <-
+			 * load@io.c:88" and "... <- save@io.c:90"), every bin it
+			 * became: what the name meant when the client listed it.
+			 */
+			for (int pass = 0; pass < 2 && !nr_match; pass++) {
+				for (uint32_t id = 0; id < cs->nr_bin_names; id++) {
+					const char *n = cs->bin_names[id];
+
+					if (!n || (pass == 0 ? strcmp(n, bname) != 0 :
+						   strncmp(n, bname, len) != 0 || strncmp(n + len, " <- ", 4) != 0))
+						continue;
+					if (*bo == cs->cap_bins) {
+						uint32_t cap = cs->cap_bins ? 2 * cs->cap_bins : 64;
+						uint32_t *v = realloc(cs->bins, cap * sizeof(*v));
+
+						if (!v)
+							return mri_req_nomem(r);
+						cs->bins = v;
+						cs->cap_bins = cap;
+					}
+					cs->bins[(*bo)++] = id;
+					c->nr_bins++;
+					nr_match++;
+				}
+			}
+			if (!nr_match)
+				return mri_req_fail(r, AMEBA_ENOENT, "%s: no bin named %s (the target has %u; "
+					    "list them with the bins op: a bin is named by its allocation "
+					    "site, e.g. \"make_table@app.c:66\")", path,
+					    mri_json_show(y, b2, sizeof(b2)), cs->nr_bin_names);
+		}
+		if (k == 0) {
+			snprintf(path, sizeof(path), "counters[%u].bins", i);
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty list counts nothing; leave it out "
+				    "(with ranges and objects) to count the whole address space", path);
+		}
+	}
 	/* The monitor reads "no ranges" as "everywhere": an empty where-set
 	 * must not turn into the total. */
-	if (had_where && c->nr_ranges == 0) {
+	if (had_where && c->nr_ranges == 0 && c->nr_bins == 0) {
 		snprintf(path, sizeof(path), "counters[%u]", i);
 		if (nr_listed)
 			return mri_req_fail(r, AMEBA_EINVAL, "%s.objects: every object named is empty (size "
@@ -789,7 +893,7 @@ static int op_start(struct mri_req *r)
 	struct counters cs = { 0 };
 	struct mri_backend_rec b;
 	uint64_t interval, gen = 0;
-	uint32_t i = 0, ro = 0, to = 0;
+	uint32_t i = 0, ro = 0, to = 0, bo = 0;
 	int err;
 
 	if (mri_req_fields(r, r->msg, "start", fields) ||
@@ -821,11 +925,13 @@ static int op_start(struct mri_req *r)
 	}
 	mri_disp_backend_rec(d, &b);
 	cJSON_ArrayForEach(e, jc) {
-		if (parse_counter(r, e, i++, &b, &cs, &ro, &to)) {
+		if (parse_counter(r, e, i++, &b, &cs, &ro, &to, &bo)) {
 			counters_free(&cs);
 			return r->code;
 		}
 	}
+	for (uint32_t j = 0; j < cs.nr; j++)
+		cs.c[j].bins = cs.c[j].nr_bins ? cs.bins + (uintptr_t)cs.c[j].bins : NULL;
 	d->exp_prev = calloc(cs.nr, sizeof(*d->exp_prev));
 	d->exp_cur = calloc(cs.nr, sizeof(*d->exp_cur));
 	if (!d->exp_prev || !d->exp_cur) {

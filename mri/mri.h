@@ -257,6 +257,10 @@ struct mri_counter {
 	const uint32_t *objects;	/* object ids (mri_objects) */
 	uint32_t nr_threads;
 	const uint32_t *threads;
+	/* Site bins by name (mri_bins): every heap/mmap block of theirs, also
+	 * blocks allocated after the start, resolved by the monitor per access */
+	uint32_t nr_bins;
+	const char *const *bins;
 };
 
 /*

@@ -145,7 +145,10 @@ static const struct ameba_param nway_params[] = {
 	{ "per_thread", AMEBA_PARAM_INT, "0", "1: one search per thread" },
 	{ "group", AMEBA_PARAM_INT, "8", "regions of at most this many units with interleaved "
 	  "heap blocks are split by allocation site" },
-	{ "max_ranges", AMEBA_PARAM_INT, "60000", "address ranges per experiment (monitor limit)" },
+	{ "max_ranges", AMEBA_PARAM_INT, "24000", "address ranges per experiment (what fits in one "
+	  "1 MiB monitor request, ~37 bytes a range)" },
+	{ "bins", AMEBA_PARAM_INT, "1", "1: measure an allocation site with several blocks by its bin "
+	  "(the monitor resolves the blocks, new ones included); 0: by its blocks' ranges" },
 };
 
 enum { R_SPAN, R_SET, R_UNIT };
@@ -170,6 +173,7 @@ struct unit {
 	uint32_t obj_first;		/* index of a live object of the unit */
 	uint32_t range_off, nr_ranges;
 	int hull;
+	const char *bin;		/* measured by this site bin (host's name), or NULL */
 	uint32_t owner;			/* queue entry owning it + 1 (resolution) */
 };
 
@@ -235,6 +239,7 @@ struct found {
 struct nway {
 	const struct ameba_host *host;
 	uint32_t n, keep, max_intervals, final_intervals, group, max_ranges;
+	int use_bins;
 	uint32_t interval_ms, max_interval_ms;
 	uint64_t quiet_ns;
 	double grow, unsearched, rescan;
@@ -274,6 +279,11 @@ struct nway {
 	uint32_t nr_ranges, cap_ranges;
 	struct ameba_counter *counters;
 	uint32_t nr_counters, cap_counters;
+	/* bin where-sets: names back to back, each counter's [off, off + nr) */
+	const char **bnames;
+	uint32_t nr_bnames, cap_bnames, bn_mark;
+	struct ameba_counter_bins *cbins;	/* [cap_counters]; names offsets until the end */
+	uint32_t cap_cbins;
 
 	/* contexts storage */
 	struct ameba_context *ctxs;
@@ -404,6 +414,7 @@ static int units_refresh(struct nway *st)
 		un->live_bytes = un->is_line ? LINE_BYTES : 0;
 		un->nr_ranges = 0;
 		un->hull = 0;
+		un->bin = NULL;
 		un->owner = 0;
 		if (un->is_line) {
 			un->lo = un->obj.start;
@@ -445,6 +456,28 @@ static int units_refresh(struct nway *st)
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
 
+		/*
+		 * A site with several blocks: its bin, resolved by the monitor
+		 * per access, counts every block whole (new ones too) for no
+		 * ranges, where ranges would list 10^5 interleaved blocks or
+		 * fall back to an overlapping hull.
+		 */
+		if (st->use_bins && un->key[0] == 's' && un->nr_live) {
+			const char *site = un->key + 2;
+
+			/* a site that allocated more than once (in all: short-lived
+			 * blocks come and go between listings, wl_thread_churn's
+			 * scratch buffers, 4 live of 10,000) */
+			for (uint32_t b = 0; b < h->nr_bins && !un->bin; b++)
+				if (h->bins[b].name && !strcmp(h->bins[b].name, site) &&
+				    (un->nr_live > 1 || h->bins[b].nr_blocks > 1))
+					un->bin = h->bins[b].name;
+			if (un->bin) {
+				un->range_off = total;
+				un->nr_ranges = 0;
+				continue;
+			}
+		}
 		if (un->nr_live && un->nr_ranges > st->max_ranges / 4) {
 			un->hull = 1;
 			un->nr_ranges = 1;
@@ -473,7 +506,7 @@ static int units_refresh(struct nway *st)
 		if (!u)
 			continue;
 		un = &st->units[u - 1];
-		if (un->hull)
+		if (un->hull || un->bin)
 			continue;
 		if (merges(st, i)) {
 			r = un->range_off + un->nr_ranges - 1;
@@ -646,6 +679,15 @@ static int span_emit(struct nway *st, uintptr_t s, uintptr_t e, uint32_t *nr)
 static int unit_emit(struct nway *st, uint32_t u, uint32_t *nr)
 {
 	const struct unit *un = &st->units[u];
+
+	if (un->bin) {
+		/* taken by the next counter_add() (bn_mark) */
+		if (grow_array((void **)&st->bnames, &st->cap_bnames, st->nr_bnames + 1,
+			       sizeof(*st->bnames)))
+			return AMEBA_ENOMEM;
+		st->bnames[st->nr_bnames++] = un->bin;
+		return 0;
+	}
 
 	for (uint32_t r = 0; r < un->nr_ranges; r++) {
 		uintptr_t a = st->ranges[2 * (un->range_off + r)];
@@ -1200,8 +1242,13 @@ static int counter_add(struct nway *st, int metric, uint32_t off, uint32_t nr,
 	struct ameba_counter *c;
 
 	if (grow_array((void **)&st->counters, &st->cap_counters, st->nr_counters + 1,
-		       sizeof(*st->counters)))
+		       sizeof(*st->counters)) ||
+	    grow_array((void **)&st->cbins, &st->cap_cbins, st->nr_counters + 1, sizeof(*st->cbins)))
 		return AMEBA_ENOMEM;
+	/* the bins emitted since the last counter are this counter's */
+	st->cbins[st->nr_counters].nr = st->nr_bnames - st->bn_mark;
+	st->cbins[st->nr_counters].names = (const char *const *)(uintptr_t)st->bn_mark;
+	st->bn_mark = st->nr_bnames;
 	c = &st->counters[st->nr_counters++];
 	memset(c, 0, sizeof(*c));
 	c->metric = metric;
@@ -1327,6 +1374,8 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		search_add(st, -1);
 	}
 	st->nr_counters = 0;
+	st->nr_bnames = 0;
+	st->bn_mark = 0;
 	for (uint32_t si = 0; si < st->nr_searches; si++) {
 		struct search *s = &st->searches[si];
 
@@ -1420,6 +1469,11 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	memset(exp, 0, sizeof(*exp));
 	exp->nr_counters = st->nr_counters;
 	exp->counters = st->counters;
+	if (st->nr_bnames) {
+		for (uint32_t i = 0; i < st->nr_counters; i++)
+			st->cbins[i].names = st->bnames + (uintptr_t)st->cbins[i].names;
+		exp->counter_bins = st->cbins;
+	}
 	exp->interval_ms = interval;
 	st->nr_plans++;
 	return 0;
@@ -1945,6 +1999,8 @@ static void nway_destroy(void *state)
 	free(st->thread_ids);
 	free(st->ranges);
 	free(st->counters);
+	free(st->cbins);
+	free(st->bnames);
 	free(st->ctxs);
 	free(st->prov_objs);
 	free(st->prov_extra);
@@ -1980,7 +2036,8 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long max_intervals = param_int(params, "max_intervals", 200);
 	long long final_intervals = param_int(params, "final_intervals", 2);
 	long long group = param_int(params, "group", 8);
-	long long max_ranges = param_int(params, "max_ranges", 60000);
+	long long max_ranges = param_int(params, "max_ranges", 24000);
+	long long use_bins = param_int(params, "bins", 1);
 	long long more = param_int(params, "more", 0), per_thread = param_int(params, "per_thread", 0);
 	double grow = param_double(params, "grow", 2);
 	double unsearched = param_double(params, "unsearched", 0.02);
@@ -1997,10 +2054,10 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	}
 	if (keep < 0 || quiet < 0 || interval < 0 || max_interval < 1 || max_intervals < 1 ||
 	    final_intervals < 0 || group < 2 || max_ranges < 16 || (more != 0 && more != 1) ||
-	    (per_thread != 0 && per_thread != 1)) {
+	    (per_thread != 0 && per_thread != 1) || (use_bins != 0 && use_bins != 1)) {
 		snprintf(msg, 256, "want keep >= 0, quiet_ms >= 0, interval_ms >= 0, max_interval_ms >= 1, "
 			 "max_intervals >= 1, final_intervals >= 0, group >= 2, max_ranges >= 16, "
-			 "more and per_thread 0 or 1");
+			 "more, per_thread and bins 0 or 1");
 		return AMEBA_EINVAL;
 	}
 	if (grow < 1 || unsearched < 0 || unsearched >= 1 || rescan < 0 || rescan > 1) {
@@ -2021,6 +2078,7 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	st->final_intervals = (uint32_t)final_intervals;
 	st->group = (uint32_t)group;
 	st->max_ranges = (uint32_t)max_ranges;
+	st->use_bins = use_bins != 0;
 	st->more = (int)more;
 	st->per_thread = (int)per_thread;
 	st->grow = grow;

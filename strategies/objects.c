@@ -58,6 +58,11 @@
  *    identical counters: they were lost.)
  *    (The hull of the blocks, used before, is no estimate when sites are
  *    interleaved in the heap: each hull covers the others' blocks too.)
+ *  - Bins: with bins=1 (the default) a site with several live blocks is
+ *    measured by its site bin instead (a where-set the monitor resolves per
+ *    access from the block it finds, docs/mri.md): every block, whole, new
+ *    ones included, for no ranges; the sampling above then only concerns
+ *    sites the host lists no bin for.
  *  - The strategy never finishes by itself unless rounds > 0: it measures
  *    until the target exits or the agent's --duration is spent.
  */
@@ -83,6 +88,8 @@ static const struct ameba_param objects_params[] = {
 	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
 	{ "max_ranges", AMEBA_PARAM_INT, "24000", "address ranges per experiment, over all counters "
 	  "(the monitor's limits)" },
+	{ "bins", AMEBA_PARAM_INT, "1", "1: measure an allocation site with several blocks by its bin "
+	  "(the monitor resolves the blocks, new ones included); 0: by its blocks' ranges" },
 };
 
 struct unit {
@@ -109,6 +116,7 @@ struct unit {
 	uint64_t live_bytes;
 	uintptr_t lo, hi;
 	const struct ameba_object *single;	/* the block, when nr_live == 1 */
+	const char *bin;		/* this plan: measured by its site bin (host's name) */
 };
 
 struct objects {
@@ -118,6 +126,7 @@ struct objects {
 	int primary;
 	uint32_t rounds, nr_rounds;
 	uint32_t max_counters, max_ranges;
+	int use_bins;
 
 	struct unit *units;
 	uint32_t nr_units, cap_units;
@@ -134,6 +143,7 @@ struct objects {
 
 	/* plan storage, valid until observe() */
 	struct ameba_counter *counters;
+	struct ameba_counter_bins *cbins;	/* [cap_counters] */
 	uint32_t cap_counters;
 	uintptr_t *ranges;
 	uint32_t nr_ranges, cap_ranges;
@@ -280,6 +290,7 @@ static int units_collect(struct objects *st, uint32_t *of)
 		st->units[u].scale = 1.0;
 		st->units[u].stride = 1;
 		st->units[u].phase = 0;
+		st->units[u].bin = NULL;
 	}
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
 		const struct ameba_object *o = &h->objects[i];
@@ -401,7 +412,7 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	uint32_t *of = NULL, *grp = NULL;
 	uint32_t nr_active = 0, max_units, nr_counters, c = 0, n = 0, nr_hot = 0;
 	uint32_t nr_grp_ranges, total, budget;
-	int rc;
+	int rc, have_bins = 0;
 
 	if (st->rounds && st->nr_rounds >= st->rounds)
 		return 1;
@@ -419,6 +430,20 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	rc = units_collect(st, of);
 	if (rc)
 		goto out;
+	/*
+	 * A site with several blocks is measured by its bin: the monitor finds
+	 * each access's block and its site, so every block counts, whole, new
+	 * ones included, for no ranges (no sample, no listing lag).
+	 */
+	for (uint32_t u = 0; st->use_bins && u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+
+		if (un->key[0] != 's' || un->nr_live < 2)
+			continue;
+		for (uint32_t b = 0; b < h->nr_bins && !un->bin; b++)
+			if (h->bins[b].name && !strcmp(h->bins[b].name, un->key + 2))
+				un->bin = h->bins[b].name;
+	}
 
 	/*
 	 * Which units get counters of their own: the warm ones (not folded
@@ -481,7 +506,7 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
 		struct unit *u = of[i] ? &st->units[of[i] - 1] : NULL;
 
-		grp[i] = !u ? 0 : u->active ? of[i] : u->cold ? UINT32_MAX : 0;
+		grp[i] = !u || u->bin ? 0 : u->active ? of[i] : u->cold ? UINT32_MAX : 0;
 		if (!grp[i] || merges(h, grp, i))
 			continue;
 		if (grp[i] == UINT32_MAX)
@@ -582,14 +607,20 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 	nr_counters = st->nr_metrics * (nr_active + 2);
 	if (nr_counters > st->cap_counters) {
 		struct ameba_counter *cs = realloc(st->counters, nr_counters * sizeof(*cs));
+		struct ameba_counter_bins *cb;
 
-		if (!cs) {
+		if (cs)
+			st->counters = cs;
+		cb = realloc(st->cbins, nr_counters * sizeof(*cb));
+		if (cb)
+			st->cbins = cb;
+		if (!cs || !cb) {
 			rc = AMEBA_ENOMEM;
 			goto out;
 		}
-		st->counters = cs;
 		st->cap_counters = nr_counters;
 	}
+	memset(st->cbins, 0, nr_counters * sizeof(*st->cbins));
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		struct ameba_counter *ct = &st->counters[c++];
 
@@ -615,11 +646,17 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 			ct->ranges = st->ranges + 2 * (size_t)u->range_off;
 			ct->per_thread = 1;
 			ct->tag = ((uint64_t)st->order[i] << 8) | (uint64_t)k;
+			if (u->bin) {
+				st->cbins[c - 1].nr = 1;
+				st->cbins[c - 1].names = &u->bin;
+				have_bins = 1;
+			}
 		}
 	}
 	memset(exp, 0, sizeof(*exp));
 	exp->nr_counters = c;
 	exp->counters = st->counters;
+	exp->counter_bins = have_bins ? st->cbins : NULL;
 	rc = 0;
 out:
 	free(of);
@@ -675,7 +712,7 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			un->zero_rounds = un->counted ? 0 : un->zero_rounds + 1;
 			un->zero_ns = un->counted ? 0 : un->zero_ns + res->elapsed_ns;
 			if (un->zero_rounds >= COLD_AFTER && un->zero_ns >= COLD_AFTER_NS &&
-			    un->seen <= st->max_ranges / st->nr_metrics / COLD_MAX_SHARE)
+			    un->seen <= st->max_ranges / st->nr_metrics / COLD_MAX_SHARE && !un->bin)
 				un->cold = 1;
 		} else if (un->cold && un->nr_live) {
 			if (cold_hit || !st->cold_nr) {
@@ -794,6 +831,7 @@ static void objects_destroy(void *state)
 	free(st->units);
 	free(st->index);
 	free(st->counters);
+	free(st->cbins);
 	free(st->ranges);
 	free(st->order);
 	free(st->ctxs);
@@ -810,15 +848,16 @@ static int objects_create(const struct ameba_host *host, const struct ameba_para
 	long long rounds = atoll(ameba_param_get(params, "rounds") ?: "0");
 	long long max_counters = atoll(ameba_param_get(params, "max_counters") ?: "4096");
 	long long max_ranges = atoll(ameba_param_get(params, "max_ranges") ?: "24000");
+	long long use_bins = atoll(ameba_param_get(params, "bins") ?: "1");
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, objects.so was built for %d",
 			 host->abi_version, AMEBA_PLUGIN_ABI_VERSION);
 		return AMEBA_EABI;
 	}
-	if (rounds < 0 || max_counters < 2 || max_ranges < 1) {
-		snprintf(msg, 256, "rounds must be >= 0, max_counters >= 2, max_ranges >= 1 (got "
-			 "%lld, %lld, %lld)", rounds, max_counters, max_ranges);
+	if (rounds < 0 || max_counters < 2 || max_ranges < 1 || (use_bins != 0 && use_bins != 1)) {
+		snprintf(msg, 256, "rounds must be >= 0, max_counters >= 2, max_ranges >= 1, bins 0 or 1 "
+			 "(got %lld, %lld, %lld, %lld)", rounds, max_counters, max_ranges, use_bins);
 		return AMEBA_EINVAL;
 	}
 	st = calloc(1, sizeof(*st));
@@ -828,6 +867,7 @@ static int objects_create(const struct ameba_host *host, const struct ameba_para
 	st->rounds = (uint32_t)rounds;
 	st->max_counters = (uint32_t)max_counters;
 	st->max_ranges = (uint32_t)max_ranges;
+	st->use_bins = use_bins != 0;
 	st->primary = ameba_metric_by_name(metric ? metric : "mem_ref");
 	if (st->primary < 0 || !strategy_host_has(host, st->primary)) {
 		snprintf(msg, 256, "metric=%s: the backend does not measure it", metric ? metric : "?");

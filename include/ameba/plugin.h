@@ -150,6 +150,12 @@ struct ameba_counter {
 	uint64_t tag;			/* the strategy's own cookie, echoed in results */
 };
 
+/* The site bins of one counter's where-set, by name (host->bins[].name). */
+struct ameba_counter_bins {
+	uint32_t nr;
+	const char *const *names;
+};
+
 struct ameba_experiment {
 	uint32_t nr_counters;
 	const struct ameba_counter *counters;	/* owned by the strategy until observe() */
@@ -158,6 +164,19 @@ struct ameba_experiment {
 	int sample_metric;
 	uint64_t sample_period;
 	int sample_random;			/* period randomised around the mean */
+	/*
+	 * Appended (ABI 1, compatible growth: the agent zeroes the experiment
+	 * before plan()): where-sets by allocation-site bin. NULL, or
+	 * [nr_counters]: counter i also counts every access to a heap or mmap
+	 * block of the bins counter_bins[i] names, blocks allocated later
+	 * included (the monitor resolves the bin per access from the object it
+	 * finds anyway, so a bin of 10^5 interleaved blocks costs no ranges and
+	 * needs no listing of its blocks). The where-set is the union of the
+	 * ranges and the bins; a counter with bins and no ranges counts only
+	 * the bins' blocks. A bin unknown to the monitor fails the experiment
+	 * (AMEBA_ENOENT).
+	 */
+	const struct ameba_counter_bins *counter_bins;
 };
 
 struct ameba_sample {

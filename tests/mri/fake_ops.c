@@ -129,23 +129,27 @@ static int f_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 
 static uint32_t f_nr_bins(void *ctx)
 {
-	return 2;
+	return ((struct fake_mon *)ctx)->deep_bins ? 3 : 2;
 }
 
 static int f_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 {
 	static const char *const names[] = { "make@a.c:1", "grow@b.c:2" };
+	static const char *const deep[] = { "make@a.c:1 <- main@m.c:5", "grow@b.c:2",
+					    "make@a.c:1 <- init@m.c:9" };
+	int is_deep = ((struct fake_mon *)ctx)->deep_bins;
 
-	if (id >= 2)
+	if (id >= (is_deep ? 3u : 2u))
 		return AMEBA_ENOENT;
+	if (name) {
+		snprintf(name, MRI_NAME_MAX, "%s", is_deep ? deep[id] : names[id]);
+		out->name = name;
+	}
 	out->id = id;
 	out->nr_objects = id ? 2 : 2;
 	out->sz_bytes = id ? 0x18000 : 0x200;
-	out->name = NULL;
-	if (name) {
-		snprintf(name, MRI_NAME_MAX, "%s", names[id]);
-		out->name = name;
-	}
+	if (!name)
+		out->name = NULL;
 	return 0;
 }
 
@@ -226,6 +230,11 @@ static int f_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t
 		f->cond_metric[i] = c[i].metric;
 		f->cond_nr_ranges[i] = c[i].nr_ranges;
 		f->first_start[i] = c[i].nr_ranges ? c[i].ranges[0].start : 0;
+		for (uint32_t j = 0; j < c[i].nr_bins; j++)
+			if (c[i].bins[j] >= f_nr_bins(f))
+				abort();	/* the dispatcher resolved the names */
+		f->cond_nr_bins[i] = c[i].nr_bins;
+		f->cond_first_bin[i] = c[i].nr_bins ? c[i].bins[0] : UINT32_MAX;
 	}
 	if (total_ranges > MRI_MAX_RANGES)
 		abort();

@@ -43,12 +43,15 @@ struct fake_mon {
 	int cond_metric[FAKE_MAX_COND];
 	uint32_t cond_nr_ranges[FAKE_MAX_COND];
 	uint64_t first_start[FAKE_MAX_COND];	/* start of the first range, for checks */
+	uint32_t cond_nr_bins[FAKE_MAX_COND];
+	uint32_t cond_first_bin[FAKE_MAX_COND];	/* id of the first bin, for checks */
 	uint64_t ticks;			/* counter growth since arming */
 	int sample_metric;
 	uint64_t sample_period;		/* 0 = no stream */
 	uint32_t nr_detach, nr_attach, nr_arms;
 	uint32_t nr_objects;		/* 0: the table above; else that many objects */
 	uint32_t name_len;		/* > 0: objects beyond the table get names this long */
+	int deep_bins;			/* 1: a third site deepened make@a.c:1 into two bins */
 };
 
 extern const struct mri_monitor_ops fake_ops;

@@ -246,6 +246,10 @@ static const struct bad bad[] = {
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[[\"0x\",\"0x2\"]]}]}", AMEBA_EINVAL, "\"0x\" is not an address", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[[-5,2]]}]}", AMEBA_ERANGE, "ranges[0][0]: -5 is not an integer", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[]}]}", AMEBA_EINVAL, "counters[0]: an empty \"ranges\"/\"objects\" list counts nothing", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[\"make@a.c:1\",\"nope@x.c:9\"]}]}", AMEBA_ENOENT, "counters[0].bins[1]: no bin named \"nope@x.c:9\" (the target has 2; list them with the bins op", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[]}]}", AMEBA_EINVAL, "counters[0].bins: an empty list counts nothing", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[0]}]}", AMEBA_EINVAL, "counters[0].bins[0]: 0 is not a string", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":\"make@a.c:1\"}]}", AMEBA_EINVAL, "counters[0].bins: \"make@a.c:1\" is not an array", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"objects\":[99]}]}", AMEBA_ENOENT, "counters[0].objects[0]: no object 99 (the target has 11", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"objects\":[2]}]}", AMEBA_EINVAL, "counters[0].objects: every object named is empty", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"threads\":[]}]}", AMEBA_EINVAL, "counters[0].threads: an empty list counts no thread", 3 },
@@ -582,10 +586,43 @@ static void test_experiment(void)
 	CHECK_EQ_U64(f.gen, 0);
 	CHECK_EQ_U64(mri_disp_next_due_ns(d), UINT64_MAX);
 
+	/* Bins by name, resolved to the monitor's bin ids; with ranges too. */
+	r = ok(__LINE__, "{\"v\":1,\"id\":10,\"op\":\"start\",\"counters\":["
+	       "{\"metric\":\"reads\",\"bins\":[\"grow@b.c:2\"]},"
+	       "{\"metric\":\"reads\",\"bins\":[\"make@a.c:1\",\"grow@b.c:2\"],\"ranges\":[[\"0x1\",\"0x2\"]]},"
+	       "{\"metric\":\"reads\"}]}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 102);
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.nr_cond, 3);
+	CHECK_EQ_U64(f.cond_nr_bins[0], 1);
+	CHECK_EQ_U64(f.cond_first_bin[0], 1);
+	CHECK_EQ_U64(f.cond_nr_ranges[0], 0);
+	CHECK_EQ_U64(f.cond_nr_bins[1], 2);
+	CHECK_EQ_U64(f.cond_first_bin[1], 0);
+	CHECK_EQ_U64(f.cond_nr_ranges[1], 1);
+	CHECK_EQ_U64(f.cond_nr_bins[2], 0);
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":102}", &root);
+	cJSON_Delete(root);
+	/* A name a later site deepened ("make@a.c:1" became two bins "make@a.c:1
+	 * <- ..."): both bins, what the name meant when it was listed. */
+	f.deep_bins = 1;
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"start\",\"counters\":["
+	       "{\"metric\":\"reads\",\"bins\":[\"make@a.c:1\"]},"
+	       "{\"metric\":\"reads\",\"bins\":[\"grow@b.c:2\",\"make@a.c:1 <- init@m.c:9\"]}]}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 103);
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.cond_nr_bins[0], 2);
+	CHECK_EQ_U64(f.cond_first_bin[0], 0);
+	CHECK_EQ_U64(f.cond_nr_bins[1], 2);
+	CHECK_EQ_U64(f.cond_first_bin[1], 1);
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":103}", &root);
+	cJSON_Delete(root);
+	f.deep_bins = 0;
+
 	/* A second experiment, then the session ends without detach: the
 	 * monitor goes back to dormant all the same. */
-	r = ok(__LINE__, "{\"v\":1,\"id\":10,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\"}]}", &root);
-	CHECK(num(mri_json_get(r, "experiment")) == 102);
+	r = ok(__LINE__, "{\"v\":1,\"id\":12,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\"}]}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 104);
 	cJSON_Delete(root);
 	mri_disp_end(d);
 	CHECK(!f.attached && f.nr_detach == 1 && f.gen == 0 && f.sample_period == 0);

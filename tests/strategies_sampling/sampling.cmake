@@ -12,8 +12,9 @@ add_executable(sampling_check ${AMEBA_FRAGMENT_DIR}/sampling_check.c)
 target_link_libraries(sampling_check PRIVATE PkgConfig::CJSON m)
 set_target_properties(sampling_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 
-# `ameba run --strategy sampling` on wl_hot_arrays: randomised and prime periods.
-foreach(c random prime)
+# `ameba run --strategy sampling` on wl_hot_arrays: randomised and prime
+# periods; on wl_thread_churn: short threads are sampled.
+foreach(c random prime churn)
   add_test(NAME strategy_sampling_e2e_${c}
     COMMAND ${AMEBA_FRAGMENT_DIR}/e2e_sampling.sh ${c} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
             ${CMAKE_SOURCE_DIR}/docs/report-schema.json)
