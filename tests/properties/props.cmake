@@ -75,8 +75,12 @@ endif()
 # its caller in cxx.cpp ("<- main@cxx.cpp:141", make_tally() inlined).
 # WriteMissesToReadMostly does not fire on the tally (its fetch_adds count as
 # reads and writes: not read-mostly, test_props). The simulator sees
-# coherence misses only where the OS runs the workers together: on a loaded
-# 2-vCPU machine (load 8-11) the tally's coherence misses per fetch_add
+# coherence misses only where the OS runs the workers together, and on a
+# loaded 2-vCPU machine the scheduler may keep all of them on one vCPU for
+# most of a run while other processes fill the other (ps -L psr, sampled
+# during wl_true_sharing runs: every thread on CPU 1 in the run with 1,022
+# coherence misses on 3.4 M fetch_adds, spread in the runs with 141-203 K).
+# At load 8-11 the tally's coherence misses per fetch_add
 # were, per run, 2.4% in 4 of 8 attempts at SCALE 4 (FalseSharing ~0.05,
 # under HotObject on the shapes' vector, 0.045-0.07) and 11-14% in the
 # others (0.21-0.25); SCALE 8 (48 walks, ~30 s measured of 45-70 s) averages
