@@ -40,9 +40,13 @@ props_case(hot_arrays HotObject "^alloc_grid@hot_arrays\\.c:" --twin-not-top)
 props_case(hot_fig2 HotObject "^alloc_array_e@hot_fig2\\.c:" --twin-not-top)
 props_case(phases HotObject "^ux$" --twin-same)
 props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:" --attempts 3)
-# stencil_grids: temp (two sweeps per step) is the hot grid; the twin fuses
-# the sweeps and press becomes the hottest object (temp stays hot, second).
-props_case(stencil_grids HotObject "^alloc_temp@stencil_grids\\.c:" --twin-not-top)
+# stencil_grids: temp (two sweeps per step) is the hot grid. The twin fuses
+# the sweeps; over the whole run press becomes the hottest object, but only
+# by 5 points (35.7% vs temp 30.6%), and the run is measured in part, so
+# temp still came first in 1 of 8 twin runs. The test asserts what the fix
+# changes on temp: L1D misses per access 0.27-0.29 in 7 runs, 0.13-0.17 in
+# the twin's (at most 0.64x).
+props_case(stencil_grids HotObject "^alloc_temp@stencil_grids\\.c:" --twin-miss-rate 0.75)
 # hash_table: keys and values in two arrays, keys the hotter; the twin has
 # one array of buckets, so nothing is allocated at alloc_keys().
 props_case(hash_table HotObject "^alloc_keys@hash_table\\.c:")
