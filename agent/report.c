@@ -441,15 +441,49 @@ static const char *context_text(const cJSON *ctx, char *buf, size_t len)
 	return buf;
 }
 
-void agent_report_table(const cJSON *root, FILE *out, uint32_t top)
+int agent_parse_min_severity(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno)
+		return -1;
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end || !(v >= 0 && v <= 1))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Shown in the table: severity at least min (a finding without one is shown). */
+static int finding_shown(const cJSON *f, double min)
+{
+	const cJSON *sev = cJSON_GetObjectItemCaseSensitive(f, "severity");
+
+	return !cJSON_IsNumber(sev) || sev->valuedouble >= min;
+}
+
+void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_severity)
 {
 	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
 	const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
 	const cJSON *strategy = cJSON_GetObjectItemCaseSensitive(root, "strategy");
 	const cJSON *f, *w;
 	uint32_t nr_all = (uint32_t)cJSON_GetArraySize(threads), rank = 0, shown = 0, heading = 0;
+	uint32_t nr_shown = 0, nr_hidden = 0;
 	int partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial"));
 
+	cJSON_ArrayForEach(f, findings) {
+		if (finding_shown(f, min_severity))
+			nr_shown++;
+		else
+			nr_hidden++;
+	}
 	fprintf(out, "ameba: %s (pid %.0f), backend %s, strategy %s, metric %s: %.0f iterations, "
 		"%.2f s measured\n", jstr(root, "program", "?"), jnum(root, "pid", 0),
 		jstr(root, "backend", "?"), jstr(strategy, "name", "?"), jstr(root, "metric", "?"),
@@ -458,12 +492,16 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top)
 		fprintf(out, "partial report: %s\n", jstr(root, "reason", "?"));
 	if (jstr(root, "error", NULL))
 		fprintf(out, "error: %s\n", jstr(root, "error", ""));
-	if (cJSON_GetArraySize(findings) == 0) {
+	if (nr_shown == 0) {
 		const cJSON *objs = cJSON_GetObjectItemCaseSensitive(root, "objects"), *o;
 		uint32_t n = 0;
 
-		fprintf(out, "no property holds on the %.0f contexts measured\n",
-			jnum(root, "contexts", 0));
+		if (nr_hidden)
+			fprintf(out, "no finding reaches severity %.1f%% on the %.0f contexts "
+				"measured\n", 100 * min_severity, jnum(root, "contexts", 0));
+		else
+			fprintf(out, "no property holds on the %.0f contexts measured\n",
+				jnum(root, "contexts", 0));
 		if (cJSON_GetArraySize(objs))
 			fprintf(out, "top objects by %s:\n", jstr(root, "metric", "?"));
 		cJSON_ArrayForEach(o, objs) {
@@ -486,33 +524,40 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top)
 		char ctext[512], ttext[128];
 
 		rank++;
-		if (top && rank > top)
+		if (!finding_shown(f, min_severity))
+			continue;
+		if (top && shown >= top)
 			break;
 		cJSON_ArrayForEach(t, tids)
 			if (cJSON_IsNumber(t) && nr < 256)
 				ids[nr++] = (uint32_t)t->valuedouble;
-		fprintf(out, "%4u%7.1f%% %5.2f %-22s %-39s %-8s %s\n", rank,
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
 			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)),
 			agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext)),
 			jstr(f, "evidence", ""));
 		shown++;
 	}
-	if (top && (uint32_t)cJSON_GetArraySize(findings) > top)
-		fprintf(out, "(%d more findings in the JSON report)\n",
-			cJSON_GetArraySize(findings) - (int)top);
+	if (shown < nr_shown)
+		fprintf(out, "(%u more findings in the JSON report)\n", nr_shown - shown);
+	if (nr_hidden)
+		fprintf(out, "(%u finding%s below severity %.1f%% not shown; --min-severity 0 shows "
+			"%s)\n", nr_hidden, nr_hidden == 1 ? "" : "s", 100 * min_severity,
+			nr_hidden == 1 ? "it" : "them");
 	rank = 0;
 	cJSON_ArrayForEach(f, findings) {
 		const char *advice = jstr(f, "advice", "");
 		char ctext[512];
 
+		if (!finding_shown(f, min_severity))
+			continue;
 		if (++rank > 5 || rank > shown)
 			break;
 		if (!*advice)
 			continue;
 		if (!heading++)
 			fprintf(out, "advice:\n");
-		fprintf(out, "  %u. %s on %s: %s\n", rank, jstr(f, "property", "?"),
+		fprintf(out, "  %.0f. %s on %s: %s\n", jnum(f, "rank", rank), jstr(f, "property", "?"),
 			context_text(cJSON_GetObjectItemCaseSensitive(f, "context"), ctext,
 				     sizeof(ctext)), advice);
 	}

@@ -53,8 +53,27 @@ int agent_report_write(const cJSON *root, const char *path, char *err, size_t le
  */
 cJSON *agent_report_load(const char *path, char *err, size_t len);
 
-/* The ranked table (design.md section 1), top rows (0: all), then advice. */
-void agent_report_table(const cJSON *root, FILE *out, uint32_t top);
+/*
+ * The table hides findings below this severity by default (0.1% of the
+ * program's estimated cycles): a cause that costs less is not worth a row,
+ * and properties whose severity is the part no other cause claims (HotObject)
+ * produce many 0.0% rows. The JSON report keeps every finding.
+ */
+#define AGENT_MIN_SEVERITY_DEFAULT 0.001
+
+/*
+ * The ranked table (design.md section 1): the findings whose severity is at
+ * least min_severity, top rows of them (0: all), a line counting the hidden
+ * ones, then advice. Ranks are the report's, so a row matches its JSON
+ * finding.
+ */
+void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_severity);
+
+/*
+ * --min-severity: "0.001", "0.1%" or "0" (show all), a share from 0 to 1.
+ * 0, or -1 (nothing stored) when s is not one.
+ */
+int agent_parse_min_severity(const char *s, double *out);
 
 /* "1-4,7" or "all" (when ids are every thread of the report). */
 const char *agent_threads_text(const uint32_t *ids, uint32_t nr, uint32_t nr_all, char *buf,

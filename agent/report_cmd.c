@@ -10,13 +10,15 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: ameba report FILE [--format table|json] [--top N]\n"
+	fprintf(f, "usage: ameba report FILE [--format table|json] [--top N] [--min-severity S]\n"
 		   "\n"
 		   "Prints a report saved by `ameba run` or `ameba attach` (ameba-PID.json) as the\n"
 		   "ranked table the run printed (table, the default) or as JSON.\n"
 		   "\n"
 		   "  --format table|json  output form (default table)\n"
-		   "  --top N              rows of the table (default 20; 0 = all)\n");
+		   "  --top N              rows of the table (default 20; 0 = all)\n"
+		   "  --min-severity S     leave findings below severity S out of the table (0.001\n"
+		   "                       or 0.1%%, the default; 0 = all); --format json keeps them\n");
 }
 
 int agent_cmd_report(int argc, char **argv)
@@ -24,6 +26,7 @@ int agent_cmd_report(int argc, char **argv)
 	const char *path = NULL;
 	int json = 0;
 	long top = 20;
+	double min_severity = AGENT_MIN_SEVERITY_DEFAULT;
 	char err[1024];
 	cJSON *root;
 
@@ -54,6 +57,15 @@ int agent_cmd_report(int argc, char **argv)
 				fprintf(stderr, "ameba report: --top %s: want a count (0 = all)\n", v);
 				return 2;
 			}
+		} else if ((!strcmp(a, "--min-severity") && i + 1 < argc) ||
+			   !strncmp(a, "--min-severity=", 15)) {
+			const char *v = a[14] == '=' ? a + 15 : argv[++i];
+
+			if (agent_parse_min_severity(v, &min_severity)) {
+				fprintf(stderr, "ameba report: --min-severity %s: want a severity from 0 "
+					"to 1 such as 0.001 or 0.1%% (0 shows every finding)\n", v);
+				return 2;
+			}
 		} else if (a[0] != '-' && !path) {
 			path = a;
 		} else {
@@ -78,7 +90,7 @@ int agent_cmd_report(int argc, char **argv)
 			printf("%s\n", text);
 		free(text);
 	} else {
-		agent_report_table(root, stdout, (uint32_t)top);
+		agent_report_table(root, stdout, (uint32_t)top, min_severity);
 	}
 	cJSON_Delete(root);
 	return 0;

@@ -71,6 +71,7 @@ struct run_opts {
 	int quiet;
 	int verbose;
 	uint32_t top;
+	double min_severity;		/* table: hide findings below it */
 	uint32_t connect_ms;
 	int gate;
 };
@@ -116,6 +117,8 @@ static void run_usage(FILE *f, int attach)
 		"  --output FILE        JSON report (default ameba-PID.json)\n"
 		"  --format table|json  what is printed on stdout (default table)\n"
 		"  --top N              rows of the table (default 20; 0 = all)\n"
+		"  --min-severity S     leave findings below severity S out of the table (0.001\n"
+		"                       or 0.1%%, the default; 0 = all); the JSON report keeps them\n"
 		"  --connect-timeout T  how long to wait for the target's MRI socket (default 10s)\n"
 		"%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
@@ -175,6 +178,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->interval_ms = 100;
 	o->strategy = "objects,threads";
 	o->top = 20;
+	o->min_severity = AGENT_MIN_SEVERITY_DEFAULT;
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
 	for (i = 0; i < argc; i++) {
@@ -222,6 +226,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--plugin-path") || !strcmp(name, "--metric") ||
 		    !strcmp(name, "--backend") || !strcmp(name, "--output") || !strcmp(name, "-o") ||
 		    !strcmp(name, "--format") || !strcmp(name, "--top") ||
+		    !strcmp(name, "--min-severity") ||
 		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
 		    !strcmp(name, "--refine-after")) {
 			if (eq) {
@@ -324,6 +329,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			o->top = (uint32_t)v;
+		} else if (!strcmp(name, "--min-severity")) {
+			if (agent_parse_min_severity(val, &o->min_severity)) {
+				fprintf(stderr, "%s: --min-severity %s: want a severity from 0 to 1 "
+					"such as 0.001 or 0.1%% (0 shows every finding)\n", prog, val);
+				return 2;
+			}
 		}
 	}
 	if (perfmon_is_backend(o->backend) && !strcmp(o->backend, "watch") &&
@@ -567,7 +578,7 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 				printf("%s\n", text);
 			free(text);
 		} else {
-			agent_report_table(root, stdout, o->top);
+			agent_report_table(root, stdout, o->top, o->min_severity);
 			printf("report: %s\n", out_path);
 		}
 		fflush(stdout);

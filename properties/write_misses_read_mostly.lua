@@ -3,7 +3,10 @@
 -- almost only read, yet its few writes miss and invalidate the readers'
 -- copies, which then miss again (coherence misses).
 --
---   condition   reads / mem_ref >= read_share, writes / mem_ref <= 1 - read_share,
+--   condition   reads / mem_ref >= read_share, writes / mem_ref <= 1 - read_share
+--               (so reads outnumber writes at least 9 to 1 by default: an object
+--               written by read-modify-writes, such as a tally of atomic
+--               fetch_adds, counts every access as a read and a write),
 --               l1d_miss_wr >= min_misses,
 --               l1d_miss_wr / writes >= write_miss_rate (the writes find the
 --               line shared or gone), coh_miss >= min_misses

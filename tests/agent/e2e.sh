@@ -60,6 +60,24 @@ run_false_sharing)
 	"$AMEBA" report --format json "$rep" > "$T/again.json" || fail "ameba report --format json"
 	"$CHECK" "$SCHEMA" "$T/again.json" > /dev/null || fail "re-rendered JSON"
 	ok "ameba report FILE re-renders the same table"
+	# --min-severity: every finding is a row or counted as hidden, never lost
+	rows() { grep -Ec '^ +[0-9]+ +[0-9.]+% ' "$1"; }
+	hidden() { sed -n 's/^(\([0-9]*\) findings\{0,1\} below severity .*/\1/p' "$1"; }
+	"$AMEBA" report "$rep" --top 0 --min-severity 0 > "$T/all.txt" || fail "--min-severity 0"
+	n_all=$(rows "$T/all.txt")
+	n_json=$(grep -c '"rank":' "$rep")
+	[ "$n_all" = "$n_json" ] || fail "--min-severity 0 shows $n_all rows of $n_json findings"
+	for min in 0.1% 5% 0.5 100%; do
+		"$AMEBA" report "$rep" --top 0 --min-severity "$min" > "$T/min.txt" ||
+			fail "--min-severity $min"
+		n=$(rows "$T/min.txt") h=$(hidden "$T/min.txt")
+		[ $((n + ${h:-0})) = "$n_all" ] ||
+			{ cat "$T/min.txt"; fail "--min-severity $min: $n rows + ${h:-0} hidden != $n_all"; }
+	done
+	[ "$n" = 0 ] || fail "--min-severity 100% shows $n rows"
+	has "$T/min.txt" "no finding reaches severity 100.0%"
+	has "$T/min.txt" "--min-severity 0 shows"
+	ok "ameba report --min-severity: $n_all findings, rows + hidden add up at every threshold"
 	;;
 attach)
 	# ameba attach to a running (dormant) program: the report names the
@@ -181,7 +199,8 @@ usage)
 	for args in "run" "run --interval 0 -- true" "run --duration x -- true" "run --format xml -- true" \
 		"run --metric l9_miss -- true" "run --bogus -- true" "attach" "report" \
 		"run --strategy nosuch -- true" "run --property NoSuchProperty -- true" \
-		"run --strategy objects:frobs=1 -- $WL"; do
+		"run --min-severity 2 -- true" "attach 1 --min-severity x" \
+		"report x.json --min-severity -1%" "run --strategy objects:frobs=1 -- $WL"; do
 		# shellcheck disable=SC2086
 		"$AMEBA" $args > /dev/null 2> "$T/err.txt"; st=$?
 		expect_status 2 $st "ameba $args"

@@ -839,14 +839,53 @@ static void test_search_objects(void)
 	CHECK(agent_jschema_validate(schema, back, err, sizeof(err)) == 0);
 
 	mem = open_memstream(&table, &table_len);
-	agent_report_table(back, mem, 20);
+	agent_report_table(back, mem, 20, AGENT_MIN_SEVERITY_DEFAULT);
 	fclose(mem);
 	CHECK_HAS(table, "partial report: target exited");
 	CHECK_HAS(table, "rank severity conf property               context                                 threads  evidence\n");
 	CHECK_HAS(table, "   1   78.6%  1.00 HotObject              heap alloc_counters@false_sharing.c:67 (64 B) 1-4      78.6% of mem_ref (8000 of 10.2k)\n");
 	CHECK_HAS(table, "   2   19.7%  1.00 HotObject              global sizes (1.0 KiB)                  1-4      19.7% of mem_ref (2000 of 10.2k)\n");
 	CHECK_HAS(table, "advice:\n  1. HotObject on heap alloc_counters@false_sharing.c:67 (64 B): Most memory work");
+	CHECK(strstr(table, "not shown") == NULL);
 	free(table);
+
+	/* --min-severity: rows below it are left out, counted, still in the JSON */
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(back, mem, 20, 0.5);
+	fclose(mem);
+	CHECK_HAS(table, "   1   78.6%  1.00 HotObject              heap alloc_counters@false_sharing.c:67");
+	CHECK(strstr(table, "global sizes") == NULL);
+	CHECK_HAS(table, "(1 finding below severity 50.0% not shown; --min-severity 0 shows it)\n");
+	free(table);
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(back, mem, 1, 0.19);	/* 19.7% shown, cut by --top */
+	fclose(mem);
+	CHECK_HAS(table, "(1 more findings in the JSON report)\n");
+	CHECK(strstr(table, "not shown") == NULL);
+	free(table);
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(back, mem, 20, 0.9);
+	fclose(mem);
+	CHECK_HAS(table, "no finding reaches severity 90.0% on the 5 contexts measured\n");
+	CHECK_HAS(table, "top objects by mem_ref:\n");
+	CHECK_HAS(table, "(2 findings below severity 90.0% not shown; --min-severity 0 shows them)\n");
+	CHECK(strstr(table, "advice:") == NULL);
+	free(table);
+	CHECK_EQ_U64(cJSON_GetArraySize(cJSON_GetObjectItem(back, "findings")), 2);
+	{
+		double v = -1;
+
+		CHECK(agent_parse_min_severity("0.1%", &v) == 0);
+		CHECK_NEAR(v, 0.001);
+		CHECK(agent_parse_min_severity("0", &v) == 0 && v == 0);
+		CHECK(agent_parse_min_severity("0.25", &v) == 0);
+		CHECK_NEAR(v, 0.25);
+		CHECK(agent_parse_min_severity("2", &v) == -1);
+		CHECK(agent_parse_min_severity("-0.1", &v) == -1);
+		CHECK(agent_parse_min_severity("0.1x", &v) == -1);
+		CHECK(agent_parse_min_severity("", &v) == -1);
+		CHECK_NEAR(v, 0.25);	/* a refused value stores nothing */
+	}
 
 	/* the validator catches what a broken report would get wrong */
 	{

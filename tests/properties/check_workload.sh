@@ -14,6 +14,12 @@
 #                 object stays hot, only less), but not at rank 1
 #   --twin-same   the twin is a control with the same totals: it ranks the
 #                 same property first on the same object
+#   --twin-miss-rate F  the fix makes the object cheaper without making it any
+#                 less the hottest (phased_solver): the twin may rank PROP on
+#                 the object first, but the object's L1D misses per access
+#                 (.objects[].totals, l1d_miss / mem_ref, a ratio that does not
+#                 depend on how much of the run was measured) are at most F
+#                 times the workload's
 #   --env K=V     environment of the target (e.g. AMEBA_NODES=2)
 #   --strategy S  ameba run --strategy S (default: the default strategy)
 #   --scale N     run the workload and its twin with the argument SCALE=N
@@ -26,13 +32,14 @@
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5
-threads="" twin=1 twin_mode=absent envs=() strat=() wl_args=() attempts=1
+threads="" twin=1 twin_mode=absent rate_factor=1 envs=() strat=() wl_args=() attempts=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--threads) threads=$2; shift 2 ;;
 	--no-twin) twin=0; shift ;;
 	--twin-not-top) twin_mode=not_top; shift ;;
 	--twin-same) twin_mode=same; shift ;;
+	--twin-miss-rate) twin_mode=miss_rate; rate_factor=$2; shift 2 ;;
 	--env) envs+=("$2"); shift 2 ;;
 	--strategy) strat=(--strategy "$2"); shift 2 ;;
 	--scale) wl_args=("$2"); shift 2 ;;
@@ -101,4 +108,18 @@ not_top)
 same)
 	[ $top_is_it = 1 ] || fail "the control twin ranks $top_prop on $top_obj first"
 	echo "ok: the control ${WL}_fixed ranks $PROP on $top_obj first too" ;;
+miss_rate)
+	# l1d_miss / mem_ref of the objects matching OBJ, summed ("" if none)
+	rate() {
+		jq -r --arg o "$OBJ" '[.objects[] | select(.name | test($o)) | .totals] |
+			if length == 0 or (map(.mem_ref) | add) == 0 then ""
+			else (map(.l1d_miss) | add) / (map(.mem_ref) | add) end' "$1"
+	}
+	r_wl=$(rate "$T/$WL.json") r_fix=$(rate "$T/${WL}_fixed.json")
+	[ -n "$r_wl" ] || fail "no object /$OBJ/ with accesses in $WL's report"
+	[ -n "$r_fix" ] || fail "no object /$OBJ/ with accesses in ${WL}_fixed's report"
+	echo "  L1D misses per access on /$OBJ/: $WL $r_wl, ${WL}_fixed $r_fix"
+	awk -v a="$r_fix" -v b="$r_wl" -v f="$rate_factor" 'BEGIN { exit !(a <= f * b) }' ||
+		fail "the fixed twin's misses per access ($r_fix) are not at most $rate_factor x $r_wl"
+	echo "ok: ${WL}_fixed misses on /$OBJ/ at most $rate_factor x as often per access" ;;
 esac

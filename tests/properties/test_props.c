@@ -289,6 +289,34 @@ static void test_rates(void)
 	hand_set(&h, AMEBA_M_L1D_MISS_WR, 0, 0);	/* writes that hit: no */
 	CHECK(!eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
 
+	/* wl_cxx's tally: every access a relaxed fetch_add, counted as a read and
+	 * a write of one access (reads = writes = mem_ref, 100% "read"), every
+	 * write missing on a line the other workers hold. Not read-mostly: the
+	 * false sharing is FalseSharing's, not this property's. */
+	hand_init(&h, "allocate@new_allocator.h:137 <- main@cxx.cpp:141", 32);
+	hand_set(&h, AMEBA_M_MEM_REF, 300000, 1500000);
+	hand_set(&h, AMEBA_M_READS, 300000, 1400000);
+	hand_set(&h, AMEBA_M_WRITES, 300000, 320000);
+	hand_set(&h, AMEBA_M_L1D_MISS, 200000, 1000000);
+	hand_set(&h, AMEBA_M_L1D_MISS_WR, 200000, 800000);
+	hand_set(&h, AMEBA_M_L2_MISS, 200000, 800000);	/* all served by interventions */
+	hand_set(&h, AMEBA_M_COH_MISS, 200000, 800000);
+	hand_set(&h, AMEBA_M_INTERVENTION, 200000, 800000);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, 200000 * 120, 200000000);
+	hand_set(&h, AMEBA_M_EST_CYCLES, 100000000, 400000000);
+	CHECK(!eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
+	/* ... and with 10 plain reads per fetch_add the object is read-mostly
+	 * (reads 100%, writes 9.1% of the accesses): it fires, on the same
+	 * coherence cycles, 4 x 200,000 interventions of 120 of 400 M cycles */
+	hand_set(&h, AMEBA_M_MEM_REF, 3300000, 13500000);
+	hand_set(&h, AMEBA_M_READS, 3300000, 13400000);
+	CHECK(eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
+	CHECK_NEAR(v.v.severity, 800000.0 * 120 / 400000000);
+	/* 5 reads per fetch_add: writes are 16.7% of the accesses, too many */
+	hand_set(&h, AMEBA_M_MEM_REF, 1800000, 7500000);
+	hand_set(&h, AMEBA_M_READS, 1800000, 7400000);
+	CHECK(!eval("write_misses_read_mostly.lua", "WriteMissesToReadMostly", &h.c, &v));
+
 	/* per-thread rates: T1..T4 miss on 25% of their accesses in L1D, L2 and
 	 * the LLC; on reads 30%, on writes 10% */
 	hand_init(&h, "grid", 1 << 20);
