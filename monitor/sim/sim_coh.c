@@ -371,7 +371,13 @@ int sim_llc_init(struct mon_sim *s)
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
 		struct sim_llc *L = &s->llc[i];
 		L->assoc = g->assoc;
-		L->stride = 2 + g->assoc + (g->repl == MON_SIM_LRU ? 0 : 1);
+		/* PLRU: the tree word after the keys; LRU up to 16 ways: the
+		 * fingerprints of sim_lru16_ref */
+		L->stride = 2 + g->assoc;
+		if (g->repl != MON_SIM_LRU)
+			L->stride += 1;
+		else if (g->assoc <= 16)
+			L->stride += (g->assoc + 7) / 8;
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
@@ -447,10 +453,14 @@ static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
 	if (L->repl == MON_SIM_LRU) {
-		/* keys in MRU-to-LRU order (no stamps: fewer host cache lines) */
+		/* no stamps (fewer host cache lines): the recency order in
+		 * b[1] (up to 16 ways), else the keys kept in that order */
 		uint64_t victim = 0;
-		int w = sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S, &victim,
-				    s->g.nr_nodes > 1);
+		int w = L->assoc <= 16 ? sim_lru16_ref(keys, (uint8_t *)(keys + L->assoc), &b[1],
+						       L->assoc, line, SIM_KEY(line) | SIM_S,
+						       &victim, s->g.nr_nodes > 1)
+				       : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
+						     &victim, s->g.nr_nodes > 1);
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);
@@ -505,6 +515,8 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 			if (SIM_ST(keys[w]) == SIM_M)
 				f->nr_wb++;
 			keys[w] = 0;
+			if (L->repl == MON_SIM_LRU && L->assoc <= 16)
+				((uint8_t *)(keys + L->assoc))[w] = 0;	/* an empty way */
 		}
 		llc_unlock_set(c, b);
 	}
