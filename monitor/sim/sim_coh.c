@@ -442,6 +442,14 @@ static int mem_access(struct mon_sim_core *c, uint64_t line, struct mon_sim_even
 	return SIM_SRV_REMOTE;
 }
 
+/* The way of set keys (block b + 2) of L holding line, or -1. */
+static inline int llc_find(const struct sim_llc *L, const uint64_t *keys, uint64_t line)
+{
+	if (L->repl == MON_SIM_LRU && L->assoc <= 16)
+		return sim_lru16_find(keys, (const uint8_t *)(keys + L->assoc), L->assoc, line);
+	return sim_find_in(keys, L->assoc, line);
+}
+
 /* Reads line through c's node LLC (filling it on a miss) or memory. */
 static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		     struct mon_sim_events *ev)
@@ -492,7 +500,7 @@ static void llc_writeback(struct mon_sim_core *c, uint64_t line)
 		return;
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
-	int w = sim_find_in(keys, L->assoc, line);
+	int w = llc_find(L, keys, line);
 	if (w >= 0)
 		keys[w] = SIM_KEY(line) | SIM_M;
 	llc_unlock_set(c, b);
@@ -510,7 +518,7 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 			continue;
 		struct sim_llc *L = &s->llc[n];
 		uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
-		int w = sim_find_in(keys, L->assoc, line);
+		int w = llc_find(L, keys, line);
 		if (w >= 0) {
 			if (SIM_ST(keys[w]) == SIM_M)
 				f->nr_wb++;

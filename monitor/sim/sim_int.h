@@ -253,21 +253,33 @@ static inline uint8_t sim_fp(uint64_t line)
 	return (uint8_t)(((line * 0x9e3779b97f4a7c15ull) >> 57) + 1);
 }
 
+/* The way of a set of sim_lru16_ref holding line, or -1. */
+static inline int sim_lru16_find(const uint64_t *keys, const uint8_t *fp, uint32_t assoc,
+				 uint64_t line)
+{
+	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word;
+
+	for (uint32_t base = 0; base < assoc; base += 8) {
+		__builtin_memcpy(&word, fp + base, 8);
+		for (uint64_t m = sim_zero_bytes(word ^ fb); m; m &= m - 1) {
+			uint32_t w = base + ((uint32_t)__builtin_ctzll(m) >> 3);
+			if ((keys[w] & ~(uint64_t)3) == want)
+				return (int)w;
+		}
+	}
+	return -1;
+}
+
 static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, uint32_t assoc,
 				uint64_t line, uint64_t new_key, uint64_t *victim, int holes)
 {
-	uint64_t want = SIM_KEY(line), f = sim_fp(line), fb = SIM_B8(f), word;
+	uint64_t word;
 	uint32_t w, base;
+	int hit = sim_lru16_find(keys, fp, assoc, line);
 
-	for (base = 0; base < assoc; base += 8) {
-		__builtin_memcpy(&word, fp + base, 8);
-		for (uint64_t m = sim_zero_bytes(word ^ fb); m; m &= m - 1) {
-			w = base + ((uint32_t)__builtin_ctzll(m) >> 3);
-			if ((keys[w] & ~(uint64_t)3) == want) {
-				sim_lru16_front(order, w);
-				return (int)w;
-			}
-		}
+	if (hit >= 0) {
+		sim_lru16_front(order, (uint32_t)hit);
+		return hit;
 	}
 	/* a miss: an empty way if any (without holes the empty ways are the
 	 * last ones: ways fill lowest first), else the LRU way */
@@ -287,7 +299,7 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 		}
 	}
 	keys[w] = new_key;
-	fp[w] = (uint8_t)f;
+	fp[w] = sim_fp(line);
 	sim_lru16_front(order, w);
 	return -1;
 }
