@@ -467,17 +467,19 @@ struct sim_dir {
 
 /* ---- shared LLC of one node ----
  * One block of 64-bit words per set, so that a lookup touches few host
- * cache lines: [0] lock, [1] LRU up to 16 ways: the recency order of
- * sim_lru16_ref, [2 .. 2+assoc) keys - for LRU beyond 16 ways in
- * most-to-least recently used order - then, for PLRU, the tree word, for
- * LRU up to 16 ways the fingerprints. A key's state is SIM_S (clean) or
- * SIM_M (dirty); invalidated ways are 0 (fingerprint 0). */
+ * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the recency
+ * order of sim_lru16_ref, [2 ..) the fingerprints, then the keys from
+ * keys_off, the block padded to whole host cache lines; else [2 .. 2+assoc)
+ * the keys - for LRU in most-to-least recently used order - then, for
+ * PLRU, the tree word. A key's state is SIM_S (clean) or SIM_M (dirty);
+ * invalidated ways are 0 (fingerprint 0). */
 struct sim_llc {
 	uint64_t *blk;
 	uint64_t stride;	/* words per set */
 	uint64_t nr_sets, set_mask;
 	uint32_t assoc;
-	uint8_t pow2, repl, plru_levels;
+	uint32_t keys_off;	/* words from the block's start to its keys */
+	uint8_t pow2, repl, plru_levels, lru16;
 	size_t map_sz;
 	void *map;
 };
