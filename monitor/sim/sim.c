@@ -138,8 +138,8 @@
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
  *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
  *   geometry): ~240 instructions per access from the hook for an L1 hit on
- *   a remembered line, ~1100-1300 per L1 miss; stencil ~350 per access on
- *   average, random ~1230, where host cache misses on the simulator's
+ *   a remembered line, ~1000-1200 per L1 miss; stencil ~350 per access on
+ *   average, random ~1130, where host cache misses on the simulator's
  *   tables add to the time. docs/simulator.md has the speed figures.
  */
 #ifndef _GNU_SOURCE
