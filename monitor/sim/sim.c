@@ -129,15 +129,17 @@
  *   mon_sim_access_rest when the caller already tried it. A write to an E
  *   line of a core running solo without an L2 is nothing but E -> M, and
  *   stays on the fast path. Every set keeps its keys and its LRU stamps
- *   side by side; the LLC and the L2 TLB keep their ways in recency order
- *   instead of stamps (exact LRU, as cachegrind), searched and shifted in
- *   one pass.
+ *   side by side; the LLC and the L2 TLB (LRU, up to 16 ways) keep a byte
+ *   of fingerprint per way and the recency order as 16 nibbles of one word
+ *   (sim_lru16_ref: exact LRU, as cachegrind, with no scan of stamps and
+ *   no shifting of keys); beyond 16 ways their keys are kept in recency
+ *   order, searched and shifted in one pass.
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
  *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
  *   geometry): ~240 instructions per access from the hook for an L1 hit on
- *   a remembered line, ~1100-1300 per L1 miss; stencil ~350 per access on
- *   average, random ~1230, where host cache misses on the simulator's
+ *   a remembered line, ~1000-1200 per L1 miss; stencil ~350 per access on
+ *   average, random ~1130, where host cache misses on the simulator's
  *   tables add to the time. docs/simulator.md has the speed figures.
  */
 #ifndef _GNU_SOURCE
@@ -567,11 +569,18 @@ static uint32_t tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim
 	sim_touch(t, set, v, &t->clock);
 	c->memo_tidx = set * t->stride + v;
 	if (c->has_tlb2) {
-		/* L2 TLB: LRU with the keys kept in MRU-to-LRU order (no stamps
-		 * to scan for a victim; nothing refers to its ways) */
+		/* L2 TLB: LRU without stamps to scan for a victim, the recency
+		 * order in the first stamp word (up to 16 ways), else the keys
+		 * kept in MRU-to-LRU order (nothing refers to its ways) */
 		struct sim_cache *t2 = &c->tlb2;
 		uint64_t *keys = t2->key + sim_set_of(t2, page) * t2->stride, victim = 0;
-		if (sim_mru_ref(keys, t2->assoc, page, SIM_KEY(page) | SIM_S, &victim, 0) >= 0)
+		int hit = t2->assoc <= 16 && t2->assoc >= 2 && t2->repl == MON_SIM_LRU
+				  ? sim_lru16_ref(keys, (uint8_t *)(keys + t2->assoc + 1),
+						  keys + t2->assoc, t2->assoc, page,
+						  SIM_KEY(page) | SIM_S, &victim, 0)
+				  : sim_mru_ref(keys, t2->assoc, page, SIM_KEY(page) | SIM_S,
+						&victim, 0);
+		if (hit >= 0)
 			return lat->tlb2_hit;
 	}
 	ev->tlb_miss = 1;

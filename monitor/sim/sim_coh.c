@@ -371,7 +371,18 @@ int sim_llc_init(struct mon_sim *s)
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
 		struct sim_llc *L = &s->llc[i];
 		L->assoc = g->assoc;
-		L->stride = 2 + g->assoc + (g->repl == MON_SIM_LRU ? 0 : 1);
+		/* PLRU: the tree word after the keys. LRU up to 16 ways: the
+		 * fingerprints of sim_lru16_ref before the keys, in the host
+		 * cache line of the lock and the order word, and sets of whole
+		 * host cache lines: a miss touches two of them, a hit one or
+		 * two (with the fingerprints after the keys, often three) */
+		L->stride = 2 + g->assoc;
+		L->lru16 = g->repl == MON_SIM_LRU && g->assoc <= 16;
+		if (g->repl != MON_SIM_LRU)
+			L->stride += 1;
+		else if (L->lru16)
+			L->stride = (L->stride + (g->assoc + 7) / 8 + 7) & ~(uint64_t)7;
+		L->keys_off = L->lru16 ? 2 + (g->assoc + 7) / 8 : 2;
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
@@ -436,6 +447,14 @@ static int mem_access(struct mon_sim_core *c, uint64_t line, struct mon_sim_even
 	return SIM_SRV_REMOTE;
 }
 
+/* The way of set block b of L holding line, or -1. */
+static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t line)
+{
+	if (L->lru16)
+		return sim_lru16_find(b + L->keys_off, (const uint8_t *)(b + 2), L->assoc, line);
+	return sim_find_in(b + L->keys_off, L->assoc, line);
+}
+
 /* Reads line through c's node LLC (filling it on a miss) or memory. */
 static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		     struct mon_sim_events *ev)
@@ -445,12 +464,16 @@ static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	if (!s->llc)
 		return mem_access(c, line, ev);
 	struct sim_llc *L = &s->llc[c->node];
-	uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
+	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 	if (L->repl == MON_SIM_LRU) {
-		/* keys in MRU-to-LRU order (no stamps: fewer host cache lines) */
+		/* no stamps (fewer host cache lines): the recency order in
+		 * b[1] (up to 16 ways), else the keys kept in that order */
 		uint64_t victim = 0;
-		int w = sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S, &victim,
-				    s->g.nr_nodes > 1);
+		int w = L->lru16 ? sim_lru16_ref(keys, (uint8_t *)(b + 2), &b[1],
+						       L->assoc, line, SIM_KEY(line) | SIM_S,
+						       &victim, s->g.nr_nodes > 1)
+				       : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
+						     &victim, s->g.nr_nodes > 1);
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);
@@ -481,8 +504,8 @@ static void llc_writeback(struct mon_sim_core *c, uint64_t line)
 	if (!s->llc)
 		return;
 	struct sim_llc *L = &s->llc[c->node];
-	uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
-	int w = sim_find_in(keys, L->assoc, line);
+	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
+	int w = llc_find(L, b, line);
 	if (w >= 0)
 		keys[w] = SIM_KEY(line) | SIM_M;
 	llc_unlock_set(c, b);
@@ -499,12 +522,14 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 		if (n == c->node)
 			continue;
 		struct sim_llc *L = &s->llc[n];
-		uint64_t *b = llc_lock_set(c, L, line), *keys = b + 2;
-		int w = sim_find_in(keys, L->assoc, line);
+		uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
+		int w = llc_find(L, b, line);
 		if (w >= 0) {
 			if (SIM_ST(keys[w]) == SIM_M)
 				f->nr_wb++;
 			keys[w] = 0;
+			if (L->lru16)
+				((uint8_t *)(b + 2))[w] = 0;	/* an empty way */
 		}
 		llc_unlock_set(c, b);
 	}

@@ -205,6 +205,105 @@ static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uin
 	return -1;
 }
 
+/*
+ * The same exact LRU for sets of at most 16 ways (the LLC, the L2 TLB of
+ * the presets) with the keys left in their ways, found through a byte of
+ * fingerprint per way, and the recency order in one word: nibble k names
+ * the way at recency position k (0 the most recently used). A reference
+ * compares 8 fingerprints per word operation, checks the key of each
+ * match and moves one nibble, where sim_mru_ref compares and shifts key
+ * by key: random kernel, ~176 -> ~50 instructions per LLC or L2 TLB
+ * lookup. *order holds the order XOR SIM_LRU16_ID, so that a zeroed set
+ * starts as the identity permutation; nibbles at positions >= assoc hold
+ * ways >= assoc and never move. fp: assoc bytes, 0 for an empty way, in
+ * (assoc + 7) / 8 words.
+ *
+ * Same hits, misses and victims as sim_mru_ref: a miss fills an empty way
+ * when there is one (any: only the relative order of the valid keys
+ * matters, and an empty way evicts nothing), else the least recently used
+ * way's key falls out into *victim. Returns the way on a hit, -1 on a miss.
+ */
+#define SIM_LRU16_ID 0xfedcba9876543210ull
+#define SIM_B8(x) ((x) * 0x0101010101010101ull)
+static inline void sim_lru16_front(uint64_t *order, uint32_t w)
+{
+	uint64_t o = *order ^ SIM_LRU16_ID;
+	/* position of w: the lowest zero nibble of o ^ (w in every nibble)
+	 * (the borrow trick's false positives lie above the first zero) */
+	uint64_t x = o ^ (w * 0x1111111111111111ull);
+	uint64_t z = (x - 0x1111111111111111ull) & ~x & 0x8888888888888888ull;
+	uint32_t sh = (uint32_t)__builtin_ctzll(z) & ~3u;	/* 4 * position */
+	uint64_t below = (1ull << sh) - 1;
+	uint64_t upto = (below << 4) | 0xf;
+
+	o = (o & ~upto) | ((o & below) << 4) | w;
+	*order = o ^ SIM_LRU16_ID;
+}
+
+/* 0x80 in each byte of x that is zero, else 0 (exact, no borrow) */
+static inline uint64_t sim_zero_bytes(uint64_t x)
+{
+	uint64_t t = (x & SIM_B8(0x7full)) + SIM_B8(0x7full);
+	return ~(t | x | SIM_B8(0x7full));
+}
+
+/* A way's fingerprint: 1..128, never 0 (an empty way) */
+static inline uint8_t sim_fp(uint64_t line)
+{
+	return (uint8_t)(((line * 0x9e3779b97f4a7c15ull) >> 57) + 1);
+}
+
+/* The way of a set of sim_lru16_ref holding line, or -1. */
+static inline int sim_lru16_find(const uint64_t *keys, const uint8_t *fp, uint32_t assoc,
+				 uint64_t line)
+{
+	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word;
+
+	for (uint32_t base = 0; base < assoc; base += 8) {
+		__builtin_memcpy(&word, fp + base, 8);
+		for (uint64_t m = sim_zero_bytes(word ^ fb); m; m &= m - 1) {
+			uint32_t w = base + ((uint32_t)__builtin_ctzll(m) >> 3);
+			if ((keys[w] & ~(uint64_t)3) == want)
+				return (int)w;
+		}
+	}
+	return -1;
+}
+
+static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, uint32_t assoc,
+				uint64_t line, uint64_t new_key, uint64_t *victim, int holes)
+{
+	uint64_t word;
+	uint32_t w, base;
+	int hit = sim_lru16_find(keys, fp, assoc, line);
+
+	if (hit >= 0) {
+		sim_lru16_front(order, (uint32_t)hit);
+		return hit;
+	}
+	/* a miss: an empty way if any (without holes the empty ways are the
+	 * last ones: ways fill lowest first), else the LRU way */
+	w = (uint32_t)(((*order ^ SIM_LRU16_ID) >> (4 * (assoc - 1))) & 0xf);
+	*victim = keys[w];
+	if (sim_unlikely(!keys[assoc - 1] || holes)) {
+		for (base = 0; base < assoc; base += 8) {
+			__builtin_memcpy(&word, fp + base, 8);
+			uint64_t z = sim_zero_bytes(word);
+			if (assoc - base < 8)	/* bytes past the last way */
+				z &= (1ull << (8 * (assoc - base))) - 1;
+			if (z) {
+				w = base + ((uint32_t)__builtin_ctzll(z) >> 3);
+				*victim = 0;
+				break;
+			}
+		}
+	}
+	keys[w] = new_key;
+	fp[w] = sim_fp(line);
+	sim_lru16_front(order, w);
+	return -1;
+}
+
 static inline int sim_find(const struct sim_cache *k, uint64_t set, uint64_t line)
 {
 	return sim_find_in(k->key + set * k->stride, k->assoc, line);
@@ -368,15 +467,19 @@ struct sim_dir {
 
 /* ---- shared LLC of one node ----
  * One block of 64-bit words per set, so that a lookup touches few host
- * cache lines: [0] lock, [1] unused, [2 .. 2+assoc) keys - for LRU in
- * most-to-least recently used order - then, for PLRU, the tree word. A
- * key's state is SIM_S (clean) or SIM_M (dirty); invalidated ways are 0. */
+ * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the recency
+ * order of sim_lru16_ref, [2 ..) the fingerprints, then the keys from
+ * keys_off, the block padded to whole host cache lines; else [2 .. 2+assoc)
+ * the keys - for LRU in most-to-least recently used order - then, for
+ * PLRU, the tree word. A key's state is SIM_S (clean) or SIM_M (dirty);
+ * invalidated ways are 0 (fingerprint 0). */
 struct sim_llc {
 	uint64_t *blk;
 	uint64_t stride;	/* words per set */
 	uint64_t nr_sets, set_mask;
 	uint32_t assoc;
-	uint8_t pow2, repl, plru_levels;
+	uint32_t keys_off;	/* words from the block's start to its keys */
+	uint8_t pow2, repl, plru_levels, lru16;
 	size_t map_sz;
 	void *map;
 };

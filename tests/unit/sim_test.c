@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "sim.h"
+#include "sim_int.h"	/* sim_lru16_ref, sim_mru_ref */
 
 #define BASE ((uintptr_t)0x40000000)	/* 1 GiB: page and line aligned */
 #define LINE 64
@@ -105,6 +106,73 @@ static void test_lru_order(void)
 		CHECK_AT(rows[i].l, ev.l1_miss == rows[i].miss);
 	}
 	mon_sim_destroy(s);
+}
+
+/* ---- the LLC / L2 TLB set: fingerprints and a nibble order word ---- */
+
+/* The hand-computed sequence of test_lru_order on one 4-way set. */
+static void test_lru16_order(void)
+{
+	uint64_t keys[4] = { 0 }, order = 0, fpw = 0;
+	static const struct { int line, hit, victim; } rows[] = {
+		{ 0, 0, -1 }, { 1, 0, -1 }, { 2, 0, -1 }, { 3, 0, -1 },	/* D C B A */
+		{ 0, 1, -1 },	/* A D C B */
+		{ 4, 0, 1 },	/* E A D C (B out) */
+		{ 1, 0, 2 },	/* B E A D (C out) */
+		{ 2, 0, 3 },	/* C B E A (D out) */
+		{ 0, 1, -1 },	/* A C B E */
+		{ 3, 0, 4 },	/* D A C B (E out) */
+		{ 4, 0, 1 },	/* E D A C (B out) */
+		{ 2, 1, -1 },	/* C E D A */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t victim = UINT64_MAX;
+		int w = sim_lru16_ref(keys, (uint8_t *)&fpw, &order, 4, (uint64_t)rows[i].line,
+				      SIM_KEY(rows[i].line) | SIM_S, &victim, 0);
+		CHECK_AT(__LINE__, (w >= 0) == rows[i].hit);
+		if (!rows[i].hit)
+			CHECK_AT(__LINE__, victim == (rows[i].victim < 0 ? 0
+						      : (SIM_KEY(rows[i].victim) | SIM_S)));
+	}
+}
+
+/* Random references (and, with holes, invalidations) to sets of 1..16
+ * ways: the same hits, misses and victims as the recency-ordered keys of
+ * sim_mru_ref, which match cachegrind's LL. */
+static void test_lru16_random(void)
+{
+	uint64_t x = 88172645463325252ull;
+	int bad = 0;
+
+	for (uint32_t assoc = 1; assoc <= 16 && !bad; assoc++) {
+		for (int holes = 0; holes <= 1 && !bad; holes++) {
+			uint64_t ref[16] = { 0 }, keys[16] = { 0 }, fpw[2] = { 0, 0 }, order = 0;
+			for (int i = 0; i < 20000 && !bad; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				uint64_t line = x % (2 * assoc + 1), st = (x >> 20) & 1 ? SIM_M : SIM_S;
+				if (holes && (x >> 32) % 8 == 0) {	/* another node takes it */
+					int a = sim_find_in(ref, assoc, line);
+					int b = sim_find_in(keys, assoc, line);
+					if (a >= 0)
+						ref[a] = 0;
+					if (b >= 0) {
+						keys[b] = 0;
+						((uint8_t *)fpw)[b] = 0;
+					}
+					bad |= (a >= 0) != (b >= 0);
+					continue;
+				}
+				uint64_t va = 0, vb = 0;
+				int a = sim_mru_ref(ref, assoc, line, SIM_KEY(line) | st, &va, holes);
+				int b = sim_lru16_ref(keys, (uint8_t *)fpw, &order, assoc, line,
+						      SIM_KEY(line) | st, &vb, holes);
+				bad |= (a >= 0) != (b >= 0) || (a < 0 && va != vb);
+			}
+		}
+	}
+	CHECK(!bad);
 }
 
 /* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
@@ -778,6 +846,8 @@ static void test_geometry(void)
 int main(void)
 {
 	test_lru_order();
+	test_lru16_order();
+	test_lru16_random();
 	test_set_mapping();
 	test_writeback();
 	test_tlb();
