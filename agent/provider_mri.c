@@ -791,6 +791,7 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 			a->metric = (uint16_t)p->smp_metric;
 			a->weight = p->smp_page[i].weight > UINT16_MAX ? UINT16_MAX :
 				    (uint16_t)p->smp_page[i].weight;
+			a->site = p->smp_page[i].site;	/* the session's: lives as long */
 		}
 	} while (n == AGENT_MRI_PAGE);
 	res->r.nr_samples = p->nr_samples;

@@ -179,7 +179,7 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 				if (__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED))
 					mon_cond_account(t, a, o, &e);
 				if (__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
-					mon_sample_account(t, a, pc, &e);
+					mon_sample_account(t, a, pc, o, &e);
 			}
 		}
 		if (n < 32)

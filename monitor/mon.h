@@ -543,6 +543,13 @@ struct mon_sample {
 	uint32_t thread_id;
 	uint16_t metric;	/* AMEBA_M_* */
 	uint16_t weight;	/* events of the metric this access caused (>= 1) */
+	/*
+	 * The allocation site of the heap or mmap block the access fell in, 0
+	 * for any other object: the access path finds the object anyway, so
+	 * a sample carries its site even when the agent has not listed the
+	 * block yet (or it was freed since). Site ids are stable for the run.
+	 */
+	uint32_t site_id;
 };
 
 /*
@@ -561,8 +568,9 @@ int mon_sample_arm(int metric, uint64_t period, int random_mean, uint64_t seed) 
 uint32_t mon_sample_drain(struct mon_sample *out, uint32_t max, uint64_t *lost) MON_HIDDEN;
 
 void mon_sample_after_fork(void) MON_HIDDEN;	/* in a forked child */
+/* obj: the object the access falls in (its site goes into the sample), may be NULL. */
 void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
-			const struct mon_events *ev) MON_HIDDEN;
+			const struct mon_obj *obj, const struct mon_events *ev) MON_HIDDEN;
 
 /* ---- the MRI server (mri_server.c, docs/mri.md) ---- */
 /* Starts the server thread (end of mon_init); AMEBA_MRI=0 disables it. */

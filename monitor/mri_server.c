@@ -185,6 +185,20 @@ static uint32_t op_nr_bins(void *ctx)
 	return bins_built ? bins.nr_bins : 0;
 }
 
+static int op_site_label(void *ctx, uint32_t site_id, char *name)
+{
+	uint32_t b;
+
+	bins_refresh();
+	if (!bins_built)
+		return AMEBA_ENOENT;
+	b = mon_site_bins_of(&bins, site_id);
+	if (b >= bins.nr_bins)
+		return AMEBA_ENOENT;
+	snprintf(name, MRI_NAME_MAX, "%s", bins.label[b]);
+	return 0;
+}
+
 static int op_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 {
 	if (!bins_built || id >= bins.nr_bins)
@@ -352,6 +366,8 @@ static uint32_t op_sample_drain(void *ctx, struct mri_sample *out, uint32_t max,
 		out[i].pc = buf[i].pc;
 		out[i].thread_id = buf[i].thread_id;
 		out[i].weight = buf[i].weight;
+		out[i].site_id = buf[i].site_id;
+		out[i].site = NULL;
 	}
 	mon_free(buf);
 	return n;
@@ -370,6 +386,7 @@ static const struct mri_monitor_ops rt_ops = {
 	.object = op_object,
 	.nr_bins = op_nr_bins,
 	.bin = op_bin,
+	.site_label = op_site_label,
 	.backends = op_backends,
 	.attach = op_attach,
 	.detach = op_detach,

@@ -463,7 +463,7 @@ static inline void account(struct mon_thread *t, uint64_t *v, uintptr_t a, uintp
 	if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED)))
 		mon_cond_account(t, a, obj, ev);
 	if (mon_unlikely(__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))
-		mon_sample_account(t, a, pc, ev);
+		mon_sample_account(t, a, pc, obj, ev);
 }
 
 static void deliver(struct mon_thread *t, uintptr_t a, uintptr_t end, unsigned flags, uintptr_t pc)

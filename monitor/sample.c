@@ -21,8 +21,13 @@
  *    ~30 misses each at a period of 10,007 gave no sample at all, and the
  *    sampling strategy saw nothing of the program). The phase comes from the
  *    thread's generator, so a run stays reproducible for a seed.
+ *  - A sample carries the allocation site of the heap or mmap block it hit
+ *    (site_id, 0 for other objects). The access path found the object
+ *    already (the per-object counts need it), so this is a load and a store
+ *    on the k-th event only; the agent attributes samples of blocks it has
+ *    not listed yet (or that were freed since) to their site's bin by it.
  *  - State is allocated when a thread first has an event of the stream's
- *    metric; the ring (2048 samples, 64 KiB) only when it first samples, so
+ *    metric; the ring (2048 samples of 32 bytes, 64 KiB) only when it first samples, so
  *    thousands of short threads that never sample cost a few bytes each.
  */
 #include <pthread.h>
@@ -114,7 +119,7 @@ static struct sample_tstate *sample_adopt(struct mon_thread *t, uint64_t gen)
 }
 
 void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
-			const struct mon_events *ev)
+			const struct mon_obj *obj, const struct mon_events *ev)
 {
 	struct sample_tstate *ts = t->sample;
 	uint64_t gen = __atomic_load_n(&sample_gen, __ATOMIC_ACQUIRE);
@@ -151,6 +156,8 @@ void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
 			s->thread_id = t->id;
 			s->metric = (uint16_t)sample_metric;
 			s->weight = (uint16_t)(n > 0xffff ? 0xffff : n);
+			s->site_id = obj && (obj->kind == MON_OBJ_HEAP ||
+					     obj->kind == MON_OBJ_MMAP) ? obj->site_id : 0;
 			__atomic_store_n(&ts->head, head + 1, __ATOMIC_RELEASE);
 		}
 		ts->countdown += next_period(ts);

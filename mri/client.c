@@ -66,6 +66,15 @@ struct mri_session {
 	struct mri_reading final;
 	int keep_error_reply;		/* call() hands back error replies too (mri_request) */
 	struct slot_mem slots[SLOT_NR];
+	/*
+	 * Bin labels of the sites samples hit, by site id (samples_read names
+	 * them). Labels handed out stay valid until mri_close, also when a
+	 * site's label deepens: the replaced ones are kept in old_labels.
+	 */
+	char **site_label;
+	uint32_t nr_site_label;
+	char **old_labels;
+	uint32_t nr_old_labels, cap_old_labels;
 };
 
 /* The runtime's in-process transport, when this program is linked with it. */
@@ -688,6 +697,12 @@ void mri_close(struct mri_session *s)
 	while (s->evq_nr)
 		free(evq_pop(s));
 	free(s->evq);
+	for (uint32_t i = 0; i < s->nr_site_label; i++)
+		free(s->site_label[i]);
+	free(s->site_label);
+	for (uint32_t i = 0; i < s->nr_old_labels; i++)
+		free(s->old_labels[i]);
+	free(s->old_labels);
 	free(s);
 }
 
@@ -1222,6 +1237,48 @@ int mri_samples_start(struct mri_session *s, int metric, uint64_t period, int ra
 	return GUARDED(s, do_samples_start(s, metric, period, randomized, seed));
 }
 
+#define MAX_SITE_ID (1u << 24)		/* as the monitor's where-sets: larger ids are ignored */
+
+/* Records label as the name of site id. 0 or AMEBA_ENOMEM. */
+static int site_label_set(struct mri_session *s, uint32_t id, const char *label)
+{
+	char *dup;
+
+	if (!id || id > MAX_SITE_ID || !label)
+		return 0;
+	if (id < s->nr_site_label && s->site_label[id] && !strcmp(s->site_label[id], label))
+		return 0;
+	if (id >= s->nr_site_label) {
+		uint32_t nr = id + 1 > 2 * s->nr_site_label ? id + 1 : 2 * s->nr_site_label;
+		char **v = realloc(s->site_label, nr * sizeof(*v));
+
+		if (!v)
+			return AMEBA_ENOMEM;
+		memset(v + s->nr_site_label, 0, (nr - s->nr_site_label) * sizeof(*v));
+		s->site_label = v;
+		s->nr_site_label = nr;
+	}
+	dup = strdup(label);
+	if (!dup)
+		return AMEBA_ENOMEM;
+	if (s->site_label[id]) {	/* deepened: earlier samples still point at it */
+		if (s->nr_old_labels == s->cap_old_labels) {
+			uint32_t cap = s->cap_old_labels ? 2 * s->cap_old_labels : 16;
+			char **v = realloc(s->old_labels, cap * sizeof(*v));
+
+			if (!v) {
+				free(dup);
+				return AMEBA_ENOMEM;
+			}
+			s->old_labels = v;
+			s->cap_old_labels = cap;
+		}
+		s->old_labels[s->nr_old_labels++] = s->site_label[id];
+	}
+	s->site_label[id] = dup;
+	return 0;
+}
+
 static int do_samples_read(struct mri_session *s, struct mri_sample *out, uint32_t max, uint64_t *lost)
 {
 	cJSON *req = request("samples_read"), *root;
@@ -1238,8 +1295,17 @@ static int do_samples_read(struct mri_session *s, struct mri_sample *out, uint32
 	err = call(s, req, &root, &r);
 	if (err)
 		return err;
-	cJSON_ArrayForEach(e, mri_json_get(r, "samples")) {
+	/* the labels first: the samples point at them */
+	cJSON_ArrayForEach(e, mri_json_get(r, "sites")) {
 		const cJSON *x = e->child;
+
+		if (x && site_label_set(s, (uint32_t)num_u64(x), str_of(x->next))) {
+			cJSON_Delete(root);
+			return set_err(s, AMEBA_ENOMEM, "out of memory naming sample sites");
+		}
+	}
+	cJSON_ArrayForEach(e, mri_json_get(r, "samples")) {
+		const cJSON *x = e->child, *site;
 
 		if (n == max)
 			break;
@@ -1247,6 +1313,12 @@ static int do_samples_read(struct mri_session *s, struct mri_sample *out, uint32
 		out[n].pc = x ? hex_u64(x->next) : 0;
 		out[n].thread_id = x && x->next ? (uint32_t)num_u64(x->next->next) : 0;
 		out[n].weight = x && x->next && x->next->next ? (uint32_t)num_u64(x->next->next->next) : 0;
+		/* the fifth element: an older server sends four */
+		site = x && x->next && x->next->next && x->next->next->next ?
+		       x->next->next->next->next : NULL;
+		out[n].site_id = site ? (uint32_t)num_u64(site) : 0;
+		out[n].site = out[n].site_id && out[n].site_id < s->nr_site_label ?
+			      s->site_label[out[n].site_id] : NULL;
 		n++;
 	}
 	if (lost)

@@ -89,6 +89,10 @@ struct mri_monitor_ops {
 	 * new sites appeared (slow: symbolises). bin() as object(). */
 	uint32_t (*nr_bins)(void *ctx);
 	int (*bin)(void *ctx, uint32_t id, struct mri_bin *out, char *name);
+	/* The label of the bin of allocation site site_id (a sample's site_id,
+	 * 1-based) into name (MRI_NAME_MAX bytes, refreshing the bins like
+	 * nr_bins()). 0 or AMEBA_ENOENT for a site the monitor has no bin for. */
+	int (*site_label)(void *ctx, uint32_t site_id, char *name);
 
 	/* Names of the backends the monitor has, into names[0 .. max);
 	 * returns how many. */

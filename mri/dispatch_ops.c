@@ -1069,6 +1069,43 @@ static int op_samples_start(struct mri_req *r)
 	return 0;
 }
 
+#define SAMPLE_NAME_BUDGET (256u << 10)	/* bytes of site names in one samples reply */
+
+/*
+ * Names site buf[i].site_id in sites ([id, label] pairs) unless an earlier
+ * sample of the reply did: the labels of the sites a reply's samples hit,
+ * each once (a reply of 4,096 samples holds a few distinct sites). Sent with
+ * every reply rather than once per session because a site's label can
+ * deepen when new sites appear (docs/mri.md, bins). *budget bounds the
+ * bytes of names in one reply (4,096 samples on distinct sites with long
+ * names would pass the message limit); a site left unnamed keeps its id,
+ * and a later reply names it. 0 or AMEBA_ENOMEM.
+ */
+static int site_name_once(struct mri_disp *d, cJSON *sites, const struct mri_sample *buf,
+			  uint32_t i, size_t *budget)
+{
+	char name[MRI_NAME_MAX];
+	size_t len;
+	cJSON *pair;
+
+	if (!buf[i].site_id || !d->ops->site_label)
+		return 0;
+	for (uint32_t j = 0; j < i; j++)
+		if (buf[j].site_id == buf[i].site_id)
+			return 0;
+	if (d->ops->site_label(d->ctx, buf[i].site_id, name))
+		return 0;
+	len = strlen(name) + 24;		/* with the id and the JSON around it */
+	if (len > *budget)
+		return 0;
+	*budget -= len;
+	pair = cJSON_CreateArray();
+	if (mri_json_push(sites, pair) || mri_json_push(pair, mri_json_u64(buf[i].site_id)) ||
+	    mri_json_push(pair, cJSON_CreateString(name)))
+		return AMEBA_ENOMEM;
+	return 0;
+}
+
 static int op_samples_read(struct mri_req *r)
 {
 	static const char *const fields[] = { "v", "id", "op", "max", NULL };
@@ -1076,7 +1113,8 @@ static int op_samples_read(struct mri_req *r)
 	struct mri_sample *buf;
 	uint64_t max, lost = 0;
 	uint32_t n;
-	cJSON *arr;
+	cJSON *arr, *sites;
+	size_t name_budget = SAMPLE_NAME_BUDGET;
 
 	if (mri_req_fields(r, r->msg, "samples_read", fields) ||
 	    mri_req_opt_uint(r, r->msg, "max", 1, MRI_MAX_SAMPLES, 1024, &max))
@@ -1090,13 +1128,20 @@ static int op_samples_read(struct mri_req *r)
 	if (!buf)
 		return mri_req_nomem(r);
 	n = d->ops->sample_drain(d->ctx, buf, (uint32_t)max, &lost);
+	sites = cJSON_CreateArray();
+	if (mri_json_add(r->result, "sites", sites)) {
+		free(buf);
+		return mri_req_nomem(r);
+	}
 	for (uint32_t i = 0; i < n && i < max; i++) {
 		cJSON *s = cJSON_CreateArray();
 
 		if (mri_json_push(arr, s) || mri_json_push(s, mri_json_hex(buf[i].addr)) ||
 		    mri_json_push(s, mri_json_hex(buf[i].pc)) ||
 		    mri_json_push(s, mri_json_u64(buf[i].thread_id)) ||
-		    mri_json_push(s, mri_json_u64(buf[i].weight))) {
+		    mri_json_push(s, mri_json_u64(buf[i].weight)) ||
+		    mri_json_push(s, mri_json_u64(buf[i].site_id)) ||
+		    site_name_once(d, sites, buf, i, &name_budget)) {
 			free(buf);
 			return mri_req_nomem(r);
 		}

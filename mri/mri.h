@@ -311,6 +311,12 @@ struct mri_sample {
 	uint64_t pc;			/* code address of the access */
 	uint32_t thread_id;
 	uint32_t weight;		/* events of the metric this access caused */
+	/* The allocation site of the heap or mmap block the access hit (0: any
+	 * other object), and the label of its bin ("make@app.c:12", NULL when
+	 * site_id is 0 or has no bin). The label belongs to the session and
+	 * stays valid until mri_close; it names the bin as mri_bins does. */
+	uint32_t site_id;
+	const char *site;
 };
 
 /*

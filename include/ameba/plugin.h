@@ -185,6 +185,14 @@ struct ameba_sample {
 	uint32_t thread;
 	uint16_t metric;
 	uint16_t weight;
+	/*
+	 * The site-bin label (an ameba_object's site, e.g. "make@app.c:12") of
+	 * the heap or mmap block the access hit, as the monitor resolved it
+	 * when it took the sample; NULL for any other object or when unknown.
+	 * Set also for blocks not listed in host->objects yet or freed since.
+	 * Valid until the agent ends.
+	 */
+	const char *site;
 };
 
 struct ameba_results {

@@ -287,10 +287,20 @@ static uint32_t f_sample_drain(void *ctx, struct mri_sample *out, uint32_t max, 
 		out[n].pc = 0x400000 + n;
 		out[n].thread_id = n % 2;
 		out[n].weight = 1;
+		/* the first two in blocks of site 9, the third in a global */
+		out[n].site_id = n < 2 ? 9 : 0;
 	}
 	if (lost)
 		*lost += 7;
 	return n;
+}
+
+static int f_site_label(void *ctx, uint32_t site_id, char *name)
+{
+	if (site_id != 9)
+		return AMEBA_ENOENT;
+	snprintf(name, MRI_NAME_MAX, "make_node@list.c:12");
+	return 0;
 }
 
 static uint64_t f_now_ns(void *ctx)
@@ -314,5 +324,6 @@ const struct mri_monitor_ops fake_ops = {
 	.cond_read = f_cond_read,
 	.sample_arm = f_sample_arm,
 	.sample_drain = f_sample_drain,
+	.site_label = f_site_label,
 	.now_ns = f_now_ns,
 };

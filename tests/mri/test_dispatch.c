@@ -574,6 +574,12 @@ static void test_experiment(void)
 	r = ok(__LINE__, "{\"v\":1,\"id\":8,\"op\":\"samples_read\",\"max\":2}", &root);
 	CHECK(mri_json_count(mri_json_get(r, "samples")) == 2);
 	CHECK_STR(str(item(item(mri_json_get(r, "samples"), 1), 0)), "0x1040");
+	/* the fifth element is the block's site; its label once per reply */
+	CHECK(num(item(item(mri_json_get(r, "samples"), 0), 4)) == 9);
+	CHECK(num(item(item(mri_json_get(r, "samples"), 1), 4)) == 9);
+	CHECK(mri_json_count(mri_json_get(r, "sites")) == 1);
+	CHECK(num(item(item(mri_json_get(r, "sites"), 0), 0)) == 9);
+	CHECK_STR(str(item(item(mri_json_get(r, "sites"), 0), 1)), "make_node@list.c:12");
 	CHECK(num(mri_json_get(r, "lost")) == 7);
 	CHECK_STR(str(mri_json_get(r, "metric")), "writes");
 	cJSON_Delete(root);

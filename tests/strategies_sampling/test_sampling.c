@@ -279,6 +279,98 @@ static void test_attribution(void)
 	desc->destroy(st);
 }
 
+static struct ameba_sample smp_site(uintptr_t addr, uint32_t thread, const char *site)
+{
+	struct ameba_sample s = smp(addr, thread);
+
+	s.site = site;
+	return s;
+}
+
+/*
+ * Samples carry the site the monitor resolved when it took them: a block
+ * allocated after the last listing counts for its site at once (no retry,
+ * and no double count after the refresh), a listed block whose memory now
+ * belongs to another site's block counts for the sample's site, and a
+ * sample without a site is placed by address as before.
+ */
+static void test_site_of_unlisted(void)
+{
+	void *st;
+	char msg[256];
+	struct ameba_experiment exp;
+	struct ameba_sample s[8];
+	uint32_t n = 0;
+	uint64_t total = 700, pt_total[2] = { 300, 400 };
+	const uint64_t *pt[1] = { pt_total };
+	struct ameba_results res;
+	const struct ameba_context *c, *x;
+	uint32_t nr;
+
+	host_reset();			/* the late block is not listed */
+	CHECK(create(&st, msg, 1, "metric", "l1d_miss") == 0);
+	CHECK(desc->plan(st, &exp) == 0);
+	s[n++] = smp_site(0x9000, 1, "late@f.c:30");	/* unlisted block of a listed bin */
+	s[n++] = smp_site(0x9800, 1, "late@f.c:30");
+	s[n++] = smp_site(0xb000, 0, "fresh@f.c:40");	/* a site no listing knows */
+	s[n++] = smp_site(0x3000, 0, "reuse@f.c:50");	/* node A freed, memory reused */
+	s[n++] = smp_site(0x5000, 0, "grid@f.c:20");	/* agrees with the table */
+	s[n++] = smp(0x1000, 1);			/* a global: no site */
+	s[n++] = smp(0x2000, 0);			/* nothing there, no site */
+	memset(&res, 0, sizeof(res));
+	res.nr_counters = 1;
+	res.values = &total;
+	res.per_thread = pt;
+	res.nr_threads = 2;
+	res.elapsed_ns = 100000000;
+	res.nr_samples = n;
+	res.samples = s;
+	CHECK(desc->observe(st, &exp, &res) == 0);
+	CHECK(desc->contexts(st, &c, &nr) == 0);
+	/* program, late, fresh, reuse, grid, table; each sample is 700 / 7; by site
+	 * alone: late 2, fresh and reuse 1 each */
+	CHECK_EQ_U64(nr, 6);
+	CHECK_STR(c[1].object->name, "late@f.c:30");
+	x = find(c, nr, "late@f.c:30");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_EQ_U64(x->object->kind, AMEBA_OBJ_BIN);	/* no block of it listed */
+		CHECK_EQ_U64(x->nr_samples, 2);
+		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 200);
+		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 200);
+		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
+	}
+	x = find(c, nr, "fresh@f.c:40");
+	CHECK(x && x->object->kind == AMEBA_OBJ_BIN && x->nr_samples == 1);
+	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 100));
+	x = find(c, nr, "reuse@f.c:50");
+	CHECK(x && x->nr_samples == 1 && !strcmp(x->object->site, "reuse@f.c:50"));
+	CHECK(find(c, nr, "node@f.c:10") == NULL);	/* the stale block got nothing */
+	x = find(c, nr, "grid@f.c:20");
+	CHECK(x && x->object->kind == AMEBA_OBJ_HEAP && x->object->start == 0x5000 &&
+	      x->nr_samples == 1);
+	x = find(c, nr, "table");
+	CHECK(x && x->nr_samples == 1);
+	CHECK(c[0].extra && strstr(c[0].extra, "attributed=6\nunattributed=1\nby_site=4\n"));
+
+	/* the refresh lists the late block: its samples are not counted again,
+	 * and a later sample in it joins the same unit */
+	host.nr_objects = NR_OBJS;
+	host.nr_bins = 3;
+	CHECK(desc->plan(st, &exp) == 0);
+	n = 0;
+	s[n++] = smp_site(0x9000, 0, "late@f.c:30");
+	res.nr_samples = n;
+	CHECK(desc->observe(st, &exp, &res) == 0);
+	CHECK(desc->contexts(st, &c, &nr) == 0);
+	x = find(c, nr, "late@f.c:30");
+	CHECK(x && x->nr_samples == 3);
+	/* 8 samples over 1,400: 3 of them */
+	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 3 * 1400.0 / 8));
+	CHECK(c[0].extra && strstr(c[0].extra, "attributed=7\nunattributed=1\nby_site=4\n"));
+	desc->destroy(st);
+}
+
 /* random=0: the period is exact; without a total counter the estimate is
  * k x period, and lost samples scale it up and lower confidence; with a
  * total, the ratio estimator needs no loss correction. */
@@ -398,6 +490,7 @@ int main(int argc, char **argv)
 	CHECK_STR(desc->name, "sampling");
 	test_attribution();
 	test_exact_period_and_lost();
+	test_site_of_unlisted();
 	test_params();
 	return check_done();
 }

@@ -273,6 +273,25 @@ int main(void)
 	/* distances in [25, 75]: between 6400/75 and 6400/25 samples */
 	CHECK(n >= 6400 / 75 && n <= 6400 / 25 + 1);
 	printf("random period 50: %u samples of 6400 accesses\n", n);
+
+	/*
+	 * A sample carries the site of the heap block it hit, also of a block
+	 * allocated after the stream was armed (no listing involved); a global
+	 * (whose site_id field holds its module index) carries none.
+	 */
+	CHECK(mon_sample_arm(AMEBA_M_MEM_REF, 1, 0, 3) == 0);
+	CHECK(mon_objmap_add_block(MON_OBJ_HEAP, (uintptr_t)D, sizeof(D), 7, 0) != NULL);
+	touch_lines(D, sizeof(D));		/* 4 lines */
+	touch_lines(A, 128);			/* 2 lines */
+	n = mon_sample_drain(smp, 512, &lost);
+	CHECK_EQ_U64(n, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		int in_d = smp[i].addr >= (uintptr_t)D && smp[i].addr < (uintptr_t)D + sizeof(D);
+
+		CHECK_AT(__LINE__, smp[i].site_id == (in_d ? 7u : 0u));
+		CHECK_AT(__LINE__, i < 4 ? in_d : !in_d);
+	}
+	mon_objmap_del_block((uintptr_t)D);
 	CHECK(mon_sample_arm(AMEBA_M_MEM_REF, 0, 0, 0) == 0);
 	CHECK(mon_sample_armed == 0);
 	return check_done();
