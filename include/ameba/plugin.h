@@ -41,7 +41,11 @@
 extern "C" {
 #endif
 
-#define AMEBA_PLUGIN_ABI_VERSION 1
+/*
+ * 2: struct ameba_sample gained `site`; samples come as an array, so its
+ * element size changed (a version 1 strategy would read them misaligned).
+ */
+#define AMEBA_PLUGIN_ABI_VERSION 2
 
 /* ---- parameters (strategy and property thresholds) ---- */
 

@@ -1,8 +1,8 @@
 /*
  * prop_c.c - C property plugins for the loader tests, one source built
  * several ways (-DVARIANT=...):
- *   good       a valid property "CWriteHeavy" (ABI 1)
- *   abi2       the same descriptor claiming plugin ABI version 2
+ *   good       a valid property "CWriteHeavy" (the current ABI)
+ *   abi2       the same descriptor claiming the next plugin ABI version (3)
  *   newer      struct_size larger than the agent's, with a non-zero tail
  *   newer_zero struct_size larger, tail all zero (accepted)
  *   older      struct_size that ends before evaluate() (refused: no evaluate)
