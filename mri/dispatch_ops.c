@@ -669,38 +669,23 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 				    "{\"metric\":\"mem_ref\",\"objects\":[17]}", path, mri_json_show(e, b, sizeof(b)));
 		if (mri_req_fields(r, e, path, fields))
 			return r->code;
-		if ((x = mri_json_get(e, "ranges"))) {
+		/* where-sets (ranges, objects, bins) share the range budget;
+		 * fields[1..3] name them, fields[4] is threads */
+		for (int k = 1; k <= 4; k++) {
+			uint32_t max = k == 4 ? MRI_MAX_THREAD_IDS : MRI_MAX_RANGES;
 			char p2[64];
 
-			snprintf(p2, sizeof(p2), "%s.ranges", path);
-			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
+			if (!(x = mri_json_get(e, fields[k])))
+				continue;
+			snprintf(p2, sizeof(p2), "%s.%s", path, fields[k]);
+			if (mri_req_array(r, x, p2, max, &n))
 				return r->code;
-			ranges += n;
-		}
-		if ((x = mri_json_get(e, "objects"))) {
-			char p2[64];
-
-			snprintf(p2, sizeof(p2), "%s.objects", path);
-			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
-				return r->code;
-			ranges += n;
-		}
-		if ((x = mri_json_get(e, "bins"))) {
-			char p2[64];
-
-			snprintf(p2, sizeof(p2), "%s.bins", path);
-			if (mri_req_array(r, x, p2, MRI_MAX_RANGES, &n))
-				return r->code;
-			ranges += n;
-			bins += n;
-		}
-		if ((x = mri_json_get(e, "threads"))) {
-			char p2[64];
-
-			snprintf(p2, sizeof(p2), "%s.threads", path);
-			if (mri_req_array(r, x, p2, MRI_MAX_THREAD_IDS, &n))
-				return r->code;
-			threads += n;
+			if (k == 4)
+				threads += n;
+			else
+				ranges += n;
+			if (k == 3)
+				bins += n;
 		}
 		if (ranges > MRI_MAX_RANGES)
 			return mri_req_fail(r, AMEBA_ERANGE, "counters: more than %u ranges, objects and bins "
