@@ -15,9 +15,8 @@
 --               threads that took the false-sharing misses
 local LINE = 64		-- the coherence line of every preset but r10000 (128)
 
-local function writers(ctx)
-  return asl.select(ctx.threads, function(_, i) return (ctx.t.writes[i] or 0) > 0 end)
-end
+-- the threads that wrote the object
+local function writers(ctx) return asl.threads_with(ctx, "writes") end
 
 -- per thread: sorted written offsets, and the word size seen
 local function layout(ctx)

@@ -8,9 +8,8 @@
 --   severity    the object's coherence stall cycles (asl.stall().coh) times
 --               coh_miss_true / coh_miss, over the program's estimated cycles
 --   confidence  the context's (asl.confidence)
-local function writers(ctx)
-  return asl.select(ctx.threads, function(_, i) return (ctx.t.writes[i] or 0) > 0 end)
-end
+-- the threads that wrote the object
+local function writers(ctx) return asl.threads_with(ctx, "writes") end
 
 return {
   name = "TrueSharingContention",

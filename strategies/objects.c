@@ -736,19 +736,8 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 static void ctx_fill(struct objects *st, struct ameba_context *c, const double *values,
 		     double *const *pt)
 {
-	memset(c, 0, sizeof(*c));
-	for (uint32_t k = 0; k < st->nr_metrics; k++) {
-		int m = st->metrics[k];
-
-		c->has[m] = 1;
-		c->values[m] = values[m];
-		c->program[m] = st->program[m];
-		c->per_thread[m] = pt[m];
-	}
-	c->nr_threads = st->nr_threads_cap;
-	c->thread_ids = st->thread_ids;
-	c->window_ns = st->window_ns;
-	c->confidence = st->host->exact ? 1.0 : 0.5;
+	strategy_ctx_fill(c, st->metrics, st->nr_metrics, values, st->program, pt,
+			  st->nr_threads_cap, st->thread_ids, st->window_ns, st->host->exact);
 }
 
 static int objects_contexts(void *state, const struct ameba_context **out, uint32_t *nr)

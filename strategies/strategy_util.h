@@ -117,4 +117,31 @@ static inline int strategy_index_grow(uint32_t **index, uint32_t *index_cap, con
 	return 0;
 }
 
+/*
+ * Fills a context with the selected metrics: values[m] and the program's
+ * figure program[m], per-thread rows pt[m] over the strategy's thread
+ * table, the window, and confidence 1 for exact counts (0.5 otherwise).
+ * The caller sets the context's kind and object afterwards.
+ */
+static inline void strategy_ctx_fill(struct ameba_context *c, const int *metrics,
+				     uint32_t nr_metrics, const double *values,
+				     const double *program, double *const *pt,
+				     uint32_t nr_threads, const uint32_t *thread_ids,
+				     uint64_t window_ns, int exact)
+{
+	memset(c, 0, sizeof(*c));
+	for (uint32_t k = 0; k < nr_metrics; k++) {
+		int m = metrics[k];
+
+		c->has[m] = 1;
+		c->values[m] = values[m];
+		c->program[m] = program[m];
+		c->per_thread[m] = pt[m];
+	}
+	c->nr_threads = nr_threads;
+	c->thread_ids = thread_ids;
+	c->window_ns = window_ns;
+	c->confidence = exact ? 1.0 : 0.5;
+}
+
 #endif /* AMEBA_STRATEGY_UTIL_H */
