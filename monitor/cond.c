@@ -130,69 +130,56 @@ static uint32_t bound_index(const struct cond_set *s, uintptr_t a)
 	return (uint32_t)(p - s->bounds);
 }
 
-/* The site CSR of s (nothing when no counter names a site). 0 or AMEBA_ENOMEM. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The site CSR of s (nothing when no counter names a site): the (site,
+ * counter) pairs sorted and made unique, so that a site a counter lists
+ * twice counts once. 0 or AMEBA_ENOMEM.
+ */
 static int sites_build(struct cond_set *s, const struct mon_cond_spec *specs, uint32_t nr)
 {
-	uint32_t max = 0, nr_pairs = 0, *fill;
+	uint32_t max = 0, nr_pairs = 0, k = 0;
+	uint64_t *pairs;
 
-	for (uint32_t i = 0; i < nr; i++)
+	for (uint32_t i = 0; i < nr; i++) {
+		nr_pairs += specs[i].nr_sites;
 		for (uint32_t j = 0; j < specs[i].nr_sites; j++)
 			max = specs[i].sites[j] > max ? specs[i].sites[j] : max;
+	}
 	if (!max)
 		return 0;
+	pairs = mon_calloc(nr_pairs, sizeof(*pairs));
 	s->site_off = mon_calloc((size_t)max + 2, sizeof(*s->site_off));
+	s->site_ctr = mon_calloc(nr_pairs, sizeof(*s->site_ctr));
 	s->both = mon_calloc(nr + 1, sizeof(*s->both));
-	fill = mon_calloc((size_t)max + 1, sizeof(*fill));
-	if (!s->site_off || !s->both || !fill)
-		goto fail;
-	/* a site listed twice by one counter counts once: mark by counter */
-	for (int pass = 0; pass < 2; pass++) {
-		memset(fill, 0, ((size_t)max + 1) * sizeof(*fill));
-		for (uint32_t i = 0; i < nr; i++) {
-			s->both[i] = specs[i].nr_ranges && specs[i].nr_sites;
-			for (uint32_t j = 0; j < specs[i].nr_sites; j++) {
-				uint32_t id = specs[i].sites[j];
-				uint32_t o = pass ? s->site_off[id] : 0;
-				uint32_t n = pass ? fill[id] : 0;
-				int dup = 0;
-
-				for (uint32_t k = 0; pass && k < n && !dup; k++)
-					dup = s->site_ctr[o + k] == i;
-				if (!pass) {
-					s->site_off[id + 1]++;	/* upper bound; fixed below */
-					nr_pairs++;
-				} else if (!dup) {
-					s->site_ctr[o + fill[id]++] = i;
-				}
-			}
-		}
-		if (!pass) {
-			for (uint32_t id = 0; id <= max; id++)
-				s->site_off[id + 1] += s->site_off[id];
-			s->site_ctr = mon_calloc(nr_pairs + 1, sizeof(*s->site_ctr));
-			if (!s->site_ctr)
-				goto fail;
-		}
+	if (!pairs || !s->site_off || !s->site_ctr || !s->both) {
+		mon_free(pairs);
+		return AMEBA_ENOMEM;
 	}
-	/* close the gaps duplicates left: compact in place */
-	{
-		uint32_t k = 0;
-
-		for (uint32_t id = 0; id <= max; id++) {
-			uint32_t o = s->site_off[id];
-
-			s->site_off[id] = k;
-			for (uint32_t j = 0; j < fill[id]; j++)
-				s->site_ctr[k++] = s->site_ctr[o + j];
-		}
-		s->site_off[max + 1] = k;
+	nr_pairs = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		s->both[i] = specs[i].nr_ranges && specs[i].nr_sites;
+		for (uint32_t j = 0; j < specs[i].nr_sites; j++)
+			pairs[nr_pairs++] = (uint64_t)specs[i].sites[j] << 32 | i;
 	}
+	qsort(pairs, nr_pairs, sizeof(*pairs), cmp_u64);
+	for (uint32_t j = 0; j < nr_pairs; j++) {
+		if (j && pairs[j] == pairs[j - 1])
+			continue;
+		s->site_off[(pairs[j] >> 32) + 1]++;
+		s->site_ctr[k++] = (uint32_t)pairs[j];
+	}
+	for (uint32_t id = 0; id <= max; id++)
+		s->site_off[id + 1] += s->site_off[id];
 	s->nr_site_ids = max + 1;
-	mon_free(fill);
+	mon_free(pairs);
 	return 0;
-fail:
-	mon_free(fill);
-	return AMEBA_ENOMEM;
 }
 
 /* Builds the immutable set; NULL with *err set on failure. */
