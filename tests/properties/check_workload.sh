@@ -23,7 +23,7 @@
 #   --env K=V     environment of the target (e.g. AMEBA_NODES=2)
 #   --strategy S  ameba run --strategy S (default: the default strategy)
 #   --scale N     run the workload and its twin with the argument SCALE=N
-#   --attempts N  sharing workloads: the simulator sees coherence misses only
+#   --attempts N  sharing and partly measured workloads: the simulator sees coherence misses only
 #                 where the OS runs the threads at the same time, which a
 #                 loaded 2-vCPU machine may not do for a whole run; try the
 #                 workload up to N times (default 1), saying so, before failing;
@@ -85,7 +85,7 @@ why=""
 for attempt in $(seq "$attempts"); do
 	check_main && break
 	[ "$attempt" -lt "$attempts" ] || fail "$why"
-	echo "attempt $attempt of $attempts: $why (threads may not have overlapped); again"
+	echo "attempt $attempt of $attempts: $why (on a loaded machine the threads may not overlap, or only part of the run is measured); again"
 done
 echo "  advice: $(jq -r '.findings[0].advice' "$T/$WL.json")"
 echo "ok: $WL ranks $PROP first on $top_obj"

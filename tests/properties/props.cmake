@@ -46,7 +46,11 @@ props_case(openmp FalseSharing "^alloc_dst@openmp\\.c:" --attempts 3)
 # temp still came first in 1 of 8 twin runs. The test asserts what the fix
 # changes on temp: L1D misses per access 0.27-0.29 in 7 runs, 0.13-0.17 in
 # the twin's (at most 0.64x).
-props_case(stencil_grids HotObject "^alloc_temp@stencil_grids\\.c:" --twin-miss-rate 0.75)
+# Up to 3 attempts: on a loaded machine the agent may measure only part of
+# the run (a clean-clone CI run at load ~4 measured 510 K of 1.68 M misses,
+# and press, 27% over the run, led temp 34.9% to 32.5% in that window).
+props_case(stencil_grids HotObject "^alloc_temp@stencil_grids\\.c:" --twin-miss-rate 0.75
+           --attempts 3)
 # hash_table: keys and values in two arrays, keys the hotter; the twin has
 # one array of buckets, so nothing is allocated at alloc_keys().
 props_case(hash_table HotObject "^alloc_keys@hash_table\\.c:")
