@@ -580,7 +580,14 @@ void mri_server_start(void) MON_HIDDEN;
 void mri_server_after_fork(void) MON_HIDDEN;
 
 /* ---- oracle ---- */
-/* Writes the AMEBA_ORACLE file (atomically: tmp + rename). */
-int mon_oracle_write(const char *path) MON_HIDDEN;
+/* Writes the AMEBA_ORACLE file (atomically: tmp + rename); mark: NULL for
+ * the file at exit, else the label of a mark (a snapshot of the counts so
+ * far, docs/oracle.md "Marks"), recorded in the file. Writers take turns. */
+int mon_oracle_write(const char *path, const char *mark) MON_HIDDEN;
+/* Writes the mark `label` (a valid label: docs/oracle.md) next to the oracle
+ * file and its path to path[len]: 0; AMEBA_ENOENT when this process writes
+ * no oracle (no AMEBA_ORACLE, a forked child without %p, or the oracle was
+ * written at exit already), with why[wlen] saying so; or the write's error. */
+int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen) MON_HIDDEN;
 
 #endif /* AMEBA_MON_H */

@@ -378,6 +378,11 @@ static uint64_t op_now_ns(void *ctx)
 	return mri_now_ns();
 }
 
+static int op_mark(void *ctx, const char *label, char *path, size_t len, char *why, size_t wlen)
+{
+	return mon_oracle_mark(label, path, len, why, wlen);
+}
+
 static const struct mri_monitor_ops rt_ops = {
 	.process = op_process,
 	.nr_threads = op_nr_threads,
@@ -396,6 +401,7 @@ static const struct mri_monitor_ops rt_ops = {
 	.sample_arm = op_sample_arm,
 	.sample_drain = op_sample_drain,
 	.now_ns = op_now_ns,
+	.mark = op_mark,
 };
 
 /* ---- messages the server writes without the dispatcher ---- */

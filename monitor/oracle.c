@@ -10,8 +10,17 @@
  *    number is bounded by the accesses); every bin is listed, touched or not,
  *    with its allocation statistics.
  *  - The file appears atomically: written to PATH.tmp.PID, then renamed.
+ *  - Marks (docs/oracle.md): the same dump written while the program runs,
+ *    on the MRI server's thread. The counters are read with relaxed loads
+ *    under each thread's table lock (counts.c), which the owner takes only
+ *    to insert an object, so the program's threads are never stopped: a
+ *    mark is a snapshot of each thread's counters in turn, not one instant
+ *    across threads (it takes microseconds per thousand objects, the file
+ *    is written after). Writers take turns (oracle_lock): the site bins are
+ *    this file's, and the exit dump may come while a mark is written.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +28,9 @@
 
 #include "mon.h"
 
-/* Site bins of this dump (built once per write). */
+/* Site bins of this dump (built once per write, under oracle_lock). */
 static struct mon_site_bins bins_of_sites;
+static pthread_mutex_t oracle_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t site_bin(uint32_t site_id)
 {
@@ -173,7 +183,7 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 	}
 }
 
-static void write_header(FILE *f)
+static void write_header(FILE *f, const char *mark)
 {
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -182,6 +192,10 @@ static void write_header(FILE *f)
 	exe[n > 0 ? n : 0] = '\0';
 	fprintf(f, "{\"format\":\"ameba-oracle\",\"version\":1,\"pid\":%d,\"program\":", (int)getpid());
 	json_str(f, exe);
+	if (mark) {
+		fputs(",\"mark\":", f);
+		json_str(f, mark);
+	}
 	fputs(",\"backend\":", f);
 	json_str(f, mon_backend ? mon_backend->name : "none");
 	fputs(",\"metrics\":[", f);
@@ -328,7 +342,7 @@ static void write_bins(FILE *f, struct entries *bins)
 	fputs("]\n", f);
 }
 
-int mon_oracle_write(const char *path)
+int mon_oracle_write(const char *path, const char *mark)
 {
 	struct entries es = { 0 }, bins = { 0 };
 	char tmp[4200];
@@ -336,6 +350,7 @@ int mon_oracle_write(const char *path)
 	FILE *f;
 	int err = 0;
 
+	pthread_mutex_lock(&oracle_lock);
 	for (uint32_t id = 0; id < nr && !es.err; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
@@ -362,7 +377,7 @@ int mon_oracle_write(const char *path)
 		goto out;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
-	write_header(f);
+	write_header(f, mark);
 	write_sites(f);
 	write_objects(f, &es, &bins);
 	write_bins(f, &bins);
@@ -385,5 +400,6 @@ out:
 	mon_free(es.pool);
 	mon_free(bins.e);
 	mon_free(bins.pool);
+	pthread_mutex_unlock(&oracle_lock);
 	return err;
 }

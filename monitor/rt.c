@@ -294,6 +294,42 @@ static char *oracle_expand(const char *tmpl)
 	return mon_strdup(buf);
 }
 
+/* The exit dump began: counts are final, marks are refused (atomic). */
+static int oracle_final;
+
+int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen)
+{
+	char *base;
+	int err;
+
+	path[0] = '\0';
+	if (!oracle_path) {
+		snprintf(why, wlen, "the target runs without AMEBA_ORACLE: there are no oracle counts "
+			 "to mark (run it with AMEBA_ORACLE=FILE)");
+		return AMEBA_ENOENT;
+	}
+	if (__atomic_load_n(&oracle_final, __ATOMIC_ACQUIRE)) {
+		snprintf(why, wlen, "the target is exiting: its oracle file is being written");
+		return AMEBA_ENOENT;
+	}
+	base = oracle_expand(oracle_path);
+	if (!base) {
+		snprintf(why, wlen, "a forked child writes no oracle (AMEBA_ORACLE has no %%p)");
+		return AMEBA_ENOENT;
+	}
+	if ((size_t)snprintf(path, len, "%s.mark-%s", base, label) >= len) {
+		mon_free(base);
+		snprintf(why, wlen, "the mark's path is longer than %zu bytes", len - 1);
+		path[0] = '\0';
+		return AMEBA_ERANGE;
+	}
+	mon_free(base);
+	err = mon_oracle_write(path, label);
+	if (err)
+		snprintf(why, wlen, "cannot write %s: %s", path, ameba_strerror(err));
+	return err;
+}
+
 static void rt_exit(void)
 {
 	struct mon_thread *t = mon_self;
@@ -301,13 +337,14 @@ static void rt_exit(void)
 
 	if (!oracle_path)
 		return;
+	__atomic_store_n(&oracle_final, 1, __ATOMIC_RELEASE);
 	if (t)
 		t->in_rt++;
 	/* Stop delivering: counts are final from here on. */
 	__atomic_store_n(&mon_active, 0, __ATOMIC_SEQ_CST);
 	path = oracle_expand(oracle_path);
 	if (path) {
-		int err = mon_oracle_write(path);
+		int err = mon_oracle_write(path, NULL);
 
 		if (err)
 			mon_log("cannot write the oracle file %s: %s", path, ameba_strerror(err));

@@ -734,6 +734,32 @@ int mri_ping(struct mri_session *s)
 	return GUARDED(s, call_simple(s, request("ping")));
 }
 
+static int do_mark(struct mri_session *s, const char *label, int *written, char *path,
+		   size_t len)
+{
+	cJSON *req = request("mark"), *root;
+	const cJSON *r;
+	const char *t;
+	int err;
+
+	if (req && mri_json_add(req, "label", cJSON_CreateString(label ? label : "")))
+		req = drop(req);
+	err = call(s, req, &root, &r);
+	if (err)
+		return err;
+	*written = mri_json_type(mri_json_get(r, "written")) == cJSON_True;
+	t = str_of(mri_json_get(r, *written ? "path" : "why"));
+	if (len)
+		snprintf(path, len, "%s", t ? t : "");
+	cJSON_Delete(root);
+	return 0;
+}
+
+int mri_mark(struct mri_session *s, const char *label, int *written, char *path, size_t len)
+{
+	return GUARDED(s, do_mark(s, label, written, path, len));
+}
+
 /* ---- discovery ---- */
 
 static int do_process(struct mri_session *s, struct mri_process_info *out)

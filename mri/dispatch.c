@@ -581,7 +581,7 @@ static const struct mri_op_entry *envelope(struct mri_req *r, int *has_id, uint6
 			return &mri_disp_ops[i];
 	mri_req_fail(r, AMEBA_EINVAL, "op: unknown op %s (known: hello, ping, process, threads, objects, "
 	     "bins, regions, metrics, backend, attach, detach, start, read, stop, samples_start, "
-	     "samples_read, samples_stop, subscribe, bye)", mri_json_show(jo, b, sizeof(b)));
+	     "samples_read, samples_stop, subscribe, mark, bye)", mri_json_show(jo, b, sizeof(b)));
 	return NULL;
 }
 

@@ -122,7 +122,18 @@ struct mri_monitor_ops {
 
 	/* CLOCK_MONOTONIC in ns (a fake may return a scripted clock). */
 	uint64_t (*now_ns)(void *ctx);
+
+	/*
+	 * mon_oracle_mark (mon.h): writes the oracle mark `label` (validated:
+	 * MRI_MARK_LABEL_MAX bytes of [A-Za-z0-9._-], not starting with '.')
+	 * and its path to path[len]: 0; AMEBA_ENOENT when the target writes
+	 * no oracle, why[wlen] saying so (a reply, not an error); other codes
+	 * are errors, why saying what failed. NULL: no marks in this monitor.
+	 */
+	int (*mark)(void *ctx, const char *label, char *path, size_t len, char *why, size_t wlen);
 };
+
+#define MRI_MARK_LABEL_MAX 64
 
 struct mri_disp;
 

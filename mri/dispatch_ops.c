@@ -1229,6 +1229,53 @@ static int op_subscribe(struct mri_req *r)
 	return 0;
 }
 
+/* ---- ops: mark ---- */
+
+/*
+ * An oracle snapshot now (docs/mri.md, `mark`): the monitor writes it when
+ * the target runs with AMEBA_ORACLE; without, the reply says so (a tool
+ * asks for marks whether or not an oracle is kept: it is not an error).
+ */
+static int op_mark(struct mri_req *r)
+{
+	static const char *const fields[] = { "v", "id", "op", "label", NULL };
+	struct mri_disp *d = r->d;
+	const cJSON *jl = mri_json_get(r->msg, "label");
+	const char *label;
+	char path[4200], why[4400], b[80];
+	int err;
+
+	if (mri_req_fields(r, r->msg, "mark", fields))
+		return r->code;
+	if (!jl)
+		return mri_req_fail(r, AMEBA_EINVAL, "label is missing: name the mark, e.g. "
+				    "\"label\":\"window-1\" (the file is the oracle's name + .mark-LABEL)");
+	if (mri_req_str(r, jl, "label", MRI_MARK_LABEL_MAX, &label))
+		return r->code;
+	if (!label[0] || label[0] == '.')
+		return mri_req_fail(r, AMEBA_EINVAL, "label: %s must not be empty or start with '.'",
+				    mri_json_show(jl, b, sizeof(b)));
+	for (const char *p = label; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '.' || *p == '_' || *p == '-'))
+			return mri_req_fail(r, AMEBA_EINVAL, "label: %s has the character '%c'; use "
+					    "letters, digits, '.', '_' and '-' (it names a file)",
+					    mri_json_show(jl, b, sizeof(b)), *p);
+	why[0] = '\0';
+	path[0] = '\0';
+	err = d->ops->mark ? d->ops->mark(d->ctx, label, path, sizeof(path), why, sizeof(why)) :
+	      AMEBA_ENOENT;
+	if (!d->ops->mark)
+		snprintf(why, sizeof(why), "this monitor writes no oracle marks");
+	if (err && err != AMEBA_ENOENT)
+		return mri_req_fail(r, err, "mark %s: %s", label, why[0] ? why : ameba_strerror(err));
+	if (mri_json_add(r->result, "label", cJSON_CreateString(label)) ||
+	    mri_json_add(r->result, "written", cJSON_CreateBool(!err)) ||
+	    (!err && mri_json_add(r->result, "path", cJSON_CreateString(path))) ||
+	    (err && mri_json_add(r->result, "why", cJSON_CreateString(why))))
+		return mri_req_nomem(r);
+	return 0;
+}
 
 const struct mri_op_entry mri_disp_ops[] = {
 	{ "hello", op_hello },
@@ -1249,6 +1296,7 @@ const struct mri_op_entry mri_disp_ops[] = {
 	{ "samples_read", op_samples_read },
 	{ "samples_stop", op_samples_stop },
 	{ "subscribe", op_subscribe },
+	{ "mark", op_mark },
 	{ "bye", op_bye },
 };
 

@@ -352,6 +352,18 @@ enum mri_event_kind {
  * always delivered. */
 AMEBA_API int mri_subscribe(struct mri_session *s, unsigned mask);
 
+/*
+ * Asks the target to write an oracle mark now: a snapshot of its oracle
+ * counts, as the file AMEBA_ORACLE's name + ".mark-" + label
+ * (docs/oracle.md, "Marks"; label: up to 64 of [A-Za-z0-9._-], not
+ * starting with '.'). 0 with *written = 1 and the file's path in
+ * path[len]; 0 with *written = 0 and the reason in path[len] when the
+ * target runs without AMEBA_ORACLE; AMEBA_E* when the request or the
+ * write failed.
+ */
+AMEBA_API int mri_mark(struct mri_session *s, const char *label, int *written, char *path,
+		       size_t len);
+
 struct mri_event {
 	int kind;			/* enum mri_event_kind */
 	uint32_t thread_id;

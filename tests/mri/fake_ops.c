@@ -308,6 +308,23 @@ static uint64_t f_now_ns(void *ctx)
 	return ((struct fake_mon *)ctx)->now_ns;
 }
 
+static int f_mark(void *ctx, const char *label, char *path, size_t len, char *why, size_t wlen)
+{
+	struct fake_mon *f = ctx;
+
+	if (f->oracle <= 0) {
+		if (f->oracle)
+			snprintf(why, wlen, "cannot write /fake/o.json.mark-%s: disk full", label);
+		else
+			snprintf(why, wlen, "the target runs without AMEBA_ORACLE");
+		return f->oracle ? f->oracle : AMEBA_ENOENT;
+	}
+	snprintf(path, len, "/fake/o.json.mark-%s", label);
+	snprintf(f->last_mark, sizeof(f->last_mark), "%s", label);
+	f->nr_marks++;
+	return 0;
+}
+
 const struct mri_monitor_ops fake_ops = {
 	.process = f_process,
 	.nr_threads = f_nr_threads,
@@ -326,4 +343,5 @@ const struct mri_monitor_ops fake_ops = {
 	.sample_drain = f_sample_drain,
 	.site_label = f_site_label,
 	.now_ns = f_now_ns,
+	.mark = f_mark,
 };

@@ -52,6 +52,9 @@ struct fake_mon {
 	uint32_t nr_objects;		/* 0: the table above; else that many objects */
 	uint32_t name_len;		/* > 0: objects beyond the table get names this long */
 	int deep_bins;			/* 1: a third site deepened make@a.c:1 into two bins */
+	int oracle;			/* marks: 1 written, 0 no oracle, < 0 that error */
+	uint32_t nr_marks;
+	char last_mark[80];		/* the label of the last mark written */
 };
 
 extern const struct mri_monitor_ops fake_ops;

@@ -262,6 +262,15 @@ static const struct bad bad[] = {
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"subscribe\",\"events\":[\"threads\",\"foo\"]}", AMEBA_EINVAL, "events[1]: unknown event \"foo\"", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\",\"experiment\":101,\"threads\":1}", AMEBA_EINVAL, "threads: 1 is not true or false", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\",\"experiment\":101,\"sparse\":\"y\"}", AMEBA_EINVAL, "sparse: \"y\" is not true or false", 3 },
+	{ __LINE__, FRESH, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"a\"}", AMEBA_EPROTO, "send hello first", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\"}", AMEBA_EINVAL, "label is missing: name the mark", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":7}", AMEBA_EINVAL, "label: 7 is not a string", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"\"}", AMEBA_EINVAL, "must not be empty or start with '.'", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"..\"}", AMEBA_EINVAL, "label: \"..\" must not be empty or start with '.'", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"a/b\"}", AMEBA_EINVAL, "label: \"a/b\" has the character '/'; use letters, digits", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"a b\"}", AMEBA_EINVAL, "has the character ' '", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"x12345678901234567890123456789012345678901234567890123456789012345\"}", AMEBA_ERANGE, "is longer than 64 bytes", 3 },
+	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"mark\",\"label\":\"a\",\"path\":\"/etc/x\"}", AMEBA_EINVAL, "mark: unknown field \"path\" (known: v, id, op, label)", 3 },
 };
 
 static void test_bad(void)
@@ -347,7 +356,7 @@ static void test_discovery(void)
 	CHECK(num(mri_json_get(r, "protocol")) == 1);
 	CHECK(num(mri_json_get(r, "pid")) == 4242);
 	CHECK(num(mri_json_get(r, "max_message_bytes")) == MRI_MSG_MAX);
-	CHECK(mri_json_count(mri_json_get(r, "ops")) == 19);
+	CHECK(mri_json_count(mri_json_get(r, "ops")) == 20);
 	cJSON_Delete(root);
 
 	r = ok(__LINE__, "{\"v\":1,\"id\":2,\"op\":\"process\"}", &root);
@@ -841,9 +850,46 @@ static void test_alloc_failures(void)
 	printf("allocation failures injected: %ld\n", k);
 }
 
+/* mark: written (path), without an oracle (a reply saying why), a failed write (an error). */
+static void test_mark(void)
+{
+	const cJSON *r;
+	cJSON *root;
+	int rc;
+
+	session(HELLO);
+	r = ok(__LINE__, "{\"v\":1,\"id\":5,\"op\":\"mark\",\"label\":\"w-1\"}", &root);
+	CHECK(mri_json_type(mri_json_get(r, "written")) == cJSON_False);
+	CHECK(mri_json_get(r, "path") == NULL);
+	CHECK(strstr(mri_json_get(r, "why")->valuestring, "without AMEBA_ORACLE") != NULL);
+	CHECK(!strcmp(mri_json_get(r, "label")->valuestring, "w-1"));
+	CHECK(f.nr_marks == 0);
+	cJSON_Delete(root);
+
+	f.oracle = 1;
+	r = ok(__LINE__, "{\"v\":1,\"id\":6,\"op\":\"mark\",\"label\":\"nway-2.b_c\"}", &root);
+	CHECK(mri_json_type(mri_json_get(r, "written")) == cJSON_True);
+	CHECK(!strcmp(mri_json_get(r, "path")->valuestring, "/fake/o.json.mark-nway-2.b_c"));
+	CHECK(mri_json_get(r, "why") == NULL);
+	CHECK(f.nr_marks == 1 && !strcmp(f.last_mark, "nway-2.b_c"));
+	cJSON_Delete(root);
+
+	f.oracle = AMEBA_EIO;
+	root = send_req("{\"v\":1,\"id\":7,\"op\":\"mark\",\"label\":\"w\"}", &rc);
+	CHECK(rc == MRI_DISP_OK);
+	CHECK(mri_json_type(mri_json_get(root, "ok")) == cJSON_False);
+	CHECK(num(mri_json_get(mri_json_get(root, "error"), "code")) == AMEBA_EIO);
+	CHECK(strstr(mri_json_get(mri_json_get(root, "error"), "message")->valuestring,
+		     "mark w: cannot write /fake/o.json.mark-w: disk full") != NULL);
+	CHECK(f.nr_marks == 1);
+	cJSON_Delete(root);
+	ok_drop(__LINE__, "{\"v\":1,\"id\":8,\"op\":\"ping\"}");
+}
+
 int main(void)
 {
 	test_bad();
+	test_mark();
 	test_binary();
 	test_discovery();
 	test_reply_budget();
