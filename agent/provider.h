@@ -45,6 +45,9 @@ struct agent_world {
 struct agent_exp_result {
 	struct ameba_results r;
 	int interrupted;		/* *stop was set during the interval */
+	/* exp->mark: whether the monitor wrote it, and its path (or why not) */
+	int mark_written;
+	char mark_note[512];
 };
 
 struct agent_provider;

@@ -918,6 +918,18 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		if (rc)
 			return rc;
 	}
+	if (exp->mark) {
+		/* right after arming: the mark and the new counters start together */
+		rc = mri_mark(p->s, exp->mark, &res->mark_written, res->mark_note,
+			      sizeof(res->mark_note));
+		if (rc == AMEBA_EEXITED)
+			goto exited;
+		if (rc) {
+			/* a mark is evidence for benches, never a reason to stop */
+			res->mark_written = 0;
+			snprintf(res->mark_note, sizeof(res->mark_note), "%s", mri_errmsg(p->s));
+		}
+	}
 	deadline = t0 + (uint64_t)(interval_ms ? interval_ms : 100) * 1000000ull;
 	for (;;) {
 		uint64_t now = now_ns();

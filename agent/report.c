@@ -211,7 +211,10 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
 		const struct agent_obj_summary *os = &s->objects[i];
 		char addr[32];
-		double prog = s->program_totals[m];
+		/* a share is over the object's own window (a strategy may measure
+		 * objects over different windows: nway's rescans) */
+		double prog = os->window[m] > 0 ? os->window[m] : s->program_totals[m];
+		cJSON *w;
 
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", os->name);
@@ -226,6 +229,13 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		cJSON_AddNumberToObject(o, "blocks", os->nr_blocks);
 		cJSON_AddNumberToObject(o, "share", round6(prog > 0 ? os->values[m] / prog : 0));
 		cJSON_AddItemToObject(o, "totals", metric_object(os->has, os->values));
+		w = cJSON_AddObjectToObject(o, "window");
+		cJSON_AddItemToObject(w, "totals", metric_object(os->has, os->window));
+		cJSON_AddNumberToObject(w, "seconds", round6((double)os->window_ns / 1e9));
+		if (os->mark)
+			cJSON_AddStringToObject(w, "mark", os->mark);
+		else
+			cJSON_AddNullToObject(w, "mark");
 		cJSON_AddItemToArray(a, o);
 	}
 

@@ -372,6 +372,45 @@ static void progress_draw(struct agent_search *s, int force)
 	progress_on_screen = 1;
 }
 
+/* Records an oracle mark the strategy asked for (the report names it). */
+static void note_mark(struct agent_search *s, const char *label, const struct agent_exp_result *res)
+{
+	char **v;
+
+	if (s->opts.verbose) {
+		agent_progress_clear();
+		fprintf(stderr, "ameba: oracle mark %s: %s%s\n", label,
+			res->mark_written ? "" : "not written: ", res->mark_note);
+	}
+	if (!res->mark_written)
+		return;
+	v = realloc(s->marks, (s->nr_marks + 1) * sizeof(*v));
+	if (!v)
+		return;
+	s->marks = v;
+	if ((v[s->nr_marks] = strdup(label)))
+		s->nr_marks++;
+}
+
+/* The mark named by a context's "mark=LABEL" line, when the monitor wrote it. */
+static char *context_mark(const struct agent_search *s, const char *extra)
+{
+	const char *p = extra;
+
+	while (p && *p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n > 5 && !strncmp(p, "mark=", 5))
+			for (uint32_t i = 0; i < s->nr_marks; i++)
+				if (strlen(s->marks[i]) == n - 5 && !strncmp(s->marks[i], p + 5, n - 5))
+					return strdup(s->marks[i]);
+		p += n;
+		if (*p)
+			p++;
+	}
+	return NULL;
+}
+
 static void summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
 			       uint32_t nr)
 {
@@ -438,6 +477,9 @@ static void summarize_contexts(struct agent_search *s, const struct ameba_contex
 		o->nr_blocks = c->object->nr_blocks;
 		memcpy(o->has, c->has, sizeof(o->has));
 		memcpy(o->values, c->values, sizeof(o->values));
+		memcpy(o->window, c->program, sizeof(o->window));
+		o->window_ns = c->window_ns;
+		o->mark = context_mark(s, c->extra);
 		if (o->name)
 			s->nr_objects++;
 	}
@@ -691,6 +733,8 @@ int agent_search_run(struct agent_search *s)
 			stop_reason = AGENT_END_ERROR;
 			break;
 		}
+		if (exp.mark)
+			note_mark(s, exp.mark, &res);
 		rc = st->desc.observe(stage_state(s), &exp, &res.r);
 		s->nr_iterations++;
 		s->measured_ns += res.r.elapsed_ns;
@@ -739,8 +783,12 @@ void agent_search_free(struct agent_search *s)
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
 		free(s->objects[i].name);
 		free(s->objects[i].site);
+		free(s->objects[i].mark);
 	}
 	free(s->objects);
+	for (uint32_t i = 0; i < s->nr_marks; i++)
+		free(s->marks[i]);
+	free(s->marks);
 	free(s->threads);
 	free(s->program);
 	free(s->backend);

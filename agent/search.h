@@ -71,6 +71,12 @@ struct agent_obj_summary {
 	uint32_t nr_blocks;
 	uint8_t has[AMEBA_M_NR];
 	double values[AMEBA_M_NR];
+	/* the program's totals over the object's own window (its context's
+	 * program[]), the window's length, and the oracle mark that starts it
+	 * (NULL: none written) */
+	double window[AMEBA_M_NR];
+	uint64_t window_ns;
+	char *mark;
 };
 
 struct agent_thread_summary {
@@ -144,6 +150,8 @@ struct agent_search {
 	struct agent_thread_summary *threads;
 	uint32_t nr_threads;
 	char error[512];		/* why the run failed, when it did */
+	char **marks;			/* labels of the oracle marks the monitor wrote */
+	uint32_t nr_marks;
 
 	/* internal */
 	struct ameba_host host;

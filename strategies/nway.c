@@ -231,6 +231,7 @@ struct found {
 	double values[AMEBA_M_NR], program[AMEBA_M_NR];
 	double *pt[AMEBA_M_NR], *program_pt[AMEBA_M_NR];
 	uint64_t window_ns;
+	uint32_t mark;			/* the oracle mark starting its window: nway-N; 0 none */
 	int measuring, hull;
 	double iv;			/* primary count of the last interval */
 	char extra[160];
@@ -273,6 +274,9 @@ struct nway {
 	int final;			/* F_* */
 	uint8_t final_has[AMEBA_M_NR];	/* metrics of the final measurement */
 	uint32_t final_left, final_ext, final_interval_ms;
+	uint32_t nr_marks;		/* oracle marks asked for (windows started) */
+	char mark_label[24];		/* the one of this plan (exp->mark) */
+	int mark_now;
 
 	/* plan storage, valid until observe() */
 	uintptr_t *ranges;
@@ -1343,6 +1347,38 @@ static int search_add(struct nway *st, int32_t thread)
 	return 0;
 }
 
+/*
+ * Starts the final measurement's window (again): every found object, the
+ * program's totals and the window's length from zero, one oracle mark for
+ * all (Notes: final measurement). Rescans call it when a round found new
+ * objects, so that every share is over one window and they add up.
+ */
+static void window_restart(struct nway *st)
+{
+	uint32_t nt = st->nr_threads_cap;
+
+	st->nr_marks++;
+	st->final_ns = 0;
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		st->prog[m] = 0;
+		if (st->prog_pt[m] && nt)
+			memset(st->prog_pt[m], 0, nt * sizeof(double));
+	}
+	for (uint32_t i = 0; i < st->nr_found; i++) {
+		struct found *f = &st->found[i];
+
+		f->mark = st->nr_marks;
+		f->window_ns = 0;
+		for (int m = 0; m < AMEBA_M_NR; m++) {
+			f->values[m] = f->program[m] = 0;
+			if (f->pt[m] && nt)
+				memset(f->pt[m], 0, nt * sizeof(double));
+			if (f->program_pt[m] && nt)
+				memset(f->program_pt[m], 0, nt * sizeof(double));
+		}
+	}
+}
+
 static int nway_plan(void *state, struct ameba_experiment *exp)
 {
 	struct nway *st = state;
@@ -1429,6 +1465,15 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		}
 		if (!active)
 			interval = st->final_interval_ms;
+		/*
+		 * Objects found since the last plan (the search's end, or a
+		 * rescan's): the common window starts (again) now, with an
+		 * oracle mark (Notes: final measurement).
+		 */
+		for (uint32_t f = 0; f < st->nr_found && !st->mark_now; f++)
+			st->mark_now = !st->found[f].measuring;
+		if (st->mark_now)
+			window_restart(st);
 		for (uint32_t f = 0; f < st->nr_found; f++) {
 			st->found[f].measuring = 1;
 			st->found[f].hull = st->units[st->found[f].unit].hull;
@@ -1475,6 +1520,11 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		exp->counter_bins = st->cbins;
 	}
 	exp->interval_ms = interval;
+	if (st->mark_now) {
+		snprintf(st->mark_label, sizeof(st->mark_label), "nway-%u", st->nr_marks);
+		exp->mark = st->mark_label;
+		st->mark_now = 0;
+	}
 	st->nr_plans++;
 	return 0;
 }
@@ -1817,7 +1867,9 @@ static void found_extra(const struct nway *st, struct found *f)
 			o += (size_t)snprintf(f->extra + o, sizeof(f->extra) - o, "%sT%u",
 					      (f->found_by & ((1ull << t) - 1)) ? "," : "", t);
 	if (f->hull && o < sizeof(f->extra))
-		snprintf(f->extra + o, sizeof(f->extra) - o, "\nmeasured=hull");
+		o += (size_t)snprintf(f->extra + o, sizeof(f->extra) - o, "\nmeasured=hull");
+	if (f->mark && o < sizeof(f->extra))
+		snprintf(f->extra + o, sizeof(f->extra) - o, "\nmark=nway-%u", f->mark);
 	(void)st;
 }
 

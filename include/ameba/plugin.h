@@ -181,6 +181,18 @@ struct ameba_experiment {
 	 * (AMEBA_ENOENT).
 	 */
 	const struct ameba_counter_bins *counter_bins;
+	/*
+	 * Appended (ABI 1, compatible growth, zeroed like counter_bins): NULL,
+	 * or the label of an oracle mark (docs/oracle.md, "Marks": up to 64 of
+	 * [A-Za-z0-9._-], not starting with '.') that the agent asks the monitor
+	 * to write right after this experiment is armed, when the target runs
+	 * with AMEBA_ORACLE; a strategy asks for one where a measurement
+	 * window starts, and names it in its contexts (extra: mark=LABEL), so
+	 * that a window can be compared with the oracle over the same portion
+	 * of the run. Without AMEBA_ORACLE nothing is written and nothing
+	 * fails.
+	 */
+	const char *mark;
 };
 
 struct ameba_sample {
