@@ -6,6 +6,7 @@
 #                       intervals, detach: exact against the target and the oracle
 #   mri_killed_client   kill -9 of a client mid-experiment; the target goes on
 #   mri_target_exit     the target exits under a client: EEXITED + final counts
+#   mri_oracle_mark     an oracle mark between phases holds exactly the counts so far
 #   mri_local           the API in-process (mri_open_local) and by pid on itself
 #   mri_env             AMEBA_MRI=0, refused socket directories, discovery
 #   mri_other_user      another uid cannot attach (runs clients as nobody; root only)
@@ -34,9 +35,11 @@ target_link_libraries(mri_attach_test PRIVATE ameba-mri)
 target_compile_definitions(mri_attach_test PRIVATE _GNU_SOURCE)
 set_target_properties(mri_attach_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_dependencies(mri_attach_test mri_target mri_target_native)
-foreach(scenario count killed exit)
+foreach(scenario count killed exit mark)
   if(scenario STREQUAL "count")
     set(name mri_attach_count)
+  elseif(scenario STREQUAL "mark")
+    set(name mri_oracle_mark)
   elseif(scenario STREQUAL "killed")
     set(name mri_killed_client)
   else()

@@ -17,6 +17,14 @@
  *   exit    the target exits while a client polls it: the client gets a
  *           clean AMEBA_EEXITED, the exit event and the final counts; the
  *           socket file is gone afterwards.
+ *   mark    oracle marks (docs/oracle.md): with AMEBA_ORACLE, a mark taken
+ *           between two phases holds exactly the accesses made before it
+ *           (per array from the target's reports; over all objects, a
+ *           reference run's oracle minus its final checksum), reads/writes
+ *           included, and the oracle at exit is the mark plus what came
+ *           after; no temporary file is left behind. A bad label is refused
+ *           and the session goes on. Without AMEBA_ORACLE the reply says
+ *           why and no file appears.
  *
  * usage: mri_attach_test SCENARIO INSTRUMENTED_TARGET NATIVE_TARGET
  */
@@ -176,8 +184,8 @@ static void same_output(const char *a, const char *b)
 	free(y);
 }
 
-/* The oracle's mem_ref of the object named name, or of all objects (NULL). */
-static uint64_t oracle_mem_ref(const char *path, const char *name)
+/* The oracle's count of metric of the object named name, or of all objects (NULL). */
+static uint64_t oracle_count(const char *path, const char *name, const char *metric)
 {
 	char *txt = slurp(path);
 	cJSON *root = txt ? cJSON_Parse(txt) : NULL, *o;
@@ -186,7 +194,7 @@ static uint64_t oracle_mem_ref(const char *path, const char *name)
 	CHECK(root != NULL);
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(root, "objects")) {
 		const cJSON *n = cJSON_GetObjectItem(o, "name");
-		const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "total"), "mem_ref");
+		const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "total"), metric);
 
 		if (!name || (cJSON_IsString(n) && !strcmp(n->valuestring, name)))
 			sum += cJSON_IsNumber(m) ? (uint64_t)m->valuedouble : 0;
@@ -194,6 +202,11 @@ static uint64_t oracle_mem_ref(const char *path, const char *name)
 	cJSON_Delete(root);
 	free(txt);
 	return sum;
+}
+
+static uint64_t oracle_mem_ref(const char *path, const char *name)
+{
+	return oracle_count(path, name, "mem_ref");
 }
 
 /* The id of the live global named name. */
@@ -539,6 +552,81 @@ static void scenario_exit(const char *instr)
 	CHECK(stat(sock, &st) != 0 && errno == ENOENT);	/* removed at exit */
 }
 
+static void scenario_mark(const char *instr)
+{
+	static const long ref_script[] = { 1, 2, 0 };	/* the phases before the mark */
+	char out[300], ref_out[300], oracle[300], ref_oracle[300], path[4200], want[400], cmd[400];
+	struct phase_counts c1, c2, c3;
+	struct mri_session *s;
+	struct target t;
+	long qa, qb;
+	int written = -1;
+	uint64_t ref_total;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	snprintf(ref_out, sizeof(ref_out), "%s/ref.out", tmpdir);
+	snprintf(oracle, sizeof(oracle), "%s/run.json", tmpdir);
+	snprintf(ref_oracle, sizeof(ref_oracle), "%s/ref.json", tmpdir);
+	run_script(instr, ref_out, ref_oracle, ref_script);
+	ref_total = oracle_mem_ref(ref_oracle, NULL);
+
+	spawn(&t, instr, out, oracle);
+	c1 = phase(&t, 1);
+	c2 = phase(&t, 2);
+	CHECK(mri_open_pid(&s, t.pid, 10000) == 0);
+	/* the target is idle between commands: the mark is an exact cut */
+	CHECK(mri_mark(s, "w-1", &written, path, sizeof(path)) == 0);
+	snprintf(want, sizeof(want), "%s.mark-w-1", oracle);
+	CHECK(written == 1);
+	CHECK(!strcmp(path, want));
+	CHECK(mri_mark(s, "../x", &written, path, sizeof(path)) == AMEBA_EINVAL);
+	CHECK(strstr(mri_errmsg(s), "label: \"../x\" must not be empty or start with '.'") != NULL);
+	CHECK(mri_ping(s) == 0);
+	mri_close(s);
+	c3 = phase(&t, 3);
+	quit(&t, &qa, &qb);
+	{
+		char *txt = slurp(want);
+		cJSON *root = txt ? cJSON_Parse(txt) : NULL;
+		const cJSON *mk = cJSON_GetObjectItem(root, "mark");
+		uint64_t ma = oracle_mem_ref(want, "work_a"), mb = oracle_mem_ref(want, "work_b");
+		uint64_t mall = oracle_mem_ref(want, NULL);
+
+		CHECK(root && cJSON_IsString(mk) && !strcmp(mk->valuestring, "w-1"));
+		CHECK(!strcmp(cJSON_GetObjectItem(root, "format")->valuestring, "ameba-oracle"));
+		printf("mark: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64 " (target: %ld), "
+		       "all %" PRIu64 " (reference run %" PRIu64 " - checksum %ld)\n", ma, c1.a + c2.a,
+		       mb, c1.b + c2.b, mall, ref_total, qa + qb);
+		CHECK_EQ_U64(ma, (uint64_t)(c1.a + c2.a));
+		CHECK_EQ_U64(mb, (uint64_t)(c1.b + c2.b));
+		CHECK_EQ_U64(oracle_count(want, "work_a", "reads"), (uint64_t)(c1.ar + c2.ar));
+		CHECK_EQ_U64(oracle_count(want, "work_a", "writes"), (uint64_t)(c1.aw + c2.aw));
+		CHECK_EQ_U64(oracle_count(want, "work_b", "writes"), (uint64_t)(c1.bw + c2.bw));
+		CHECK_EQ_U64(mall, ref_total - (uint64_t)(qa + qb));
+		/* the oracle at exit: the mark plus what came after it */
+		CHECK_EQ_U64(oracle_mem_ref(oracle, "work_a"), ma + (uint64_t)(c3.a + qa));
+		CHECK_EQ_U64(oracle_mem_ref(oracle, "work_b"), mb + (uint64_t)(c3.b + qb));
+		cJSON_Delete(root);
+		free(txt);
+	}
+	/* atomic: nothing but the files themselves (no .tmp.PID left) */
+	snprintf(cmd, sizeof(cmd), "test $(ls '%s' | grep -c tmp) = 0", tmpdir);
+	CHECK(system(cmd) == 0);
+
+	/* without AMEBA_ORACLE: a reply saying why, no file */
+	spawn(&t, instr, out, NULL);
+	c1 = phase(&t, 1);
+	CHECK(mri_open_pid(&s, t.pid, 10000) == 0);
+	written = -1;
+	CHECK(mri_mark(s, "w-2", &written, path, sizeof(path)) == 0);
+	CHECK(written == 0);
+	CHECK(strstr(path, "runs without AMEBA_ORACLE") != NULL);
+	mri_close(s);
+	quit(&t, &qa, &qb);
+	snprintf(cmd, sizeof(cmd), "test $(ls '%s' | grep -c w-2) = 0", tmpdir);
+	CHECK(system(cmd) == 0);
+}
+
 static void cleanup(void)
 {
 	char cmd[400];
@@ -551,7 +639,7 @@ static void cleanup(void)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s count|killed|exit INSTRUMENTED NATIVE\n", argv[0]);
+		fprintf(stderr, "usage: %s count|killed|exit|mark INSTRUMENTED NATIVE\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -564,6 +652,8 @@ int main(int argc, char **argv)
 		scenario_killed(argv[2], argv[3]);
 	else if (!strcmp(argv[1], "exit"))
 		scenario_exit(argv[2]);
+	else if (!strcmp(argv[1], "mark"))
+		scenario_mark(argv[2]);
 	else
 		return 2;
 	return check_done();
