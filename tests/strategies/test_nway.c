@@ -32,6 +32,7 @@ struct wobj {
 	struct ameba_object o;
 	double rate[MAX_THREADS];	/* l1d_miss per ms */
 	uint32_t period_ms, on_from_ms, on_to_ms;	/* phases; period 0 = always */
+	double rate_off;		/* thread 0's rate outside the phase (0: quiet) */
 };
 
 struct world {
@@ -46,6 +47,9 @@ struct world {
 	int with_bins;			/* the host lists the heap sites as bins */
 	uint32_t nr_bin_counters;	/* counters with a bin where-set, all experiments */
 	uint32_t max_ranges;		/* most ranges in one experiment */
+	char marks[8][24];		/* exp->mark of the experiments that asked for one */
+	uint64_t mark_ms[8];		/* when */
+	uint32_t nr_marks;
 };
 
 static const int world_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_L1D_MISS };
@@ -223,6 +227,10 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 			break;
 		CHECK(exp.nr_counters <= 512);
 		len = exp.interval_ms ? exp.interval_ms : 100;
+		if (exp.mark && w->nr_marks < 8) {
+			snprintf(w->marks[w->nr_marks], sizeof(w->marks[0]), "%s", exp.mark);
+			w->mark_ms[w->nr_marks++] = w->now_ms;
+		}
 		if (exp.nr_counters > w->max_counters)
 			w->max_counters = exp.nr_counters;
 		if (len > w->max_interval_ms)
@@ -246,11 +254,16 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 
 				if (counts_thread(c, t))
 					for (uint32_t o = 0; o < w->nr; o++)
-						v += w->objs[o].rate[t] * f *
-						     active_ms(&w->objs[o], w->now_ms, len) *
+					{
+						double on = active_ms(&w->objs[o], w->now_ms, len);
+						double off = t ? 0 : w->objs[o].rate_off *
+							     ((double)len - on);
+
+						v += (w->objs[o].rate[t] * on + off) * f *
 						     coverage(c, exp.counter_bins ?
 								 &exp.counter_bins[i] : NULL,
 							      &w->objs[o].o);
+					}
 				pt_store[i][t] = (uint64_t)llround(v);
 				total += (double)pt_store[i][t];
 			}
@@ -630,22 +643,47 @@ static void test_rescan(void)
 	add(&w, "samples@ts.c:40", AMEBA_OBJ_HEAP, 0x7f0000000000ull, 16 * MIB, 1000);
 	w.objs[0].period_ms = w.objs[1].period_ms = w.objs[2].period_ms = 1000000;
 	w.objs[2].on_to_ms = 1500;
+	w.objs[2].rate_off = 200;	/* the workers read the samples too */
 	w.objs[0].on_from_ms = w.objs[1].on_from_ms = 1500;
 	w.objs[0].on_to_ms = w.objs[1].on_to_ms = 1000000;
 	run_world(&r, &w, fin, 400);
 	CHECK(r.finished);
 	CHECK_STR(found_names(&r, buf, sizeof(buf)), "samples@ts.c:40 total_weight nr_samples_seen");
-	/* measured only after the fill: all of the worker phase's misses */
-	CHECK_SHARE(&r, "total_weight", 300.0 / 305);
-	s = share_of(&r, "samples@ts.c:40");
-	CHECK(s > 0.05 && s < 1);
+	/*
+	 * One window for all, restarted when the rescan found the workers'
+	 * objects (after the fill): exactly the worker phase's rates, shares
+	 * that add up to 1, and one program total (the program context's).
+	 */
+	CHECK_SHARE(&r, "samples@ts.c:40", 200.0 / 505);
+	CHECK_SHARE(&r, "total_weight", 300.0 / 505);
+	CHECK_SHARE(&r, "nr_samples_seen", 5.0 / 505);
+	CHECK_EQ_U64(w.nr_marks, 2);
+	CHECK_STR(w.marks[0], "nway-1");
+	CHECK_STR(w.marks[1], "nway-2");
+	CHECK(w.mark_ms[0] < 1500 && w.mark_ms[1] > 1500);
+	s = 0;
+	for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+		const struct ameba_context *c = &r.ctxs[i];
+
+		CHECK(c->program[AMEBA_M_L1D_MISS] == r.ctxs[0].program[AMEBA_M_L1D_MISS]);
+		CHECK(c->window_ns == r.ctxs[0].window_ns);
+		if (c->kind != AMEBA_CTX_OBJECT)
+			continue;
+		CHECK_HAS(c->extra, "\nmark=nway-2");
+		s += c->values[AMEBA_M_L1D_MISS] / c->program[AMEBA_M_L1D_MISS];
+	}
+	CHECK(r.ctxs[0].kind == AMEBA_CTX_PROGRAM);
+	CHECK(fabs(s - 1) < 1e-9);
 	run_free(&r);
 
-	/* rescan=0: the worker phase is never searched */
+	/* rescan=0: the worker phase is never searched; one window, one mark */
 	w.now_ms = 0;
+	w.nr_marks = 0;
 	run_world(&r, &w, off, 400);
 	CHECK(r.finished);
 	CHECK_STR(found_names(&r, buf, sizeof(buf)), "samples@ts.c:40");
+	CHECK_EQ_U64(w.nr_marks, 1);
+	CHECK_STR(w.marks[0], "nway-1");
 	run_free(&r);
 }
 
