@@ -76,7 +76,11 @@
  *    them would not fit in one reply of the monitor: thousands of
  *    threads). The contexts carry these values and the program totals of the
  *    same window (confidence 1 on exact backends, halved when a site had to
- *    be measured on its hull). Before that (the program exited first), the
+ *    be measured on its hull). The window starts with an oracle mark
+ *    (exp->mark "nway-N", docs/oracle.md: ignored unless the target runs
+ *    with AMEBA_ORACLE), named in each context (extra: mark=nway-N), so
+ *    that the window can be compared with the oracle over the same portion
+ *    of the run. Before that (the program exited first), the
  *    found units and the singles of the queue are offered with the
  *    search's own counts (primary metric only, measured=search_intervals).
  *  - Rescan (a phase after the search): the final measurement also tells
@@ -89,8 +93,13 @@
  *    estimate, or the least missed in a final interval since), a new
  *    phase began: the search starts again (a new round, from n regions
  *    over all objects minus the found ones) while the found objects are
- *    still measured (their windows stay whole), and the new ones join the
- *    final measurement when it ends. At most MAX_RESCANS
+ *    still measured (if the program exits first, their window stays
+ *    whole). When the round found new objects, the window restarts for
+ *    all of them (window_restart, a new mark): every share is over one
+ *    window, so the shares add up to at most 1, rank against each other
+ *    and match the program context (per-object windows gave true_sharing
+ *    55.3% + 55.4% + 1.4%: samples over a window holding the fill, the
+ *    shared counter over the workers' phase only). At most MAX_RESCANS
  *    times, and not again after a round that found nothing; not with
  *    per_thread=1 (each thread's search has its own phases).
  *  - An experiment holds at most max_ranges address ranges: beyond, the
