@@ -52,7 +52,8 @@ SESSION = [
     req(17, "samples_stop"),
     req(18, "stop", experiment=101),
     req(19, "detach"),
-    req(20, "bye"),
+    req(20, "mark", label="w-1"),
+    req(21, "bye"),
 ]
 
 SEEDS = {
@@ -88,7 +89,7 @@ def main():
                  "metric", "ranges", "interval_ms", "experiment", "offset", "limit", "kinds",
                  "live", "name", "events", "period", "random", "seed", "max", "client",
                  "mem_ref", "reads", "writes", "l1d_miss", "global", "heap", "mmap", "stack",
-                 "tls", "other", "count", "sim", "0x1000", "0x2000"]
+                 "tls", "other", "count", "sim", "0x1000", "0x2000", "mark", "label"]
         for i, w in enumerate(words):
             f.write('w%d="\\"%s\\""\n' % (i, w))
         for i, t in enumerate(['{"v":1,"id":', '","op":"', "true", "false", "null", "[[", "]]"]):
