@@ -34,6 +34,7 @@
 #include "transport.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
+#define MARK_TIMEOUT_MS 120000		/* a mark is an oracle dump */
 #define EVENT_QUEUE_MAX 4096
 #define MAX_PAGE 4096			/* the server's limit of one listing page */
 
@@ -740,11 +741,16 @@ static int do_mark(struct mri_session *s, const char *label, int *written, char 
 	cJSON *req = request("mark"), *root;
 	const cJSON *r;
 	const char *t;
-	int err;
+	int err, was = s->timeout_ms;
 
 	if (req && mri_json_add(req, "label", cJSON_CreateString(label ? label : "")))
 		req = drop(req);
+	/* the target writes the whole snapshot before it replies: as long as
+	 * an oracle dump takes (seconds for a million objects) */
+	if (was >= 0 && was < MARK_TIMEOUT_MS)
+		s->timeout_ms = MARK_TIMEOUT_MS;
 	err = call(s, req, &root, &r);
+	s->timeout_ms = was;
 	if (err)
 		return err;
 	*written = mri_json_type(mri_json_get(r, "written")) == cJSON_True;
