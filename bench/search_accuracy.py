@@ -13,7 +13,8 @@ Notes:
     stress programs whose SCALE multiplies threads or blocks, and for
     `phases`, whose SCALE lengthens the phases). When the 10-way search
     did not end in the first half of the run (END_BY_FRAC: the time of its
-    "search round ... ended" log line over the run's wall time), the SCALE
+    "search round ... ended" log line, or of its last "oracle mark" line
+    when a rescan restarted the final window, over the run's wall time), the SCALE
     doubles and the row is measured again (up to MAX_SCALE, and while a
     plain run stays under MAX_PLAIN_S): the search must end well before
     exit, or the final window is short and, on a phased program, holds one
@@ -139,6 +140,7 @@ def agent(ameba, prog, scale, strategy, path):
     # stderr is read line by line as it comes, to time the search's end
     t0 = time.monotonic()
     ended_at = None
+    window_at = None
     lines = []
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -147,6 +149,8 @@ def agent(ameba, prog, scale, strategy, path):
             lines.append(line)
             if ended_at is None and re.search(r"search\S* round \d+ ended", line):
                 ended_at = time.monotonic() - t0
+            if re.search(r"ameba: oracle mark ", line):
+                window_at = time.monotonic() - t0  # the (last) final window starts
             if time.monotonic() - t0 > RUN_TIMEOUT_S:
                 p.kill()
                 break
@@ -204,7 +208,8 @@ def agent(ameba, prog, scale, strategy, path):
             "iterations": r.get("iterations", 0),
             "search_intervals": max(n) if n else None, "reason": r.get("reason", "?"),
             "ended": ended_at is not None,
-            "ended_frac": ended_at / wall if ended_at is not None and wall > 0 else None}
+            "ended_frac": ended_at / wall if ended_at is not None and wall > 0 else None,
+            "window_at_frac": window_at / wall if window_at is not None and wall > 0 else None}
 
 
 def rank_of(rows, name):
@@ -281,14 +286,21 @@ def main():
                             note("%s %s: %s" % (w, c, e))
                             res.pop(c, None)
                 # the search must end before the program does: lengthen the run
+                # (and its last rescan: the final window starts then)
                 r10 = res.get("10-way")
+                start = None
+                if r10 is not None and r10["ended"]:
+                    start = max(r10["ended_frac"], r10["window_at_frac"] or 0)
                 if (w in FIXED_SCALE or r10 is None or
-                        (r10["ended"] and r10["ended_frac"] <= END_BY_FRAC) or
+                        (start is not None and start <= END_BY_FRAC) or
                         scale * 2 > MAX_SCALE or dt * 2 > MAX_PLAIN_S):
                     break
                 note("%s: the 10-way search %s at SCALE %d: SCALE %d" %
                      (w, "ended at %.0f%% of the run" % (100 * r10["ended_frac"])
-                      if r10["ended"] else "did not end", scale, scale * 2))
+                      if r10["ended"] else "did not end", scale, scale * 2)
+                     if start is None or start == r10["ended_frac"] else
+                     "%s: the 10-way's final window started at %.0f%% of the run (rescan) at "
+                     "SCALE %d: SCALE %d" % (w, 100 * start, scale, scale * 2))
                 scale *= 2
                 dt, actual = oracle(prog, scale, opath)
                 total = oracle.total
@@ -337,6 +349,8 @@ def main():
                     head += " (search not ended)"
                 elif c != "sampling":
                     head += " (ended at %.0f%%)" % (100 * res[c]["ended_frac"])
+                    if (res[c]["window_at_frac"] or 0) > res[c]["ended_frac"] + 0.01:
+                        head += " (window from %.0f%%)" % (100 * res[c]["window_at_frac"])
                 if res[c].get("search_intervals"):
                     head += " (search %d)" % res[c]["search_intervals"]
                 if c == "10-way" and res[c].get("window_frac") is not None:
