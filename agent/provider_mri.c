@@ -414,6 +414,11 @@ static int list_bins(struct mri_prov *p)
 			if (!b->name)
 				return AMEBA_ENOMEM;
 			b->site = b->name;
+			/* the kind bins the monitor lists after the sites */
+			if (!strcmp(b->name, "[stack]") || !strcmp(b->name, "[tls]")) {
+				b->kind = b->name[1] == 's' ? AMEBA_OBJ_STACK : AMEBA_OBJ_TLS;
+				b->site = NULL;
+			}
 			b->sz_bytes = p->bin_page[i].sz_bytes;
 			b->nr_blocks = (uint32_t)p->bin_page[i].nr_objects;
 			b->live = 1;
@@ -508,7 +513,8 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 }
 
 /* FNV-1a over one counter: what it counts, where, for whom. */
-static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins)
+static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins,
+				  const struct ameba_counter_bins *except)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -522,6 +528,10 @@ static uint64_t counter_signature(const struct ameba_counter *c, const struct am
 		MIX(c->threads[t]);
 	for (uint32_t b = 0; bins && b < bins->nr; b++)
 		for (const char *q = bins->names[b]; *q; q++)
+			MIX((unsigned char)*q);
+	MIX('!');
+	for (uint32_t b = 0; except && b < except->nr; b++)
+		for (const char *q = except->names[b]; *q; q++)
 			MIX((unsigned char)*q);
 #undef MIX
 	return h;
@@ -546,6 +556,10 @@ static uint64_t exp_signature(const struct ameba_experiment *exp)
 			MIX(c->threads[t]);
 		for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
 			for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
+				MIX((unsigned char)*q);
+		MIX('!');
+		for (uint32_t b = 0; exp->counter_except && b < exp->counter_except[i].nr; b++)
+			for (const char *q = exp->counter_except[i].names[b]; *q; q++)
 				MIX((unsigned char)*q);
 	}
 #undef MIX
@@ -603,6 +617,10 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 			m->nr_bins = exp->counter_bins[i].nr;
 			m->bins = exp->counter_bins[i].names;
 		}
+		if (exp->counter_except) {
+			m->nr_except = exp->counter_except[i].nr;
+			m->except = exp->counter_except[i].names;
+		}
 	}
 	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
 	if (rc) {
@@ -627,7 +645,8 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
 		p->ctr_sig[i] = counter_signature(&exp->counters[i],
-						   exp->counter_bins ? &exp->counter_bins[i] : NULL);
+						   exp->counter_bins ? &exp->counter_bins[i] : NULL,
+						   exp->counter_except ? &exp->counter_except[i] : NULL);
 	return 0;
 }
 
