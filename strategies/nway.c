@@ -175,6 +175,15 @@ struct unit {
 	int hull;
 	const char *bin;		/* measured by this site bin (host's name), or NULL */
 	uint32_t owner;			/* queue entry owning it + 1 (resolution) */
+	/*
+	 * Apart from the address space (Notes: units apart): a site that had
+	 * no live block at a listing, or the [stack] / [tls] kind bin. Its
+	 * blocks map to no span; it is measured by its bin only.
+	 */
+	int apart;
+	int retired;			/* an apart site whose name a later site deepened */
+	uint64_t queued;		/* bit si: search si queued it apart once */
+	uint64_t bin_blocks, bin_bytes;	/* the host's bin: blocks and bytes ever */
 };
 
 struct region {
@@ -192,6 +201,7 @@ struct region {
 	int fresh;			/* never measured: measure as is */
 	int protect;			/* it or its parent was ranked in the top */
 	int dead;
+	int apart;			/* R_SET of units apart from the address space */
 };
 
 enum { SLOT_ASIS, SLOT_CHILD };
@@ -284,6 +294,12 @@ struct nway {
 	uint32_t nr_bnames, cap_bnames, bn_mark;
 	struct ameba_counter_bins *cbins;	/* [cap_counters]; names offsets until the end */
 	uint32_t cap_cbins;
+	/* the bins of the units apart: every ranged counter leaves them out */
+	const char **xnames;
+	uint32_t nr_xnames, cap_xnames;
+	struct ameba_counter_bins *cexcept;	/* [cap_cexcept] */
+	uint32_t cap_cexcept;
+	int kinds_apart;		/* the host measures [stack] and [tls] bins */
 
 	/* contexts storage */
 	struct ameba_context *ctxs;
@@ -397,6 +413,75 @@ static int merges(const struct nway *st, uint32_t i)
 	       o[i].start - o[i - 1].end <= ADJACENT_GAP;
 }
 
+/* The host's bin named name, or NULL. */
+static const struct ameba_object *host_bin(const struct ameba_host *h, const char *name)
+{
+	for (uint32_t b = 0; b < h->nr_bins; b++)
+		if (h->bins[b].name && !strcmp(h->bins[b].name, name))
+			return &h->bins[b];
+	return NULL;
+}
+
+/*
+ * The units apart from the address space (Notes), after the objects were
+ * mapped: every site bin of the host with blocks ever allocated but none
+ * live in this listing becomes (and stays) apart; the kind units are apart
+ * from their creation. An apart site whose name is no bin any more (a
+ * later site with the same first frame deepened it into "name <- caller"
+ * bins) retires: its deeper bins are units of their own. Each apart unit
+ * is measured by its bin and counts as live (nr_live >= 1). Also collects
+ * the exception list: the bins of the apart units.
+ */
+static int units_apart(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+
+	st->nr_xnames = 0;
+	if (!st->use_bins)
+		return 0;
+	for (uint32_t b = 0; b < h->nr_bins; b++) {
+		const struct ameba_object *hb = &h->bins[b];
+		int64_t u;
+
+		if (hb->kind != AMEBA_OBJ_BIN || !hb->name || !hb->nr_blocks)
+			continue;
+		snprintf(key, sizeof(key), "s:%s", hb->name);
+		u = unit_get(st, key);
+		if (u < 0)
+			return AMEBA_ENOMEM;
+		if (!st->units[u].nr_live)
+			st->units[u].apart = 1;
+	}
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+		const struct ameba_object *hb;
+
+		if (!un->apart || un->retired)
+			continue;
+		hb = host_bin(h, un->key + 2);
+		if (!hb && un->key[0] == 's') {
+			un->retired = 1;
+			un->nr_live = 0;
+			continue;
+		}
+		if (!hb)
+			continue;	/* a kind bin the host no longer lists: cannot be */
+		un->bin = hb->name;
+		un->bin_blocks = hb->nr_blocks;
+		un->bin_bytes = hb->sz_bytes;
+		if (!un->nr_live) {
+			un->nr_live = 1;
+			un->live_bytes = hb->sz_bytes ? hb->sz_bytes : 1;
+		}
+		if (grow_array((void **)&st->xnames, &st->cap_xnames, st->nr_xnames + 1,
+			       sizeof(*st->xnames)))
+			return AMEBA_ENOMEM;
+		st->xnames[st->nr_xnames++] = un->key + 2;
+	}
+	return 0;
+}
+
 /* Maps the host's objects to units and collects every unit's ranges. */
 static int units_refresh(struct nway *st)
 {
@@ -421,15 +506,23 @@ static int units_refresh(struct nway *st)
 			un->hi = un->obj.end;
 		}
 	}
+	st->kinds_apart = 0;
+	if (st->use_bins)
+		for (uint32_t b = 0; b < h->nr_bins; b++)
+			st->kinds_apart |= h->bins[b].kind == AMEBA_OBJ_STACK ||
+					   h->bins[b].kind == AMEBA_OBJ_TLS;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
 		const struct ameba_object *o = &h->objects[i];
+		int kind_bin = st->kinds_apart && (o->kind == AMEBA_OBJ_STACK || o->kind == AMEBA_OBJ_TLS);
 		struct unit *un;
 		int64_t u;
 
 		st->obj_unit[i] = 0;
 		if (!obj_usable(o))
 			continue;
-		if (is_site_kind(o))
+		if (kind_bin)
+			snprintf(key, sizeof(key), "k:%s", o->kind == AMEBA_OBJ_STACK ? "[stack]" : "[tls]");
+		else if (is_site_kind(o))
 			snprintf(key, sizeof(key), "s:%s", o->site);
 		else
 			snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
@@ -437,6 +530,13 @@ static int units_refresh(struct nway *st)
 		if (u < 0)
 			return AMEBA_ENOMEM;
 		un = &st->units[u];
+		if (kind_bin || un->apart) {
+			/* apart: counted for the unit, in no span */
+			un->apart = 1;
+			un->nr_live++;
+			un->live_bytes += o->sz_bytes ? o->sz_bytes : o->end - o->start;
+			continue;
+		}
 		st->obj_unit[i] = (uint32_t)u + 1;
 		if (!un->nr_live) {
 			un->lo = o->start;
@@ -450,12 +550,19 @@ static int units_refresh(struct nway *st)
 		if (!merges(st, i))
 			un->nr_ranges++;
 	}
+	if (units_apart(st))
+		return AMEBA_ENOMEM;
 	/* offsets into the unit range table (st->ranges is rebuilt per plan:
 	 * the unit table goes first) */
 	st->nr_ranges = 0;
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
 
+		if (un->apart) {
+			un->range_off = total;
+			un->nr_ranges = 0;
+			continue;
+		}
 		/*
 		 * A site with several blocks: its bin, resolved by the monitor
 		 * per access, counts every block whole (new ones too) for no
@@ -531,8 +638,25 @@ static int unit_describe(struct nway *st, uint32_t u)
 
 	if (un->is_line || !un->nr_live)
 		return 0;
-	o = h->objects[un->obj_first];
-	if (un->key[0] == 's' && un->nr_live > 1) {
+	if (un->apart) {
+		/* by its bin: the oracle's bin, named as the host names it now */
+		memset(&o, 0, sizeof(o));
+		o.kind = un->key[0] == 'k' ? (un->key[3] == 's' ? AMEBA_OBJ_STACK : AMEBA_OBJ_TLS) :
+			 AMEBA_OBJ_BIN;
+		o.name = un->key + 2;
+		o.site = o.kind == AMEBA_OBJ_BIN ? o.name : NULL;
+		o.sz_bytes = un->bin_bytes;
+		o.nr_blocks = (uint32_t)un->bin_blocks;
+		o.live = 1;
+		for (uint32_t b = 0; b < h->nr_bins; b++)
+			if (h->bins[b].name && !strcmp(h->bins[b].name, o.name)) {
+				o.id = h->bins[b].id;
+				break;
+			}
+	} else {
+		o = h->objects[un->obj_first];
+	}
+	if (!un->apart && un->key[0] == 's' && un->nr_live > 1) {
 		memset(&o, 0, sizeof(o));
 		o.kind = AMEBA_OBJ_BIN;
 		o.name = h->objects[un->obj_first].site;
@@ -773,6 +897,58 @@ static void q_compact(struct search *s)
 	qsort(s->q, s->nr_q, sizeof(*s->q), cmp_share);
 }
 
+/*
+ * Puts the units apart that search s never queued into its apart set (a
+ * new one when it has none left): measured as is next, then split by unit
+ * as any set. A unit queued once and dropped (it counted nothing) is not
+ * queued again: a site freed long ago would be measured for ever.
+ */
+static int search_apart(struct nway *st, struct search *s)
+{
+	uint64_t bit = 1ull << ((uint32_t)(s - st->searches) % 64);
+	struct region *ap = NULL, r;
+	uint32_t nr = 0;
+
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+
+		if (!un->apart || un->retired || un->found || (un->queued & bit) || !un->bin ||
+		    un->owner)
+			continue;
+		if (!ap) {
+			for (uint32_t i = 0; i < s->nr_q && !ap; i++)
+				if (s->q[i].apart && s->q[i].kind == R_SET && !s->q[i].dead)
+					ap = &s->q[i];
+			if (!ap) {
+				memset(&r, 0, sizeof(r));
+				r.kind = R_SET;
+				r.apart = 1;
+				r.start = UINTPTR_MAX;	/* ties: after the spans */
+				r.share = 1.0 / st->n;
+				if (q_push(s, &r))
+					return AMEBA_ENOMEM;
+				ap = &s->q[s->nr_q - 1];
+			}
+		}
+		if (grow_array((void **)&ap->set, &nr, ap->nr_set + 1, sizeof(*ap->set)))
+			return AMEBA_ENOMEM;
+		ap->set[ap->nr_set++] = u;
+		un->queued |= bit;
+		ap->fresh = 1;
+		ap->nr_meas = 0;
+		ap->sum_v = ap->sum_t = 0;
+		ap->protect = 0;	/* quiet when first measured: dropped */
+		un->owner = (uint32_t)(ap - s->q) + 1;
+	}
+	/* one unit: a unit region */
+	if (ap && ap->nr_set == 1) {
+		ap->kind = R_UNIT;
+		ap->unit = ap->set[0];
+		region_free(ap);
+	}
+	return 0;
+}
+
 /* The initial n regions: the hull of all objects in n equal parts. */
 static int search_init(struct nway *st, struct search *s)
 {
@@ -785,6 +961,8 @@ static int search_init(struct nway *st, struct search *s)
 			hi = h->objects[i].end > hi ? h->objects[i].end : hi;
 		}
 	s->started = 1;
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		st->units[u].queued &= ~(1ull << ((uint32_t)(s - st->searches) % 64));
 	if (lo >= hi) {
 		lo = 0;
 		hi = UINTPTR_MAX;
@@ -812,7 +990,7 @@ static int search_init(struct nway *st, struct search *s)
 			return AMEBA_ENOMEM;
 		prev = b;
 	}
-	return 0;
+	return search_apart(st, s);
 }
 
 /*
@@ -908,6 +1086,8 @@ static int search_resolve(struct nway *st, struct search *s)
 			r->nr_set = k;
 		}
 	}
+	if (search_apart(st, s))
+		return AMEBA_ENOMEM;
 	q_compact(s);
 	/* names for the progress line and the contexts, while the tables are valid */
 	for (uint32_t i = 0; i < s->nr_q; i++)
@@ -1343,6 +1523,90 @@ static int search_add(struct nway *st, int32_t thread)
 	return 0;
 }
 
+/*
+ * A found site whose name a later site deepened ("allocate@new_allocator.h:137"
+ * became "... <- make_a@x.cpp:3" and "... <- make_b@x.cpp:9": two bins, as
+ * the oracle names them at exit) is replaced by one found entry per bin it
+ * became, each measured by its own bin and named by it. The figures under
+ * the old name were the sum of the bins: each new entry starts its own
+ * window (as the found objects of a rescan do).
+ */
+static int found_deepen(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+	int changed = 0;
+
+	if (!st->use_bins || !h->nr_bins)
+		return 0;
+	for (uint32_t f = 0; f < st->nr_found; f++) {
+		struct unit *un = &st->units[st->found[f].unit];
+		const char *name = un->key + 2;
+		size_t len = strlen(name);
+		uint32_t nr = 0, old = st->found[f].unit;
+
+		if (un->key[0] != 's' || host_bin(h, name))
+			continue;
+		for (uint32_t b = 0; b < h->nr_bins; b++) {
+			const char *bn = h->bins[b].name;
+			struct found *fd;
+			int64_t u;
+
+			if (!bn || strncmp(bn, name, len) || strncmp(bn + len, " <- ", 4))
+				continue;
+			snprintf(key, sizeof(key), "s:%s", bn);
+			u = unit_get(st, key);
+			if (u < 0)
+				return AMEBA_ENOMEM;
+			un = &st->units[old];	/* units may have moved */
+			if (st->units[u].found)
+				continue;
+			if (nr++ == 0) {
+				fd = &st->found[f];
+			} else {
+				struct found tmp = st->found[f];
+
+				if (grow_array((void **)&st->found, &st->cap_found, st->nr_found + 1,
+					       sizeof(*st->found)))
+					return AMEBA_ENOMEM;
+				fd = &st->found[st->nr_found++];
+				*fd = tmp;
+				for (uint32_t k = 0; k < st->nr_metrics; k++) {
+					int m = st->metrics[k];
+
+					fd->pt[m] = fd->program_pt[m] = NULL;
+					if (st->nr_threads_cap &&
+					    (strategy_grow_pt(&fd->pt[m], 0, st->nr_threads_cap) ||
+					     strategy_grow_pt(&fd->program_pt[m], 0, st->nr_threads_cap)))
+						return AMEBA_ENOMEM;
+				}
+			}
+			fd->unit = (uint32_t)u;
+			/* the old name's figures were the sum: a window of its own */
+			memset(fd->values, 0, sizeof(fd->values));
+			memset(fd->program, 0, sizeof(fd->program));
+			for (uint32_t k = 0; k < st->nr_metrics; k++) {
+				int m = st->metrics[k];
+
+				if (fd->pt[m])
+					memset(fd->pt[m], 0, st->nr_threads_cap * sizeof(*fd->pt[m]));
+				if (fd->program_pt[m])
+					memset(fd->program_pt[m], 0,
+					       st->nr_threads_cap * sizeof(*fd->program_pt[m]));
+			}
+			fd->window_ns = 0;
+			fd->search_v /= 2;	/* no better split known */
+			fd->search_share /= 2;
+			st->units[u].found = 1;
+			st->units[old].found = 0;
+			st->units[old].retired = 1;
+			st->host->log(st->host, "found %s: the site is now the bin %s", name, bn);
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
 static int nway_plan(void *state, struct ameba_experiment *exp)
 {
 	struct nway *st = state;
@@ -1356,6 +1620,17 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	rc = units_refresh(st);
 	if (rc)
 		return rc;
+	rc = found_deepen(st);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		/* the deeper units' bins, ranges and names */
+		rc = units_refresh(st);
+		for (uint32_t f = 0; !rc && f < st->nr_found; f++)
+			rc = unit_describe(st, st->found[f].unit);
+		if (rc)
+			return rc;
+	}
 	if (st->per_thread) {
 		int all_done = st->nr_searches > 0;
 
@@ -1473,6 +1748,19 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		for (uint32_t i = 0; i < st->nr_counters; i++)
 			st->cbins[i].names = st->bnames + (uintptr_t)st->cbins[i].names;
 		exp->counter_bins = st->cbins;
+	}
+	/* every ranged counter leaves out the blocks of the units apart, which
+	 * their own bins count: so a freed block's address in a searched span
+	 * (or reused by a listed object) does not count twice (Notes) */
+	if (st->nr_xnames) {
+		if (grow_array((void **)&st->cexcept, &st->cap_cexcept, st->nr_counters + 1,
+			       sizeof(*st->cexcept)))
+			return AMEBA_ENOMEM;
+		for (uint32_t i = 0; i < st->nr_counters; i++) {
+			st->cexcept[i].nr = st->counters[i].nr_ranges ? st->nr_xnames : 0;
+			st->cexcept[i].names = st->xnames;
+		}
+		exp->counter_except = st->cexcept;
 	}
 	exp->interval_ms = interval;
 	st->nr_plans++;
@@ -2000,6 +2288,8 @@ static void nway_destroy(void *state)
 	free(st->ranges);
 	free(st->counters);
 	free(st->cbins);
+	free(st->xnames);
+	free(st->cexcept);
 	free(st->bnames);
 	free(st->ctxs);
 	free(st->prov_objs);
