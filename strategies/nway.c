@@ -482,6 +482,48 @@ static int units_apart(struct nway *st)
 	return 0;
 }
 
+/*
+ * Site labels that a later site deepened: the agent's table keeps the label
+ * an object had when it was listed ("allocate@new_allocator.h:137"), the host's
+ * bins have the names the oracle has at exit ("... <- main@cxx.cpp:140",
+ * "... <- main@cxx.cpp:141"), and which of them a stale-labelled block is
+ * cannot be told. Such a unit retires (its blocks map to no unit), and the
+ * bins it became are made units apart: measured by bin, which counts every
+ * block of theirs whatever its label, and left out of the spans.
+ */
+static int units_stale(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+
+	if (!st->use_bins || !h->nr_bins)
+		return 0;
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		const char *name = st->units[u].key + 2;
+		size_t len = strlen(name);
+		int deeper = 0;
+
+		if (st->units[u].key[0] != 's' || st->units[u].retired || host_bin(h, name))
+			continue;
+		for (uint32_t b = 0; b < h->nr_bins; b++) {
+			const char *bn = h->bins[b].name;
+			int64_t d;
+
+			if (!bn || strncmp(bn, name, len) || strncmp(bn + len, " <- ", 4))
+				continue;
+			snprintf(key, sizeof(key), "s:%s", bn);
+			d = unit_get(st, key);
+			if (d < 0)
+				return AMEBA_ENOMEM;
+			st->units[d].apart = 1;
+			deeper = 1;
+		}
+		if (deeper && !st->units[u].found)
+			st->units[u].retired = 1;
+	}
+	return 0;
+}
+
 /* Maps the host's objects to units and collects every unit's ranges. */
 static int units_refresh(struct nway *st)
 {
@@ -506,6 +548,8 @@ static int units_refresh(struct nway *st)
 			un->hi = un->obj.end;
 		}
 	}
+	if (units_stale(st))
+		return AMEBA_ENOMEM;
 	st->kinds_apart = 0;
 	if (st->use_bins)
 		for (uint32_t b = 0; b < h->nr_bins; b++)
@@ -530,6 +574,8 @@ static int units_refresh(struct nway *st)
 		if (u < 0)
 			return AMEBA_ENOMEM;
 		un = &st->units[u];
+		if (un->retired)
+			continue;	/* a stale label: its blocks are its deeper bins' */
 		if (kind_bin || un->apart) {
 			/* apart: counted for the unit, in no span */
 			un->apart = 1;

@@ -7,6 +7,9 @@
 #                             per_thread=1)
 #   strategy_nway_hot_arrays  `ameba run --strategy nway` on wl_hot_arrays
 #                             ends with the six designed objects in order
+#   strategy_nway_churn       ... on wl_thread_churn returns the scratch
+#                             buffers' site and [tls] (units apart from the
+#                             address space), shares near the oracle's
 add_executable(test_nway ${AMEBA_FRAGMENT_DIR}/test_nway.c)
 target_include_directories(test_nway PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/include)
 target_compile_definitions(test_nway PRIVATE _GNU_SOURCE)
@@ -19,3 +22,7 @@ set_tests_properties(strategy_nway_unit PROPERTIES LABELS strategy TIMEOUT 120)
 add_test(NAME strategy_nway_hot_arrays
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
 set_tests_properties(strategy_nway_hot_arrays PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+
+add_test(NAME strategy_nway_churn
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_churn_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_nway_churn PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
