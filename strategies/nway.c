@@ -691,8 +691,9 @@ static int unit_describe(struct nway *st, uint32_t u)
 			 AMEBA_OBJ_BIN;
 		o.name = un->key + 2;
 		o.site = o.kind == AMEBA_OBJ_BIN ? o.name : NULL;
-		o.sz_bytes = un->bin_bytes;
-		o.nr_blocks = (uint32_t)un->bin_blocks;
+		/* a kind bin has no count of its own: its live blocks' */
+		o.sz_bytes = un->bin_bytes ? un->bin_bytes : un->live_bytes;
+		o.nr_blocks = un->bin_blocks ? (uint32_t)un->bin_blocks : un->nr_live;
 		o.live = 1;
 		for (uint32_t b = 0; b < h->nr_bins; b++)
 			if (h->bins[b].name && !strcmp(h->bins[b].name, o.name)) {
