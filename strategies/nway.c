@@ -4,10 +4,11 @@
  * the paper suggests (continue into the remaining space, search per thread).
  *
  * Notes:
- *  - A *unit* is what the search can end at: a global, stack or TLS object,
- *    an allocation site (all live heap/mmap blocks of the site: its bin; a
- *    site with one live block is that block), or a single cache line of
- *    memory that belongs to no object. Units keep their identity across the
+ *  - A *unit* is what the search can end at: a global, stack or TLS object
+ *    (or all stacks / all TLS blocks: [stack], [tls], below), an allocation
+ *    site (all live heap/mmap blocks of the site: its bin; a site with one
+ *    live block is that block), or a single cache line of memory that
+ *    belongs to no object. Units keep their identity across the
  *    agent's table refreshes (site label or object id, as in objects.c).
  *  - A *region* is a queue entry: an address span [start, end), a set of
  *    units, or one unit. Each interval measures n regions with n
@@ -37,6 +38,35 @@
  *    halves cannot separate) becomes the set of those units and is split by
  *    unit from then on (each half a set of allocation sites, measured on
  *    all their blocks).
+ *  - Units apart: what the address space cannot hold for long. A site
+ *    whose blocks all were freed by a listing (wl_thread_churn's scratch
+ *    buffers: 10,000 of them, at most 4 alive, gone by the next listing)
+ *    and, when the host lists them, the kind bins [stack] and [tls] (every
+ *    thread's stack or TLS block: 10,000 TLS blocks of no common site) are
+ *    units *apart*: their blocks map to no span, they are measured by their
+ *    bins only (costing no ranges; the monitor counts every block of the
+ *    bin, freed or not yet listed ones too), and they enter the queue as
+ *    one set (fresh: measured as is next; first share 1/n) split by unit as
+ *    any set, ranked with the rest. An apart site stays apart (its later
+ *    blocks too). A set of them that counts nothing is dropped, and its
+ *    units are not queued again by that search (until a new round of
+ *    search_init): a site freed at start-up would be measured for ever.
+ *  - Shares stay consistent: the units apart are counted by bin, and every
+ *    counter with ranges (spans, units by range, the final measurement)
+ *    leaves their blocks out (the experiment's counter_except: the
+ *    monitor skips a range's access whose object is of an excepted site or
+ *    kind). A freed block's address in a span still searched, or reused by
+ *    a listed object, therefore counts once, for the unit apart, and the
+ *    queue's shares still add up to at most the total (the unsearched
+ *    share and the stale-estimate rule rely on that).
+ *  - Names: a unit is named by its bin as the host names it now. A site
+ *    that a later site with the same first frame deepened ("allocate@
+ *    new_allocator.h:137" became "... <- main@cxx.cpp:140" and "... <-
+ *    main@cxx.cpp:141", the oracle's names at exit) retires: blocks listed
+ *    under the old label map to no unit, and the bins it became are units
+ *    apart (which of them a stale-labelled block is cannot be told; their
+ *    bins count them all). A found unit so deepened is replaced by one found
+ *    entry per bin (each with a window of its own from then on).
  *  - Zero counts: a region that counts nothing in an interval is dropped,
  *    unless it holds an object and it or its parent was ranked in the top
  *    (selected for refinement): then it stays in the queue with half its
