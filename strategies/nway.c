@@ -474,6 +474,16 @@ static int units_apart(struct nway *st)
 		const struct ameba_object *hb = &h->bins[b];
 		int64_t u;
 
+		if (st->kinds_apart && hb->name &&
+		    (hb->kind == AMEBA_OBJ_STACK || hb->kind == AMEBA_OBJ_TLS)) {
+			/* also with none listed: the threads may all be gone */
+			snprintf(key, sizeof(key), "k:%s", hb->name);
+			u = unit_get(st, key);
+			if (u < 0)
+				return AMEBA_ENOMEM;
+			st->units[u].apart = 1;
+			continue;
+		}
 		if (hb->kind != AMEBA_OBJ_BIN || !hb->name || !hb->nr_blocks)
 			continue;
 		snprintf(key, sizeof(key), "s:%s", hb->name);
