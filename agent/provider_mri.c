@@ -50,6 +50,7 @@
 #include "provider.h"
 
 #define AGENT_MRI_FULL_EVERY 10
+#define AGENT_MRI_BINS_ALWAYS 512	/* bins listed on every refresh up to this many */
 #define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
 #define AGENT_MRI_MAX_GAPS 64		/* ranges of ids skipped to list the newest first */
 #define AGENT_MRI_PAGE 4096
@@ -483,7 +484,11 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 			rc = sweep_start(p);
 		if (!rc && p->sweep_offset != MRI_END)
 			rc = sweep_step(p);
-		if (!rc && full)
+		/* the bins every refresh while they are few (a page or two): a
+		 * site whose blocks live for microseconds is known by its bin
+		 * only, and nway measures it by bin as soon as the bin is
+		 * listed (docs/strategies.md, units apart) */
+		if (!rc && (full || p->nr_bins <= AGENT_MRI_BINS_ALWAYS))
 			rc = list_bins(p);
 		if (rc == AMEBA_EEXITED) {
 			/* the tables as they were: one more experiment() call

@@ -153,6 +153,8 @@
 #define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
 #define READ_BUDGET 900000	/* bytes of per-thread values in one MRI reply */
 #define MAX_RESCANS 4		/* searches again on a new phase after the search */
+#define EXCEPT_BYTES 131072	/* names of excepted bins in one experiment's JSON */
+#define CHURN_FACTOR 8		/* a site with this many blocks allocated per live one is apart */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -211,6 +213,7 @@ struct unit {
 	 * blocks map to no span; it is measured by its bin only.
 	 */
 	int apart;
+	uint32_t apart_plan;		/* the plan it became apart in + 1 */
 	int retired;			/* an apart site whose name a later site deepened */
 	uint64_t queued;		/* bit si: search si queued it apart once */
 	uint64_t bin_blocks, bin_bytes;	/* the host's bin: blocks and bytes ever */
@@ -490,8 +493,14 @@ static int units_apart(struct nway *st)
 		u = unit_get(st, key);
 		if (u < 0)
 			return AMEBA_ENOMEM;
-		if (!st->units[u].nr_live)
+		/* no live block, or short-lived ones: far more blocks allocated
+		 * than alive (wl_thread_churn's scratch buffers: 4 alive of
+		 * hundreds by the time a listing sees them) */
+		if (!st->units[u].apart && (!st->units[u].nr_live ||
+		    hb->nr_blocks >= CHURN_FACTOR * ((uint64_t)st->units[u].nr_live + 2))) {
 			st->units[u].apart = 1;
+			st->units[u].apart_plan = st->nr_plans + 1;
+		}
 	}
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
@@ -555,6 +564,8 @@ static int units_stale(struct nway *st)
 			d = unit_get(st, key);
 			if (d < 0)
 				return AMEBA_ENOMEM;
+			if (!st->units[d].apart)
+				st->units[d].apart_plan = st->nr_plans + 1;
 			st->units[d].apart = 1;
 			deeper = 1;
 		}
@@ -1097,10 +1108,23 @@ static int search_resolve(struct nway *st, struct search *s)
 		if (r->kind != R_UNIT)
 			continue;
 		if (st->units[r->unit].found || !st->units[r->unit].nr_live ||
-		    st->units[r->unit].owner)
+		    st->units[r->unit].owner) {
 			r->dead = 1;
-		else
-			st->units[r->unit].owner = i + 1;
+			continue;
+		}
+		st->units[r->unit].owner = i + 1;
+		if (st->units[r->unit].apart_plan == st->nr_plans + 1 && r->nr_meas + r->zero_streak) {
+			/* measured on its few live blocks' ranges until now, by
+			 * its bin from now on: the old estimate says nothing
+			 * (wl_thread_churn's scratch buffers: 0.35% on 4
+			 * blocks, 69% by bin); measured again first */
+			r->fresh = 1;
+			r->nr_meas = 0;
+			r->sum_v = r->sum_t = 0;
+			r->zero_streak = 0;
+			r->zero_ns = 0;
+			r->share = r->share > 1.0 / st->n ? r->share : 1.0 / st->n;
+		}
 	}
 	for (uint32_t i = 0; i < s->nr_q; i++) {
 		struct region *r = &s->q[i];
@@ -1840,14 +1864,30 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	 * their own bins count: so a freed block's address in a searched span
 	 * (or reused by a listed object) does not count twice (Notes) */
 	if (st->nr_xnames) {
+		uint32_t nr_ranged = 0, keep = 0;
+		uint64_t bytes = 0;
+
 		if (grow_array((void **)&st->cexcept, &st->cap_cexcept, st->nr_counters + 1,
 			       sizeof(*st->cexcept)))
 			return AMEBA_ENOMEM;
+		for (uint32_t i = 0; i < st->nr_counters; i++)
+			nr_ranged += st->counters[i].nr_ranges > 0;
+		/*
+		 * The lists go with every ranged counter in one request under
+		 * the monitor's 1 MiB: at most EXCEPT_BYTES of names in all.
+		 * Beyond, the first units apart keep theirs (the kind bins and
+		 * the sites found apart earliest); the rest, sites of freed
+		 * blocks by the hundred, may count twice where a span holds
+		 * their old addresses.
+		 */
+		while (keep < st->nr_xnames &&
+		       (bytes + strlen(st->xnames[keep]) + 4) * nr_ranged <= EXCEPT_BYTES)
+			bytes += strlen(st->xnames[keep++]) + 4;
 		for (uint32_t i = 0; i < st->nr_counters; i++) {
-			st->cexcept[i].nr = st->counters[i].nr_ranges ? st->nr_xnames : 0;
+			st->cexcept[i].nr = st->counters[i].nr_ranges ? keep : 0;
 			st->cexcept[i].names = st->xnames;
 		}
-		exp->counter_except = st->cexcept;
+		exp->counter_except = keep ? st->cexcept : NULL;
 	}
 	exp->interval_ms = interval;
 	st->nr_plans++;
