@@ -39,9 +39,10 @@
  *    unit from then on (each half a set of allocation sites, measured on
  *    all their blocks).
  *  - Units apart: what the address space cannot hold for long. A site
- *    whose blocks all were freed by a listing (wl_thread_churn's scratch
- *    buffers: 10,000 of them, at most 4 alive, gone by the next listing)
- *    and, when the host lists them, the kind bins [stack] and [tls] (every
+ *    whose blocks all were freed by a listing, or that allocated
+ *    CHURN_FACTOR times more blocks than are alive (wl_thread_churn's
+ *    scratch buffers: 10,000 of them, at most 4 alive, gone by the next
+ *    listing) and, when the host lists them, the kind bins [stack] and [tls] (every
  *    thread's stack or TLS block: 10,000 TLS blocks of no common site) are
  *    units *apart*: their blocks map to no span, they are measured by their
  *    bins only (costing no ranges; the monitor counts every block of the
@@ -51,6 +52,8 @@
  *    blocks too). A set of them that counts nothing is dropped, and its
  *    units are not queued again by that search (until a new round of
  *    search_init): a site freed at start-up would be measured for ever.
+ *    A queued unit that becomes apart is measured again first (its
+ *    estimate came from its few live blocks' ranges).
  *  - Shares stay consistent: the units apart are counted by bin, and every
  *    counter with ranges (spans, units by range, the final measurement)
  *    leaves their blocks out (the experiment's counter_except: the
@@ -458,7 +461,8 @@ static const struct ameba_object *host_bin(const struct ameba_host *h, const cha
 /*
  * The units apart from the address space (Notes), after the objects were
  * mapped: every site bin of the host with blocks ever allocated but none
- * live in this listing becomes (and stays) apart; the kind units are apart
+ * live in this listing, or CHURN_FACTOR times more than live, becomes (and
+ * stays) apart; the kind units are apart
  * from their creation. An apart site whose name is no bin any more (a
  * later site with the same first frame deepened it into "name <- caller"
  * bins) retires: its deeper bins are units of their own. Each apart unit
