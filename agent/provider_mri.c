@@ -50,6 +50,7 @@
 #include "provider.h"
 
 #define AGENT_MRI_FULL_EVERY 10
+#define AGENT_MRI_BINS_ALWAYS 512	/* bins listed on every refresh up to this many */
 #define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
 #define AGENT_MRI_MAX_GAPS 64		/* ranges of ids skipped to list the newest first */
 #define AGENT_MRI_PAGE 4096
@@ -414,6 +415,11 @@ static int list_bins(struct mri_prov *p)
 			if (!b->name)
 				return AMEBA_ENOMEM;
 			b->site = b->name;
+			/* the kind bins the monitor lists after the sites */
+			if (!strcmp(b->name, "[stack]") || !strcmp(b->name, "[tls]")) {
+				b->kind = b->name[1] == 's' ? AMEBA_OBJ_STACK : AMEBA_OBJ_TLS;
+				b->site = NULL;
+			}
 			b->sz_bytes = p->bin_page[i].sz_bytes;
 			b->nr_blocks = (uint32_t)p->bin_page[i].nr_objects;
 			b->live = 1;
@@ -478,7 +484,11 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 			rc = sweep_start(p);
 		if (!rc && p->sweep_offset != MRI_END)
 			rc = sweep_step(p);
-		if (!rc && full)
+		/* the bins every refresh while they are few (a page or two): a
+		 * site whose blocks live for microseconds is known by its bin
+		 * only, and nway measures it by bin as soon as the bin is
+		 * listed (docs/strategies.md, units apart) */
+		if (!rc && (full || p->nr_bins <= AGENT_MRI_BINS_ALWAYS))
 			rc = list_bins(p);
 		if (rc == AMEBA_EEXITED) {
 			/* the tables as they were: one more experiment() call
@@ -508,7 +518,8 @@ static int mri_refresh(struct agent_provider *base, struct agent_world *w)
 }
 
 /* FNV-1a over one counter: what it counts, where, for whom. */
-static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins)
+static uint64_t counter_signature(const struct ameba_counter *c, const struct ameba_counter_bins *bins,
+				  const struct ameba_counter_bins *except)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -522,6 +533,10 @@ static uint64_t counter_signature(const struct ameba_counter *c, const struct am
 		MIX(c->threads[t]);
 	for (uint32_t b = 0; bins && b < bins->nr; b++)
 		for (const char *q = bins->names[b]; *q; q++)
+			MIX((unsigned char)*q);
+	MIX('!');
+	for (uint32_t b = 0; except && b < except->nr; b++)
+		for (const char *q = except->names[b]; *q; q++)
 			MIX((unsigned char)*q);
 #undef MIX
 	return h;
@@ -546,6 +561,10 @@ static uint64_t exp_signature(const struct ameba_experiment *exp)
 			MIX(c->threads[t]);
 		for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
 			for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
+				MIX((unsigned char)*q);
+		MIX('!');
+		for (uint32_t b = 0; exp->counter_except && b < exp->counter_except[i].nr; b++)
+			for (const char *q = exp->counter_except[i].names[b]; *q; q++)
 				MIX((unsigned char)*q);
 	}
 #undef MIX
@@ -603,6 +622,10 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 			m->nr_bins = exp->counter_bins[i].nr;
 			m->bins = exp->counter_bins[i].names;
 		}
+		if (exp->counter_except) {
+			m->nr_except = exp->counter_except[i].nr;
+			m->except = exp->counter_except[i].names;
+		}
 	}
 	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
 	if (rc) {
@@ -627,7 +650,8 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
 		p->ctr_sig[i] = counter_signature(&exp->counters[i],
-						   exp->counter_bins ? &exp->counter_bins[i] : NULL);
+						   exp->counter_bins ? &exp->counter_bins[i] : NULL,
+						   exp->counter_except ? &exp->counter_except[i] : NULL);
 	return 0;
 }
 

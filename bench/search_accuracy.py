@@ -26,6 +26,12 @@ Notes:
     plain run of at most MAX_SAMPLING_PLAIN_S, 40 s), and
     is compared with an oracle of that same SCALE (the header says
     `sampling SCALE k`; the table's `actual` column is the n-way SCALE's).
+  - Rows whose sampling run can expect fewer than MIN_SAMPLES (1,000)
+    samples (the plain oracle's total at the sampling SCALE over the mean
+    period) are left out of sampling_max_abs_err_pts and ..._mean_... with
+    a printed note: below that no estimator can be within 1 point
+    (thread_churn: ~65 K misses, ~6 samples).
+    sampling_max_abs_err_pts_all keeps every row.
   - Same-run oracle: every `ameba run` also has AMEBA_ORACLE set, so each
     column is compared with the oracle of its own run (the `actual` column
     is the 10-way run's, `actual@samp` the sampling run's). Programs whose
@@ -84,6 +90,13 @@ SAMPLES_WANTED = 4000
 MAX_SAMPLING_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_SAMPLING_S", "40"))
 END_BY_FRAC = 0.5
 SAMPLING_PERIOD = 10007
+# rows whose sampling run can expect fewer samples than this (the oracle's
+# total over the mean period) are left out of sampling_max_abs_err_pts and
+# sampling_mean_abs_err_pts: with K samples a share s errs by about
+# sqrt(s (1 - s) / K), 1.6 points at K = 1,000 and s = 0.5, so no estimator
+# meets the 1-point target below (thread_churn: 65 K misses, ~6 samples).
+# sampling_max_abs_err_pts_all keeps every row.
+MIN_SAMPLES = 1000
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
 RUN_TIMEOUT_S = float(os.environ.get("SEARCH_ACCURACY_RUN_TIMEOUT_S", "600"))
@@ -256,6 +269,7 @@ def main():
     nway_err_whole = []
     nway_no_mark = 0
     samp_err = []
+    samp_err_all = []
     nway_iters = []
     nr_run = 0
     tmp = tempfile.mkdtemp(prefix="search_accuracy.")
@@ -305,7 +319,7 @@ def main():
                 dt, actual = oracle(prog, scale, opath)
                 total = oracle.total
             # sampling: a SCALE that gives about SAMPLES_WANTED samples
-            samp_scale, samp_actual = scale, actual
+            samp_scale, samp_actual, samp_total = scale, actual, total
             if w not in FIXED_SCALE and total > 0:
                 want = int(math.ceil(scale * SAMPLES_WANTED * SAMPLING_PERIOD / total))
                 want = min(want, MAX_SCALE, int(scale * MAX_SAMPLING_PLAIN_S / max(dt, 0.05)))
@@ -313,6 +327,7 @@ def main():
                     samp_scale = want
                     _, samp_actual = oracle(prog, samp_scale,
                                             os.path.join(tmp, w + ".oracle_s.json"))
+                    samp_total = oracle.total
             if have["sampling"]:
                 try:
                     res["sampling"] = agent(ameba, prog, samp_scale, columns[0][1],
@@ -395,10 +410,17 @@ def main():
             if "10-way" in res and rank_of(res["10-way"]["objects"], n)[0]:
                 top5_found += 1
         # sampling against the oracle of its own SCALE
+        expected = samp_total / SAMPLING_PERIOD
+        if "sampling" in res and expected < MIN_SAMPLES:
+            note("%s sampling: ~%.0f samples expected (%d misses / period %d), under %d: "
+                 "left out of sampling_max_abs_err_pts (kept in ..._all)" %
+                 (w, expected, samp_total, SAMPLING_PERIOD, MIN_SAMPLES))
         for n, a in samp_actual[:5]:
             if a >= 0.02 and "sampling" in res:
                 s = rank_of(res["sampling"]["objects"], n)[1] or 0.0
-                samp_err.append(abs(s - a) * 100)
+                samp_err_all.append(abs(s - a) * 100)
+                if expected >= MIN_SAMPLES:
+                    samp_err.append(abs(s - a) * 100)
         if "2-way" in res and res["2-way"]["actual"]:
             top1_total += 1
             if rank_of(res["2-way"]["objects"], res["2-way"]["actual"][0][0])[0]:
@@ -416,6 +438,7 @@ def main():
     print("nway10_objects_without_mark: %d" % nway_no_mark)
     print("sampling_max_abs_err_pts: %s" % ("%.2f" % max(samp_err) if samp_err else "n/a"))
     print("sampling_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(samp_err) if samp_err else "n/a"))
+    print("sampling_max_abs_err_pts_all: %s" % ("%.2f" % max(samp_err_all) if samp_err_all else "n/a"))
     print("nway10_intervals_median: %s" % (statistics.median(nway_iters) if nway_iters else "n/a"))
     print("nway10_final_window: from the end of the search (or of its last rescan) to the "
           "program's exit; nway10_max_abs_err_pts against the oracle of that window (exit - mark)")

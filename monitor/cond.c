@@ -26,6 +26,13 @@
  *    and nothing at all while no armed counter names a site. A counter
  *    with both ranges and sites counts an access in both once: the site
  *    walk skips it when the interval's list held it.
+ *  - Kind where-sets ("[stack]", "[tls]" bins): the same on the object's
+ *    kind, a CSR from kind to counters; the object a stack or TLS access
+ *    falls in is found anyway, so it is one array walk, and a thread's
+ *    block counts whether the thread started before the arm or after.
+ *  - Exceptions: a counter's ranges may leave out the blocks of some sites
+ *    and kinds (what an address search measures by bin apart). Checked per
+ *    counter of the access's interval, only in sets that have any.
  *  - Lifetime: a set is referenced by the global slot and by each thread
  *    state that adopted it; it is freed when the last reference goes.
  *    Adopting a set (once per thread per arm) and arming take cond_lock; the
@@ -50,7 +57,15 @@ struct cond_set {
 	uint32_t *iv_off, *iv_ctr;	/* CSR over the nr_bounds - 1 intervals */
 	uint32_t nr_site_ids;		/* site ids below this have a list; 0 = no sites */
 	uint32_t *site_off, *site_ctr;	/* CSR over site ids */
-	uint8_t *both;			/* [nr]: the counter has ranges and sites */
+	uint8_t *both;			/* [nr]: the counter has ranges and sites or kinds */
+	uint32_t kind_off[MON_OBJ_NR_KINDS + 1];	/* CSR over object kinds ... */
+	uint32_t *kind_ctr;		/* ... of the counters with kinds */
+	int by_obj;			/* some counter names sites or kinds */
+	/* exceptions: counter i's ranges do not count blocks of the sites
+	 * ex_site[ex_off[i]..ex_off[i+1]) (sorted) or of the kinds ex_kinds[i] */
+	uint32_t *ex_off, *ex_site;
+	uint8_t *ex_kinds;
+	int has_ex;
 };
 
 struct cond_tstate {
@@ -80,6 +95,10 @@ static void set_free(struct cond_set *s)
 	mon_free(s->site_off);
 	mon_free(s->site_ctr);
 	mon_free(s->both);
+	mon_free(s->kind_ctr);
+	mon_free(s->ex_off);
+	mon_free(s->ex_site);
+	mon_free(s->ex_kinds);
 	mon_free(s);
 }
 
@@ -178,8 +197,82 @@ static int sites_build(struct cond_set *s, const struct mon_cond_spec *specs, ui
 	for (uint32_t id = 0; id <= max; id++)
 		s->site_off[id + 1] += s->site_off[id];
 	s->nr_site_ids = max + 1;
+	s->by_obj = 1;
 	mon_free(pairs);
 	return 0;
+}
+
+/* The kind CSR of s (nothing when no counter names a kind). 0 or AMEBA_ENOMEM. */
+static int kinds_build(struct cond_set *s, const struct mon_cond_spec *specs, uint32_t nr)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < nr; i++)
+		for (int k = 0; k < MON_OBJ_NR_KINDS; k++)
+			n += (specs[i].kinds >> k) & 1;
+	if (!n)
+		return 0;
+	s->kind_ctr = mon_calloc(n, sizeof(*s->kind_ctr));
+	if (!s->both)
+		s->both = mon_calloc(nr + 1, sizeof(*s->both));
+	if (!s->kind_ctr || !s->both)
+		return AMEBA_ENOMEM;
+	n = 0;
+	for (int k = 0; k < MON_OBJ_NR_KINDS; k++) {
+		s->kind_off[k] = n;
+		for (uint32_t i = 0; i < nr; i++)
+			if ((specs[i].kinds >> k) & 1)
+				s->kind_ctr[n++] = i;
+	}
+	s->kind_off[MON_OBJ_NR_KINDS] = n;
+	for (uint32_t i = 0; i < nr; i++)
+		s->both[i] |= specs[i].nr_ranges && specs[i].kinds;
+	s->by_obj = 1;
+	return 0;
+}
+
+/* The exception lists of s (nothing when no counter has one). 0 or AMEBA_ENOMEM. */
+static int except_build(struct cond_set *s, const struct mon_cond_spec *specs, uint32_t nr)
+{
+	uint32_t n = 0, any = 0;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		n += specs[i].nr_except_sites;
+		any |= specs[i].nr_except_sites | specs[i].except_kinds;
+	}
+	if (!any)
+		return 0;
+	s->ex_off = mon_calloc(nr + 1, sizeof(*s->ex_off));
+	s->ex_site = mon_calloc(n + 1, sizeof(*s->ex_site));
+	s->ex_kinds = mon_calloc(nr + 1, sizeof(*s->ex_kinds));
+	if (!s->ex_off || !s->ex_site || !s->ex_kinds)
+		return AMEBA_ENOMEM;
+	n = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		s->ex_off[i] = n;
+		memcpy(s->ex_site + n, specs[i].except_sites,
+		       specs[i].nr_except_sites * sizeof(*s->ex_site));
+		qsort(s->ex_site + n, specs[i].nr_except_sites, sizeof(*s->ex_site), cmp_u32);
+		n += specs[i].nr_except_sites;
+		s->ex_kinds[i] = (uint8_t)specs[i].except_kinds;
+	}
+	s->ex_off[nr] = n;
+	s->has_ex = 1;
+	return 0;
+}
+
+/* Does counter c leave obj out of its ranges? */
+static int excepted(const struct cond_set *s, uint32_t c, const struct mon_obj *obj)
+{
+	uint32_t n = s->ex_off[c + 1] - s->ex_off[c];
+
+	if (obj->kind >= MON_OBJ_NR_KINDS)
+		return 0;
+	if ((s->ex_kinds[c] >> obj->kind) & 1)
+		return 1;
+	if (!n || (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP))
+		return 0;
+	return bsearch(&obj->site_id, s->ex_site + s->ex_off[c], n, sizeof(uint32_t), cmp_u32) != NULL;
 }
 
 /* Builds the immutable set; NULL with *err set on failure. */
@@ -213,7 +306,7 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 			s->thr[t++] = specs[i].threads[j];
 		qsort(s->thr + s->thr_off[i], specs[i].nr_threads, sizeof(*s->thr), cmp_u32);
 		s->thr_off[i + 1] = t;
-		if (specs[i].nr_ranges == 0 && specs[i].nr_sites == 0)
+		if (specs[i].nr_ranges == 0 && specs[i].nr_sites == 0 && specs[i].kinds == 0)
 			s->global[s->nr_global++] = i;
 		for (uint32_t j = 0; j < specs[i].nr_ranges; j++) {
 			s->bounds[nr_b++] = specs[i].ranges[j].start;
@@ -265,7 +358,7 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 				goto fail;
 		}
 	}
-	if (sites_build(s, specs, nr)) {
+	if (sites_build(s, specs, nr) || kinds_build(s, specs, nr) || except_build(s, specs, nr)) {
 		*err = AMEBA_ENOMEM;
 		goto fail;
 	}
@@ -302,7 +395,12 @@ int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 		for (uint32_t j = 0; j < c->nr_sites; j++)
 			if (c->sites[j] == 0 || c->sites[j] > MON_COND_MAX_SITE)
 				return AMEBA_EINVAL;
-		nr_sites += c->nr_sites;
+		nr_sites += c->nr_sites + c->nr_except_sites;
+		if ((c->nr_except_sites && !c->except_sites) ||
+		    (c->except_kinds & ~((1u << MON_OBJ_STACK) | (1u << MON_OBJ_TLS))))
+			return AMEBA_EINVAL;
+		if (c->kinds & ~((1u << MON_OBJ_STACK) | (1u << MON_OBJ_TLS)))
+			return AMEBA_EINVAL;
 		for (uint32_t j = 0; j < c->nr_ranges; j++)
 			if (c->ranges[j].start >= c->ranges[j].end)
 				return AMEBA_EINVAL;
@@ -415,10 +513,10 @@ static inline void apply(struct cond_tstate *ts, uint32_t c, const struct mon_ev
 					 __ATOMIC_RELAXED);
 }
 
-/* Is counter c among the counters of interval k? (lists are short) */
-static int iv_has(const struct cond_set *s, long k, uint32_t c)
+/* Did counter c count obj's access in interval k? (lists are short) */
+static int iv_has(const struct cond_set *s, long k, uint32_t c, const struct mon_obj *obj)
 {
-	if (k < 0)
+	if (k < 0 || (s->has_ex && excepted(s, c, obj)))
 		return 0;
 	for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
 		if (s->iv_ctr[j] == c)
@@ -426,18 +524,25 @@ static int iv_has(const struct cond_set *s, long k, uint32_t c)
 	return 0;
 }
 
-/* The counters naming the site of obj (a heap or mmap block). */
+/* The counters naming the site of obj (a heap or mmap block) or its kind. */
 static inline void account_site(struct cond_tstate *ts, const struct cond_set *s, long k,
 				const struct mon_obj *obj, const struct mon_events *ev)
 {
 	uint32_t id = obj->site_id;
 
+	if (obj->kind < MON_OBJ_NR_KINDS)
+		for (uint32_t j = s->kind_off[obj->kind]; j < s->kind_off[obj->kind + 1]; j++) {
+			uint32_t c = s->kind_ctr[j];
+
+			if (!s->both[c] || !iv_has(s, k, c, obj))
+				apply(ts, c, ev);
+		}
 	if (id >= s->nr_site_ids || (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP))
 		return;
 	for (uint32_t j = s->site_off[id]; j < s->site_off[id + 1]; j++) {
 		uint32_t c = s->site_ctr[j];
 
-		if (!s->both[c] || !iv_has(s, k, c))
+		if (!s->both[c] || !iv_has(s, k, c, obj))
 			apply(ts, c, ev);
 	}
 }
@@ -465,10 +570,15 @@ void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj
 		if (k >= 0)
 			ts->last_k = (uint32_t)k;
 	}
-	if (k >= 0)
+	if (k >= 0 && mon_unlikely(s->has_ex) && obj) {
+		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
+			if (!excepted(s, s->iv_ctr[j], obj))
+				apply(ts, s->iv_ctr[j], ev);
+	} else if (k >= 0) {
 		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
 			apply(ts, s->iv_ctr[j], ev);
-	if (mon_unlikely(s->nr_site_ids != 0) && obj)
+	}
+	if (mon_unlikely(s->by_obj) && obj)
 		account_site(ts, s, k, obj, ev);
 }
 

@@ -503,6 +503,22 @@ struct mon_cond_spec {
 	 */
 	uint32_t nr_sites;
 	const uint32_t *sites;
+	/*
+	 * Objects of these kinds (a mask of 1 << MON_OBJ_STACK, MON_OBJ_TLS),
+	 * every thread's, also of threads started or gone after the arm: the
+	 * where-sets of the "[stack]" and "[tls]" bins. Joined to ranges and
+	 * sites as the sites are.
+	 */
+	uint32_t kinds;
+	/*
+	 * Blocks the ranges do not count: of these sites (ids) and kinds (a
+	 * mask as kinds). An address search over the space minus what it
+	 * measures by bin elsewhere: a freed block's address in a searched
+	 * range would otherwise count twice.
+	 */
+	uint32_t nr_except_sites;
+	const uint32_t *except_sites;
+	uint32_t except_kinds;
 };
 
 #define MON_COND_MAX 4096		/* counters in one armed set */

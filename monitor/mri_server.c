@@ -293,9 +293,17 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 		nr_ranges += c[i].nr_ranges;
 		if (c[i].nr_bins && !bins_built)
 			return AMEBA_EINVAL;	/* the dispatcher resolved them: cannot be */
+		if (c[i].nr_except && !bins_built)
+			return AMEBA_EINVAL;
 		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++)
 			for (uint32_t j = 0; j < c[i].nr_bins; j++)
 				if (c[i].bins[j] == bins.bin_of[site]) {
+					nr_sites++;
+					break;
+				}
+		for (uint32_t site = 1; c[i].nr_except && site <= bins.nr_sites; site++)
+			for (uint32_t j = 0; j < c[i].nr_except; j++)
+				if (c[i].except[j] == bins.bin_of[site]) {
 					nr_sites++;
 					break;
 				}
@@ -323,6 +331,9 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 		 * dispatcher resolved the names with; sites newer than it are
 		 * the next experiment's) */
 		specs[i].sites = sites + ks;
+		for (uint32_t j = 0; j < c[i].nr_bins; j++)
+			specs[i].kinds |= c[i].bins[j] == MRI_BIN_STACK ? 1u << MON_OBJ_STACK :
+					  c[i].bins[j] == MRI_BIN_TLS ? 1u << MON_OBJ_TLS : 0;
 		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++) {
 			uint32_t b = bins.bin_of[site];
 
@@ -330,6 +341,21 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 				if (c[i].bins[j] == b) {
 					sites[ks++] = site;
 					specs[i].nr_sites++;
+					break;
+				}
+			}
+		}
+		specs[i].except_sites = sites + ks;
+		for (uint32_t j = 0; j < c[i].nr_except; j++)
+			specs[i].except_kinds |= c[i].except[j] == MRI_BIN_STACK ? 1u << MON_OBJ_STACK :
+						 c[i].except[j] == MRI_BIN_TLS ? 1u << MON_OBJ_TLS : 0;
+		for (uint32_t site = 1; c[i].nr_except && site <= bins.nr_sites; site++) {
+			uint32_t b = bins.bin_of[site];
+
+			for (uint32_t j = 0; j < c[i].nr_except; j++) {
+				if (c[i].except[j] == b) {
+					sites[ks++] = site;
+					specs[i].nr_except_sites++;
 					break;
 				}
 			}

@@ -1157,6 +1157,14 @@ static cJSON *counter_json(const struct mri_counter *c)
 			if (!c->bins[i] || mri_json_push(a, cJSON_CreateString(c->bins[i])))
 				goto fail;
 	}
+	if (c->nr_except) {
+		a = cJSON_CreateArray();
+		if (mri_json_add(o, "except", a))
+			goto fail;
+		for (uint32_t i = 0; i < c->nr_except; i++)
+			if (!c->except[i] || mri_json_push(a, cJSON_CreateString(c->except[i])))
+				goto fail;
+	}
 	if (c->nr_threads) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "threads", a))

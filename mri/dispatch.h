@@ -57,8 +57,19 @@ struct mri_cond {
 	/* site bins (ids of the table nr_bins() refreshed last, resolved from
 	 * the request's names): every block of theirs, also later ones */
 	uint32_t nr_bins;
-	const uint32_t *bins;
+	const uint32_t *bins;		/* or MRI_BIN_STACK, MRI_BIN_TLS */
+	/* bins (the same ids) whose blocks the ranges do not count */
+	uint32_t nr_except;
+	const uint32_t *except;
 };
+
+/*
+ * Kind bins in mri_cond.bins: every thread's stack ("[stack]") or static TLS
+ * block ("[tls]"), the oracle's bins of those kinds. The bins op lists them
+ * after the site bins under those names.
+ */
+#define MRI_BIN_STACK (UINT32_MAX - 2)
+#define MRI_BIN_TLS (UINT32_MAX - 1)
 
 typedef void (*mri_per_thread_fn)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg);
 

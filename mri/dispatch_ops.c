@@ -382,12 +382,18 @@ static int op_bins(struct mri_req *r)
 	if (!name)
 		return mri_req_nomem(r);
 	nr = d->ops->nr_bins(d->ctx);
-	for (id = (uint32_t)off; id < nr && lim > 0 && cost <= MRI_REPLY_BUDGET; id++) {
+	/* the site bins, then the two kind bins (ids nr, nr + 1) */
+	for (id = (uint32_t)off; id < nr + 2 && lim > 0 && cost <= MRI_REPLY_BUDGET; id++) {
 		struct mri_bin b;
 		cJSON *o;
 
-		if (d->ops->bin(d->ctx, id, &b, name))
+		if (id >= nr) {
+			memset(&b, 0, sizeof(b));
+			b.id = id;
+			b.name = id == nr ? "[stack]" : "[tls]";
+		} else if (d->ops->bin(d->ctx, id, &b, name)) {
 			continue;
+		}
 		o = cJSON_CreateObject();
 		if (mri_json_push(arr, o) || mri_json_add(o, "id", mri_json_u64(b.id)) ||
 		    mri_json_add(o, "name", cJSON_CreateString(b.name ? b.name : "")) ||
@@ -400,8 +406,8 @@ static int op_bins(struct mri_req *r)
 		lim--;
 	}
 	free(name);
-	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr)) ||
-	    mri_json_add(r->result, "next_offset", id < nr ? mri_json_u64(id) : cJSON_CreateNull()))
+	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr + 2)) ||
+	    mri_json_add(r->result, "next_offset", id < nr + 2 ? mri_json_u64(id) : cJSON_CreateNull()))
 		return mri_req_nomem(r);
 	return 0;
 }
@@ -652,7 +658,8 @@ static int bin_names_load(struct mri_req *r, struct counters *cs)
 /* First pass: sizes, so that one allocation holds every range. */
 static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *cs)
 {
-	static const char *const fields[] = { "metric", "ranges", "objects", "bins", "threads", NULL };
+	static const char *const fields[] = { "metric", "ranges", "objects", "bins", "threads", "except",
+					      NULL };
 	const cJSON *e;
 	uint32_t i = 0;
 	uint64_t ranges = 0, threads = 0, bins = 0;
@@ -671,7 +678,7 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 			return r->code;
 		/* where-sets (ranges, objects, bins) share the range budget;
 		 * fields[1..3] name them, fields[4] is threads */
-		for (int k = 1; k <= 4; k++) {
+		for (int k = 1; k <= 5; k++) {
 			uint32_t max = k == 4 ? MRI_MAX_THREAD_IDS : MRI_MAX_RANGES;
 			char p2[64];
 
@@ -684,7 +691,7 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 				threads += n;
 			else
 				ranges += n;
-			if (k == 3)
+			if (k == 3 || k == 5)
 				bins += n;
 		}
 		if (ranges > MRI_MAX_RANGES)
@@ -697,6 +704,83 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 	cs->nr_ranges = (uint32_t)ranges;
 	cs->nr_threads = (uint32_t)threads;
 	cs->nr_bins = (uint32_t)bins;
+	return 0;
+}
+
+static int bin_push(struct mri_req *r, struct counters *cs, uint32_t *bo, uint32_t id)
+{
+	if (*bo == cs->cap_bins) {
+		uint32_t cap = cs->cap_bins ? 2 * cs->cap_bins : 64;
+		uint32_t *v = realloc(cs->bins, cap * sizeof(*v));
+
+		if (!v)
+			return mri_req_nomem(r);
+		cs->bins = v;
+		cs->cap_bins = cap;
+	}
+	cs->bins[(*bo)++] = id;
+	return 0;
+}
+
+/*
+ * Counter i's list of bin names x (field "bins" or "except") into cs->bins
+ * from *bo on, *nr of them: site bins by name, or when a later site with
+ * the same first frame deepened the name ("xmalloc@u.c:12" became
+ * "xmalloc@u.c:12 <- load@io.c:88" and "... <- save@io.c:90"), every bin it
+ * became: what the name meant when the client listed it; "[stack]" and
+ * "[tls]" as the kind bins.
+ */
+static int parse_bin_names(struct mri_req *r, const cJSON *x, uint32_t i, const char *field,
+			   struct counters *cs, uint32_t *bo, uint32_t *nr)
+{
+	const cJSON *y;
+	char path[96], b2[80];
+	uint32_t k = 0;
+
+	if (bin_names_load(r, cs))
+		return r->code;
+	cJSON_ArrayForEach(y, x) {
+		const char *bname;
+		size_t len;
+		uint32_t nr_match = 0;
+
+		snprintf(path, sizeof(path), "counters[%u].%s[%u]", i, field, k++);
+		if (mri_req_str(r, y, path, MRI_NAME_MAX - 1, &bname))
+			return r->code;
+		len = strlen(bname);
+		if (!strcmp(bname, "[stack]") || !strcmp(bname, "[tls]")) {
+			if (bin_push(r, cs, bo, bname[1] == 's' ? MRI_BIN_STACK : MRI_BIN_TLS))
+				return r->code;
+			(*nr)++;
+			continue;
+		}
+		for (int pass = 0; pass < 2 && !nr_match; pass++) {
+			for (uint32_t id = 0; id < cs->nr_bin_names; id++) {
+				const char *n = cs->bin_names[id];
+
+				if (!n || (pass == 0 ? strcmp(n, bname) != 0 :
+					   strncmp(n, bname, len) != 0 || strncmp(n + len, " <- ", 4) != 0))
+					continue;
+				if (bin_push(r, cs, bo, id))
+					return r->code;
+				(*nr)++;
+				nr_match++;
+			}
+		}
+		if (!nr_match)
+			return mri_req_fail(r, AMEBA_ENOENT, "%s: no bin named %s (the target has %u; "
+				    "list them with the bins op: a bin is named by its allocation "
+				    "site, e.g. \"make_table@app.c:66\", or is \"[stack]\" or \"[tls]\")",
+				    path, mri_json_show(y, b2, sizeof(b2)), cs->nr_bin_names);
+	}
+	if (k == 0) {
+		snprintf(path, sizeof(path), "counters[%u].%s", i, field);
+		if (field[0] == 'e')
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty list excepts nothing; leave it "
+				    "out", path);
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty list counts nothing; leave it out "
+			    "(with ranges and objects) to count the whole address space", path);
+	}
 	return 0;
 }
 
@@ -789,56 +873,19 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 	if ((x = mri_json_get(e, "bins"))) {
 		/* an offset until every counter is parsed: cs->bins grows */
 		c->bins = (const uint32_t *)(uintptr_t)*bo;
-		k = 0;
-		if (bin_names_load(r, cs))
+		if (parse_bin_names(r, x, i, "bins", cs, bo, &c->nr_bins))
 			return r->code;
-		cJSON_ArrayForEach(y, x) {
-			const char *bname;
-			size_t len;
-			uint32_t nr_match = 0;
-
-			snprintf(path, sizeof(path), "counters[%u].bins[%u]", i, k++);
-			if (mri_req_str(r, y, path, MRI_NAME_MAX - 1, &bname))
-				return r->code;
-			len = strlen(bname);
-			/*
-			 * The name, or when a later site with the same first frame
-			 * deepened it ("xmalloc@u.c:12" became "xmalloc@u.c:12 <-
-			 * load@io.c:88" and "... <- save@io.c:90"), every bin it
-			 * became: what the name meant when the client listed it.
-			 */
-			for (int pass = 0; pass < 2 && !nr_match; pass++) {
-				for (uint32_t id = 0; id < cs->nr_bin_names; id++) {
-					const char *n = cs->bin_names[id];
-
-					if (!n || (pass == 0 ? strcmp(n, bname) != 0 :
-						   strncmp(n, bname, len) != 0 || strncmp(n + len, " <- ", 4) != 0))
-						continue;
-					if (*bo == cs->cap_bins) {
-						uint32_t cap = cs->cap_bins ? 2 * cs->cap_bins : 64;
-						uint32_t *v = realloc(cs->bins, cap * sizeof(*v));
-
-						if (!v)
-							return mri_req_nomem(r);
-						cs->bins = v;
-						cs->cap_bins = cap;
-					}
-					cs->bins[(*bo)++] = id;
-					c->nr_bins++;
-					nr_match++;
-				}
-			}
-			if (!nr_match)
-				return mri_req_fail(r, AMEBA_ENOENT, "%s: no bin named %s (the target has %u; "
-					    "list them with the bins op: a bin is named by its allocation "
-					    "site, e.g. \"make_table@app.c:66\")", path,
-					    mri_json_show(y, b2, sizeof(b2)), cs->nr_bin_names);
-		}
-		if (k == 0) {
-			snprintf(path, sizeof(path), "counters[%u].bins", i);
-			return mri_req_fail(r, AMEBA_EINVAL, "%s: an empty list counts nothing; leave it out "
-				    "(with ranges and objects) to count the whole address space", path);
-		}
+	}
+	if ((x = mri_json_get(e, "except"))) {
+		c->except = (const uint32_t *)(uintptr_t)*bo;
+		if (parse_bin_names(r, x, i, "except", cs, bo, &c->nr_except))
+			return r->code;
+	}
+	if (c->nr_except && !had_where) {
+		snprintf(path, sizeof(path), "counters[%u].except", i);
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: takes blocks out of the counter's ranges and "
+			    "objects, and this counter has none (it counts everything); give it ranges",
+			    path);
 	}
 	/* The monitor reads "no ranges" as "everywhere": an empty where-set
 	 * must not turn into the total. */
@@ -915,8 +962,10 @@ static int op_start(struct mri_req *r)
 			return r->code;
 		}
 	}
-	for (uint32_t j = 0; j < cs.nr; j++)
+	for (uint32_t j = 0; j < cs.nr; j++) {
 		cs.c[j].bins = cs.c[j].nr_bins ? cs.bins + (uintptr_t)cs.c[j].bins : NULL;
+		cs.c[j].except = cs.c[j].nr_except ? cs.bins + (uintptr_t)cs.c[j].except : NULL;
+	}
 	d->exp_prev = calloc(cs.nr, sizeof(*d->exp_prev));
 	d->exp_cur = calloc(cs.nr, sizeof(*d->exp_cur));
 	if (!d->exp_prev || !d->exp_cur) {

@@ -261,6 +261,11 @@ struct mri_counter {
 	 * blocks allocated after the start, resolved by the monitor per access */
 	uint32_t nr_bins;
 	const char *const *bins;
+	/* Bins (names as in bins) whose blocks the ranges and objects do not
+	 * count: an address search measures the rest of the space apart from
+	 * the units it measures by bin (docs/mri.md, start) */
+	uint32_t nr_except;
+	const char *const *except;
 };
 
 /*

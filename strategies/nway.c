@@ -4,10 +4,11 @@
  * the paper suggests (continue into the remaining space, search per thread).
  *
  * Notes:
- *  - A *unit* is what the search can end at: a global, stack or TLS object,
- *    an allocation site (all live heap/mmap blocks of the site: its bin; a
- *    site with one live block is that block), or a single cache line of
- *    memory that belongs to no object. Units keep their identity across the
+ *  - A *unit* is what the search can end at: a global, stack or TLS object
+ *    (or all stacks / all TLS blocks: [stack], [tls], below), an allocation
+ *    site (all live heap/mmap blocks of the site: its bin; a site with one
+ *    live block is that block), or a single cache line of memory that
+ *    belongs to no object. Units keep their identity across the
  *    agent's table refreshes (site label or object id, as in objects.c).
  *  - A *region* is a queue entry: an address span [start, end), a set of
  *    units, or one unit. Each interval measures n regions with n
@@ -37,6 +38,38 @@
  *    halves cannot separate) becomes the set of those units and is split by
  *    unit from then on (each half a set of allocation sites, measured on
  *    all their blocks).
+ *  - Units apart: what the address space cannot hold for long. A site
+ *    whose blocks all were freed by a listing, or that allocated
+ *    CHURN_FACTOR times more blocks than are alive (wl_thread_churn's
+ *    scratch buffers: 10,000 of them, at most 4 alive, gone by the next
+ *    listing) and, when the host lists them, the kind bins [stack] and [tls] (every
+ *    thread's stack or TLS block: 10,000 TLS blocks of no common site) are
+ *    units *apart*: their blocks map to no span, they are measured by their
+ *    bins only (costing no ranges; the monitor counts every block of the
+ *    bin, freed or not yet listed ones too), and they enter the queue as
+ *    one set (fresh: measured as is next; first share 1/n) split by unit as
+ *    any set, ranked with the rest. An apart site stays apart (its later
+ *    blocks too). A set of them that counts nothing is dropped, and its
+ *    units are not queued again by that search (until a new round of
+ *    search_init): a site freed at start-up would be measured for ever.
+ *    A queued unit that becomes apart is measured again first (its
+ *    estimate came from its few live blocks' ranges).
+ *  - Shares stay consistent: the units apart are counted by bin, and every
+ *    counter with ranges (spans, units by range, the final measurement)
+ *    leaves their blocks out (the experiment's counter_except: the
+ *    monitor skips a range's access whose object is of an excepted site or
+ *    kind). A freed block's address in a span still searched, or reused by
+ *    a listed object, therefore counts once, for the unit apart, and the
+ *    queue's shares still add up to at most the total (the unsearched
+ *    share and the stale-estimate rule rely on that).
+ *  - Names: a unit is named by its bin as the host names it now. A site
+ *    that a later site with the same first frame deepened ("allocate@
+ *    new_allocator.h:137" became "... <- main@cxx.cpp:140" and "... <-
+ *    main@cxx.cpp:141", the oracle's names at exit) retires: blocks listed
+ *    under the old label map to no unit, and the bins it became are units
+ *    apart (which of them a stale-labelled block is cannot be told; their
+ *    bins count them all). A found unit so deepened is replaced by one found
+ *    entry per bin (each with a window of its own from then on).
  *  - Zero counts: a region that counts nothing in an interval is dropped,
  *    unless it holds an object and it or its parent was ranked in the top
  *    (selected for refinement): then it stays in the queue with half its
@@ -132,6 +165,8 @@
 #define STALE_INTERVALS 4	/* a region measured this long ago may be stale */
 #define READ_BUDGET 900000	/* bytes of per-thread values in one MRI reply */
 #define MAX_RESCANS 4		/* searches again on a new phase after the search */
+#define EXCEPT_BYTES 131072	/* names of excepted bins in one experiment's JSON */
+#define CHURN_FACTOR 8		/* a site with this many blocks allocated per live one is apart */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -184,6 +219,16 @@ struct unit {
 	int hull;
 	const char *bin;		/* measured by this site bin (host's name), or NULL */
 	uint32_t owner;			/* queue entry owning it + 1 (resolution) */
+	/*
+	 * Apart from the address space (Notes: units apart): a site that had
+	 * no live block at a listing, or the [stack] / [tls] kind bin. Its
+	 * blocks map to no span; it is measured by its bin only.
+	 */
+	int apart;
+	uint32_t apart_plan;		/* the plan it became apart in + 1 */
+	int retired;			/* an apart site whose name a later site deepened */
+	uint64_t queued;		/* bit si: search si queued it apart once */
+	uint64_t bin_blocks, bin_bytes;	/* the host's bin: blocks and bytes ever */
 };
 
 struct region {
@@ -201,6 +246,7 @@ struct region {
 	int fresh;			/* never measured: measure as is */
 	int protect;			/* it or its parent was ranked in the top */
 	int dead;
+	int apart;			/* R_SET of units apart from the address space */
 };
 
 enum { SLOT_ASIS, SLOT_CHILD };
@@ -297,6 +343,12 @@ struct nway {
 	uint32_t nr_bnames, cap_bnames, bn_mark;
 	struct ameba_counter_bins *cbins;	/* [cap_counters]; names offsets until the end */
 	uint32_t cap_cbins;
+	/* the bins of the units apart: every ranged counter leaves them out */
+	const char **xnames;
+	uint32_t nr_xnames, cap_xnames;
+	struct ameba_counter_bins *cexcept;	/* [cap_cexcept] */
+	uint32_t cap_cexcept;
+	int kinds_apart;		/* the host measures [stack] and [tls] bins */
 
 	/* contexts storage */
 	struct ameba_context *ctxs;
@@ -410,6 +462,136 @@ static int merges(const struct nway *st, uint32_t i)
 	       o[i].start - o[i - 1].end <= ADJACENT_GAP;
 }
 
+/* The host's bin named name, or NULL. */
+static const struct ameba_object *host_bin(const struct ameba_host *h, const char *name)
+{
+	for (uint32_t b = 0; b < h->nr_bins; b++)
+		if (h->bins[b].name && !strcmp(h->bins[b].name, name))
+			return &h->bins[b];
+	return NULL;
+}
+
+/*
+ * The units apart from the address space (Notes), after the objects were
+ * mapped: every site bin of the host with blocks ever allocated but none
+ * live in this listing, or CHURN_FACTOR times more than live, becomes (and
+ * stays) apart; the kind units are apart
+ * from their creation. An apart site whose name is no bin any more (a
+ * later site with the same first frame deepened it into "name <- caller"
+ * bins) retires: its deeper bins are units of their own. Each apart unit
+ * is measured by its bin and counts as live (nr_live >= 1). Also collects
+ * the exception list: the bins of the apart units.
+ */
+static int units_apart(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+
+	st->nr_xnames = 0;
+	if (!st->use_bins)
+		return 0;
+	for (uint32_t b = 0; b < h->nr_bins; b++) {
+		const struct ameba_object *hb = &h->bins[b];
+		int64_t u;
+
+		if (st->kinds_apart && hb->name &&
+		    (hb->kind == AMEBA_OBJ_STACK || hb->kind == AMEBA_OBJ_TLS)) {
+			/* also with none listed: the threads may all be gone */
+			snprintf(key, sizeof(key), "k:%s", hb->name);
+			u = unit_get(st, key);
+			if (u < 0)
+				return AMEBA_ENOMEM;
+			st->units[u].apart = 1;
+			continue;
+		}
+		if (hb->kind != AMEBA_OBJ_BIN || !hb->name || !hb->nr_blocks)
+			continue;
+		snprintf(key, sizeof(key), "s:%s", hb->name);
+		u = unit_get(st, key);
+		if (u < 0)
+			return AMEBA_ENOMEM;
+		/* no live block, or short-lived ones: far more blocks allocated
+		 * than alive (wl_thread_churn's scratch buffers: 4 alive of
+		 * hundreds by the time a listing sees them) */
+		if (!st->units[u].apart && (!st->units[u].nr_live ||
+		    hb->nr_blocks >= CHURN_FACTOR * ((uint64_t)st->units[u].nr_live + 2))) {
+			st->units[u].apart = 1;
+			st->units[u].apart_plan = st->nr_plans + 1;
+		}
+	}
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+		const struct ameba_object *hb;
+
+		if (!un->apart || un->retired)
+			continue;
+		hb = host_bin(h, un->key + 2);
+		if (!hb && un->key[0] == 's') {
+			un->retired = 1;
+			un->nr_live = 0;
+			continue;
+		}
+		if (!hb)
+			continue;	/* a kind bin the host no longer lists: cannot be */
+		un->bin = hb->name;
+		un->bin_blocks = hb->nr_blocks;
+		un->bin_bytes = hb->sz_bytes;
+		if (!un->nr_live) {
+			un->nr_live = 1;
+			un->live_bytes = hb->sz_bytes ? hb->sz_bytes : 1;
+		}
+		if (grow_array((void **)&st->xnames, &st->cap_xnames, st->nr_xnames + 1,
+			       sizeof(*st->xnames)))
+			return AMEBA_ENOMEM;
+		st->xnames[st->nr_xnames++] = un->key + 2;
+	}
+	return 0;
+}
+
+/*
+ * Site labels that a later site deepened: the agent's table keeps the label
+ * an object had when it was listed ("allocate@new_allocator.h:137"), the host's
+ * bins have the names the oracle has at exit ("... <- main@cxx.cpp:140",
+ * "... <- main@cxx.cpp:141"), and which of them a stale-labelled block is
+ * cannot be told. Such a unit retires (its blocks map to no unit), and the
+ * bins it became are made units apart: measured by bin, which counts every
+ * block of theirs whatever its label, and left out of the spans.
+ */
+static int units_stale(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+
+	if (!st->use_bins || !h->nr_bins)
+		return 0;
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		const char *name = st->units[u].key + 2;
+		size_t len = strlen(name);
+		int deeper = 0;
+
+		if (st->units[u].key[0] != 's' || st->units[u].retired || host_bin(h, name))
+			continue;
+		for (uint32_t b = 0; b < h->nr_bins; b++) {
+			const char *bn = h->bins[b].name;
+			int64_t d;
+
+			if (!bn || strncmp(bn, name, len) || strncmp(bn + len, " <- ", 4))
+				continue;
+			snprintf(key, sizeof(key), "s:%s", bn);
+			d = unit_get(st, key);
+			if (d < 0)
+				return AMEBA_ENOMEM;
+			if (!st->units[d].apart)
+				st->units[d].apart_plan = st->nr_plans + 1;
+			st->units[d].apart = 1;
+			deeper = 1;
+		}
+		if (deeper && !st->units[u].found)
+			st->units[u].retired = 1;
+	}
+	return 0;
+}
+
 /* Maps the host's objects to units and collects every unit's ranges. */
 static int units_refresh(struct nway *st)
 {
@@ -434,15 +616,25 @@ static int units_refresh(struct nway *st)
 			un->hi = un->obj.end;
 		}
 	}
+	if (units_stale(st))
+		return AMEBA_ENOMEM;
+	st->kinds_apart = 0;
+	if (st->use_bins)
+		for (uint32_t b = 0; b < h->nr_bins; b++)
+			st->kinds_apart |= h->bins[b].kind == AMEBA_OBJ_STACK ||
+					   h->bins[b].kind == AMEBA_OBJ_TLS;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
 		const struct ameba_object *o = &h->objects[i];
+		int kind_bin = st->kinds_apart && (o->kind == AMEBA_OBJ_STACK || o->kind == AMEBA_OBJ_TLS);
 		struct unit *un;
 		int64_t u;
 
 		st->obj_unit[i] = 0;
 		if (!obj_usable(o))
 			continue;
-		if (is_site_kind(o))
+		if (kind_bin)
+			snprintf(key, sizeof(key), "k:%s", o->kind == AMEBA_OBJ_STACK ? "[stack]" : "[tls]");
+		else if (is_site_kind(o))
 			snprintf(key, sizeof(key), "s:%s", o->site);
 		else
 			snprintf(key, sizeof(key), "o:%llu", (unsigned long long)o->id);
@@ -450,6 +642,15 @@ static int units_refresh(struct nway *st)
 		if (u < 0)
 			return AMEBA_ENOMEM;
 		un = &st->units[u];
+		if (un->retired)
+			continue;	/* a stale label: its blocks are its deeper bins' */
+		if (kind_bin || un->apart) {
+			/* apart: counted for the unit, in no span */
+			un->apart = 1;
+			un->nr_live++;
+			un->live_bytes += o->sz_bytes ? o->sz_bytes : o->end - o->start;
+			continue;
+		}
 		st->obj_unit[i] = (uint32_t)u + 1;
 		if (!un->nr_live) {
 			un->lo = o->start;
@@ -463,12 +664,19 @@ static int units_refresh(struct nway *st)
 		if (!merges(st, i))
 			un->nr_ranges++;
 	}
+	if (units_apart(st))
+		return AMEBA_ENOMEM;
 	/* offsets into the unit range table (st->ranges is rebuilt per plan:
 	 * the unit table goes first) */
 	st->nr_ranges = 0;
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
 
+		if (un->apart) {
+			un->range_off = total;
+			un->nr_ranges = 0;
+			continue;
+		}
 		/*
 		 * A site with several blocks: its bin, resolved by the monitor
 		 * per access, counts every block whole (new ones too) for no
@@ -544,8 +752,26 @@ static int unit_describe(struct nway *st, uint32_t u)
 
 	if (un->is_line || !un->nr_live)
 		return 0;
-	o = h->objects[un->obj_first];
-	if (un->key[0] == 's' && un->nr_live > 1) {
+	if (un->apart) {
+		/* by its bin: the oracle's bin, named as the host names it now */
+		memset(&o, 0, sizeof(o));
+		o.kind = un->key[0] == 'k' ? (un->key[3] == 's' ? AMEBA_OBJ_STACK : AMEBA_OBJ_TLS) :
+			 AMEBA_OBJ_BIN;
+		o.name = un->key + 2;
+		o.site = o.kind == AMEBA_OBJ_BIN ? o.name : NULL;
+		/* a kind bin has no count of its own: its live blocks' */
+		o.sz_bytes = un->bin_bytes ? un->bin_bytes : un->live_bytes;
+		o.nr_blocks = un->bin_blocks ? (uint32_t)un->bin_blocks : un->nr_live;
+		o.live = 1;
+		for (uint32_t b = 0; b < h->nr_bins; b++)
+			if (h->bins[b].name && !strcmp(h->bins[b].name, o.name)) {
+				o.id = h->bins[b].id;
+				break;
+			}
+	} else {
+		o = h->objects[un->obj_first];
+	}
+	if (!un->apart && un->key[0] == 's' && un->nr_live > 1) {
 		memset(&o, 0, sizeof(o));
 		o.kind = AMEBA_OBJ_BIN;
 		o.name = h->objects[un->obj_first].site;
@@ -786,6 +1012,58 @@ static void q_compact(struct search *s)
 	qsort(s->q, s->nr_q, sizeof(*s->q), cmp_share);
 }
 
+/*
+ * Puts the units apart that search s never queued into its apart set (a
+ * new one when it has none left): measured as is next, then split by unit
+ * as any set. A unit queued once and dropped (it counted nothing) is not
+ * queued again: a site freed long ago would be measured for ever.
+ */
+static int search_apart(struct nway *st, struct search *s)
+{
+	uint64_t bit = 1ull << ((uint32_t)(s - st->searches) % 64);
+	struct region *ap = NULL, r;
+	uint32_t nr = 0;
+
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		struct unit *un = &st->units[u];
+
+		if (!un->apart || un->retired || un->found || (un->queued & bit) || !un->bin ||
+		    un->owner)
+			continue;
+		if (!ap) {
+			for (uint32_t i = 0; i < s->nr_q && !ap; i++)
+				if (s->q[i].apart && s->q[i].kind == R_SET && !s->q[i].dead)
+					ap = &s->q[i];
+			if (!ap) {
+				memset(&r, 0, sizeof(r));
+				r.kind = R_SET;
+				r.apart = 1;
+				r.start = UINTPTR_MAX;	/* ties: after the spans */
+				r.share = 1.0 / st->n;
+				if (q_push(s, &r))
+					return AMEBA_ENOMEM;
+				ap = &s->q[s->nr_q - 1];
+			}
+		}
+		if (grow_array((void **)&ap->set, &nr, ap->nr_set + 1, sizeof(*ap->set)))
+			return AMEBA_ENOMEM;
+		ap->set[ap->nr_set++] = u;
+		un->queued |= bit;
+		ap->fresh = 1;
+		ap->nr_meas = 0;
+		ap->sum_v = ap->sum_t = 0;
+		ap->protect = 0;	/* quiet when first measured: dropped */
+		un->owner = (uint32_t)(ap - s->q) + 1;
+	}
+	/* one unit: a unit region */
+	if (ap && ap->nr_set == 1) {
+		ap->kind = R_UNIT;
+		ap->unit = ap->set[0];
+		region_free(ap);
+	}
+	return 0;
+}
+
 /* The initial n regions: the hull of all objects in n equal parts. */
 static int search_init(struct nway *st, struct search *s)
 {
@@ -798,6 +1076,8 @@ static int search_init(struct nway *st, struct search *s)
 			hi = h->objects[i].end > hi ? h->objects[i].end : hi;
 		}
 	s->started = 1;
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		st->units[u].queued &= ~(1ull << ((uint32_t)(s - st->searches) % 64));
 	if (lo >= hi) {
 		lo = 0;
 		hi = UINTPTR_MAX;
@@ -825,7 +1105,7 @@ static int search_init(struct nway *st, struct search *s)
 			return AMEBA_ENOMEM;
 		prev = b;
 	}
-	return 0;
+	return search_apart(st, s);
 }
 
 /*
@@ -845,10 +1125,23 @@ static int search_resolve(struct nway *st, struct search *s)
 		if (r->kind != R_UNIT)
 			continue;
 		if (st->units[r->unit].found || !st->units[r->unit].nr_live ||
-		    st->units[r->unit].owner)
+		    st->units[r->unit].owner) {
 			r->dead = 1;
-		else
-			st->units[r->unit].owner = i + 1;
+			continue;
+		}
+		st->units[r->unit].owner = i + 1;
+		if (st->units[r->unit].apart_plan == st->nr_plans + 1 && r->nr_meas + r->zero_streak) {
+			/* measured on its few live blocks' ranges until now, by
+			 * its bin from now on: the old estimate says nothing
+			 * (wl_thread_churn's scratch buffers: 0.35% on 4
+			 * blocks, 69% by bin); measured again first */
+			r->fresh = 1;
+			r->nr_meas = 0;
+			r->sum_v = r->sum_t = 0;
+			r->zero_streak = 0;
+			r->zero_ns = 0;
+			r->share = r->share > 1.0 / st->n ? r->share : 1.0 / st->n;
+		}
 	}
 	for (uint32_t i = 0; i < s->nr_q; i++) {
 		struct region *r = &s->q[i];
@@ -921,6 +1214,8 @@ static int search_resolve(struct nway *st, struct search *s)
 			r->nr_set = k;
 		}
 	}
+	if (search_apart(st, s))
+		return AMEBA_ENOMEM;
 	q_compact(s);
 	/* names for the progress line and the contexts, while the tables are valid */
 	for (uint32_t i = 0; i < s->nr_q; i++)
@@ -1388,6 +1683,92 @@ static void window_restart(struct nway *st)
 	}
 }
 
+/*
+ * A found site whose name a later site deepened ("allocate@new_allocator.h:137"
+ * became "... <- make_a@x.cpp:3" and "... <- make_b@x.cpp:9": two bins, as
+ * the oracle names them at exit) is replaced by one found entry per bin it
+ * became, each measured by its own bin and named by it. The figures under
+ * the old name were the sum of the bins: each new entry starts its own
+ * window (as the found objects of a rescan do).
+ */
+static int found_deepen(struct nway *st)
+{
+	const struct ameba_host *h = st->host;
+	char key[4200];
+	int changed = 0;
+
+	if (!st->use_bins || !h->nr_bins)
+		return 0;
+	for (uint32_t f = 0; f < st->nr_found; f++) {
+		struct unit *un = &st->units[st->found[f].unit];
+		const char *name = un->key + 2;
+		size_t len = strlen(name);
+		uint32_t nr = 0, old = st->found[f].unit;
+
+		if (un->key[0] != 's' || host_bin(h, name))
+			continue;
+		for (uint32_t b = 0; b < h->nr_bins; b++) {
+			const char *bn = h->bins[b].name;
+			struct found *fd;
+			int64_t u;
+
+			if (!bn || strncmp(bn, name, len) || strncmp(bn + len, " <- ", 4))
+				continue;
+			snprintf(key, sizeof(key), "s:%s", bn);
+			u = unit_get(st, key);
+			if (u < 0)
+				return AMEBA_ENOMEM;
+			un = &st->units[old];	/* units may have moved */
+			if (st->units[u].found)
+				continue;
+			if (nr++ == 0) {
+				fd = &st->found[f];
+			} else {
+				struct found tmp = st->found[f];
+
+				if (grow_array((void **)&st->found, &st->cap_found, st->nr_found + 1,
+					       sizeof(*st->found)))
+					return AMEBA_ENOMEM;
+				fd = &st->found[st->nr_found++];
+				*fd = tmp;
+				for (uint32_t k = 0; k < st->nr_metrics; k++) {
+					int m = st->metrics[k];
+
+					fd->pt[m] = fd->program_pt[m] = NULL;
+					if (st->nr_threads_cap &&
+					    (strategy_grow_pt(&fd->pt[m], 0, st->nr_threads_cap) ||
+					     strategy_grow_pt(&fd->program_pt[m], 0, st->nr_threads_cap)))
+						return AMEBA_ENOMEM;
+				}
+			}
+			fd->unit = (uint32_t)u;
+			/* the old name's figures were the sum: start again */
+			memset(fd->values, 0, sizeof(fd->values));
+			memset(fd->program, 0, sizeof(fd->program));
+			for (uint32_t k = 0; k < st->nr_metrics; k++) {
+				int m = st->metrics[k];
+
+				if (fd->pt[m])
+					memset(fd->pt[m], 0, st->nr_threads_cap * sizeof(*fd->pt[m]));
+				if (fd->program_pt[m])
+					memset(fd->program_pt[m], 0,
+					       st->nr_threads_cap * sizeof(*fd->program_pt[m]));
+			}
+			fd->window_ns = 0;
+			/* the common window restarts with a mark (window_restart) */
+			fd->measuring = 0;
+			fd->search_v /= 2;	/* no better split known */
+			fd->search_share /= 2;
+			st->units[u].found = 1;
+			st->units[old].found = 0;
+			st->units[old].retired = 1;
+			st->host->log(st->host, "found %s: the site is now the bin %s", name, bn);
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
 static int nway_plan(void *state, struct ameba_experiment *exp)
 {
 	struct nway *st = state;
@@ -1401,6 +1782,17 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 	rc = units_refresh(st);
 	if (rc)
 		return rc;
+	rc = found_deepen(st);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		/* the deeper units' bins, ranges and names */
+		rc = units_refresh(st);
+		for (uint32_t f = 0; !rc && f < st->nr_found; f++)
+			rc = unit_describe(st, st->found[f].unit);
+		if (rc)
+			return rc;
+	}
 	if (st->per_thread) {
 		int all_done = st->nr_searches > 0;
 
@@ -1527,6 +1919,35 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		for (uint32_t i = 0; i < st->nr_counters; i++)
 			st->cbins[i].names = st->bnames + (uintptr_t)st->cbins[i].names;
 		exp->counter_bins = st->cbins;
+	}
+	/* every ranged counter leaves out the blocks of the units apart, which
+	 * their own bins count: so a freed block's address in a searched span
+	 * (or reused by a listed object) does not count twice (Notes) */
+	if (st->nr_xnames) {
+		uint32_t nr_ranged = 0, keep = 0;
+		uint64_t bytes = 0;
+
+		if (grow_array((void **)&st->cexcept, &st->cap_cexcept, st->nr_counters + 1,
+			       sizeof(*st->cexcept)))
+			return AMEBA_ENOMEM;
+		for (uint32_t i = 0; i < st->nr_counters; i++)
+			nr_ranged += st->counters[i].nr_ranges > 0;
+		/*
+		 * The lists go with every ranged counter in one request under
+		 * the monitor's 1 MiB: at most EXCEPT_BYTES of names in all.
+		 * Beyond, the first units apart keep theirs (the kind bins and
+		 * the sites found apart earliest); the rest, sites of freed
+		 * blocks by the hundred, may count twice where a span holds
+		 * their old addresses.
+		 */
+		while (keep < st->nr_xnames &&
+		       (bytes + strlen(st->xnames[keep]) + 4) * nr_ranged <= EXCEPT_BYTES)
+			bytes += strlen(st->xnames[keep++]) + 4;
+		for (uint32_t i = 0; i < st->nr_counters; i++) {
+			st->cexcept[i].nr = st->counters[i].nr_ranges ? keep : 0;
+			st->cexcept[i].names = st->xnames;
+		}
+		exp->counter_except = keep ? st->cexcept : NULL;
 	}
 	exp->interval_ms = interval;
 	if (st->mark_now) {
@@ -2061,6 +2482,8 @@ static void nway_destroy(void *state)
 	free(st->ranges);
 	free(st->counters);
 	free(st->cbins);
+	free(st->xnames);
+	free(st->cexcept);
 	free(st->bnames);
 	free(st->ctxs);
 	free(st->prov_objs);

@@ -113,7 +113,12 @@ struct ameba_host {
 	/* Objects sorted by start address, non-overlapping (bins not included). */
 	const struct ameba_object *objects;
 	uint32_t nr_objects;
-	/* Site bins. */
+	/*
+	 * Site bins: every allocation site seen so far, with blocks alive or
+	 * not (nr_blocks: blocks ever allocated), then, when the host measures
+	 * them, the kind bins "[stack]" (kind AMEBA_OBJ_STACK) and "[tls]"
+	 * (AMEBA_OBJ_TLS; site NULL): every thread's stack or TLS block.
+	 */
 	const struct ameba_object *bins;
 	uint32_t nr_bins;
 	const struct ameba_thread *threads;
@@ -193,6 +198,17 @@ struct ameba_experiment {
 	 * fails.
 	 */
 	const char *mark;
+	/*
+	 * Appended (ABI 1, compatible growth): NULL, or [nr_counters]: bins
+	 * whose blocks counter i's ranges do not count (site bins by name, or
+	 * the host's "[stack]" / "[tls]" bins: every thread's stack or TLS
+	 * block). An address search that measures some units by bin measures
+	 * the rest of the address space with these, so that an address range
+	 * holding a block of such a unit (also a freed one's address, reused)
+	 * does not count its accesses a second time. Only for counters with
+	 * ranges.
+	 */
+	const struct ameba_counter_bins *counter_except;
 };
 
 struct ameba_sample {

@@ -231,10 +231,17 @@ static int f_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t
 		f->cond_nr_ranges[i] = c[i].nr_ranges;
 		f->first_start[i] = c[i].nr_ranges ? c[i].ranges[0].start : 0;
 		for (uint32_t j = 0; j < c[i].nr_bins; j++)
-			if (c[i].bins[j] >= f_nr_bins(f))
+			if (c[i].bins[j] >= f_nr_bins(f) && c[i].bins[j] != MRI_BIN_STACK &&
+			    c[i].bins[j] != MRI_BIN_TLS)
 				abort();	/* the dispatcher resolved the names */
+		for (uint32_t j = 0; j < c[i].nr_except; j++)
+			if (c[i].except[j] >= f_nr_bins(f) && c[i].except[j] != MRI_BIN_STACK &&
+			    c[i].except[j] != MRI_BIN_TLS)
+				abort();
 		f->cond_nr_bins[i] = c[i].nr_bins;
 		f->cond_first_bin[i] = c[i].nr_bins ? c[i].bins[0] : UINT32_MAX;
+		f->cond_nr_except[i] = c[i].nr_except;
+		f->cond_first_except[i] = c[i].nr_except ? c[i].except[0] : UINT32_MAX;
 	}
 	if (total_ranges > MRI_MAX_RANGES)
 		abort();

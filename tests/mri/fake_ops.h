@@ -45,6 +45,8 @@ struct fake_mon {
 	uint64_t first_start[FAKE_MAX_COND];	/* start of the first range, for checks */
 	uint32_t cond_nr_bins[FAKE_MAX_COND];
 	uint32_t cond_first_bin[FAKE_MAX_COND];	/* id of the first bin, for checks */
+	uint32_t cond_nr_except[FAKE_MAX_COND];
+	uint32_t cond_first_except[FAKE_MAX_COND];
 	uint64_t ticks;			/* counter growth since arming */
 	int sample_metric;
 	uint64_t sample_period;		/* 0 = no stream */

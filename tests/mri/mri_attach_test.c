@@ -259,6 +259,56 @@ static void check_listing(struct mri_session *s)
 	CHECK(have_stack);
 }
 
+/*
+ * The bins: every site seen, also one whose blocks were all freed before the
+ * client listed (make_scratch: 3 blocks of 256 bytes, no live object), then
+ * the kind bins [stack] and [tls], last.
+ */
+static void check_bins(struct mri_session *s)
+{
+	struct mri_bin page[64];
+	struct mri_object_query q = { .live_only = 1 };
+	struct mri_object o[4];
+	uint32_t cursor = 0, nr = 0, ocursor = 0;
+	int scratch = -1, table = -1, stack = -1, tls = -1, n;
+	char scratch_name[128] = "";
+
+	while (cursor != MRI_END && nr < 64) {
+		n = mri_bins(s, &cursor, page + nr, 64 - nr);
+		CHECK(n > 0);
+		if (n <= 0)
+			break;
+		nr += (uint32_t)n;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		const char *name = page[i].name ? page[i].name : "";
+
+		if (!strncmp(name, "make_scratch@mri_target.c:", 26)) {
+			scratch = (int)i;
+			snprintf(scratch_name, sizeof(scratch_name), "%s", name);
+		}
+		table = !strncmp(name, "make_table@mri_target.c:", 24) ? (int)i : table;
+		stack = !strcmp(name, "[stack]") ? (int)i : stack;
+		tls = !strcmp(name, "[tls]") ? (int)i : tls;
+	}
+	CHECK(scratch >= 0 && table >= 0);
+	CHECK(stack >= 0 && stack == (int)nr - 2);
+	CHECK(tls >= 0 && tls == (int)nr - 1);
+	if (scratch >= 0) {
+		CHECK_EQ_U64(page[scratch].nr_objects, 3);
+		CHECK_EQ_U64(page[scratch].sz_bytes, 3 * 256);
+		/* listed as a bin, though no live object has its name */
+		int live = 0;
+
+		q.name = scratch_name;
+		while (ocursor != MRI_END && (n = mri_objects(s, &q, &ocursor, o, 4)) >= 0)
+			live += n;
+		CHECK_EQ_U64(live, 0);
+	}
+	if (table >= 0)
+		CHECK_EQ_U64(page[table].nr_objects, 1);
+}
+
 static void check_threads(struct mri_session *s, pid_t pid)
 {
 	struct mri_thread_info t[8];
@@ -309,6 +359,7 @@ static void scenario_count(const char *instr, const char *native)
 	CHECK(pi.program && strstr(pi.program, "mri_target"));
 	check_threads(s, t.pid);
 	check_listing(s);
+	check_bins(s);
 	id_a = object_id(s, "work_a");
 	id_b = object_id(s, "work_b");
 

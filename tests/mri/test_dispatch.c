@@ -248,6 +248,9 @@ static const struct bad bad[] = {
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[]}]}", AMEBA_EINVAL, "counters[0]: an empty \"ranges\"/\"objects\" list counts nothing", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[\"make@a.c:1\",\"nope@x.c:9\"]}]}", AMEBA_ENOENT, "counters[0].bins[1]: no bin named \"nope@x.c:9\" (the target has 2; list them with the bins op", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[]}]}", AMEBA_EINVAL, "counters[0].bins: an empty list counts nothing", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"except\":[\"[tls]\"]}]}", AMEBA_EINVAL, "counters[0].except: takes blocks out of the counter's ranges and objects, and this counter has none", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[[\"0x1\",\"0x2\"]],\"except\":[\"nope@x.c:9\"]}]}", AMEBA_ENOENT, "counters[0].except[0]: no bin named \"nope@x.c:9\"", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"ranges\":[[\"0x1\",\"0x2\"]],\"except\":[]}]}", AMEBA_EINVAL, "counters[0].except: an empty list excepts nothing", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":[0]}]}", AMEBA_EINVAL, "counters[0].bins[0]: 0 is not a string", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"bins\":\"make@a.c:1\"}]}", AMEBA_EINVAL, "counters[0].bins: \"make@a.c:1\" is not an array", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\",\"objects\":[99]}]}", AMEBA_ENOENT, "counters[0].objects[0]: no object 99 (the target has 11", 3 },
@@ -434,8 +437,19 @@ static void test_discovery(void)
 	cJSON_Delete(root);
 
 	r = ok(__LINE__, "{\"v\":1,\"id\":8,\"op\":\"bins\"}", &root);
-	CHECK(mri_json_count(mri_json_get(r, "bins")) == 2);
+	/* the two site bins, then the kind bins */
+	CHECK(mri_json_count(mri_json_get(r, "bins")) == 4);
 	CHECK_STR(str(mri_json_get(item(mri_json_get(r, "bins"), 1), "name")), "grow@b.c:2");
+	CHECK_STR(str(mri_json_get(item(mri_json_get(r, "bins"), 2), "name")), "[stack]");
+	CHECK_STR(str(mri_json_get(item(mri_json_get(r, "bins"), 3), "name")), "[tls]");
+	CHECK(num(mri_json_get(item(mri_json_get(r, "bins"), 3), "id")) == 3);
+	CHECK(num(mri_json_get(r, "nr_total")) == 4);
+	CHECK(mri_json_type(mri_json_get(r, "next_offset")) == cJSON_NULL);
+	cJSON_Delete(root);
+	r = ok(__LINE__, "{\"v\":1,\"id\":8,\"op\":\"bins\",\"offset\":1,\"limit\":2}", &root);
+	CHECK(mri_json_count(mri_json_get(r, "bins")) == 2);
+	CHECK_STR(str(mri_json_get(item(mri_json_get(r, "bins"), 1), "name")), "[stack]");
+	CHECK(num(mri_json_get(r, "next_offset")) == 3);
 	cJSON_Delete(root);
 
 	r = ok(__LINE__, "{\"v\":1,\"id\":9,\"op\":\"regions\"}", &root);
@@ -633,11 +647,26 @@ static void test_experiment(void)
 	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":103}", &root);
 	cJSON_Delete(root);
 	f.deep_bins = 0;
+	/* Kind bins and exceptions: the ranges of counter 0 leave out every
+	 * TLS block and the blocks of grow@b.c:2; counter 1 counts every stack. */
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"start\",\"counters\":["
+	       "{\"metric\":\"reads\",\"ranges\":[[\"0x1\",\"0x2\"]],\"except\":[\"[tls]\",\"grow@b.c:2\"]},"
+	       "{\"metric\":\"reads\",\"bins\":[\"[stack]\"]}]}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 104);
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.cond_nr_except[0], 2);
+	CHECK_EQ_U64(f.cond_first_except[0], MRI_BIN_TLS);
+	CHECK_EQ_U64(f.cond_nr_bins[0], 0);
+	CHECK_EQ_U64(f.cond_nr_bins[1], 1);
+	CHECK_EQ_U64(f.cond_first_bin[1], MRI_BIN_STACK);
+	CHECK_EQ_U64(f.cond_nr_except[1], 0);
+	r = ok(__LINE__, "{\"v\":1,\"id\":11,\"op\":\"stop\",\"experiment\":104}", &root);
+	cJSON_Delete(root);
 
 	/* A second experiment, then the session ends without detach: the
 	 * monitor goes back to dormant all the same. */
 	r = ok(__LINE__, "{\"v\":1,\"id\":12,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\"}]}", &root);
-	CHECK(num(mri_json_get(r, "experiment")) == 104);
+	CHECK(num(mri_json_get(r, "experiment")) == 105);
 	cJSON_Delete(root);
 	mri_disp_end(d);
 	CHECK(!f.attached && f.nr_detach == 1 && f.gen == 0 && f.sample_period == 0);

@@ -11,6 +11,12 @@
 #                             for all objects (after the rescan), shares that
 #                             add up to <= 1, each within 0.5 points of the
 #                             oracle over the same window (exit - mark)
+#   strategy_nway_churn       ... on wl_thread_churn returns the scratch
+#                             buffers' site and [tls] (units apart from the
+#                             address space), shares near the oracle's
+#   strategy_nway_cxx_names   ... on wl_cxx names what it returns as the
+#                             oracle's bins at exit (a site deepened after
+#                             it was listed) and returns every bin >= 10%
 add_executable(test_nway ${AMEBA_FRAGMENT_DIR}/test_nway.c)
 target_include_directories(test_nway PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/include)
 target_compile_definitions(test_nway PRIVATE _GNU_SOURCE)
@@ -27,3 +33,10 @@ set_tests_properties(strategy_nway_hot_arrays PROPERTIES LABELS "strategy;e2e" T
 add_test(NAME strategy_nway_window
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_window_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
 set_tests_properties(strategy_nway_window PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+add_test(NAME strategy_nway_churn
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_churn_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_nway_churn PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+
+add_test(NAME strategy_nway_cxx_names
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_cxx_names.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_nway_cxx_names PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)

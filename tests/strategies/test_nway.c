@@ -33,6 +33,7 @@ struct wobj {
 	double rate[MAX_THREADS];	/* l1d_miss per ms */
 	uint32_t period_ms, on_from_ms, on_to_ms;	/* phases; period 0 = always */
 	double rate_off;		/* thread 0's rate outside the phase (0: quiet) */
+	int hidden;			/* freed before every listing: not in host->objects */
 };
 
 struct world {
@@ -45,6 +46,8 @@ struct world {
 	uint32_t max_counters;		/* largest experiment seen */
 	uint32_t max_interval_ms;
 	int with_bins;			/* the host lists the heap sites as bins */
+	int with_kinds;			/* ... and the kind bins [stack] and [tls] */
+	uint32_t nr_except_counters;	/* ranged counters leaving bins out */
 	uint32_t nr_bin_counters;	/* counters with a bin where-set, all experiments */
 	uint32_t max_ranges;		/* most ranges in one experiment */
 	char marks[8][24];		/* exp->mark of the experiments that asked for one */
@@ -105,16 +108,31 @@ static double active_ms(const struct wobj *o, uint64_t t0, uint64_t len)
 
 /* The share of o a counter covers: its bins take their blocks whole (the
  * monitor resolves them per access), its ranges what they overlap. */
+static const char *kind_bin(const struct ameba_object *o)
+{
+	return o->kind == AMEBA_OBJ_TLS ? "[tls]" : o->kind == AMEBA_OBJ_STACK ? "[stack]" : NULL;
+}
+
+static int bins_name(const struct ameba_counter_bins *cb, const struct ameba_object *o)
+{
+	for (uint32_t b = 0; cb && b < cb->nr; b++)
+		if ((o->site && !strcmp(cb->names[b], o->site)) ||
+		    (kind_bin(o) && !strcmp(cb->names[b], kind_bin(o))))
+			return 1;
+	return 0;
+}
+
 static double coverage(const struct ameba_counter *c, const struct ameba_counter_bins *cb,
-		       const struct ameba_object *o)
+		       const struct ameba_counter_bins *ex, const struct ameba_object *o)
 {
 	double bytes = 0, size = (double)(o->end - o->start);
 
-	for (uint32_t b = 0; cb && o->site && b < cb->nr; b++)
-		if (!strcmp(cb->names[b], o->site))
-			return 1;
+	if (bins_name(cb, o))
+		return 1;
 	if (cb && cb->nr && !c->nr_ranges)
 		return 0;
+	if (c->nr_ranges && bins_name(ex, o))
+		return 0;	/* the ranges leave the bin's blocks out */
 	if (!c->nr_ranges)
 		return 1;
 	for (uint32_t r = 0; r < c->nr_ranges; r++) {
@@ -174,7 +192,8 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 				values[k] = eq + 1;
 	}
 	for (uint32_t i = 0; i < w->nr; i++)
-		r->flat[i] = w->objs[i].o;
+		if (!w->objs[i].hidden)
+			r->flat[r->host.nr_objects++] = w->objs[i].o;
 	for (uint32_t t = 0; t < w->nr_threads; t++) {
 		r->threads[t].id = t;
 		r->threads[t].tid = 100 + (int32_t)t;
@@ -182,20 +201,33 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 	r->host.abi_version = AMEBA_PLUGIN_ABI_VERSION;
 	r->host.struct_size = sizeof(r->host);
 	r->host.objects = r->flat;
-	r->host.nr_objects = w->nr;
 	for (uint32_t i = 0; w->with_bins && i < w->nr; i++) {
 		const char *site = w->objs[i].o.site;
 		uint32_t b = 0;
 
 		while (site && b < r->host.nr_bins && strcmp(r->bins[b].name, site))
 			b++;
-		if (!site || b < r->host.nr_bins)
+		if (!site)
 			continue;
+		if (b < r->host.nr_bins) {
+			r->bins[b].nr_blocks += w->objs[i].hidden;
+			continue;
+		}
 		r->bins[b].id = b;
 		r->bins[b].kind = AMEBA_OBJ_BIN;
 		r->bins[b].name = site;
 		r->bins[b].site = site;
+		/* blocks ever allocated: counted for the hidden (freed) ones only,
+		 * so that sites of live blocks keep their old role in the tests */
+		r->bins[b].nr_blocks = (uint32_t)w->objs[i].hidden;
 		r->host.nr_bins++;
+	}
+	for (int k = 0; w->with_kinds && k < 2; k++) {
+		struct ameba_object *b = &r->bins[r->host.nr_bins];
+
+		b->id = r->host.nr_bins++;
+		b->kind = k ? AMEBA_OBJ_TLS : AMEBA_OBJ_STACK;
+		b->name = k ? "[tls]" : "[stack]";
 	}
 	r->host.bins = r->bins;
 	r->host.threads = r->threads;
@@ -241,6 +273,10 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 			for (uint32_t i = 0; i < exp.nr_counters; i++) {
 				nr_r += exp.counters[i].nr_ranges;
 				w->nr_bin_counters += exp.counter_bins && exp.counter_bins[i].nr;
+				w->nr_except_counters += exp.counter_except && exp.counter_except[i].nr;
+				/* exceptions only on counters with ranges */
+				CHECK(!exp.counter_except || !exp.counter_except[i].nr ||
+				      exp.counters[i].nr_ranges);
 			}
 			if (nr_r > w->max_ranges)
 				w->max_ranges = nr_r;
@@ -262,6 +298,8 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 						v += (w->objs[o].rate[t] * on + off) * f *
 						     coverage(c, exp.counter_bins ?
 								 &exp.counter_bins[i] : NULL,
+							      exp.counter_except ?
+								 &exp.counter_except[i] : NULL,
 							      &w->objs[o].o);
 					}
 				pt_store[i][t] = (uint64_t)llround(v);
@@ -828,6 +866,64 @@ static void test_bins(void)
 	run_free(&r);
 }
 
+/*
+ * Units apart (wl_thread_churn in small): the scratch buffers' site (60% of
+ * the misses) and the threads' TLS blocks (10%) are freed before every
+ * listing, so the host lists their bins only; their addresses lie between
+ * two live globals (g 30%, cold 0%), inside the first spans. The search
+ * must find both by bin, and no counter may count them twice: the spans
+ * leave their blocks out (except), so the found shares add up to 100%.
+ */
+static void test_apart(void)
+{
+	static const char *const two[] = { "n=2", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+	double sum = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	w.with_bins = 1;
+	w.with_kinds = 1;
+	add(&w, "g", AMEBA_OBJ_GLOBAL, 0x100000, 0x1000, 30);
+	add(&w, "scratch@churn.c:42", AMEBA_OBJ_HEAP, 0x180000, 0x100, 60);
+	w.objs[w.nr - 1].hidden = 1;
+	add(&w, "[tls T5]", AMEBA_OBJ_TLS, 0x1c0000, 0x40, 10);
+	w.objs[w.nr - 1].hidden = 1;
+	add(&w, "cold", AMEBA_OBJ_GLOBAL, 0x200000, 0x1000, 0);
+	run_world(&r, &w, NULL, 200);
+	CHECK(r.finished);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "scratch@churn.c:42 g [tls]");
+	CHECK_SHARE(&r, "scratch@churn.c:42", 0.6);
+	CHECK_SHARE(&r, "g", 0.3);
+	CHECK_SHARE(&r, "[tls]", 0.1);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++)
+		if (r.ctxs[i].kind == AMEBA_CTX_OBJECT)
+			sum += share_of(&r, r.ctxs[i].object->name);
+	CHECK(fabs(sum - 1) < 1e-9);
+	CHECK(w.nr_except_counters > 0);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++)
+		if (r.ctxs[i].object && !strcmp(r.ctxs[i].object->name, "[tls]"))
+			CHECK(r.ctxs[i].object->kind == AMEBA_OBJ_TLS);
+	run_free(&r);
+
+	/* the 2-way finds the scratch buffers' site first */
+	run_world(&r, &w, two, 200);
+	CHECK(r.finished);
+	CHECK(r.nr_ctxs >= 2 && r.ctxs[1].object);
+	if (r.nr_ctxs >= 2 && r.ctxs[1].object)
+		CHECK_STR(r.ctxs[1].object->name, "scratch@churn.c:42");
+	run_free(&r);
+
+	/* bins=0: no units apart, and the search cannot end at them */
+	w.nr_except_counters = 0;
+	run_world(&r, &w, (const char *const[]){ "bins=0", NULL }, 200);
+	CHECK(share_of(&r, "scratch@churn.c:42") < 0 && share_of(&r, "[tls]") < 0);
+	CHECK_EQ_U64(w.nr_except_counters, 0);
+	run_free(&r);
+}
+
 static void test_params(void)
 {
 	const char *names[] = { "n" }, *values[] = { "1" };
@@ -874,5 +970,6 @@ int main(int argc, char **argv)
 	test_two_way_quiet();
 	test_per_thread();
 	test_bins();
+	test_apart();
 	return check_done();
 }

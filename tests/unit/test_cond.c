@@ -92,6 +92,74 @@ static void test_sites(void)
 	mon_objmap_del_block((uintptr_t)D);
 }
 
+static __thread char T[256] __attribute__((aligned(64)));
+
+/*
+ * Kind where-sets and exceptions. T is this thread's TLS, S a part of its
+ * stack; C holds the interleaved blocks of s1 and s2 as in test_sites:
+ *   counter 0: kinds {tls}                      -> T (4 lines)
+ *   counter 1: kinds {stack, tls}               -> T + S (8)
+ *   counter 2: ranges C, T, S except {s1, tls}  -> s2's blocks + S (16 + 4)
+ *   counter 3: ranges C, T, S                   -> all of them (32 + 8)
+ *   counter 4: ranges C except {s1} + sites {s1} -> C (32): the exception
+ *              leaves the ranges, the site still counts
+ */
+static void test_kinds_except(void)
+{
+	char S[256] __attribute__((aligned(64)));
+	const struct mon_obj *ot = mon_objmap_lookup(NULL, (uintptr_t)T);
+	const struct mon_obj *os = mon_objmap_lookup(NULL, (uintptr_t)S);
+	uint32_t s1 = 1, s2 = 2, ex[1] = { 1 };
+	struct mon_range cts[3] = { { (uintptr_t)C, (uintptr_t)C + sizeof(C) },
+				    { (uintptr_t)T, (uintptr_t)T + sizeof(T) },
+				    { (uintptr_t)S, (uintptr_t)S + sizeof(S) } };
+	struct mon_cond_spec specs[5] = { { 0 } }, bad = { 0 };
+	uint64_t gen, total[5];
+
+	CHECK(ot && ot->kind == MON_OBJ_TLS);
+	CHECK(os && os->kind == MON_OBJ_STACK);
+	for (int i = 0; i < 8; i++)
+		CHECK(mon_objmap_add_block(MON_OBJ_HEAP, (uintptr_t)C + 256 * (uintptr_t)i, 256,
+					   i % 2 ? s2 : s1, 0) != NULL);
+	bad.metric = AMEBA_M_MEM_REF;
+	bad.kinds = 1u << MON_OBJ_HEAP;		/* only stack and TLS are kinds */
+	CHECK(mon_cond_arm(&bad, 1, &gen) == AMEBA_EINVAL);
+	bad.kinds = 0;
+	bad.nr_except_sites = 1;		/* no list */
+	CHECK(mon_cond_arm(&bad, 1, &gen) == AMEBA_EINVAL);
+	for (int i = 0; i < 5; i++)
+		specs[i].metric = AMEBA_M_MEM_REF;
+	specs[0].kinds = 1u << MON_OBJ_TLS;
+	specs[1].kinds = 1u << MON_OBJ_TLS | 1u << MON_OBJ_STACK;
+	specs[2].nr_ranges = 3;
+	specs[2].ranges = cts;
+	specs[2].nr_except_sites = 1;
+	specs[2].except_sites = ex;
+	specs[2].except_kinds = 1u << MON_OBJ_TLS;
+	specs[3].nr_ranges = 3;
+	specs[3].ranges = cts;
+	specs[4].nr_ranges = 1;
+	specs[4].ranges = cts;
+	specs[4].nr_except_sites = 1;
+	specs[4].except_sites = ex;
+	specs[4].nr_sites = 1;
+	specs[4].sites = ex;
+	CHECK(mon_cond_arm(specs, 5, &gen) == 0);
+	touch_lines(C, sizeof(C));
+	touch_lines(T, sizeof(T));
+	touch_lines(S, sizeof(S));
+	touch_lines(A, sizeof(A));		/* a global: none of the kinds */
+	CHECK(mon_cond_read(gen, total, 5, NULL, NULL) == 0);
+	CHECK_EQ_U64(total[0], 4);
+	CHECK_EQ_U64(total[1], 8);
+	CHECK_EQ_U64(total[2], 16 + 4);
+	CHECK_EQ_U64(total[3], 32 + 8);
+	CHECK_EQ_U64(total[4], 32);
+	CHECK(mon_cond_arm(NULL, 0, &gen) == 0);
+	for (int i = 0; i < 8; i++)
+		mon_objmap_del_block((uintptr_t)C + 256 * (uintptr_t)i);
+}
+
 struct job {
 	int reads_a, writes_a, writes_b;
 	pthread_barrier_t *go;
@@ -218,6 +286,7 @@ int main(void)
 	CHECK(mon_cond_armed == 0);
 
 	test_sites();
+	test_kinds_except();
 
 	/* Sample streams: every 7th mem_ref per thread, fixed period. */
 	struct mon_sample smp[512];
