@@ -211,7 +211,7 @@ struct mon_sim *mon_sim_new(const struct mon_sim_geom *g)
 		s->barrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
 	else if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL))
 		s->barrier_cmd = MEMBARRIER_CMD_GLOBAL;
-	if (sim_pages_init(&s->pages) || sim_dir_init(s) || sim_llc_init(s)) {
+	if (sim_pages_init(&s->pages) || sim_dir_init(s) || sim_llc_init(s) || sim_owners_init(s)) {
 		mon_sim_destroy(s);
 		return NULL;
 	}
@@ -245,6 +245,8 @@ void mon_sim_destroy(struct mon_sim *s)
 		sim_dir_fini(s);
 	if (s->pages.map)
 		sim_pages_fini(&s->pages);
+	if (s->own.e)
+		sim_owners_fini(s);
 	sim_unmap(s, sizeof(*s));
 }
 
@@ -309,9 +311,9 @@ err:
 /* Makes every user of c take its lock from now on (see struct mon_sim_core). */
 static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
 {
-	if (__atomic_load_n(&c->shared, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED)
 		return;
-	__atomic_store_n(&c->shared, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&c->shared, SIM_SHARED, __ATOMIC_SEQ_CST);
 	if (s->barrier_cmd)
 		syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
 	/* an access the owner started before it could see `shared` ends */
@@ -334,7 +336,7 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 		if (c) {
 			c->owner_tid = SIM_NO_OWNER;
 			if (!s->barrier_cmd)
-				c->shared = 1;
+				c->shared = SIM_SHARED;
 			__atomic_store_n(&s->core[id], c, __ATOMIC_RELEASE);
 		}
 	}
@@ -389,10 +391,22 @@ static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 		__atomic_store_n(&c->busy, 1, __ATOMIC_RELAXED);
 		__asm__ __volatile__("" ::: "memory");
 		locked = 0;
-		if (sim_unlikely(__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE))) {
+		uint32_t sh = __atomic_load_n(&c->shared, __ATOMIC_ACQUIRE);
+		if (sim_unlikely(sh & SIM_SHARED)) {
+			/* a core that holds this one still takes the lock too */
 			__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 			sim_lock(&c->lock);
 			locked = 1;
+		} else if (sh & SIM_HOLD) {
+			/* another core reads our caches (sim_page_private) */
+			__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+			for (unsigned spins = 0; __atomic_load_n(&c->shared, __ATOMIC_ACQUIRE) & SIM_HOLD;
+			     spins++)
+				if (spins < 256)
+					sim_cpu_relax();
+				else
+					sched_yield();
+			continue;
 		}
 		uint32_t mode = __atomic_load_n(&s->mode, __ATOMIC_ACQUIRE);
 		if (sim_likely(mode != SIM_TRANS)) {
@@ -410,6 +424,58 @@ static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 static inline int core_enter(struct mon_sim_core *c)
 {
 	return sim_core_try_enter(c) ? 0 : core_enter_slow(c);
+}
+
+/*
+ * MULTI mode, before c fetches coherence line cline: 1 when the line's page
+ * is private to c (claimed now when nobody had it), 0 when it is shared.
+ * A page private to another core becomes shared first: c leaves its core
+ * (it holds no other lock here), takes create_lock (one such switch at a
+ * time, so two cores never wait for each other), holds the owner still as
+ * the SOLO -> MULTI switch does (SIM_HOLD, membarrier, its lock), enters
+ * the owner's lines of the page in the directory, marks the page shared
+ * and enters its own core again; returns -1 then: the caller looks at its
+ * caches again. Called inside c's access (c->locked says how it entered).
+ */
+int sim_page_private(struct mon_sim_core *c, uint64_t cline)
+{
+	struct mon_sim *s = c->sim;
+	uint64_t page = sim_own_page(s, cline);
+
+	if (page + 1 == c->own_page)
+		return c->own_priv;
+	uint64_t *e = sim_own_slot(s, page, c->id);
+	uint32_t st = e ? (uint32_t)(__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) : SIM_OWN_SHARED;
+	if (st == c->id + 1 || st == SIM_OWN_SHARED) {
+		c->own_page = page + 1;
+		c->own_priv = st != SIM_OWN_SHARED;
+		return c->own_priv;
+	}
+	sim_core_exit(c, c->locked);
+	sim_lock(&s->create_lock);
+	uint64_t v = __atomic_load_n(e, __ATOMIC_ACQUIRE);
+	st = (uint32_t)(v & 0xff);
+	if (st != SIM_OWN_SHARED) {
+		struct mon_sim_core *o = sim_core_at(s, st - 1);
+		__atomic_fetch_or(&o->shared, SIM_HOLD, __ATOMIC_SEQ_CST);
+		if (s->barrier_cmd)
+			syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
+		/* an access the owner started before it could see SIM_HOLD ends */
+		for (unsigned spins = 0; __atomic_load_n(&o->busy, __ATOMIC_ACQUIRE); spins++)
+			if (spins < 256)
+				sim_cpu_relax();
+			else
+				sched_yield();
+		sim_lock(&o->lock);	/* users of a shared core */
+		sim_dir_register_page(o, page);
+		o->own_page = 0;
+		__atomic_store_n(e, (v & ~(uint64_t)0xff) | SIM_OWN_SHARED, __ATOMIC_RELEASE);
+		sim_unlock(&o->lock);
+		__atomic_fetch_and(&o->shared, ~(uint32_t)SIM_HOLD, __ATOMIC_RELEASE);
+	}
+	sim_unlock(&s->create_lock);
+	c->locked = core_enter(c);
+	return -1;
 }
 
 uint32_t mon_sim_core_id(const struct mon_sim_core *c)
@@ -645,7 +711,7 @@ static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events 
 		});
 	}
 	k->key[i] = 0;
-	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].cookie, ev);
+	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].priv, k->meta[i].cookie, ev);
 }
 
 /* piece_access's w1_known when the caller has not searched the L1 */
@@ -731,7 +797,12 @@ retry:
 		return extra;
 	}
 
-	/* L1 miss */
+	/* L1 miss. In MULTI mode, a miss on a line of a page private to this
+	 * core needs no directory (may first make another core's page shared:
+	 * then look again) */
+	int priv = 1;
+	if (!c->solo && (priv = sim_page_private(c, cline)) < 0)
+		goto retry;
 	ev->l1_miss = 1;
 	int cls = MON_SIM_3C_NONE;
 	uint32_t lvl_cycles;
@@ -775,10 +846,11 @@ retry:
 			i2 = set2 * k->stride + w;
 			if (k->key[i2] && (w2 < 0))
 				evict_coh(c, i2, ev);
-			sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
+			sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
 			k->key[i2] = SIM_KEY(cline) | (uint64_t)f.state;
 			k->meta[i2] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
-							 .dent = f.dent, .track = f.track };
+							 .dent = f.dent, .track = f.track,
+							 .priv = f.priv };
 			sim_touch(k, set2, w, &k->clock);
 			ev->inval_sent += f.inval_sent;
 			ev->nr_wb += f.nr_wb;
@@ -814,11 +886,12 @@ retry:
 		uint64_t i1 = set1 * l1->stride + w;
 		if (l1->key[i1] && w1 < 0)
 			evict_coh(c, i1, ev);
-		sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
+		sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
 		l1->key[i1] = SIM_KEY(cline) | (uint64_t)f.state;
 		l1->meta[i1] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
 						  .dent = f.dent, .dirty = (uint8_t)is_write,
-						  .track = f.track, .shadow = shadow_node };
+						  .track = f.track, .priv = f.priv,
+						  .shadow = shadow_node };
 		sim_touch(l1, set1, w, &l1->clock);
 		ev->inval_sent += f.inval_sent;
 		ev->nr_wb += f.nr_wb;
@@ -940,8 +1013,10 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 			}
 		}
 	}
+	/* access_slow may leave and enter the core again (sim_page_private) */
+	c->locked = locked;
 	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss);
-	sim_core_exit(c, locked);
+	sim_core_exit(c, c->locked);
 	return 1;
 }
 

@@ -55,6 +55,9 @@ struct sim_meta {
 	uint32_t shadow;	/* L1: 3C shadow node hint */
 	uint8_t dirty;		/* written since filled at this level */
 	uint8_t track;		/* publish written words to the directory */
+	uint8_t priv;		/* coherence level: the line's page is private to
+				 * this core (or the core runs solo): no directory
+				 * entry, E/M only */
 };
 
 struct sim_cache {
@@ -393,8 +396,11 @@ struct mon_sim_core {
 	 * (membarrier) and waits for `busy` to clear; from then on all users
 	 * take `lock`. */
 	uint32_t busy __attribute__((aligned(64)));	/* atomic */
-	uint32_t shared;	/* atomic, sticky */
+	uint32_t shared;	/* atomic: SIM_SHARED (sticky) | SIM_HOLD */
 	uint32_t lock;
+	int locked;		/* the current access holds `lock` */
+	uint64_t own_page;	/* memo: last page looked up in the owner table, + 1 */
+	int own_priv;		/* ... and whether it is private to this core */
 	uint32_t owner_tid;	/* under the simulator's create_lock */
 	int solo;		/* this access runs in SIM_SOLO mode */
 	uint64_t home_page;	/* memo: last page placed and its node */
@@ -433,6 +439,11 @@ struct mon_sim_core {
 	uint64_t seen_overflows;
 	uint64_t ring_overflows;	/* atomic, by producers */
 };
+
+/* c->shared: the core is shared by threads (all users lock, for good), or
+ * another core holds it still while it reads the core's caches (a page
+ * becoming shared, see the owner table). */
+enum { SIM_SHARED = 1, SIM_HOLD = 2 };
 
 /* ---- directory (sim_coh.c) ---- */
 #define SIM_DIR_STRIPES 1024
@@ -497,6 +508,22 @@ struct sim_pages {
 	void *map;
 };
 
+/* ---- page owners (sim_coh.c) ----
+ * Open addressing, claimed with a CAS, never deleted: entry (page + 1) << 8
+ * | state, state SIM_OWN_SHARED or the private owner core + 1. A page is
+ * private to the first core that misses on one of its lines in MULTI mode;
+ * the lines of a private page have no directory entry (meta.priv). The
+ * first miss of another core on it registers the owner's lines (the owner
+ * held still) and makes the page shared for good. A page without an entry
+ * within the probe limit is shared. */
+#define SIM_OWN_SHARED 0xffu
+struct sim_owners {
+	uint64_t *e;
+	uint64_t mask;
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+};
+
 struct mon_sim {
 	struct mon_sim_geom g;
 	/* derived once from g */
@@ -509,6 +536,7 @@ struct mon_sim {
 	struct sim_llc *llc;		/* [nr_nodes] or NULL without LLC */
 	struct sim_dir dir;
 	struct sim_pages pages;
+	struct sim_owners own;
 };
 
 /*
@@ -535,6 +563,7 @@ struct sim_fetch {
 	int coh;		/* enum mon_sim_coh */
 	uint32_t dent;
 	uint8_t track;
+	uint8_t priv;		/* no directory entry: solo, or a private page */
 	uint16_t inval_sent;
 	uint16_t nr_wb;
 };
@@ -544,18 +573,27 @@ int sim_dir_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_dir_fini(struct mon_sim *s) SIM_HIDDEN;
 int sim_llc_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_llc_fini(struct mon_sim *s) SIM_HIDDEN;
-void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv, uint64_t wmask,
 		   struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask,
 		    struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
-void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
-		   struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, int priv,
+		   uint32_t cookie, struct mon_sim_events *ev) SIM_HIDDEN;
 void sim_coh_publish(struct mon_sim_core *c, uint32_t dent, uint64_t bits, int first_write) SIM_HIDDEN;
 void sim_drain(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_drain_locked(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev) SIM_HIDDEN;
 void sim_resync(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_dir_verify(struct mon_sim *s, char *err, size_t errlen) SIM_HIDDEN;
 void sim_dir_register(struct mon_sim_core *c) SIM_HIDDEN;
+int sim_owners_init(struct mon_sim *s) SIM_HIDDEN;
+void sim_owners_fini(struct mon_sim *s) SIM_HIDDEN;
+uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN;
+void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
+/* The owner table's page of coherence line `line` */
+static inline uint64_t sim_own_page(const struct mon_sim *s, uint64_t line)
+{
+	return s->page_shift >= s->coh_shift ? line >> (s->page_shift - s->coh_shift) : line;
+}
 
 static inline int sim_ring_ready(const struct sim_ring *r)
 {
@@ -664,12 +702,13 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 	if (sim_unlikely((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I))
 		return 0;
 	struct sim_meta *m = &c->l1.meta[i];
-	/* A write needs M, untracked - or E: E -> M is silent, and while the
-	 * core runs solo without an L2 it is nothing more (write_owned would
-	 * publish nothing: no directory entry, untracked). So a
-	 * read-modify-write takes one slow path, not two. */
+	/* A write needs M, untracked - or E: E -> M is silent, and on a line
+	 * with no directory entry (the core runs solo, or the line's page is
+	 * private to it) without an L2 it is nothing more (write_owned would
+	 * publish nothing). So a read-modify-write takes one slow path, not
+	 * two. */
 	if (is_write && (SIM_ST(key) != SIM_M || m->track) &&
-	    (SIM_ST(key) != SIM_E || !c->solo || c->has_l2 || m->track || m->dent))
+	    (SIM_ST(key) != SIM_E || !m->priv || c->has_l2))
 		return 0;
 	if (!mru) {
 		/* not most recently used yet (the last access's line and page
