@@ -275,6 +275,7 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	for (int j = 0; j < SIM_L0; j++)
 		c->l0.line[j] = UINT64_MAX;
 	c->three_c = g->three_c;
+	c->solo = 1;	/* until a second core exists (mon_sim_core_get) */
 	c->l1_hit_cycles = g->lat.l1_hit;
 	c->has_l2 = g->l2.sz_bytes != 0;
 	c->has_tlb2 = g->tlb2.nr_entries != 0;
@@ -307,6 +308,32 @@ err:
 }
 
 #define SIM_NO_OWNER UINT32_MAX
+
+/*
+ * Holds core c still for another thread, which may then read and change
+ * c's caches: c's owner cannot enter (SIM_HOLD, seen after the membarrier
+ * by an owner that marked itself busy, see struct mon_sim_core), an access
+ * it started before ends, and users of a shared core wait for its lock.
+ * Under create_lock, so that two holders never wait for each other.
+ */
+static void core_hold(struct mon_sim *s, struct mon_sim_core *c)
+{
+	__atomic_fetch_or(&c->shared, SIM_HOLD, __ATOMIC_SEQ_CST);
+	if (s->barrier_cmd)
+		syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
+	for (unsigned spins = 0; __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE); spins++)
+		if (spins < 256)
+			sim_cpu_relax();
+		else
+			sched_yield();
+	sim_lock(&c->lock);	/* users of a shared core */
+}
+
+static void core_release(struct mon_sim_core *c)
+{
+	sim_unlock(&c->lock);
+	__atomic_fetch_and(&c->shared, ~(uint32_t)SIM_HOLD, __ATOMIC_RELEASE);
+}
 
 /* Makes every user of c take its lock from now on (see struct mon_sim_core). */
 static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
@@ -347,20 +374,15 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 			if (i != id && s->core[i])
 				first = s->core[i];
 		if (first) {
-			__atomic_store_n(&s->mode, SIM_TRANS, __ATOMIC_SEQ_CST);
-			if (s->barrier_cmd)
-				syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
-			for (unsigned spins = 0; __atomic_load_n(&first->busy, __ATOMIC_ACQUIRE); spins++)
-				if (spins < 256)
-					sim_cpu_relax();
-				else
-					sched_yield();
-			sim_lock(&first->lock);	/* users of a shared core */
+			core_hold(s, first);
 			sim_dir_register(first);
-			sim_unlock(&first->lock);
+			first->solo = 0;
 			__atomic_store_n(&s->mode, SIM_MULTI, __ATOMIC_RELEASE);
+			core_release(first);
 		}
 	}
+	if (c && c->solo && __atomic_load_n(&s->mode, __ATOMIC_RELAXED) == SIM_MULTI)
+		c->solo = 0;	/* created now, used by no thread yet */
 	if (c) {
 		if (c->owner_tid == SIM_NO_OWNER)
 			c->owner_tid = tid;
@@ -384,7 +406,6 @@ void mon_sim_core_put(struct mon_sim_core *c, uint32_t tid)
 
 static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 {
-	struct mon_sim *s = c->sim;
 	int locked;
 
 	for (;;) {
@@ -408,19 +429,13 @@ static __attribute__((noinline)) int core_enter_slow(struct mon_sim_core *c)
 					sched_yield();
 			continue;
 		}
-		uint32_t mode = __atomic_load_n(&s->mode, __ATOMIC_ACQUIRE);
-		if (sim_likely(mode != SIM_TRANS)) {
-			c->solo = mode == SIM_SOLO;
-			return locked;
-		}
-		sim_core_exit(c, locked);
-		while (__atomic_load_n(&s->mode, __ATOMIC_ACQUIRE) == SIM_TRANS)
-			sim_cpu_relax();
+		return locked;
 	}
 }
 
-/* Brackets every use of c's private state; returns what core_exit needs.
- * Also samples the simulator's mode (waiting out a SOLO -> MULTI switch). */
+/* Brackets every use of c's private state; returns what core_exit needs
+ * (waiting while another core holds c still, e.g. for the SOLO -> MULTI
+ * switch). */
 static inline int core_enter(struct mon_sim_core *c)
 {
 	return sim_core_try_enter(c) ? 0 : core_enter_slow(c);
@@ -457,21 +472,11 @@ int sim_page_private(struct mon_sim_core *c, uint64_t cline)
 	st = (uint32_t)(v & 0xff);
 	if (st != SIM_OWN_SHARED) {
 		struct mon_sim_core *o = sim_core_at(s, st - 1);
-		__atomic_fetch_or(&o->shared, SIM_HOLD, __ATOMIC_SEQ_CST);
-		if (s->barrier_cmd)
-			syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
-		/* an access the owner started before it could see SIM_HOLD ends */
-		for (unsigned spins = 0; __atomic_load_n(&o->busy, __ATOMIC_ACQUIRE); spins++)
-			if (spins < 256)
-				sim_cpu_relax();
-			else
-				sched_yield();
-		sim_lock(&o->lock);	/* users of a shared core */
+		core_hold(s, o);
 		sim_dir_register_page(o, page);
 		o->own_page = 0;
 		__atomic_store_n(e, (v & ~(uint64_t)0xff) | SIM_OWN_SHARED, __ATOMIC_RELEASE);
-		sim_unlock(&o->lock);
-		__atomic_fetch_and(&o->shared, ~(uint32_t)SIM_HOLD, __ATOMIC_RELEASE);
+		core_release(o);
 	}
 	sim_unlock(&s->create_lock);
 	c->locked = core_enter(c);
@@ -973,8 +978,11 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 	int w1_known = SIM_WAY_UNKNOWN;
 	int one_line = line == (addr + size - 1) >> s->l1_shift;
 
-	if (sim_unlikely(!c->solo && (sim_ring_ready(c->ring) ||
-				      __atomic_load_n(&c->resync, __ATOMIC_RELAXED)))) {
+	/* mail cleared with a full barrier before the ring is read: a push
+	 * after that sets it again */
+	if (sim_unlikely(!c->solo && __atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
+	    (__atomic_exchange_n(&c->mail, 0, __ATOMIC_SEQ_CST), 1) &&
+	    (sim_ring_ready(c->ring) || __atomic_load_n(&c->resync, __ATOMIC_ACQUIRE))) {
 		sync_slow(c, ev);
 		ret = 1;	/* sync_slow may have reported inval_recv */
 	}
@@ -1085,9 +1093,8 @@ void mon_sim_after_fork(struct mon_sim *s)
 			c->ring->slot[pos & (SIM_RING_CAP - 1)].seq = pos;
 		c->ring->tail = c->ring->head;
 		c->resync = 1;
+		c->mail = 1;
 	}
-	if (s->mode == SIM_TRANS)
-		s->mode = SIM_MULTI;	/* cannot happen: the switch runs under create_lock */
 }
 
 int mon_sim_page_info(struct mon_sim *s, uintptr_t addr, struct mon_sim_page *out)

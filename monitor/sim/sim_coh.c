@@ -229,12 +229,14 @@ static void ring_push(struct mon_sim *s, uint32_t core, uint64_t msg)
 							__ATOMIC_RELAXED)) {
 				__atomic_store_n(&sl->msg, msg, __ATOMIC_RELAXED);
 				__atomic_store_n(&sl->seq, pos + 1, __ATOMIC_RELEASE);
+				__atomic_store_n(&v->mail, 1, __ATOMIC_RELEASE);
 				return;
 			}
 		} else if (dif < 0) {
 			/* full: the core will reconcile with the directory instead */
 			__atomic_fetch_add(&v->ring_overflows, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&v->resync, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&v->mail, 1, __ATOMIC_RELEASE);
 			return;
 		} else {
 			pos = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);

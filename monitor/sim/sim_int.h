@@ -397,12 +397,16 @@ struct mon_sim_core {
 	 * take `lock`. */
 	uint32_t busy __attribute__((aligned(64)));	/* atomic */
 	uint32_t shared;	/* atomic: SIM_SHARED (sticky) | SIM_HOLD */
+	uint32_t mail;		/* atomic: set by producers after a push to `ring` (or
+				 * setting `resync`), cleared by the core before it
+				 * looks: one load on the hit path */
 	uint32_t lock;
 	int locked;		/* the current access holds `lock` */
 	uint64_t own_page;	/* memo: last page looked up in the owner table, + 1 */
 	int own_priv;		/* ... and whether it is private to this core */
 	uint32_t owner_tid;	/* under the simulator's create_lock */
-	int solo;		/* this access runs in SIM_SOLO mode */
+	int solo;		/* the simulator runs SOLO (set at creation; cleared
+				 * by the SOLO -> MULTI switch with the core held) */
 	uint64_t home_page;	/* memo: last page placed and its node */
 	uint32_t home_node;
 
@@ -532,7 +536,7 @@ struct mon_sim {
 	struct mon_sim_core *core[MON_SIM_MAX_CORES];	/* atomic pointers */
 	uint32_t create_lock;
 	int barrier_cmd;		/* membarrier command, 0: cores always lock */
-	uint32_t mode;			/* atomic: SIM_SOLO / SIM_TRANS / SIM_MULTI */
+	uint32_t mode;			/* SIM_SOLO / SIM_MULTI, under create_lock */
 	struct sim_llc *llc;		/* [nr_nodes] or NULL without LLC */
 	struct sim_dir dir;
 	struct sim_pages pages;
@@ -546,7 +550,7 @@ struct mon_sim {
  * core registers the first core's lines in the directory (TRANS, the first
  * core waits) and switches to MULTI for good.
  */
-enum { SIM_SOLO, SIM_TRANS, SIM_MULTI };
+enum { SIM_SOLO, SIM_MULTI };
 
 static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 {
@@ -653,20 +657,15 @@ static inline void sim_core_exit(struct mon_sim_core *c, int locked)
 }
 
 /* The inline half of core_enter (sim.c): the owner of an unshared core
- * outside a mode switch enters (returns 1, sim_core_exit(c, 0) leaves);
- * otherwise returns 0 having changed nothing, and core_enter_slow starts
- * over. */
+ * that no other core holds still enters (returns 1, sim_core_exit(c, 0)
+ * leaves); otherwise returns 0 having changed nothing, and core_enter_slow
+ * starts over. */
 static inline int sim_core_try_enter(struct mon_sim_core *c)
 {
 	__atomic_store_n(&c->busy, 1, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
-	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE))) {
-		uint32_t mode = __atomic_load_n(&c->sim->mode, __ATOMIC_ACQUIRE);
-		if (sim_likely(mode != SIM_TRANS)) {
-			c->solo = mode == SIM_SOLO;
-			return 1;
-		}
-	}
+	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE)))
+		return 1;
 	__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -769,8 +768,7 @@ static inline __attribute__((always_inline)) int sim_hit(struct mon_sim_core *c,
 	if (sim_unlikely(line != (addr + size - 1) >> shift || !size) ||
 	    sim_unlikely(!sim_core_try_enter(c)))
 		return 0;
-	hit = (c->solo || (!sim_ring_ready(c->ring) &&
-			   !__atomic_load_n(&c->resync, __ATOMIC_RELAXED))) &&
+	hit = (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
 	      sim_l0_hit(c, line, is_write, cookie, 1);
 	sim_core_exit(c, 0);
 	return hit;
