@@ -547,8 +547,8 @@ struct mon_sim {
  * While only one core exists (single-threaded programs, and multithreaded
  * ones before their second thread starts) nothing can be shared: the
  * simulator runs SOLO, without directory or LLC locks. Creating the second
- * core registers the first core's lines in the directory (TRANS, the first
- * core waits) and switches to MULTI for good.
+ * core switches to MULTI for good, holding the first core still while its
+ * lines' pages become private to it (sim_dir_register).
  */
 enum { SIM_SOLO, SIM_MULTI };
 
