@@ -553,13 +553,13 @@ void sim_apply_inv(struct mon_sim_core *c, uint64_t line, struct mon_sim_events 
 		FOR_L1_PIECES(c, line, idx, {
 			if (cookie == MON_SIM_NO_COOKIE)
 				cookie = c->l1.meta[idx].cookie;
-			c->l1.key[idx] = 0;
+			sim_key_drop(&c->l1, idx, 0);
 			c->l1.meta[idx].dirty = 0;
 		});
 	}
 	if (cookie == MON_SIM_NO_COOKIE)
 		cookie = k->meta[i].cookie;
-	k->key[i] = SIM_KEY(line) | SIM_I;	/* keep the tag: coherence-miss detection */
+	sim_key_drop(k, i, SIM_KEY(line) | SIM_I);	/* keep the tag: coherence-miss detection */
 	k->meta[i].dirty = 0;
 	k->meta[i].track = 0;
 	k->meta[i].wpub = 0;
@@ -603,9 +603,9 @@ void sim_drop_line(struct mon_sim_core *c, uint64_t line)
 	int w = sim_find(k, set, line);
 
 	if (w >= 0)
-		k->key[set * k->stride + (uint32_t)w] = 0;
+		sim_key_drop(k, set * k->stride + (uint32_t)w, 0);
 	if (c->has_l2)
-		FOR_L1_PIECES(c, line, idx, { c->l1.key[idx] = 0; });
+		FOR_L1_PIECES(c, line, idx, { sim_key_drop(&c->l1, idx, 0); });
 }
 
 /* ---- the access path ---- */
@@ -726,11 +726,11 @@ static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events 
 		FOR_L1_PIECES(c, line, idx, {
 			if (c->l1.meta[idx].dirty)
 				ev->nr_wb++;	/* L1 -> L2 as the line leaves */
-			c->l1.key[idx] = 0;
+			sim_key_drop(&c->l1, idx, 0);
 			c->l1.meta[idx].dirty = 0;
 		});
 	}
-	k->key[i] = 0;
+	sim_key_drop(k, i, 0);
 	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].priv, k->meta[i].cookie, ev);
 }
 
@@ -1155,6 +1155,24 @@ int mon_sim_verify(struct mon_sim *s, char *err, size_t errlen)
 				if (st2 == SIM_I || (SIM_ST(key) >= SIM_E && st2 < SIM_E)) {
 					snprintf(err, errlen, "core %u: L1 line %#llx state %u, L2 state %u",
 						 id, (unsigned long long)SIM_KEY_LINE(key), SIM_ST(key), st2);
+					return AMEBA_EPROTO;
+				}
+			}
+		}
+		/* LRU stamps rank the ways (sim_victim_in): 0 empty, 1 invalidated */
+		struct sim_cache *ks[2] = { &c->l1, c->has_l2 ? &c->l2 : NULL };
+		for (int n = 0; n < 2; n++) {
+			struct sim_cache *kc = ks[n];
+			if (!kc || kc->repl != MON_SIM_LRU)
+				continue;
+			for (uint64_t i = 0; i < kc->nr_sets * kc->stride; i++) {
+				if (i % kc->stride >= kc->assoc)
+					continue;
+				uint64_t key = kc->key[i], st = kc->key[i + kc->assoc];
+				if (st != (!key ? 0 : SIM_ST(key) == SIM_I ? 1 : st < 2 ? UINT64_MAX : st)) {
+					snprintf(err, errlen, "core %u: %s way %llu key %#llx, stamp %llu",
+						 id, n ? "L2" : "L1", (unsigned long long)i,
+						 (unsigned long long)key, (unsigned long long)st);
 					return AMEBA_EPROTO;
 				}
 			}
