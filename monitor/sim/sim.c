@@ -181,6 +181,7 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t s
 {
 	int j;
 
+#pragma GCC unroll 8
 	for (j = 0; j < SIM_L0; j++)
 		if (c->l0.line[j] == line)
 			break;

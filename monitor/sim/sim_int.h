@@ -89,6 +89,9 @@ static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t lin
 {
 	uint64_t want = SIM_KEY(line);
 
+	/* unrolled: no counter test per way (random kernel: ~7 -> ~4
+	 * instructions per way searched) */
+#pragma GCC unroll 8
 	for (uint32_t w = 0; w < assoc; w++)
 		if ((keys[w] & ~(uint64_t)3) == want)
 			return (int)w;
@@ -701,8 +704,9 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 	if (mru) {
 		i = c->last_i;
 	} else {
-		while (c->l0.line[j] != line)
-			if (++j == SIM_L0)
+#pragma GCC unroll 8
+		for (; c->l0.line[j] != line; j++)
+			if (j == SIM_L0 - 1)
 				return 0;
 		i = c->l0.idx[j];
 	}
