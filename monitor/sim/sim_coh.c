@@ -229,12 +229,14 @@ static void ring_push(struct mon_sim *s, uint32_t core, uint64_t msg)
 							__ATOMIC_RELAXED)) {
 				__atomic_store_n(&sl->msg, msg, __ATOMIC_RELAXED);
 				__atomic_store_n(&sl->seq, pos + 1, __ATOMIC_RELEASE);
+				__atomic_store_n(&v->mail, 1, __ATOMIC_RELEASE);
 				return;
 			}
 		} else if (dif < 0) {
 			/* full: the core will reconcile with the directory instead */
 			__atomic_fetch_add(&v->ring_overflows, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&v->resync, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&v->mail, 1, __ATOMIC_RELEASE);
 			return;
 		} else {
 			pos = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
@@ -345,8 +347,8 @@ void sim_resync(struct mon_sim_core *c, struct mon_sim_events *ev)
 		if (i % k->stride >= k->assoc)
 			continue;	/* replacement state, not a way */
 		uint64_t key = k->key[i];
-		if (!key)
-			continue;
+		if (!key || k->meta[i].priv)
+			continue;	/* private lines have no messages, no entry */
 		uint64_t line = SIM_KEY_LINE(key);
 		struct sim_stripe *st = dir_stripe(&s->dir, dir_bucket(&s->dir, line));
 		sim_lock(&st->lock);
@@ -552,7 +554,7 @@ static void send_invals(struct mon_sim *s, struct sim_stripe *st, struct sim_dno
  * invalidated tag). Read: S (E when nobody else holds it); write: M after
  * invalidating every other copy. Classifies a coherence miss true / false.
  */
-void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv, uint64_t wmask,
 		   struct sim_fetch *f, struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
@@ -566,12 +568,14 @@ void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t
 	f->inval_sent = 0;
 	f->nr_wb = 0;
 	f->track = 0;
-	if (c->solo) {	/* nobody else can hold the line */
+	f->priv = 1;
+	if (c->solo || priv) {	/* nobody else can hold the line */
 		f->state = is_write ? SIM_M : SIM_E;
 		f->dent = 0;
 		f->srv = llc_fetch(c, line, f, ev);
 		return;
 	}
+	f->priv = 0;
 	sim_lock(&st->lock);
 	sim_drain_locked(c, line, ev);
 	if (__atomic_load_n(&c->resync, __ATOMIC_ACQUIRE))
@@ -658,6 +662,7 @@ int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask, struc
 	f->coh = MON_SIM_COH_NONE;
 	f->inval_sent = 0;
 	f->nr_wb = 0;
+	f->priv = 0;
 	sim_lock(&st->lock);
 	int changed = sim_drain_locked(c, line, ev);
 	if (__atomic_load_n(&c->resync, __ATOMIC_ACQUIRE))
@@ -699,8 +704,8 @@ int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask, struc
  * else an invalidated tag; the caller already removed it). A dirty copy
  * that the directory still credits to c is written back.
  */
-void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
-		   struct mon_sim_events *ev)
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, int priv,
+		   uint32_t cookie, struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_dir *d = &s->dir;
@@ -709,7 +714,7 @@ void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, 
 	uint64_t me = 1ull << c->id;
 	int wb = 0;
 
-	if (c->solo) {
+	if (c->solo || priv) {	/* no directory entry */
 		if (dirty) {
 			ev->nr_wb++;
 			llc_writeback(c, line);
@@ -753,38 +758,122 @@ void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, 
 	sim_unlock(&st->lock);
 }
 
+/* Enters c's valid copy in way i of its coherence level in the directory, as
+ * if c had fetched it there (c held still or quiesced by the caller). */
+static void register_line(struct mon_sim_core *c, uint64_t i)
+{
+	struct mon_sim *s = c->sim;
+	struct sim_dir *d = &s->dir;
+	struct sim_cache *k = c->coh;
+	unsigned st = SIM_ST(k->key[i]);
+	uint64_t line = SIM_KEY_LINE(k->key[i]);
+	uint32_t b = dir_bucket(d, line);
+	struct sim_stripe *stp = dir_stripe(d, b);
+
+	sim_lock(&stp->lock);
+	uint32_t n = dir_insert(d, stp, b, line);
+	if (n) {
+		struct sim_dnode *N = &d->node[n];
+		N->sharers = 1ull << c->id;
+		N->owner = st >= SIM_E ? (int32_t)c->id : -1;
+		__atomic_store_n(&N->dirty_owner, st == SIM_M ? c->id + 1 : 0, __ATOMIC_RELAXED);
+	}
+	sim_unlock(&stp->lock);
+	k->meta[i].dent = n;
+	k->meta[i].track = 0;
+	k->meta[i].priv = 0;
+}
+
 /*
- * SOLO -> MULTI: enters the lines of c (the only core so far, quiesced by the
- * caller) in the directory, as if it had fetched them there.
+ * SOLO -> MULTI: the pages of c's lines (c the only core so far, quiesced
+ * by the caller) become private to c, as if it had claimed them in MULTI
+ * mode; a line whose page finds no room in the owner table enters the
+ * directory, as if c had fetched it there.
  */
 void sim_dir_register(struct mon_sim_core *c)
 {
 	struct mon_sim *s = c->sim;
-	struct sim_dir *d = &s->dir;
 	struct sim_cache *k = c->coh;
 
 	for (uint64_t i = 0; i < k->nr_sets * k->stride; i++) {
 		if (i % k->stride >= k->assoc)
 			continue;	/* replacement state, not a way */
-		unsigned st = SIM_ST(k->key[i]);
-		if (st == SIM_I)
+		if (SIM_ST(k->key[i]) == SIM_I)
 			continue;
 		uint64_t line = SIM_KEY_LINE(k->key[i]);
-		uint32_t b = dir_bucket(d, line);
-		struct sim_stripe *stp = dir_stripe(d, b);
-		sim_lock(&stp->lock);
-		uint32_t n = dir_insert(d, stp, b, line);
-		if (n) {
-			struct sim_dnode *N = &d->node[n];
-			N->sharers = 1ull << c->id;
-			N->owner = st >= SIM_E ? (int32_t)c->id : -1;
-			__atomic_store_n(&N->dirty_owner, st == SIM_M ? c->id + 1 : 0,
-					 __ATOMIC_RELAXED);
-		}
-		sim_unlock(&stp->lock);
-		k->meta[i].dent = n;
-		k->meta[i].track = 0;
+		uint64_t *e = sim_own_slot(s, sim_own_page(s, line), c->id);
+		if (e && (__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) == c->id + 1)
+			continue;	/* stays private: meta.priv from the SOLO fetch */
+		register_line(c, i);
 	}
+}
+
+/* Page `page` private to c (held still by the caller) becomes shared: c's
+ * lines of it enter the directory. */
+void sim_dir_register_page(struct mon_sim_core *c, uint64_t page)
+{
+	struct mon_sim *s = c->sim;
+	struct sim_cache *k = c->coh;
+	uint32_t per_page = 1u << (s->page_shift - s->coh_shift);
+	uint64_t first = page << (s->page_shift - s->coh_shift);
+
+	for (uint64_t line = first; line < first + per_page; line++) {
+		uint64_t set = sim_set_of(k, line);
+		int w = sim_find(k, set, line);
+		if (w < 0)
+			continue;
+		uint64_t i = set * k->stride + (uint32_t)w;
+		if (SIM_ST(k->key[i]) != SIM_I && k->meta[i].priv)
+			register_line(c, i);
+	}
+}
+
+/* ---- page owners ---- */
+
+#define SIM_OWN_BITS 21		/* 2 M pages: 8 GiB of 4 KiB pages */
+#define SIM_OWN_PROBES 64
+
+int sim_owners_init(struct mon_sim *s)
+{
+	struct sim_owners *o = &s->own;
+
+	if (s->page_shift < s->coh_shift)
+		return 0;	/* no owner table: every page is shared */
+	o->map_sz = (size_t)sizeof(uint64_t) << SIM_OWN_BITS;
+	o->e = sim_map(o->map_sz);
+	if (!o->e)
+		return AMEBA_ENOMEM;
+	o->mask = (1ull << SIM_OWN_BITS) - 1;
+	return 0;
+}
+
+void sim_owners_fini(struct mon_sim *s)
+{
+	sim_unmap(s->own.e, s->own.map_sz);
+	s->own.e = NULL;
+}
+
+/* The entry of page, claimed for core `id` when the page has none yet; NULL
+ * when the table has no room for it (the page is then shared). */
+uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id)
+{
+	struct sim_owners *o = &s->own;
+	uint64_t want = (page + 1) << 8;
+
+	if (!o->e)
+		return NULL;
+	uint64_t h = sim_hash64(page);
+	for (uint32_t p = 0; p < SIM_OWN_PROBES; p++) {
+		uint64_t *e = &o->e[(h + p) & o->mask];
+		uint64_t v = __atomic_load_n(e, __ATOMIC_ACQUIRE);
+		if (!v && __atomic_compare_exchange_n(e, &v, want | (id + 1), 0, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE))
+			return e;
+		if ((v & ~(uint64_t)0xff) == want)
+			return e;
+	}
+	__atomic_fetch_add(&o->overflows, 1, __ATOMIC_RELAXED);
+	return NULL;
 }
 
 /* The owner's silent writes: dirtiness and written words (no lock; the node

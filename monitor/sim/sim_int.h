@@ -55,6 +55,9 @@ struct sim_meta {
 	uint32_t shadow;	/* L1: 3C shadow node hint */
 	uint8_t dirty;		/* written since filled at this level */
 	uint8_t track;		/* publish written words to the directory */
+	uint8_t priv;		/* coherence level: the line's page is private to
+				 * this core (or the core runs solo): no directory
+				 * entry, E/M only */
 };
 
 struct sim_cache {
@@ -86,6 +89,9 @@ static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t lin
 {
 	uint64_t want = SIM_KEY(line);
 
+	/* unrolled: no counter test per way (random kernel: ~7 -> ~4
+	 * instructions per way searched) */
+#pragma GCC unroll 8
 	for (uint32_t w = 0; w < assoc; w++)
 		if ((keys[w] & ~(uint64_t)3) == want)
 			return (int)w;
@@ -149,19 +155,19 @@ static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_
 				return w;
 		return sim_plru_victim(*repl_state, levels);
 	}
-	/* LRU in one pass: rank empty 0, invalidated 1, valid stamp + 2
-	 * (stamps are distinct), take the lowest-numbered minimum. Random
-	 * reads (sim_synth, cachegrind geometry): 1446 -> 1399 instructions
-	 * per access with a pass per rule before. */
-	uint64_t best_rank = UINT64_MAX;
+	/* LRU: the stamps rank the ways themselves - 0 empty, 1 invalidated
+	 * (sim_key_drop keeps that up), a valid way's stamp >= 2 (the clock
+	 * starts at 1; stamps are distinct) - so the victim is the
+	 * lowest-numbered minimum stamp, one load and two cmovs per way (the
+	 * set's ways are unpredictable on a miss: no branch but the loop's).
+	 * Random kernel: ~13 -> ~4 instructions per way, against ranking each
+	 * way from its key and stamp. */
+	(void)keys;
+	uint64_t best_st = UINT64_MAX;
 	for (w = 0; w < assoc; w++) {
-		/* no branch but the minimum's (cmov): the set's ways are
-		 * unpredictable on a miss. Random kernel: ~13 -> ~6
-		 * instructions per way */
-		uint64_t key = keys[w], valid_rank = repl_state[w] + 2;
-		uint64_t rank = SIM_ST(key) != SIM_I ? valid_rank : (uint64_t)(key != 0);
-		best = rank < best_rank ? w : best;
-		best_rank = rank < best_rank ? rank : best_rank;
+		uint64_t st = repl_state[w];
+		best = st < best_st ? w : best;
+		best_st = st < best_st ? st : best_st;
 	}
 	return best;
 }
@@ -304,6 +310,15 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 	return -1;
 }
 
+/* Empties (key 0) or invalidates (key with state SIM_I) way index i of a
+ * private cache, keeping its LRU stamp the rank sim_victim_in reads. */
+static inline void sim_key_drop(struct sim_cache *k, uint64_t i, uint64_t key)
+{
+	k->key[i] = key;
+	if (k->repl == MON_SIM_LRU)
+		k->key[i + k->assoc] = key != 0;
+}
+
 static inline int sim_find(const struct sim_cache *k, uint64_t set, uint64_t line)
 {
 	return sim_find_in(k->key + set * k->stride, k->assoc, line);
@@ -393,10 +408,17 @@ struct mon_sim_core {
 	 * (membarrier) and waits for `busy` to clear; from then on all users
 	 * take `lock`. */
 	uint32_t busy __attribute__((aligned(64)));	/* atomic */
-	uint32_t shared;	/* atomic, sticky */
+	uint32_t shared;	/* atomic: SIM_SHARED (sticky) | SIM_HOLD */
+	uint32_t mail;		/* atomic: set by producers after a push to `ring` (or
+				 * setting `resync`), cleared by the core before it
+				 * looks: one load on the hit path */
 	uint32_t lock;
+	int locked;		/* the current access holds `lock` */
+	uint64_t own_page;	/* memo: last page looked up in the owner table, + 1 */
+	int own_priv;		/* ... and whether it is private to this core */
 	uint32_t owner_tid;	/* under the simulator's create_lock */
-	int solo;		/* this access runs in SIM_SOLO mode */
+	int solo;		/* the simulator runs SOLO (set at creation; cleared
+				 * by the SOLO -> MULTI switch with the core held) */
 	uint64_t home_page;	/* memo: last page placed and its node */
 	uint32_t home_node;
 
@@ -433,6 +455,11 @@ struct mon_sim_core {
 	uint64_t seen_overflows;
 	uint64_t ring_overflows;	/* atomic, by producers */
 };
+
+/* c->shared: the core is shared by threads (all users lock, for good), or
+ * another core holds it still while it reads the core's caches (a page
+ * becoming shared, see the owner table). */
+enum { SIM_SHARED = 1, SIM_HOLD = 2 };
 
 /* ---- directory (sim_coh.c) ---- */
 #define SIM_DIR_STRIPES 1024
@@ -497,6 +524,22 @@ struct sim_pages {
 	void *map;
 };
 
+/* ---- page owners (sim_coh.c) ----
+ * Open addressing, claimed with a CAS, never deleted: entry (page + 1) << 8
+ * | state, state SIM_OWN_SHARED or the private owner core + 1. A page is
+ * private to the first core that misses on one of its lines in MULTI mode;
+ * the lines of a private page have no directory entry (meta.priv). The
+ * first miss of another core on it registers the owner's lines (the owner
+ * held still) and makes the page shared for good. A page without an entry
+ * within the probe limit is shared. */
+#define SIM_OWN_SHARED 0xffu
+struct sim_owners {
+	uint64_t *e;
+	uint64_t mask;
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+};
+
 struct mon_sim {
 	struct mon_sim_geom g;
 	/* derived once from g */
@@ -505,20 +548,21 @@ struct mon_sim {
 	struct mon_sim_core *core[MON_SIM_MAX_CORES];	/* atomic pointers */
 	uint32_t create_lock;
 	int barrier_cmd;		/* membarrier command, 0: cores always lock */
-	uint32_t mode;			/* atomic: SIM_SOLO / SIM_TRANS / SIM_MULTI */
+	uint32_t mode;			/* SIM_SOLO / SIM_MULTI, under create_lock */
 	struct sim_llc *llc;		/* [nr_nodes] or NULL without LLC */
 	struct sim_dir dir;
 	struct sim_pages pages;
+	struct sim_owners own;
 };
 
 /*
  * While only one core exists (single-threaded programs, and multithreaded
  * ones before their second thread starts) nothing can be shared: the
  * simulator runs SOLO, without directory or LLC locks. Creating the second
- * core registers the first core's lines in the directory (TRANS, the first
- * core waits) and switches to MULTI for good.
+ * core switches to MULTI for good, holding the first core still while its
+ * lines' pages become private to it (sim_dir_register).
  */
-enum { SIM_SOLO, SIM_TRANS, SIM_MULTI };
+enum { SIM_SOLO, SIM_MULTI };
 
 static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 {
@@ -535,6 +579,7 @@ struct sim_fetch {
 	int coh;		/* enum mon_sim_coh */
 	uint32_t dent;
 	uint8_t track;
+	uint8_t priv;		/* no directory entry: solo, or a private page */
 	uint16_t inval_sent;
 	uint16_t nr_wb;
 };
@@ -544,18 +589,27 @@ int sim_dir_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_dir_fini(struct mon_sim *s) SIM_HIDDEN;
 int sim_llc_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_llc_fini(struct mon_sim *s) SIM_HIDDEN;
-void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv, uint64_t wmask,
 		   struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask,
 		    struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
-void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
-		   struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, int priv,
+		   uint32_t cookie, struct mon_sim_events *ev) SIM_HIDDEN;
 void sim_coh_publish(struct mon_sim_core *c, uint32_t dent, uint64_t bits, int first_write) SIM_HIDDEN;
 void sim_drain(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_drain_locked(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev) SIM_HIDDEN;
 void sim_resync(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_dir_verify(struct mon_sim *s, char *err, size_t errlen) SIM_HIDDEN;
 void sim_dir_register(struct mon_sim_core *c) SIM_HIDDEN;
+int sim_owners_init(struct mon_sim *s) SIM_HIDDEN;
+void sim_owners_fini(struct mon_sim *s) SIM_HIDDEN;
+uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN;
+void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
+/* The owner table's page of coherence line `line` */
+static inline uint64_t sim_own_page(const struct mon_sim *s, uint64_t line)
+{
+	return s->page_shift >= s->coh_shift ? line >> (s->page_shift - s->coh_shift) : line;
+}
 
 static inline int sim_ring_ready(const struct sim_ring *r)
 {
@@ -615,20 +669,15 @@ static inline void sim_core_exit(struct mon_sim_core *c, int locked)
 }
 
 /* The inline half of core_enter (sim.c): the owner of an unshared core
- * outside a mode switch enters (returns 1, sim_core_exit(c, 0) leaves);
- * otherwise returns 0 having changed nothing, and core_enter_slow starts
- * over. */
+ * that no other core holds still enters (returns 1, sim_core_exit(c, 0)
+ * leaves); otherwise returns 0 having changed nothing, and core_enter_slow
+ * starts over. */
 static inline int sim_core_try_enter(struct mon_sim_core *c)
 {
 	__atomic_store_n(&c->busy, 1, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
-	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE))) {
-		uint32_t mode = __atomic_load_n(&c->sim->mode, __ATOMIC_ACQUIRE);
-		if (sim_likely(mode != SIM_TRANS)) {
-			c->solo = mode == SIM_SOLO;
-			return 1;
-		}
-	}
+	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE)))
+		return 1;
 	__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -655,8 +704,9 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 	if (mru) {
 		i = c->last_i;
 	} else {
-		while (c->l0.line[j] != line)
-			if (++j == SIM_L0)
+#pragma GCC unroll 8
+		for (; c->l0.line[j] != line; j++)
+			if (j == SIM_L0 - 1)
 				return 0;
 		i = c->l0.idx[j];
 	}
@@ -664,12 +714,13 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 	if (sim_unlikely((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I))
 		return 0;
 	struct sim_meta *m = &c->l1.meta[i];
-	/* A write needs M, untracked - or E: E -> M is silent, and while the
-	 * core runs solo without an L2 it is nothing more (write_owned would
-	 * publish nothing: no directory entry, untracked). So a
-	 * read-modify-write takes one slow path, not two. */
+	/* A write needs M, untracked - or E: E -> M is silent, and on a line
+	 * with no directory entry (the core runs solo, or the line's page is
+	 * private to it) without an L2 it is nothing more (write_owned would
+	 * publish nothing). So a read-modify-write takes one slow path, not
+	 * two. */
 	if (is_write && (SIM_ST(key) != SIM_M || m->track) &&
-	    (SIM_ST(key) != SIM_E || !c->solo || c->has_l2 || m->track || m->dent))
+	    (SIM_ST(key) != SIM_E || !m->priv || c->has_l2))
 		return 0;
 	if (!mru) {
 		/* not most recently used yet (the last access's line and page
@@ -730,8 +781,7 @@ static inline __attribute__((always_inline)) int sim_hit(struct mon_sim_core *c,
 	if (sim_unlikely(line != (addr + size - 1) >> shift || !size) ||
 	    sim_unlikely(!sim_core_try_enter(c)))
 		return 0;
-	hit = (c->solo || (!sim_ring_ready(c->ring) &&
-			   !__atomic_load_n(&c->resync, __ATOMIC_RELAXED))) &&
+	hit = (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
 	      sim_l0_hit(c, line, is_write, cookie, 1);
 	sim_core_exit(c, 0);
 	return hit;

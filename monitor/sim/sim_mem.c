@@ -91,7 +91,7 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 	k->key = (uint64_t *)base;
 	k->stride = stride;
 	k->meta = (flags & SIM_CA_META) ? (struct sim_meta *)(base + o_meta) : NULL;
-	k->clock = 0;
+	k->clock = 1;	/* LRU stamps >= 2: 0 and 1 rank empty and invalidated ways */
 	k->nr_sets = nr_sets;
 	k->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 	k->set_mask = k->pow2 ? nr_sets - 1 : 0;

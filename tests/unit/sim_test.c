@@ -410,6 +410,59 @@ static void test_read_write_sharing(void)
 	mon_sim_destroy(s);
 }
 
+/* ---- pages private to one core: no directory until another core comes ---- */
+static void test_private_pages(void)
+{
+	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mon_sim_events ev;
+
+	/* MULTI from the start: core 0's page is private to it; E -> M on
+	 * the hit path, then core 1's read makes the page shared and finds
+	 * the line dirty in core 0 (the registration keeps M as dirty). */
+	struct mon_sim *s = new_sim(&g);
+	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
+	mon_sim_access(c0, BASE, 8, 0, 0, &ev);
+	CHECK_EQ_U64(ev.l1_miss, 1);
+	CHECK_EQ_U64(mon_sim_access(c0, BASE, 8, 1, 0, &ev), 0);	/* a plain L1 hit */
+	CHECK_EQ_U64(ev.est_cycles, test_lat.l1_hit);
+	mon_sim_access(c1, BASE, 8, 0, 0, &ev);
+	CHECK_EQ_U64(ev.l1_miss, 1);
+	CHECK_EQ_U64(ev.intervention, 1);
+	CHECK_EQ_U64(ev.inval_sent, 0);
+	mon_sim_access(c0, BASE + 8, 8, 1, 0, &ev);	/* S now: an upgrade */
+	CHECK_EQ_U64(ev.l1_miss, 0);
+	CHECK_EQ_U64(ev.inval_sent, 1);
+	/* a dirty private line evicted (9 lines into one 8-way set) writes back */
+	for (uint32_t k = 1; k <= 8; k++) {
+		mon_sim_access(c0, BASE + 64 + k * 4096, 8, 1, 0, &ev);
+		CHECK_EQ_U64(ev.nr_wb, 0);
+	}
+	mon_sim_access(c0, BASE + 64 + 9 * 4096, 8, 1, 0, &ev);
+	CHECK_EQ_U64(ev.nr_wb, 1);
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+
+	/* SOLO first: the second core's creation makes core 0's pages private
+	 * to it; core 1 then finds the written line dirty and the read one
+	 * clean (E: an invalidation, no intervention). */
+	s = new_sim(&g);
+	c0 = mon_sim_core_get(s, 0, 0);
+	mon_sim_access(c0, BASE, 8, 1, 0, &ev);
+	mon_sim_access(c0, BASE + 4096, 8, 0, 0, &ev);
+	c1 = mon_sim_core_get(s, 1, 1);
+	mon_sim_access(c1, BASE, 8, 0, 0, &ev);
+	CHECK_EQ_U64(ev.intervention, 1);
+	mon_sim_access(c1, BASE + 4096, 8, 1, 0, &ev);
+	CHECK_EQ_U64(ev.intervention, 0);
+	CHECK_EQ_U64(ev.inval_sent, 1);
+	mon_sim_access(c0, BASE + 4096, 8, 0, 0, &ev);	/* a coherence miss, true */
+	CHECK_EQ_U64(ev.inval_recv, 1);
+	CHECK_EQ_U64(ev.coh, MON_SIM_COH_TRUE);
+	CHECK_EQ_U64(ev.intervention, 1);
+	verify(s, __LINE__);
+	mon_sim_destroy(s);
+}
+
 /* ---- NUMA: first touch and interleave ---- */
 static void test_numa(void)
 {
@@ -853,6 +906,7 @@ int main(void)
 	test_tlb();
 	test_coherence();
 	test_read_write_sharing();
+	test_private_pages();
 	test_numa();
 	test_3c();
 	test_3c_random();
