@@ -28,7 +28,8 @@
 #                 loaded 2-vCPU machine may not do for a whole run; try the
 #                 workload up to N times (default 1), saying so, before failing;
 #                 likewise where threads that start late inside the measured
-#                 window look unbalanced (numa_first_touch)
+#                 window look unbalanced (numa_first_touch), or workers without
+#                 barriers run apart (imbalance's fixed twin)
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5
