@@ -22,10 +22,15 @@ Notes:
   - Sampling needs samples: with a mean period of ~10,000 the error of a
     share s over K samples is about sqrt(s (1 - s) / K), so the sampling
     column runs at its own, larger SCALE, chosen from the oracle's total
-    so that K is about SAMPLES_WANTED (4,000: ~0.8 points at s = 0.5; a
-    plain run of at most MAX_SAMPLING_PLAIN_S, 40 s), and
-    is compared with an oracle of that same SCALE (the header says
+    so that K is about SAMPLES_WANTED (SEARCH_ACCURACY_SAMPLES, default
+    16,000: 0.4 points at s = 0.5; a plain run of at most
+    MAX_SAMPLING_PLAIN_S, SEARCH_ACCURACY_MAX_SAMPLING_S, default 120 s),
+    and is compared with its own run's oracle (the header says
     `sampling SCALE k`; the table's `actual` column is the n-way SCALE's).
+    sampling_max_err_se is the largest error in standard errors
+    (|estimate - actual| / sqrt(actual (1 - actual) / K), K the run's
+    misses over the period): an unbiased estimator stays within about 3
+    of them, whatever K; a larger figure means a bias, not too few samples.
   - Rows whose sampling run can expect fewer than MIN_SAMPLES (1,000)
     samples (the plain oracle's total at the sampling SCALE over the mean
     period) are left out of sampling_max_abs_err_pts and ..._mean_... with
@@ -86,8 +91,11 @@ TARGET_S = float(os.environ.get("SEARCH_ACCURACY_TARGET_S", "8"))
 FIXED_SCALE = {"thread_churn": 1, "million_live": 1, "phases": 1}
 MAX_SCALE = 256
 MAX_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_PLAIN_S", "60"))
-SAMPLES_WANTED = 4000
-MAX_SAMPLING_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_SAMPLING_S", "40"))
+# K = 16,000 samples: one standard error sqrt(s (1 - s) / K) is 0.4 points at
+# s = 0.5, so the 1-point target sits at 2.5 standard errors for the largest
+# shares (and further out for smaller ones); at 4,000 it is 1.25 SE.
+SAMPLES_WANTED = int(os.environ.get("SEARCH_ACCURACY_SAMPLES", "16000"))
+MAX_SAMPLING_PLAIN_S = float(os.environ.get("SEARCH_ACCURACY_MAX_SAMPLING_S", "120"))
 END_BY_FRAC = 0.5
 SAMPLING_PERIOD = 10007
 # rows whose sampling run can expect fewer samples than this (the oracle's
@@ -190,6 +198,7 @@ def agent(ameba, prog, scale, strategy, path):
     # the search's own intervals (nway logs one line per interval with -v)
     n = [int(x) for x in re.findall(r"nway: interval (\d+)", err)]
     own = None
+    run_total = 0.0
     window_frac = None
     same = {}
     try:
@@ -217,7 +226,8 @@ def agent(ameba, prog, scale, strategy, path):
             window_frac = win / run_total if win > 0 else None
     except (OSError, ValueError, KeyError):
         pass
-    return {"actual": own, "objects": objs, "same": same, "window_frac": window_frac,
+    return {"actual": own, "run_total": run_total, "objects": objs, "same": same,
+            "window_frac": window_frac,
             "iterations": r.get("iterations", 0),
             "search_intervals": max(n) if n else None, "reason": r.get("reason", "?"),
             "ended": ended_at is not None,
@@ -270,6 +280,7 @@ def main():
     nway_no_mark = 0
     samp_err = []
     samp_err_all = []
+    samp_se = []
     nway_iters = []
     nr_run = 0
     tmp = tempfile.mkdtemp(prefix="search_accuracy.")
@@ -324,10 +335,9 @@ def main():
                 want = int(math.ceil(scale * SAMPLES_WANTED * SAMPLING_PERIOD / total))
                 want = min(want, MAX_SCALE, int(scale * MAX_SAMPLING_PLAIN_S / max(dt, 0.05)))
                 if want > scale:
-                    samp_scale = want
-                    _, samp_actual = oracle(prog, samp_scale,
-                                            os.path.join(tmp, w + ".oracle_s.json"))
-                    samp_total = oracle.total
+                    # the sampling run's own oracle replaces this estimate
+                    samp_scale, samp_actual = want, None
+                    samp_total = total * want / scale
             if have["sampling"]:
                 try:
                     res["sampling"] = agent(ameba, prog, samp_scale, columns[0][1],
@@ -339,6 +349,13 @@ def main():
             continue
         nr_run += 1
         # each column against the oracle of its own run (plain run's if none)
+        if "sampling" in res and res["sampling"].get("actual"):
+            samp_actual = res["sampling"]["actual"]
+            samp_total = res["sampling"]["run_total"]
+        elif samp_actual is None:
+            # no oracle from the sampling run: a plain run at its SCALE
+            _, samp_actual = oracle(prog, samp_scale, os.path.join(tmp, w + ".oracle_s.json"))
+            samp_total = oracle.total
         for c in res:
             if not res[c].get("actual"):
                 res[c]["actual"] = samp_actual if c == "sampling" else actual
@@ -360,6 +377,8 @@ def main():
                 head += "; %s %s %d intervals" % (c, res[c]["reason"], res[c]["iterations"])
                 if c == "sampling" and samp_scale != scale:
                     head += " (SCALE %d)" % samp_scale
+                if c == "sampling":
+                    head += " (~%.0f samples)" % (samp_total / SAMPLING_PERIOD)
                 if c != "sampling" and not res[c]["ended"]:
                     head += " (search not ended)"
                 elif c != "sampling":
@@ -421,6 +440,8 @@ def main():
                 samp_err_all.append(abs(s - a) * 100)
                 if expected >= MIN_SAMPLES:
                     samp_err.append(abs(s - a) * 100)
+                    samp_se.append(abs(s - a) / math.sqrt(a * (1 - a) / expected)
+                                   if a < 1 else 0.0)
         if "2-way" in res and res["2-way"]["actual"]:
             top1_total += 1
             if rank_of(res["2-way"]["objects"], res["2-way"]["actual"][0][0])[0]:
@@ -439,6 +460,7 @@ def main():
     print("sampling_max_abs_err_pts: %s" % ("%.2f" % max(samp_err) if samp_err else "n/a"))
     print("sampling_mean_abs_err_pts: %s" % ("%.3f" % statistics.mean(samp_err) if samp_err else "n/a"))
     print("sampling_max_abs_err_pts_all: %s" % ("%.2f" % max(samp_err_all) if samp_err_all else "n/a"))
+    print("sampling_max_err_se: %s" % ("%.2f" % max(samp_se) if samp_se else "n/a"))
     print("nway10_intervals_median: %s" % (statistics.median(nway_iters) if nway_iters else "n/a"))
     print("nway10_final_window: from the end of the search (or of its last rescan) to the "
           "program's exit; nway10_max_abs_err_pts against the oracle of that window (exit - mark)")
