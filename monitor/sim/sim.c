@@ -326,6 +326,23 @@ err:
 #define SIM_NO_OWNER UINT32_MAX
 
 /*
+ * Sets flag in c->shared and waits until an access c's owner started
+ * before it could see the flag has ended: the membarrier orders the flag
+ * against the owner's plain busy store (see struct mon_sim_core).
+ */
+static void core_flag_wait(struct mon_sim *s, struct mon_sim_core *c, uint32_t flag)
+{
+	__atomic_fetch_or(&c->shared, flag, __ATOMIC_SEQ_CST);
+	if (s->barrier_cmd)
+		syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
+	for (unsigned spins = 0; __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE); spins++)
+		if (spins < 256)
+			sim_cpu_relax();
+		else
+			sched_yield();
+}
+
+/*
  * Holds core c still for another thread, which may then read and change
  * c's caches: c's owner cannot enter (SIM_HOLD, seen after the membarrier
  * by an owner that marked itself busy, see struct mon_sim_core), an access
@@ -334,14 +351,7 @@ err:
  */
 static void core_hold(struct mon_sim *s, struct mon_sim_core *c)
 {
-	__atomic_fetch_or(&c->shared, SIM_HOLD, __ATOMIC_SEQ_CST);
-	if (s->barrier_cmd)
-		syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
-	for (unsigned spins = 0; __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE); spins++)
-		if (spins < 256)
-			sim_cpu_relax();
-		else
-			sched_yield();
+	core_flag_wait(s, c, SIM_HOLD);
 	sim_lock(&c->lock);	/* users of a shared core */
 }
 
@@ -356,15 +366,7 @@ static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
 {
 	if (__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED)
 		return;
-	__atomic_fetch_or(&c->shared, SIM_SHARED, __ATOMIC_SEQ_CST);
-	if (s->barrier_cmd)
-		syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
-	/* an access the owner started before it could see `shared` ends */
-	for (unsigned spins = 0; __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE); spins++)
-		if (spins < 256)
-			sim_cpu_relax();
-		else
-			sched_yield();
+	core_flag_wait(s, c, SIM_SHARED);
 }
 
 struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint32_t tid)

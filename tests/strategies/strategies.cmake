@@ -33,10 +33,13 @@ set_tests_properties(strategy_nway_hot_arrays PROPERTIES LABELS "strategy;e2e" T
 add_test(NAME strategy_nway_window
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_window_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
 set_tests_properties(strategy_nway_window PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+
 add_test(NAME strategy_nway_churn
-  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_churn_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_bins_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
+          churn)
 set_tests_properties(strategy_nway_churn PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
 
 add_test(NAME strategy_nway_cxx_names
-  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_cxx_names.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+  COMMAND ${AMEBA_FRAGMENT_DIR}/nway_bins_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
+          cxx)
 set_tests_properties(strategy_nway_cxx_names PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
