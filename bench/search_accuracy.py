@@ -74,13 +74,17 @@ Notes:
     SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows; SEARCH_ACCURACY_TARGET_S
     sets the plain run length aimed at (default 8 s),
     SEARCH_ACCURACY_MAX_SAMPLING_S the sampling column's plain run length
-    at most (40 s), SEARCH_ACCURACY_RUN_TIMEOUT_S the limit of one run
-    (600 s).
+    at most (120 s), SEARCH_ACCURACY_SAMPLES the samples aimed at (16,000),
+    SEARCH_ACCURACY_RUN_TIMEOUT_S the limit of one run (600 s).
+    The reports and oracle files go to a temporary directory that is
+    removed at exit (several GB: marks are whole oracle dumps);
+    SEARCH_ACCURACY_KEEP=1 keeps it and says where.
 """
 import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -283,7 +287,15 @@ def main():
     samp_se = []
     nway_iters = []
     nr_run = 0
+    # reports, oracle files and marks: gigabytes over a run (million_live's
+    # marks are whole oracle dumps), removed at exit unless
+    # SEARCH_ACCURACY_KEEP=1 (a full run once filled the disk)
     tmp = tempfile.mkdtemp(prefix="search_accuracy.")
+    if os.environ.get("SEARCH_ACCURACY_KEEP") != "1":
+        import atexit
+        atexit.register(shutil.rmtree, tmp, True)
+    else:
+        note("kept: %s" % tmp)
     for w in names:
         prog = os.path.join(tbin, "wl_" + w)
         if not os.access(prog, os.X_OK):
