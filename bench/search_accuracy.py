@@ -76,7 +76,8 @@ Notes:
     [stack], [tls]) against the report's objects (a site with one block is
     named by its site, as its bin).
   - A workload or strategy that is not built is skipped with a note.
-    SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows; SEARCH_ACCURACY_TARGET_S
+    SEARCH_ACCURACY_ONLY=w1,w2 restricts the rows, SEARCH_ACCURACY_COLUMNS
+    (sampling,10-way,2-way) the columns; SEARCH_ACCURACY_TARGET_S
     sets the plain run length aimed at (default 8 s),
     SEARCH_ACCURACY_MAX_SAMPLING_S the sampling column's plain run length
     at most (120 s), SEARCH_ACCURACY_SAMPLES the samples aimed at (16,000),
@@ -266,7 +267,11 @@ def main():
         names = [n for n in names if n in only.split(",")]
     columns = [("sampling", "sampling"), ("10-way", "nway:n=10,final_intervals=0"),
                ("2-way", "nway:n=2,final_intervals=0")]
+    cols = os.environ.get("SEARCH_ACCURACY_COLUMNS")
+    if cols:
+        columns = [(c, s) for c, s in columns if c in cols.split(",")]
     have = {c: os.path.exists(os.path.join(sdir, s.split(":")[0] + ".so")) for c, s in columns}
+    have.update({c: False for c in ("sampling", "10-way", "2-way") if c not in have})
     for c, s in columns:
         if not have[c]:
             note("strategy %s is not built (%s): its column is left empty" %
