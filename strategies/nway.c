@@ -2349,8 +2349,16 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		struct ameba_context *c;
 
 		if (!f->window_ns) {
-			/* found, but the program ended before the final measurement */
-			if (st->final != F_NONE || f->search_v <= 0)
+			/*
+			 * Found, but the program ended before the final
+			 * measurement - or before the first reading of a window
+			 * that a rescan restarted just before the exit (the 2-way
+			 * on million_live reported nothing at all): the search's
+			 * own figures. Beside a window that did run, an object
+			 * without one is left out: its share would be over
+			 * another window.
+			 */
+			if ((st->final != F_NONE && st->final_ns) || f->search_v <= 0)
 				continue;
 			c = &st->ctxs[n++];
 			c->kind = AMEBA_CTX_OBJECT;
