@@ -2323,7 +2323,15 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		free(seen);
 		return AMEBA_ENOMEM;
 	}
-	if (st->final_ns) {
+	/*
+	 * A window that saw nothing of the ranking metric (a rescan restarted
+	 * it as the program ended: the 2-way on million_live, window from
+	 * 100% of the run) is no window: the found objects keep the search's
+	 * figures, as if the program had ended before it.
+	 */
+	int window = st->final_ns && st->prog[st->primary] > 0;
+
+	if (window) {
 		struct ameba_context *c = &st->ctxs[n++];
 
 		c->kind = AMEBA_CTX_PROGRAM;
@@ -2348,17 +2356,16 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		struct found *f = &st->found[order[i]];
 		struct ameba_context *c;
 
-		if (!f->window_ns) {
+		if (!f->window_ns || !window) {
 			/*
 			 * Found, but the program ended before the final
-			 * measurement - or before the first reading of a window
-			 * that a rescan restarted just before the exit (the 2-way
-			 * on million_live reported nothing at all): the search's
-			 * own figures. Beside a window that did run, an object
-			 * without one is left out: its share would be over
-			 * another window.
+			 * measurement - or before a window that a rescan
+			 * restarted just before the exit saw anything (above):
+			 * the search's own figures. Beside a window that did
+			 * run, an object without one is left out: its share
+			 * would be over another window.
 			 */
-			if ((st->final != F_NONE && st->final_ns) || f->search_v <= 0)
+			if ((st->final != F_NONE && window) || f->search_v <= 0)
 				continue;
 			c = &st->ctxs[n++];
 			c->kind = AMEBA_CTX_OBJECT;
