@@ -279,6 +279,32 @@ static int op_backend(void *ctx, struct mri_backend_rec *out)
 	return 0;
 }
 
+/*
+ * The sites of the bins ids[0..nr) (the bin table the dispatcher resolved
+ * the names with; sites newer than it are the next experiment's), in
+ * site order, into out (when not NULL), and the object kinds of the kind
+ * bins [stack] / [tls] into *kinds (when not NULL). Returns how many sites.
+ */
+static uint32_t bin_sites(const uint32_t *ids, uint32_t nr, uint32_t *out, uint32_t *kinds)
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; kinds && j < nr; j++)
+		*kinds |= ids[j] == MRI_BIN_STACK ? 1u << MON_OBJ_STACK :
+			  ids[j] == MRI_BIN_TLS ? 1u << MON_OBJ_TLS : 0;
+	for (uint32_t site = 1; nr && site <= bins.nr_sites; site++) {
+		for (uint32_t j = 0; j < nr; j++) {
+			if (ids[j] == bins.bin_of[site]) {
+				if (out)
+					out[n] = site;
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
 {
 	struct mon_cond_spec *specs;
@@ -295,18 +321,8 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 			return AMEBA_EINVAL;	/* the dispatcher resolved them: cannot be */
 		if (c[i].nr_except && !bins_built)
 			return AMEBA_EINVAL;
-		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++)
-			for (uint32_t j = 0; j < c[i].nr_bins; j++)
-				if (c[i].bins[j] == bins.bin_of[site]) {
-					nr_sites++;
-					break;
-				}
-		for (uint32_t site = 1; c[i].nr_except && site <= bins.nr_sites; site++)
-			for (uint32_t j = 0; j < c[i].nr_except; j++)
-				if (c[i].except[j] == bins.bin_of[site]) {
-					nr_sites++;
-					break;
-				}
+		nr_sites += bin_sites(c[i].bins, c[i].nr_bins, NULL, NULL);
+		nr_sites += bin_sites(c[i].except, c[i].nr_except, NULL, NULL);
 	}
 	specs = mon_calloc(nr, sizeof(*specs));
 	ranges = mon_calloc(nr_ranges + 1, sizeof(*ranges));
@@ -327,39 +343,13 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 		}
 		specs[i].nr_threads = c[i].nr_threads;
 		specs[i].threads = c[i].threads;
-		/* a bin's sites: those the table binned to it (the table the
-		 * dispatcher resolved the names with; sites newer than it are
-		 * the next experiment's) */
 		specs[i].sites = sites + ks;
-		for (uint32_t j = 0; j < c[i].nr_bins; j++)
-			specs[i].kinds |= c[i].bins[j] == MRI_BIN_STACK ? 1u << MON_OBJ_STACK :
-					  c[i].bins[j] == MRI_BIN_TLS ? 1u << MON_OBJ_TLS : 0;
-		for (uint32_t site = 1; c[i].nr_bins && site <= bins.nr_sites; site++) {
-			uint32_t b = bins.bin_of[site];
-
-			for (uint32_t j = 0; j < c[i].nr_bins; j++) {
-				if (c[i].bins[j] == b) {
-					sites[ks++] = site;
-					specs[i].nr_sites++;
-					break;
-				}
-			}
-		}
+		specs[i].nr_sites = bin_sites(c[i].bins, c[i].nr_bins, sites + ks, &specs[i].kinds);
+		ks += specs[i].nr_sites;
 		specs[i].except_sites = sites + ks;
-		for (uint32_t j = 0; j < c[i].nr_except; j++)
-			specs[i].except_kinds |= c[i].except[j] == MRI_BIN_STACK ? 1u << MON_OBJ_STACK :
-						 c[i].except[j] == MRI_BIN_TLS ? 1u << MON_OBJ_TLS : 0;
-		for (uint32_t site = 1; c[i].nr_except && site <= bins.nr_sites; site++) {
-			uint32_t b = bins.bin_of[site];
-
-			for (uint32_t j = 0; j < c[i].nr_except; j++) {
-				if (c[i].except[j] == b) {
-					sites[ks++] = site;
-					specs[i].nr_except_sites++;
-					break;
-				}
-			}
-		}
+		specs[i].nr_except_sites = bin_sites(c[i].except, c[i].nr_except, sites + ks,
+						     &specs[i].except_kinds);
+		ks += specs[i].nr_except_sites;
 	}
 	err = mon_cond_arm(specs, nr, gen);
 	mon_free(specs);

@@ -1742,20 +1742,10 @@ static int found_deepen(struct nway *st)
 				}
 			}
 			fd->unit = (uint32_t)u;
-			/* the old name's figures were the sum: start again */
-			memset(fd->values, 0, sizeof(fd->values));
-			memset(fd->program, 0, sizeof(fd->program));
-			for (uint32_t k = 0; k < st->nr_metrics; k++) {
-				int m = st->metrics[k];
-
-				if (fd->pt[m])
-					memset(fd->pt[m], 0, st->nr_threads_cap * sizeof(*fd->pt[m]));
-				if (fd->program_pt[m])
-					memset(fd->program_pt[m], 0,
-					       st->nr_threads_cap * sizeof(*fd->program_pt[m]));
-			}
+			/* the old name's figures were the sum: not measuring
+			 * makes the next plan restart the common window, which
+			 * zeroes every found object's figures (window_restart) */
 			fd->window_ns = 0;
-			/* the common window restarts with a mark (window_restart) */
 			fd->measuring = 0;
 			fd->search_v /= 2;	/* no better split known */
 			fd->search_share /= 2;
