@@ -236,6 +236,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 			cJSON_AddStringToObject(w, "mark", os->mark);
 		else
 			cJSON_AddNullToObject(w, "mark");
+		cJSON_AddBoolToObject(o, "provisional", os->provisional);
 		cJSON_AddItemToArray(a, o);
 	}
 
@@ -515,13 +516,19 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		if (cJSON_GetArraySize(objs))
 			fprintf(out, "top objects by %s:\n", jstr(root, "metric", "?"));
 		cJSON_ArrayForEach(o, objs) {
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window");
+			int prov = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "provisional"));
 			char sz[32];
 
 			if (++n > 5)
 				break;
-			fprintf(out, "  %5.1f%%  %s %s (%s)\n", 100 * jnum(o, "share", 0),
-				jstr(o, "kind", "?"), jstr(o, "name", "?"),
+			fprintf(out, "  %5.1f%%%s %s %s (%s)", 100 * jnum(o, "share", 0),
+				prov ? "~" : " ", jstr(o, "kind", "?"), jstr(o, "name", "?"),
 				size_text(jnum(o, "size", 0), sz, sizeof(sz)));
+			if (prov)
+				fprintf(out, " (provisional: over the %.2f s the search measured it "
+					"in, not the others' window)", jnum(w, "seconds", 0));
+			fputc('\n', out);
 		}
 	} else {
 		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",

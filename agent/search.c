@@ -393,17 +393,19 @@ static void note_mark(struct agent_search *s, const char *label, const struct ag
 }
 
 /* The mark named by a context's "mark=LABEL" line, when the monitor wrote it. */
-static char *context_mark(const struct agent_search *s, const char *extra)
+/* The value of KEY in a context's extra text ("key=value" lines), its length
+ * in *len; NULL when no line sets KEY. */
+static const char *extra_value(const char *extra, const char *key, size_t *len)
 {
-	const char *p = extra;
+	size_t kl = strlen(key);
 
-	while (p && *p) {
+	for (const char *p = extra; p && *p;) {
 		size_t n = strcspn(p, "\n");
 
-		if (n > 5 && !strncmp(p, "mark=", 5))
-			for (uint32_t i = 0; i < s->nr_marks; i++)
-				if (strlen(s->marks[i]) == n - 5 && !strncmp(s->marks[i], p + 5, n - 5))
-					return strdup(s->marks[i]);
+		if (n > kl && p[kl] == '=' && !strncmp(p, key, kl)) {
+			*len = n - kl - 1;
+			return p + kl + 1;
+		}
 		p += n;
 		if (*p)
 			p++;
@@ -411,8 +413,29 @@ static char *context_mark(const struct agent_search *s, const char *extra)
 	return NULL;
 }
 
-static void summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
-			       uint32_t nr)
+static char *context_mark(const struct agent_search *s, const char *extra)
+{
+	size_t n;
+	const char *v = extra_value(extra, "mark", &n);
+
+	for (uint32_t i = 0; v && i < s->nr_marks; i++)
+		if (strlen(s->marks[i]) == n && !strncmp(s->marks[i], v, n))
+			return strdup(s->marks[i]);
+	return NULL;
+}
+
+/* A strategy's own counts over the intervals that measured the object while
+ * it searched (nway: measured=search_intervals), not a final measurement */
+static int context_provisional(const char *extra)
+{
+	size_t n;
+	const char *v = extra_value(extra, "measured", &n);
+
+	return v && n == strlen("search_intervals") && !strncmp(v, "search_intervals", n);
+}
+
+void agent_summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
+			      uint32_t nr)
 {
 	uint32_t n = 0, cap = s->opts.nr_top_objects ? s->opts.nr_top_objects : 20;
 	const struct ameba_context **objs = calloc(nr + 1, sizeof(*objs));
@@ -445,12 +468,17 @@ static void summarize_contexts(struct agent_search *s, const struct ameba_contex
 			}
 		}
 	}
-	/* heaviest first by the run's metric (insertion sort: n is small) */
+	/* heaviest first by the run's metric, provisional figures after the
+	 * measured ones: their shares are over other, shorter windows
+	 * (insertion sort: n is small) */
 	for (uint32_t i = 1; i < n; i++) {
 		const struct ameba_context *x = objs[i];
+		int xp = context_provisional(x->extra);
 		uint32_t j = i;
 
-		while (j > 0 && objs[j - 1]->values[m] < x->values[m]) {
+		while (j > 0 && (context_provisional(objs[j - 1]->extra) > xp ||
+				 (context_provisional(objs[j - 1]->extra) == xp &&
+				  objs[j - 1]->values[m] < x->values[m]))) {
 			objs[j] = objs[j - 1];
 			j--;
 		}
@@ -468,7 +496,7 @@ static void summarize_contexts(struct agent_search *s, const struct ameba_contex
 		struct agent_obj_summary *o = &s->objects[s->nr_objects];
 
 		if (c->values[m] <= 0 && s->nr_objects > 0)
-			break;
+			continue;	/* provisional ones may follow */
 		o->name = strdup(c->object->name ? c->object->name : "?");
 		o->kind = c->object->kind;
 		o->site = c->object->site ? strdup(c->object->site) : NULL;
@@ -480,6 +508,7 @@ static void summarize_contexts(struct agent_search *s, const struct ameba_contex
 		memcpy(o->window, c->program, sizeof(o->window));
 		o->window_ns = c->window_ns;
 		o->mark = context_mark(s, c->extra);
+		o->provisional = context_provisional(c->extra);
 		if (o->name)
 			s->nr_objects++;
 	}
@@ -503,7 +532,7 @@ static void finish(struct agent_search *s)
 			agent_evaluate(s->pl, u, s->nr_contexts, s->primary_metric, &s->findings);
 		free(u);
 		agent_findings_sort(&s->findings);
-		summarize_contexts(s, s->seeds, s->nr_seeds);
+		agent_summarize_contexts(s, s->seeds, s->nr_seeds);
 		return;
 	}
 	if (!s->state_live)
@@ -513,7 +542,7 @@ static void finish(struct agent_search *s)
 	s->nr_contexts = nr;
 	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
 	agent_findings_sort(&s->findings);
-	summarize_contexts(s, ctxs, nr);
+	agent_summarize_contexts(s, ctxs, nr);
 }
 
 /*

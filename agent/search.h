@@ -77,6 +77,9 @@ struct agent_obj_summary {
 	double window[AMEBA_M_NR];
 	uint64_t window_ns;
 	char *mark;
+	/* the strategy's counts while it searched (over window_ns), not a
+	 * final measurement: not comparable with the others' shares */
+	int provisional;
 };
 
 struct agent_thread_summary {
@@ -173,6 +176,15 @@ struct agent_search {
 int agent_contexts_clone(const struct ameba_context *src, uint32_t nr,
 			 struct ameba_context **out);
 void agent_contexts_free(struct ameba_context *ctxs, uint32_t nr);
+
+/*
+ * The report's summary of the final contexts: the program's and threads'
+ * totals, and the top objects (s->objects), heaviest first by the primary
+ * metric, provisional ones (a strategy's counts while it searched,
+ * `measured=search_intervals` in the context's extra) after the others.
+ */
+void agent_summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
+			      uint32_t nr);
 
 /*
  * Runs the search. Returns 0 when the outputs are filled (for every end,

@@ -236,7 +236,10 @@ def agent(ameba, prog, scale, strategy, path):
             window_frac = win / run_total if win > 0 else None
     except (OSError, ValueError, KeyError):
         pass
+    # the search's own counts while a rescan searched (objects[].provisional)
+    prov = {bin_name(o["name"]) for o in r.get("objects", []) if o.get("provisional")}
     return {"actual": own, "run_total": run_total, "objects": objs, "same": same,
+            "provisional": prov,
             "window_frac": window_frac,
             "iterations": r.get("iterations", 0),
             "search_intervals": max(n) if n else None, "reason": r.get("reason", "?"),
@@ -442,9 +445,10 @@ def main():
                         # final window before the exit: its share is the
                         # search's, over an interval of its own (million_live's
                         # second new_small bin: 78% of the last interval)
-                        note("%s 10-way: %s (%.2f%%) has no final window (found as the "
+                        note("%s 10-way: %s (%.2f%%%s) has no final window (found as the "
                              "program exited): left out of nway10_max_abs_err_pts, kept in "
-                             "..._wholerun" % (w, n, 100 * s))
+                             "..._wholerun" % (w, n, 100 * s, ", reported provisional"
+                                               if n in res["10-way"]["provisional"] else ""))
                     else:
                         a_win = a  # no window at all: the search's own counts
                 if a_win is not None:

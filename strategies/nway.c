@@ -239,6 +239,7 @@ struct region {
 	uint32_t nr_set;
 	double share;			/* ranking estimate */
 	double sum_v, sum_t;		/* R_UNIT: counts measured as such */
+	uint64_t sum_ns;		/* R_UNIT: the time they were measured over */
 	uint32_t nr_meas;		/* measurements as such */
 	uint32_t zero_streak;
 	uint64_t zero_ns;		/* time of the zero streak */
@@ -282,6 +283,7 @@ struct found {
 	uint32_t round;
 	double search_share;		/* the search's estimate at termination */
 	double search_v, search_t;	/* the search's own counts of it */
+	uint64_t search_ns;		/* ... and the time they cover */
 	uint64_t found_by;		/* bit t: thread t's search; bit 63: all threads */
 	double values[AMEBA_M_NR], program[AMEBA_M_NR];
 	double *pt[AMEBA_M_NR], *program_pt[AMEBA_M_NR];
@@ -1052,6 +1054,7 @@ static int search_apart(struct nway *st, struct search *s)
 		ap->fresh = 1;
 		ap->nr_meas = 0;
 		ap->sum_v = ap->sum_t = 0;
+		ap->sum_ns = 0;
 		ap->protect = 0;	/* quiet when first measured: dropped */
 		un->owner = (uint32_t)(ap - s->q) + 1;
 	}
@@ -1138,6 +1141,7 @@ static int search_resolve(struct nway *st, struct search *s)
 			r->fresh = 1;
 			r->nr_meas = 0;
 			r->sum_v = r->sum_t = 0;
+			r->sum_ns = 0;
 			r->zero_streak = 0;
 			r->zero_ns = 0;
 			r->share = r->share > 1.0 / st->n ? r->share : 1.0 / st->n;
@@ -1201,6 +1205,7 @@ static int search_resolve(struct nway *st, struct search *s)
 			st->units[buf[j]].owner = i + 1;
 		r->nr_meas = 0;
 		r->sum_v = r->sum_t = 0;
+		r->sum_ns = 0;
 		r->fresh = 1;
 		if (k == 1) {
 			r->kind = R_UNIT;
@@ -1345,7 +1350,7 @@ static void slots_clear(struct search *s)
 }
 
 static int found_add(struct nway *st, struct search *s, uint32_t u, double share, double v,
-		     double t)
+		     double t, uint64_t ns)
 {
 	struct found *f;
 	uint64_t bit = s->thread < 0 ? 1ull << 63 : 1ull << (s->thread % 63);
@@ -1364,6 +1369,7 @@ static int found_add(struct nway *st, struct search *s, uint32_t u, double share
 	f->search_share = share;
 	f->search_v = v;
 	f->search_t = t;
+	f->search_ns = ns;
 	f->found_by = bit;
 	for (uint32_t k = 0; k < st->nr_metrics; k++) {
 		int m = st->metrics[k];
@@ -1394,7 +1400,7 @@ static int search_terminate(struct nway *st, struct search *s, int why)
 
 		if (!region_single(r) || !r->nr_meas || r->share <= 0)
 			continue;
-		if (found_add(st, s, r->unit, r->share, r->sum_v, r->sum_t))
+		if (found_add(st, s, r->unit, r->share, r->sum_v, r->sum_t, r->sum_ns))
 			return AMEBA_ENOMEM;
 		r->dead = 1;
 		nr++;
@@ -1992,6 +1998,7 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 			if (region_single(r)) {
 				r->sum_v += v;
 				r->sum_t += total;
+				r->sum_ns += elapsed_ns;
 			}
 			if (v > 0) {
 				r->nr_meas++;
@@ -2033,6 +2040,7 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 				if (region_single(&c)) {
 					c.sum_v = v;
 					c.sum_t = total;
+					c.sum_ns = elapsed_ns;
 				}
 			} else if (region_has_objects(st, &c) && st->keep) {
 				/* a quiet half of a top region: kept for a few
@@ -2041,8 +2049,10 @@ static void search_observe(struct nway *st, struct search *s, const uint64_t *sl
 				c.share = r->share / 2;
 				c.zero_streak = 1;
 				c.zero_ns = elapsed_ns;
-				if (region_single(&c))
+				if (region_single(&c)) {
 					c.sum_t = total;
+					c.sum_ns = elapsed_ns;
+				}
 			} else {
 				region_free(&c);
 				continue;
@@ -2351,9 +2361,15 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			 * Found, but the program ended before the final
 			 * measurement - or before a window that a rescan
 			 * restarted just before the exit saw anything (above):
-			 * the search's own figures. Beside a window that did
-			 * run, an object without one is left out: its share
-			 * would be over another window.
+			 * the search's own figures, over the time of the
+			 * intervals that measured it (its window_ns). Beside a
+			 * window that did run, an object without one is left
+			 * out once the final measurement runs; while a rescan
+			 * searches, it is reported as provisional (the agent
+			 * lists it after the window's objects, the report
+			 * flags it) with half the confidence: a share over a
+			 * few intervals at the end of the run, not over the
+			 * window the others share.
 			 */
 			if ((st->final != F_NONE && window) || f->search_v <= 0)
 				continue;
@@ -2363,7 +2379,8 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			c->has[st->primary] = 1;
 			c->values[st->primary] = f->search_v;
 			c->program[st->primary] = f->search_t;
-			c->confidence = st->host->exact ? 1.0 : 0.5;
+			c->window_ns = f->search_ns;
+			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);
 			c->extra = "strategy=nway\nmeasured=search_intervals";
 			continue;
 		}
@@ -2412,7 +2429,9 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			c->has[st->primary] = 1;
 			c->values[st->primary] = r->sum_v;
 			c->program[st->primary] = r->sum_t;
-			c->confidence = st->host->exact ? 1.0 : 0.5;
+			c->window_ns = r->sum_ns;
+			/* beside a window's objects (a rescan's queue): provisional */
+			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);
 			snprintf(st->prov_extra[nr_prov], sizeof(st->prov_extra[0]),
 				 "strategy=nway\nmeasured=search_intervals\nsearch_share=%.6f", r->share);
 			c->extra = st->prov_extra[nr_prov];

@@ -1172,6 +1172,97 @@ static void test_report_load_errors(void)
 	CHECK_HAS(err, "cannot read /nonexistent/x.json: No such file or directory");
 }
 
+/*
+ * A rescan still searching as the program exits (nway): two objects
+ * measured over the common window, one the search measured over its last
+ * intervals only. The provisional one ranks after the measured ones even
+ * with more misses, is flagged in the JSON and marked in the table.
+ */
+static void test_provisional_objects(void)
+{
+	static const struct ameba_object objs[3] = {
+		{ .id = 1, .kind = AMEBA_OBJ_GLOBAL, .name = "grid", .start = 0x1000,
+		  .end = 0x2000, .sz_bytes = 4096, .nr_blocks = 1 },
+		{ .id = 2, .kind = AMEBA_OBJ_GLOBAL, .name = "halo", .start = 0x2000,
+		  .end = 0x2400, .sz_bytes = 1024, .nr_blocks = 1 },
+		{ .id = 3, .kind = AMEBA_OBJ_BIN, .name = "new_small@m.c:9", .start = 0x9000,
+		  .end = 0xa000, .sz_bytes = 4096, .nr_blocks = 64 },
+	};
+	struct ameba_context c[4];
+	struct agent_search s;
+	struct agent_run_info ri = { 0 };
+	static char *const cmd[] = { "wl_million_live" };
+	cJSON *schema = load_schema(), *rep, *o;
+	char err[512], *table = NULL, **marks = calloc(1, sizeof(*marks));
+	size_t table_len = 0;
+	FILE *mem;
+	int m = AMEBA_M_L1D_MISS;
+
+	memset(c, 0, sizeof(c));
+	memset(&s, 0, sizeof(s));
+	s.primary_metric = m;
+	CHECK(marks != NULL);
+	if (!marks)
+		return;
+	marks[0] = strdup("nway-2");
+	s.marks = marks;
+	s.nr_marks = 1;
+	c[0].kind = AMEBA_CTX_PROGRAM;
+	c[0].has[m] = 1;
+	c[0].values[m] = c[0].program[m] = 10000;
+	c[0].window_ns = 2000000000;
+	for (int i = 1; i < 4; i++) {
+		c[i].kind = AMEBA_CTX_OBJECT;
+		c[i].object = &objs[i - 1];
+		c[i].has[m] = 1;
+		c[i].confidence = 1;
+		c[i].program[m] = 10000;
+		c[i].window_ns = 2000000000;
+		c[i].extra = "strategy=nway\nmark=nway-2";
+	}
+	c[1].values[m] = 3000;
+	c[2].values[m] = 1000;
+	c[3].values[m] = 7830;		/* of 10,000 over its own 0.4 s */
+	c[3].window_ns = 400000000;
+	c[3].confidence = 0.5;
+	c[3].extra = "strategy=nway\nmeasured=search_intervals";
+	agent_summarize_contexts(&s, c, 4);
+	CHECK_EQ_U64(s.nr_objects, 3);
+	CHECK_STR(s.objects[0].name, "grid");
+	CHECK_STR(s.objects[1].name, "halo");
+	CHECK_STR(s.objects[2].name, "new_small@m.c:9");
+	CHECK(!s.objects[0].provisional && !s.objects[1].provisional);
+	CHECK(s.objects[2].provisional);
+	CHECK_STR(s.objects[0].mark ? s.objects[0].mark : "", "nway-2");
+	CHECK(s.objects[2].mark == NULL);
+
+	ri.mode = "run";
+	ri.command = cmd;
+	ri.nr_command = 1;
+	ri.interval_ms = 100;
+	ri.target_state = AGENT_TARGET_EXITED;
+	rep = agent_report_build(&s, &ri, NULL);
+	CHECK(rep != NULL);
+	CHECK(agent_jschema_validate(schema, rep, err, sizeof(err)) == 0);
+	if (err[0])
+		fprintf(stderr, "schema: %s\n", err);
+	o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "objects"), 2);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "provisional")));
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(o, "share")->valuedouble, 0.783);
+	o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "objects"), 0);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "provisional")));
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(rep, mem, 20, AGENT_MIN_SEVERITY_DEFAULT);
+	fclose(mem);
+	CHECK_HAS(table, "   30.0%  global grid (4.0 KiB)\n   10.0%  global halo (1.0 KiB)\n"
+		  "   78.3%~ bin new_small@m.c:9 (4.0 KiB) (provisional: over the 0.40 s the "
+		  "search measured it in, not the others' window)\n");
+	free(table);
+	cJSON_Delete(rep);
+	cJSON_Delete(schema);
+	agent_search_free(&s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -1198,6 +1289,7 @@ int main(int argc, char **argv)
 	test_objects_cold_folding();
 	test_doc_totals_strategy();
 	test_report_load_errors();
+	test_provisional_objects();
 	{
 		char cmd[600];
 

@@ -714,6 +714,42 @@ static void test_rescan(void)
 	CHECK(fabs(s - 1) < 1e-9);
 	run_free(&r);
 
+	/*
+	 * The program exits while the rescan searches: the window's objects
+	 * keep their window; what the rescan measured so far is reported as
+	 * provisional (measured=search_intervals), over the time of the
+	 * intervals that measured it, with half the confidence.
+	 */
+	{
+		uint32_t nr_prov = 0;
+
+		for (uint32_t max = 5; max < 200 && !nr_prov; max++) {
+			w.now_ms = 0;
+			w.nr_marks = 0;
+			run_world(&r, &w, fin, max);
+			for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+				const struct ameba_context *c = &r.ctxs[i];
+
+				if (c->kind != AMEBA_CTX_OBJECT || !strstr(c->extra, "search_int") ||
+				    r.ctxs[0].kind != AMEBA_CTX_PROGRAM)
+					continue;
+				nr_prov++;
+				CHECK(c->confidence == 0.5);
+				CHECK(c->window_ns > 0 && c->window_ns % 1000000 == 0);
+				CHECK(c->window_ns < (uint64_t)(w.now_ms - 1500) * 1000000);
+				CHECK_HAS(c->extra, "measured=search_intervals");
+			}
+			if (nr_prov)
+				for (uint32_t i = 0; i < r.nr_ctxs; i++)
+					if (r.ctxs[i].kind == AMEBA_CTX_OBJECT &&
+					    !strstr(r.ctxs[i].extra, "search_int"))
+						CHECK(r.ctxs[i].confidence == 1.0 &&
+						      strstr(r.ctxs[i].extra, "mark=nway-1"));
+			run_free(&r);
+		}
+		CHECK_EQ_U64(nr_prov, 2);	/* total_weight, nr_samples_seen */
+	}
+
 	/* rescan=0: the worker phase is never searched; one window, one mark */
 	w.now_ms = 0;
 	w.nr_marks = 0;
