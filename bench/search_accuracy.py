@@ -27,6 +27,9 @@ Notes:
     MAX_SAMPLING_PLAIN_S, SEARCH_ACCURACY_MAX_SAMPLING_S, default 120 s),
     and is compared with its own run's oracle (the header says
     `sampling SCALE k`; the table's `actual` column is the n-way SCALE's).
+    That holds for the fixed-SCALE programs too (phases, million_live: up
+    to the SCALE each accepts, SAMPLING_MAX_SCALE), since the comparison
+    is within one run.
     sampling_max_err_se is the largest error in standard errors
     (|estimate - actual| / sqrt(actual (1 - actual) / K), K the run's
     misses over the period): an unbiased estimator stays within about 3
