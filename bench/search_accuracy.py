@@ -322,7 +322,7 @@ def main():
                                                         "rank      %", "rank      %",
                                                         "rank      %"))
     top5_found = top5_total = 0
-    top1_2way = top1_total = 0
+    top1_2way = top1_total = top2_2way = 0
     nway_err = []
     nway_err_steady = []
     nway_err_whole = []
@@ -514,6 +514,12 @@ def main():
             top1_total += 1
             if rank_of(res["2-way"]["objects"], res["2-way"]["actual"][0][0])[0]:
                 top1_2way += 1
+            # the wording, "finds the top one or two": the 2-way's
+            # first object is one of the run's top two (cxx: 33.55 and
+            # 33.22% for the top two, the 2-way returns the second)
+            objs2 = res["2-way"]["objects"]
+            if objs2 and rank_of(res["2-way"]["actual"][:2], objs2[0][0])[0]:
+                top2_2way += 1
     print("workloads_measured: %d" % nr_run)
     print("nway10_top5_found: %d/%d" % (top5_found, top5_total))
     print("nway10_max_abs_err_pts: %s" % ("%.2f" % max(nway_err) if nway_err else "n/a"))
@@ -533,6 +539,7 @@ def main():
     print("nway10_final_window: from the end of the search (or of its last rescan) to the "
           "program's exit; nway10_max_abs_err_pts against the oracle of that window (exit - mark)")
     print("nway2_top1_found: %d/%d" % (top1_2way, top1_total))
+    print("nway2_first_in_top2: %d/%d" % (top2_2way, top1_total))
     return 0
 
 
