@@ -946,8 +946,16 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		/* right after arming: the mark and the new counters start together */
 		rc = mri_mark(p->s, exp->mark, &res->mark_written, res->mark_note,
 			      sizeof(res->mark_note));
-		if (rc == AMEBA_EEXITED)
+		if (rc == AMEBA_EEXITED) {
+			/* the snapshot took the rest of the run (a million-object
+			 * program's ~1 GB): the file may be whole, but no window
+			 * followed it */
+			res->mark_written = 0;
+			snprintf(res->mark_note, sizeof(res->mark_note),
+				 "the target exited before it replied (the snapshot took the "
+				 "rest of the run)");
 			goto exited;
+		}
 		if (rc) {
 			/* a mark is evidence for benches, never a reason to stop */
 			res->mark_written = 0;
