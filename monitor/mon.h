@@ -599,7 +599,10 @@ void mri_server_after_fork(void) MON_HIDDEN;
 /* Writes the AMEBA_ORACLE file (atomically: tmp + rename); mark: NULL for
  * the file at exit, else the label of a mark (a snapshot of the counts so
  * far, docs/oracle.md "Marks"), recorded in the file. Writers take turns. */
-int mon_oracle_write(const char *path, const char *mark) MON_HIDDEN;
+/* objects: 0 leaves the objects out ("objects":[], "objects_listed":false; a mark
+ * with AMEBA_ORACLE_MARKS=bins): the bins alone, for a window's bins without a
+ * million-object dump */
+int mon_oracle_write(const char *path, const char *mark, int objects) MON_HIDDEN;
 /* Writes the mark `label` (a valid label: docs/oracle.md) next to the oracle
  * file and its path to path[len]: 0; AMEBA_ENOENT when this process writes
  * no oracle (no AMEBA_ORACLE, a forked child without %p, or the oracle was

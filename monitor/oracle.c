@@ -183,7 +183,7 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 	}
 }
 
-static void write_header(FILE *f, const char *mark)
+static void write_header(FILE *f, const char *mark, int objects)
 {
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -196,6 +196,8 @@ static void write_header(FILE *f, const char *mark)
 		fputs(",\"mark\":", f);
 		json_str(f, mark);
 	}
+	if (!objects)
+		fputs(",\"objects_listed\":false", f);
 	fputs(",\"backend\":", f);
 	json_str(f, mon_backend ? mon_backend->name : "none");
 	fputs(",\"metrics\":[", f);
@@ -249,7 +251,8 @@ static void write_sites(FILE *f)
 	fputs("],\n", f);
 }
 
-static void write_objects(FILE *f, struct entries *es, struct entries *bins)
+/* Every object's row (objects: 0 collects their bins only). */
+static void write_objects(FILE *f, struct entries *es, struct entries *bins, int objects)
 {
 	char name[512];
 	size_t i = 0;
@@ -262,6 +265,8 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins)
 
 		while (j < es->nr && es->e[j].key == es->e[i].key)
 			j++;
+		if (!objects)
+			goto bin;
 		fprintf(f, "%s\n{\"id\":%u,\"kind\":\"%s\",\"name\":", first ? "" : ",", o->idx,
 			mon_obj_kind_name(o->kind));
 		first = 0;
@@ -274,6 +279,7 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins)
 			(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ? "true" : "false");
 		json_thread_counts(f, es->e, i, j);
 		fputc('}', f);
+bin:
 		for (size_t k = i; k < j && !bins->err; k++)
 			bins->err = entries_add(bins, bin_key_of(o), es->e[k].thread, es->e[k].v);
 		i = j;
@@ -342,7 +348,7 @@ static void write_bins(FILE *f, struct entries *bins)
 	fputs("]\n", f);
 }
 
-int mon_oracle_write(const char *path, const char *mark)
+int mon_oracle_write(const char *path, const char *mark, int objects)
 {
 	struct entries es = { 0 }, bins = { 0 };
 	char tmp[4200];
@@ -377,9 +383,9 @@ int mon_oracle_write(const char *path, const char *mark)
 		goto out;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
-	write_header(f, mark);
+	write_header(f, mark, objects);
 	write_sites(f);
-	write_objects(f, &es, &bins);
+	write_objects(f, &es, &bins, objects);
 	write_bins(f, &bins);
 	fputs("}\n", f);
 	if (bins.err)

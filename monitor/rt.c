@@ -296,6 +296,8 @@ static char *oracle_expand(const char *tmpl)
 
 /* The exit dump began: counts are final, marks are refused (atomic). */
 static int oracle_final;
+/* AMEBA_ORACLE_MARKS=bins: marks list the bins only (docs/oracle.md) */
+static int oracle_marks_bins;
 
 int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen)
 {
@@ -324,7 +326,7 @@ int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t
 		return AMEBA_ERANGE;
 	}
 	mon_free(base);
-	err = mon_oracle_write(path, label);
+	err = mon_oracle_write(path, label, !oracle_marks_bins);
 	if (err)
 		snprintf(why, wlen, "cannot write %s: %s", path, ameba_strerror(err));
 	return err;
@@ -344,7 +346,7 @@ static void rt_exit(void)
 	__atomic_store_n(&mon_active, 0, __ATOMIC_SEQ_CST);
 	path = oracle_expand(oracle_path);
 	if (path) {
-		int err = mon_oracle_write(path, NULL);
+		int err = mon_oracle_write(path, NULL, 1);
 
 		if (err)
 			mon_log("cannot write the oracle file %s: %s", path, ameba_strerror(err));
@@ -436,7 +438,14 @@ void mon_init(void)
 	oracle = getenv("AMEBA_ORACLE");
 	bname = getenv("AMEBA_BACKEND");
 	if (oracle && *oracle) {
+		const char *marks = getenv("AMEBA_ORACLE_MARKS");
+
 		oracle_path = mon_strdup(oracle);
+		if (marks && !strcmp(marks, "bins"))
+			oracle_marks_bins = 1;
+		else if (marks && *marks && strcmp(marks, "all"))
+			mon_log("AMEBA_ORACLE_MARKS=%s: want bins or all; marks list everything",
+				marks);
 		b = backend_by_name(bname && *bname ? bname : "count");
 		if (!b) {
 			mon_log("AMEBA_BACKEND=%s is not a backend of this runtime (try: count); "
