@@ -716,8 +716,12 @@ static int classify_3c(struct mon_sim_core *c, uint64_t l1line, int shadow_hit)
 	return shadow_hit ? MON_SIM_3C_CONFLICT : MON_SIM_3C_CAPACITY;
 }
 
-/* Evicts way i of c's coherence level (set `set`) to make room. */
-static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events *ev)
+/* Evicts way i of c's coherence level (set `set`) to make room. Inline: a
+ * line without directory entry (solo, private page) leaves with at most a
+ * writeback, and no call but that one (random kernel: ~50 instructions per
+ * eviction less than through sim_coh_evict). */
+static inline __attribute__((always_inline)) void evict_coh(struct mon_sim_core *c, uint64_t i,
+							    struct mon_sim_events *ev)
 {
 	struct sim_cache *k = c->coh;
 	uint64_t key = k->key[i];
@@ -734,7 +738,14 @@ static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events 
 		});
 	}
 	sim_key_drop(k, i, 0);
-	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].priv, k->meta[i].cookie, ev);
+	if (c->solo || k->meta[i].priv) {	/* no directory entry */
+		if (dirty) {
+			ev->nr_wb++;
+			sim_llc_writeback(c, line);
+		}
+		return;
+	}
+	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].cookie, ev);
 }
 
 /* piece_access's w1_known when the caller has not searched the L1 */
@@ -869,7 +880,10 @@ retry:
 			i2 = set2 * k->stride + w;
 			if (k->key[i2] && (w2 < 0))
 				evict_coh(c, i2, ev);
-			sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
+			if (c->solo || priv)
+				sim_coh_fetch_priv(c, cline, is_write, &f, ev);
+			else
+				sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
 			k->key[i2] = SIM_KEY(cline) | (uint64_t)f.state;
 			k->meta[i2] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
 							 .dent = f.dent, .track = f.track,
@@ -909,7 +923,10 @@ retry:
 		uint64_t i1 = set1 * l1->stride + w;
 		if (l1->key[i1] && w1 < 0)
 			evict_coh(c, i1, ev);
-		sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
+		if (c->solo || priv)
+			sim_coh_fetch_priv(c, cline, is_write, &f, ev);
+		else
+			sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
 		l1->key[i1] = SIM_KEY(cline) | (uint64_t)f.state;
 		l1->meta[i1] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
 						  .dent = f.dent, .dirty = (uint8_t)is_write,
