@@ -426,7 +426,8 @@ static void llc_unlock_set(struct mon_sim_core *c, uint64_t *b)
 		sim_unlock((uint32_t *)b);
 }
 
-static int mem_access(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev)
+static inline __attribute__((always_inline)) int mem_access(struct mon_sim_core *c, uint64_t line,
+							     struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	uint64_t page = (line << s->coh_shift) >> s->page_shift;

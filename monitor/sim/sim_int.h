@@ -84,18 +84,35 @@ static inline uint64_t sim_set_of(const struct sim_cache *k, uint64_t line)
 	return sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
 }
 
+/* sim_find_in over exactly n ways: n a constant, the loop unrolled whole
+ * (no test of a way counter). */
+static inline __attribute__((always_inline)) int sim_find_n(const uint64_t *keys, uint32_t n,
+							     uint64_t want)
+{
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++)
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	return -1;
+}
+
 /* Way holding line's tag (valid or invalidated) among keys[assoc], or -1. */
 static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t line)
 {
 	uint64_t want = SIM_KEY(line);
 
-	/* unrolled: no counter test per way (random kernel: ~7 -> ~4
-	 * instructions per way searched) */
-#pragma GCC unroll 8
-	for (uint32_t w = 0; w < assoc; w++)
-		if ((keys[w] & ~(uint64_t)3) == want)
-			return (int)w;
-	return -1;
+	/* The usual associativities searched by fully unrolled code: ~4
+	 * instructions per way where a loop of unknown count, even unrolled,
+	 * tests its counter after each way (~7; random kernel). */
+	switch (assoc) {
+	case 4:
+		return sim_find_n(keys, 4, want);
+	case 8:
+		return sim_find_n(keys, 8, want);
+	case 16:
+		return sim_find_n(keys, 16, want);
+	}
+	return sim_find_n(keys, assoc, want);
 }
 
 /* Tree-PLRU over one set's bits: after using way w, every node on w's path
@@ -139,12 +156,29 @@ static inline void sim_touch_in(uint64_t *repl_state, int repl, uint32_t levels,
 		sim_plru_touch(repl_state, levels, w);
 }
 
+/* The lowest-numbered way of the minimum stamp among n (a constant for
+ * the unrolled versions); one load and two cmovs per way. */
+static inline __attribute__((always_inline)) uint32_t sim_lru_min_n(const uint64_t *stamps,
+								     uint32_t n)
+{
+	uint64_t best_st = UINT64_MAX;
+	uint32_t best = 0;
+
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++) {
+		uint64_t st = stamps[w];
+		best = st < best_st ? w : best;
+		best_st = st < best_st ? st : best_st;
+	}
+	return best;
+}
+
 /* The way to fill: the lowest-numbered empty way, else the lowest
  * invalidated one, else the replacement policy's victim. */
 static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_state, int repl,
 				     uint32_t assoc, uint32_t levels)
 {
-	uint32_t w, best = 0;
+	uint32_t w;
 
 	if (repl == MON_SIM_PLRU) {
 		for (w = 0; w < assoc; w++)
@@ -163,13 +197,15 @@ static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_
 	 * Random kernel: ~13 -> ~4 instructions per way, against ranking each
 	 * way from its key and stamp. */
 	(void)keys;
-	uint64_t best_st = UINT64_MAX;
-	for (w = 0; w < assoc; w++) {
-		uint64_t st = repl_state[w];
-		best = st < best_st ? w : best;
-		best_st = st < best_st ? st : best_st;
+	switch (assoc) {	/* fully unrolled for the usual associativities */
+	case 4:
+		return sim_lru_min_n(repl_state, 4);
+	case 8:
+		return sim_lru_min_n(repl_state, 8);
+	case 16:
+		return sim_lru_min_n(repl_state, 16);
 	}
-	return best;
+	return sim_lru_min_n(repl_state, assoc);
 }
 
 /*
@@ -196,7 +232,7 @@ static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uin
 	for (p = 1; p < assoc; p++) {
 		uint64_t cur = keys[p];
 		if (sim_unlikely(!carry) &&
-		    (!holes || sim_find_in(keys + p, assoc - p, line) < 0))
+		    (!holes || sim_find_n(keys + p, assoc - p, want) < 0))
 			break;	/* an empty way at p - 1 and no line further on: a miss */
 		keys[p] = carry;
 		if ((cur & ~(uint64_t)3) == want) {
