@@ -370,7 +370,8 @@ static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint
 	sim_touch_in(sim_repl_state(k, set), k->repl, k->plru_levels, w, clock);
 }
 
-static inline uint32_t sim_victim(const struct sim_cache *k, uint64_t set)
+static inline __attribute__((always_inline)) uint32_t sim_victim(const struct sim_cache *k,
+								   uint64_t set)
 {
 	return sim_victim_in(k->key + set * k->stride, sim_repl_state(k, set), k->repl, k->assoc,
 			     k->plru_levels);
