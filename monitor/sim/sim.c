@@ -955,34 +955,37 @@ retry:
 }
 
 /* w1_known: as piece_access's, for the first L1 line of the access;
- * tlb1_known_miss: the caller found the first page missing in the L1 TLB. */
-static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintptr_t addr,
-						  uint32_t size, int is_write, uint32_t cookie,
-						  struct mon_sim_events *ev, int w1_known,
-						  int tlb1_known_miss)
+ * tlb1_known_miss: the caller found the first page missing in the L1 TLB.
+ * Inline in access_full, its one caller (a call level less per miss). */
+static inline __attribute__((always_inline)) void access_slow(struct mon_sim_core *c,
+							      uintptr_t addr, uint32_t size,
+							      int is_write, uint32_t cookie,
+							      struct mon_sim_events *ev,
+							      int w1_known, int tlb1_known_miss)
 {
 	struct mon_sim *s = c->sim;
+	const uint32_t l1_shift = s->l1_shift, word_shift = s->word_shift;
 	uint64_t end = (uint64_t)addr + size;
-	uint64_t first = addr >> s->l1_shift, last = (end - 1) >> s->l1_shift;
+	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	uint64_t coh_mask = (1ull << s->coh_shift) - 1;
 	uint32_t cycles = s->g.lat.l1_hit;
 
-	for (uint64_t p = addr >> s->tlb_shift; p <= (end - 1) >> s->tlb_shift; p++) {
+	/* the bounds in locals: the stores of the calls below could alias
+	 * the fields they came from (~20 instructions per miss reloading) */
+	for (uint64_t p = addr >> s->tlb_shift; p <= plast; p++) {
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
 		tlb1_known_miss = 0;
 	}
-	for (uint64_t l = first; l <= last; l++) {
-		uint64_t lo = l << s->l1_shift, hi = lo + (1ull << s->l1_shift);
-		if (lo < addr)
-			lo = addr;
-		if (hi > end)
-			hi = end;
-		uint32_t w0 = (uint32_t)((lo & coh_mask) >> s->word_shift);
-		uint32_t w1 = (uint32_t)(((hi - 1) & coh_mask) >> s->word_shift);
+	/* piece [lo, hi) of each L1 line: hi the next line's start, or end */
+	for (uint64_t l = addr >> l1_shift, lo = addr; l <= last; l++) {
+		uint64_t hi = l == last ? end : (l + 1) << l1_shift;
+		uint32_t w0 = (uint32_t)((lo & coh_mask) >> word_shift);
+		uint32_t w1 = (uint32_t)(((hi - 1) & coh_mask) >> word_shift);
 		uint64_t wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
 		w1_known = SIM_WAY_UNKNOWN;
+		lo = hi;
 	}
 	ev->est_cycles = cycles;
 	ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
@@ -991,7 +994,9 @@ static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintpt
 /*
  * What mon_sim_access does not settle with the positions it remembers: the
  * L1 TLB and the L1 searched (a hit with the rights needed ends there), then
- * access_slow. Returns mon_sim_access's value.
+ * access_slow. Returns mon_sim_access's value. Inline in
+ * mon_sim_access_rest, its one caller, as access_slow is here: the miss
+ * path is one function from there down to the LLC.
  */
 /* access_full's flags */
 enum {
@@ -1001,9 +1006,10 @@ enum {
 				 * need to: trying again would fail */
 };
 
-static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr_t addr,
-						 uint32_t size, unsigned flags, uint32_t cookie,
-						 struct mon_sim_events *ev)
+static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
+							     uintptr_t addr, uint32_t size,
+							     unsigned flags, uint32_t cookie,
+							     struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
