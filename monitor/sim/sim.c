@@ -175,16 +175,23 @@
  * Access of this core to L1 line `line` ended in way `way` of its set: the
  * line is now most recently used in the L1, and so is its page (memo_page)
  * in the L1 TLB. Remembers where both sit, in the entry the line had or
- * else the least recently used one.
+ * else the least recently used one. filled: the line was just filled (an
+ * L1 miss): the next entry is taken without looking for the line's, since
+ * an entry of a line that missed can only be stale (~17 instructions per
+ * miss). A stale entry left before the new one fails its check (sim_l0_hit
+ * stops at the first entry of a line) and the full path then updates it.
  */
-static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way)
+static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way,
+			       int filled)
 {
-	int j;
+	int j = SIM_L0;
 
+	if (!filled) {
 #pragma GCC unroll 8
-	for (j = 0; j < SIM_L0; j++)
-		if (c->l0.line[j] == line)
-			break;
+		for (j = 0; j < SIM_L0; j++)
+			if (c->l0.line[j] == line)
+				break;
+	}
 	if (j == SIM_L0) {
 		j = (int)c->l0.next;
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
@@ -827,7 +834,7 @@ retry:
 		l1->meta[i1].cookie = cookie;
 		if (shadow_node)
 			l1->meta[i1].shadow = shadow_node;
-		memo_insert(c, l1line, set1, (uint32_t)w1);
+		memo_insert(c, l1line, set1, (uint32_t)w1, 0);
 		return extra;
 	}
 
@@ -915,7 +922,7 @@ retry:
 		l1->meta[i1] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write,
 						  .track = k->meta[i2].track, .shadow = shadow_node };
 		sim_touch(l1, set1, v, &l1->clock);
-		memo_insert(c, l1line, set1, v);
+		memo_insert(c, l1line, set1, v, 1);
 	} else {
 		/* the L1 is the coherence level */
 		ev->l2_miss = 1;
@@ -947,7 +954,7 @@ retry:
 			     f.srv == SIM_SRV_REMOTE ? lat->mem_remote : lat->intervention;
 		if (f.inval_sent)
 			extra += lat->inval;
-		memo_insert(c, l1line, set1, w);
+		memo_insert(c, l1line, set1, w, 1);
 	}
 	if (cls && !ev->cls3c)
 		ev->cls3c = (uint8_t)cls;
@@ -1055,7 +1062,7 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 				sim_touch(l1, set, (uint32_t)w, &l1->clock);
 				l1->meta[i].cookie = cookie;
 				l1->meta[i].dirty |= (uint8_t)is_write;
-				memo_insert(c, line, set, (uint32_t)w);
+				memo_insert(c, line, set, (uint32_t)w, 0);
 				ev->est_cycles = s->g.lat.l1_hit;
 				sim_core_exit(c, locked);
 				return ret;
