@@ -476,20 +476,20 @@ static inline int core_enter(struct mon_sim_core *c)
  * the owner's lines of the page in the directory, marks the page shared
  * and enters its own core again; returns -1 then: the caller looks at its
  * caches again. Called inside c's access (c->locked says how it entered).
+ * The memo (c->own_page) answered before, inline, for the pages c looked
+ * up last.
  */
-int sim_page_private(struct mon_sim_core *c, uint64_t cline)
+static __attribute__((noinline)) int page_private_slow(struct mon_sim_core *c, uint64_t page)
 {
 	struct mon_sim *s = c->sim;
-	uint64_t page = sim_own_page(s, cline);
-
-	if (page + 1 == c->own_page)
-		return c->own_priv;
+	uint32_t m = sim_own_memo_of(page);
 	uint64_t *e = sim_own_slot(s, page, c->id);
 	uint32_t st = e ? (uint32_t)(__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) : SIM_OWN_SHARED;
+
 	if (st == c->id + 1 || st == SIM_OWN_SHARED) {
-		c->own_page = page + 1;
-		c->own_priv = st != SIM_OWN_SHARED;
-		return c->own_priv;
+		c->own_page[m] = page + 1;
+		c->own_priv[m] = st != SIM_OWN_SHARED;
+		return c->own_priv[m];
 	}
 	sim_core_exit(c, c->locked);
 	sim_lock(&s->create_lock);
@@ -499,13 +499,22 @@ int sim_page_private(struct mon_sim_core *c, uint64_t cline)
 		struct mon_sim_core *o = sim_core_at(s, st - 1);
 		core_hold(s, o);
 		sim_dir_register_page(o, page);
-		o->own_page = 0;
+		o->own_page[sim_own_memo_of(page)] = 0;	/* o's memo: not private now */
 		__atomic_store_n(e, (v & ~(uint64_t)0xff) | SIM_OWN_SHARED, __ATOMIC_RELEASE);
 		core_release(o);
 	}
 	sim_unlock(&s->create_lock);
 	c->locked = core_enter(c);
 	return -1;
+}
+
+static inline int sim_page_private(struct mon_sim_core *c, uint64_t page)
+{
+	uint32_t m = sim_own_memo_of(page);
+
+	if (sim_likely(c->own_page[m] == page + 1))
+		return c->own_priv[m];
+	return page_private_slow(c, page);
 }
 
 uint32_t mon_sim_core_id(const struct mon_sim_core *c)
@@ -842,7 +851,7 @@ retry:
 	 * core needs no directory (may first make another core's page shared:
 	 * then look again) */
 	int priv = 1;
-	if (!c->solo && (priv = sim_page_private(c, cline)) < 0)
+	if (!c->solo && (priv = sim_page_private(c, sim_own_page(s, cline))) < 0)
 		goto retry;
 	ev->l1_miss = 1;
 	int cls = MON_SIM_3C_NONE;

@@ -433,6 +433,7 @@ struct sim_seen {
 
 
 #define SIM_L0 8
+#define SIM_OWN_MEMO 8	/* a power of two */
 
 struct mon_sim_core {
 	struct mon_sim *sim;
@@ -451,8 +452,12 @@ struct mon_sim_core {
 				 * looks: one load on the hit path */
 	uint32_t lock;
 	int locked;		/* the current access holds `lock` */
-	uint64_t own_page;	/* memo: last page looked up in the owner table, + 1 */
-	int own_priv;		/* ... and whether it is private to this core */
+	/* memo of the owner table: pages looked up last (+ 1, entry
+	 * sim_own_memo_of(page)), and whether each is private to this core.
+	 * Several: dense_2t alternates between the pages of three arrays, and
+	 * one entry made nearly every miss look the page up (~55 instructions). */
+	uint64_t own_page[SIM_OWN_MEMO];
+	uint8_t own_priv[SIM_OWN_MEMO];
 	uint32_t owner_tid;	/* under the simulator's create_lock */
 	int solo;		/* the simulator runs SOLO (set at creation; cleared
 				 * by the SOLO -> MULTI switch with the core held) */
@@ -665,6 +670,14 @@ int sim_owners_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_owners_fini(struct mon_sim *s) SIM_HIDDEN;
 uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN;
 void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
+/* The entry of page in a core's memo of the owner table (own_page): the
+ * low bits, so that pages near each other never collide (a multiplicative
+ * hash put dense_2t's three arrays, 1026 pages apart, in one entry). */
+static inline uint32_t sim_own_memo_of(uint64_t page)
+{
+	return (uint32_t)page & (SIM_OWN_MEMO - 1);
+}
+
 /* The owner table's page of coherence line `line` */
 static inline uint64_t sim_own_page(const struct mon_sim *s, uint64_t line)
 {
