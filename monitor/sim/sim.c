@@ -152,10 +152,11 @@
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
  *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
- *   geometry): ~240 instructions per access from the hook for an L1 hit on
- *   a remembered line, ~1000-1200 per L1 miss; stencil ~350 per access on
- *   average, random ~1130, where host cache misses on the simulator's
- *   tables add to the time. docs/simulator.md has the speed figures.
+ *   geometry): ~190-240 instructions per access from the hook for an L1
+ *   hit on a remembered line, ~1140 for an L1 and TLB miss (random);
+ *   stencil ~295 per access on average, random ~850, where host cache
+ *   misses on the simulator's tables add to the time. docs/simulator.md
+ *   has the speed figures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
