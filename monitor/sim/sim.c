@@ -152,10 +152,11 @@
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
  *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
- *   geometry): ~240 instructions per access from the hook for an L1 hit on
- *   a remembered line, ~1000-1200 per L1 miss; stencil ~350 per access on
- *   average, random ~1130, where host cache misses on the simulator's
- *   tables add to the time. docs/simulator.md has the speed figures.
+ *   geometry): ~190-240 instructions per access from the hook for an L1
+ *   hit on a remembered line, ~1140 for an L1 and TLB miss (random);
+ *   stencil ~295 per access on average, random ~850, where host cache
+ *   misses on the simulator's tables add to the time. docs/simulator.md
+ *   has the speed figures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -175,16 +176,23 @@
  * Access of this core to L1 line `line` ended in way `way` of its set: the
  * line is now most recently used in the L1, and so is its page (memo_page)
  * in the L1 TLB. Remembers where both sit, in the entry the line had or
- * else the least recently used one.
+ * else the least recently used one. filled: the line was just filled (an
+ * L1 miss): the next entry is taken without looking for the line's, since
+ * an entry of a line that missed can only be stale (~17 instructions per
+ * miss). A stale entry left before the new one fails its check (sim_l0_hit
+ * stops at the first entry of a line) and the full path then updates it.
  */
-static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way)
+static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way,
+			       int filled)
 {
-	int j;
+	int j = SIM_L0;
 
+	if (!filled) {
 #pragma GCC unroll 8
-	for (j = 0; j < SIM_L0; j++)
-		if (c->l0.line[j] == line)
-			break;
+		for (j = 0; j < SIM_L0; j++)
+			if (c->l0.line[j] == line)
+				break;
+	}
 	if (j == SIM_L0) {
 		j = (int)c->l0.next;
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
@@ -469,20 +477,20 @@ static inline int core_enter(struct mon_sim_core *c)
  * the owner's lines of the page in the directory, marks the page shared
  * and enters its own core again; returns -1 then: the caller looks at its
  * caches again. Called inside c's access (c->locked says how it entered).
+ * The memo (c->own_page) answered before, inline, for the pages c looked
+ * up last.
  */
-int sim_page_private(struct mon_sim_core *c, uint64_t cline)
+static int page_private_slow(struct mon_sim_core *c, uint64_t page)
 {
 	struct mon_sim *s = c->sim;
-	uint64_t page = sim_own_page(s, cline);
-
-	if (page + 1 == c->own_page)
-		return c->own_priv;
+	uint32_t m = sim_own_memo_of(page);
 	uint64_t *e = sim_own_slot(s, page, c->id);
 	uint32_t st = e ? (uint32_t)(__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) : SIM_OWN_SHARED;
+
 	if (st == c->id + 1 || st == SIM_OWN_SHARED) {
-		c->own_page = page + 1;
-		c->own_priv = st != SIM_OWN_SHARED;
-		return c->own_priv;
+		c->own_page[m] = page + 1;
+		c->own_priv[m] = st != SIM_OWN_SHARED;
+		return c->own_priv[m];
 	}
 	sim_core_exit(c, c->locked);
 	sim_lock(&s->create_lock);
@@ -492,13 +500,26 @@ int sim_page_private(struct mon_sim_core *c, uint64_t cline)
 		struct mon_sim_core *o = sim_core_at(s, st - 1);
 		core_hold(s, o);
 		sim_dir_register_page(o, page);
-		o->own_page = 0;
+		o->own_page[sim_own_memo_of(page)] = 0;	/* o's memo: not private now */
 		__atomic_store_n(e, (v & ~(uint64_t)0xff) | SIM_OWN_SHARED, __ATOMIC_RELEASE);
 		core_release(o);
 	}
 	sim_unlock(&s->create_lock);
 	c->locked = core_enter(c);
 	return -1;
+}
+
+/* A call from the miss path, the page computed here: inline (or the page
+ * computed by the caller) it cost every single-threaded miss, which never
+ * calls it, ~10 instructions of register shuffling (random kernel). */
+static __attribute__((noinline)) int sim_page_private(struct mon_sim_core *c, uint64_t cline)
+{
+	uint64_t page = sim_own_page(c->sim, cline);
+	uint32_t m = sim_own_memo_of(page);
+
+	if (sim_likely(c->own_page[m] == page + 1))
+		return c->own_priv[m];
+	return page_private_slow(c, page);
 }
 
 uint32_t mon_sim_core_id(const struct mon_sim_core *c)
@@ -716,8 +737,12 @@ static int classify_3c(struct mon_sim_core *c, uint64_t l1line, int shadow_hit)
 	return shadow_hit ? MON_SIM_3C_CONFLICT : MON_SIM_3C_CAPACITY;
 }
 
-/* Evicts way i of c's coherence level (set `set`) to make room. */
-static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events *ev)
+/* Evicts way i of c's coherence level (set `set`) to make room. Inline: a
+ * line without directory entry (solo, private page) leaves with at most a
+ * writeback, and no call but that one (random kernel: ~50 instructions per
+ * eviction less than through sim_coh_evict). */
+static inline __attribute__((always_inline)) void evict_coh(struct mon_sim_core *c, uint64_t i,
+							    struct mon_sim_events *ev)
 {
 	struct sim_cache *k = c->coh;
 	uint64_t key = k->key[i];
@@ -734,7 +759,14 @@ static void evict_coh(struct mon_sim_core *c, uint64_t i, struct mon_sim_events 
 		});
 	}
 	sim_key_drop(k, i, 0);
-	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].priv, k->meta[i].cookie, ev);
+	if (c->solo || k->meta[i].priv) {	/* no directory entry */
+		if (dirty) {
+			ev->nr_wb++;
+			sim_llc_writeback(c, line);
+		}
+		return;
+	}
+	sim_coh_evict(c, line, st != SIM_I, dirty, k->meta[i].cookie, ev);
 }
 
 /* piece_access's w1_known when the caller has not searched the L1 */
@@ -816,7 +848,7 @@ retry:
 		l1->meta[i1].cookie = cookie;
 		if (shadow_node)
 			l1->meta[i1].shadow = shadow_node;
-		memo_insert(c, l1line, set1, (uint32_t)w1);
+		memo_insert(c, l1line, set1, (uint32_t)w1, 0);
 		return extra;
 	}
 
@@ -869,7 +901,10 @@ retry:
 			i2 = set2 * k->stride + w;
 			if (k->key[i2] && (w2 < 0))
 				evict_coh(c, i2, ev);
-			sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
+			if (c->solo || priv)
+				sim_coh_fetch_priv(c, cline, is_write, &f, ev);
+			else
+				sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
 			k->key[i2] = SIM_KEY(cline) | (uint64_t)f.state;
 			k->meta[i2] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
 							 .dent = f.dent, .track = f.track,
@@ -901,7 +936,7 @@ retry:
 		l1->meta[i1] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write,
 						  .track = k->meta[i2].track, .shadow = shadow_node };
 		sim_touch(l1, set1, v, &l1->clock);
-		memo_insert(c, l1line, set1, v);
+		memo_insert(c, l1line, set1, v, 1);
 	} else {
 		/* the L1 is the coherence level */
 		ev->l2_miss = 1;
@@ -909,7 +944,10 @@ retry:
 		uint64_t i1 = set1 * l1->stride + w;
 		if (l1->key[i1] && w1 < 0)
 			evict_coh(c, i1, ev);
-		sim_coh_fetch(c, cline, is_write, priv, wmask, &f, ev);
+		if (c->solo || priv)
+			sim_coh_fetch_priv(c, cline, is_write, &f, ev);
+		else
+			sim_coh_fetch(c, cline, is_write, wmask, &f, ev);
 		l1->key[i1] = SIM_KEY(cline) | (uint64_t)f.state;
 		l1->meta[i1] = (struct sim_meta){ .wpub = is_write ? wmask : 0, .cookie = cookie,
 						  .dent = f.dent, .dirty = (uint8_t)is_write,
@@ -930,7 +968,7 @@ retry:
 			     f.srv == SIM_SRV_REMOTE ? lat->mem_remote : lat->intervention;
 		if (f.inval_sent)
 			extra += lat->inval;
-		memo_insert(c, l1line, set1, w);
+		memo_insert(c, l1line, set1, w, 1);
 	}
 	if (cls && !ev->cls3c)
 		ev->cls3c = (uint8_t)cls;
@@ -938,34 +976,37 @@ retry:
 }
 
 /* w1_known: as piece_access's, for the first L1 line of the access;
- * tlb1_known_miss: the caller found the first page missing in the L1 TLB. */
-static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintptr_t addr,
-						  uint32_t size, int is_write, uint32_t cookie,
-						  struct mon_sim_events *ev, int w1_known,
-						  int tlb1_known_miss)
+ * tlb1_known_miss: the caller found the first page missing in the L1 TLB.
+ * Inline in access_full, its one caller (a call level less per miss). */
+static inline __attribute__((always_inline)) void access_slow(struct mon_sim_core *c,
+							      uintptr_t addr, uint32_t size,
+							      int is_write, uint32_t cookie,
+							      struct mon_sim_events *ev,
+							      int w1_known, int tlb1_known_miss)
 {
 	struct mon_sim *s = c->sim;
+	const uint32_t l1_shift = s->l1_shift, word_shift = s->word_shift;
 	uint64_t end = (uint64_t)addr + size;
-	uint64_t first = addr >> s->l1_shift, last = (end - 1) >> s->l1_shift;
+	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	uint64_t coh_mask = (1ull << s->coh_shift) - 1;
 	uint32_t cycles = s->g.lat.l1_hit;
 
-	for (uint64_t p = addr >> s->tlb_shift; p <= (end - 1) >> s->tlb_shift; p++) {
+	/* the bounds in locals: the stores of the calls below could alias
+	 * the fields they came from (~20 instructions per miss reloading) */
+	for (uint64_t p = addr >> s->tlb_shift; p <= plast; p++) {
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
 		tlb1_known_miss = 0;
 	}
-	for (uint64_t l = first; l <= last; l++) {
-		uint64_t lo = l << s->l1_shift, hi = lo + (1ull << s->l1_shift);
-		if (lo < addr)
-			lo = addr;
-		if (hi > end)
-			hi = end;
-		uint32_t w0 = (uint32_t)((lo & coh_mask) >> s->word_shift);
-		uint32_t w1 = (uint32_t)(((hi - 1) & coh_mask) >> s->word_shift);
+	/* piece [lo, hi) of each L1 line: hi the next line's start, or end */
+	for (uint64_t l = addr >> l1_shift, lo = addr; l <= last; l++) {
+		uint64_t hi = l == last ? end : (l + 1) << l1_shift;
+		uint32_t w0 = (uint32_t)((lo & coh_mask) >> word_shift);
+		uint32_t w1 = (uint32_t)(((hi - 1) & coh_mask) >> word_shift);
 		uint64_t wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
 		w1_known = SIM_WAY_UNKNOWN;
+		lo = hi;
 	}
 	ev->est_cycles = cycles;
 	ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
@@ -974,7 +1015,9 @@ static __attribute__((noinline)) void access_slow(struct mon_sim_core *c, uintpt
 /*
  * What mon_sim_access does not settle with the positions it remembers: the
  * L1 TLB and the L1 searched (a hit with the rights needed ends there), then
- * access_slow. Returns mon_sim_access's value.
+ * access_slow. Returns mon_sim_access's value. Inline in
+ * mon_sim_access_rest, its one caller, as access_slow is here: the miss
+ * path is one function from there down to the LLC.
  */
 /* access_full's flags */
 enum {
@@ -984,9 +1027,10 @@ enum {
 				 * need to: trying again would fail */
 };
 
-static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr_t addr,
-						 uint32_t size, unsigned flags, uint32_t cookie,
-						 struct mon_sim_events *ev)
+static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
+							     uintptr_t addr, uint32_t size,
+							     unsigned flags, uint32_t cookie,
+							     struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -1032,7 +1076,7 @@ static __attribute__((noinline)) int access_full(struct mon_sim_core *c, uintptr
 				sim_touch(l1, set, (uint32_t)w, &l1->clock);
 				l1->meta[i].cookie = cookie;
 				l1->meta[i].dirty |= (uint8_t)is_write;
-				memo_insert(c, line, set, (uint32_t)w);
+				memo_insert(c, line, set, (uint32_t)w, 0);
 				ev->est_cycles = s->g.lat.l1_hit;
 				sim_core_exit(c, locked);
 				return ret;

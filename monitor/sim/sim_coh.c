@@ -426,13 +426,17 @@ static void llc_unlock_set(struct mon_sim_core *c, uint64_t *b)
 		sim_unlock((uint32_t *)b);
 }
 
-static int mem_access(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev)
+static inline __attribute__((always_inline)) int mem_access(struct mon_sim_core *c, uint64_t line,
+							     struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	uint64_t page = (line << s->coh_shift) >> s->page_shift;
 	uint32_t home;
 
-	if (page == c->home_page) {
+	if (s->g.nr_nodes == 1) {
+		/* every page is home (sim_page_home places nothing): no call */
+		home = 0;
+	} else if (page == c->home_page) {
 		home = c->home_node;
 	} else {
 		home = sim_page_home(s, c, page);
@@ -458,7 +462,7 @@ static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t 
 }
 
 /* Reads line through c's node LLC (filling it on a miss) or memory. */
-static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
+int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		     struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
@@ -499,7 +503,7 @@ static int llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 
 /* A dirty line leaves c's private caches: into c's node LLC when it holds
  * the line (no change to its replacement order), else to memory. */
-static void llc_writeback(struct mon_sim_core *c, uint64_t line)
+void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
 {
 	struct mon_sim *s = c->sim;
 
@@ -553,8 +557,10 @@ static void send_invals(struct mon_sim *s, struct sim_stripe *st, struct sim_dno
  * c misses line at its coherence level (the line is absent or an
  * invalidated tag). Read: S (E when nobody else holds it); write: M after
  * invalidating every other copy. Classifies a coherence miss true / false.
+ * Only for lines with a directory entry: solo, or on a page private to c,
+ * the caller takes sim_coh_fetch_priv (sim_int.h) instead.
  */
-void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv, uint64_t wmask,
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
 		   struct sim_fetch *f, struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
@@ -568,13 +574,6 @@ void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv
 	f->inval_sent = 0;
 	f->nr_wb = 0;
 	f->track = 0;
-	f->priv = 1;
-	if (c->solo || priv) {	/* nobody else can hold the line */
-		f->state = is_write ? SIM_M : SIM_E;
-		f->dent = 0;
-		f->srv = llc_fetch(c, line, f, ev);
-		return;
-	}
 	f->priv = 0;
 	sim_lock(&st->lock);
 	sim_drain_locked(c, line, ev);
@@ -586,7 +585,7 @@ void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv
 	f->dent = n;
 	if (sim_unlikely(!n)) {	/* directory full: the line goes untracked */
 		f->state = is_write ? SIM_M : SIM_E;
-		f->srv = llc_fetch(c, line, f, ev);
+		f->srv = sim_llc_fetch(c, line, f, ev);
 		sim_unlock(&st->lock);
 		return;
 	}
@@ -640,7 +639,7 @@ void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv
 		ev->intervention = 1;
 		f->srv = SIM_SRV_CACHE;
 	} else {
-		f->srv = llc_fetch(c, line, f, ev);
+		f->srv = sim_llc_fetch(c, line, f, ev);
 	}
 	sim_unlock(&st->lock);
 }
@@ -702,10 +701,11 @@ int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask, struc
 /*
  * c's coherence level dropped its tag of line (a valid copy when `valid`,
  * else an invalidated tag; the caller already removed it). A dirty copy
- * that the directory still credits to c is written back.
+ * that the directory still credits to c is written back. Only for lines
+ * with a directory entry: the caller writes a private line back itself.
  */
-void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, int priv,
-		   uint32_t cookie, struct mon_sim_events *ev)
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
+		   struct mon_sim_events *ev)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_dir *d = &s->dir;
@@ -714,13 +714,6 @@ void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, 
 	uint64_t me = 1ull << c->id;
 	int wb = 0;
 
-	if (c->solo || priv) {	/* no directory entry */
-		if (dirty) {
-			ev->nr_wb++;
-			llc_writeback(c, line);
-		}
-		return;
-	}
 	sim_lock(&st->lock);
 	int drained = sim_drain_locked(c, line, ev);
 	uint32_t n = dir_find(d, b, line);
@@ -753,7 +746,7 @@ void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, 
 	}
 	if (wb) {
 		ev->nr_wb++;
-		llc_writeback(c, line);
+		sim_llc_writeback(c, line);
 	}
 	sim_unlock(&st->lock);
 }

@@ -84,18 +84,35 @@ static inline uint64_t sim_set_of(const struct sim_cache *k, uint64_t line)
 	return sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
 }
 
+/* sim_find_in over exactly n ways: n a constant, the loop unrolled whole
+ * (no test of a way counter). */
+static inline __attribute__((always_inline)) int sim_find_n(const uint64_t *keys, uint32_t n,
+							     uint64_t want)
+{
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++)
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	return -1;
+}
+
 /* Way holding line's tag (valid or invalidated) among keys[assoc], or -1. */
 static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t line)
 {
 	uint64_t want = SIM_KEY(line);
 
-	/* unrolled: no counter test per way (random kernel: ~7 -> ~4
-	 * instructions per way searched) */
-#pragma GCC unroll 8
-	for (uint32_t w = 0; w < assoc; w++)
-		if ((keys[w] & ~(uint64_t)3) == want)
-			return (int)w;
-	return -1;
+	/* The usual associativities searched by fully unrolled code: ~4
+	 * instructions per way where a loop of unknown count, even unrolled,
+	 * tests its counter after each way (~7; random kernel). */
+	switch (assoc) {
+	case 4:
+		return sim_find_n(keys, 4, want);
+	case 8:
+		return sim_find_n(keys, 8, want);
+	case 16:
+		return sim_find_n(keys, 16, want);
+	}
+	return sim_find_n(keys, assoc, want);
 }
 
 /* Tree-PLRU over one set's bits: after using way w, every node on w's path
@@ -139,12 +156,29 @@ static inline void sim_touch_in(uint64_t *repl_state, int repl, uint32_t levels,
 		sim_plru_touch(repl_state, levels, w);
 }
 
+/* The lowest-numbered way of the minimum stamp among n (a constant for
+ * the unrolled versions); one load and two cmovs per way. */
+static inline __attribute__((always_inline)) uint32_t sim_lru_min_n(const uint64_t *stamps,
+								     uint32_t n)
+{
+	uint64_t best_st = UINT64_MAX;
+	uint32_t best = 0;
+
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++) {
+		uint64_t st = stamps[w];
+		best = st < best_st ? w : best;
+		best_st = st < best_st ? st : best_st;
+	}
+	return best;
+}
+
 /* The way to fill: the lowest-numbered empty way, else the lowest
  * invalidated one, else the replacement policy's victim. */
 static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_state, int repl,
 				     uint32_t assoc, uint32_t levels)
 {
-	uint32_t w, best = 0;
+	uint32_t w;
 
 	if (repl == MON_SIM_PLRU) {
 		for (w = 0; w < assoc; w++)
@@ -163,13 +197,15 @@ static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_
 	 * Random kernel: ~13 -> ~4 instructions per way, against ranking each
 	 * way from its key and stamp. */
 	(void)keys;
-	uint64_t best_st = UINT64_MAX;
-	for (w = 0; w < assoc; w++) {
-		uint64_t st = repl_state[w];
-		best = st < best_st ? w : best;
-		best_st = st < best_st ? st : best_st;
+	switch (assoc) {	/* fully unrolled for the usual associativities */
+	case 4:
+		return sim_lru_min_n(repl_state, 4);
+	case 8:
+		return sim_lru_min_n(repl_state, 8);
+	case 16:
+		return sim_lru_min_n(repl_state, 16);
 	}
-	return best;
+	return sim_lru_min_n(repl_state, assoc);
 }
 
 /*
@@ -196,7 +232,7 @@ static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uin
 	for (p = 1; p < assoc; p++) {
 		uint64_t cur = keys[p];
 		if (sim_unlikely(!carry) &&
-		    (!holes || sim_find_in(keys + p, assoc - p, line) < 0))
+		    (!holes || sim_find_n(keys + p, assoc - p, want) < 0))
 			break;	/* an empty way at p - 1 and no line further on: a miss */
 		keys[p] = carry;
 		if ((cur & ~(uint64_t)3) == want) {
@@ -334,7 +370,8 @@ static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint
 	sim_touch_in(sim_repl_state(k, set), k->repl, k->plru_levels, w, clock);
 }
 
-static inline uint32_t sim_victim(const struct sim_cache *k, uint64_t set)
+static inline __attribute__((always_inline)) uint32_t sim_victim(const struct sim_cache *k,
+								   uint64_t set)
 {
 	return sim_victim_in(k->key + set * k->stride, sim_repl_state(k, set), k->repl, k->assoc,
 			     k->plru_levels);
@@ -396,6 +433,7 @@ struct sim_seen {
 
 
 #define SIM_L0 8
+#define SIM_OWN_MEMO 8	/* a power of two */
 
 struct mon_sim_core {
 	struct mon_sim *sim;
@@ -414,8 +452,12 @@ struct mon_sim_core {
 				 * looks: one load on the hit path */
 	uint32_t lock;
 	int locked;		/* the current access holds `lock` */
-	uint64_t own_page;	/* memo: last page looked up in the owner table, + 1 */
-	int own_priv;		/* ... and whether it is private to this core */
+	/* memo of the owner table: pages looked up last (+ 1, entry
+	 * sim_own_memo_of(page)), and whether each is private to this core.
+	 * Several: dense_2t alternates between the pages of three arrays, and
+	 * one entry made nearly every miss look the page up (~55 instructions). */
+	uint64_t own_page[SIM_OWN_MEMO];
+	uint8_t own_priv[SIM_OWN_MEMO];
 	uint32_t owner_tid;	/* under the simulator's create_lock */
 	int solo;		/* the simulator runs SOLO (set at creation; cleared
 				 * by the SOLO -> MULTI switch with the core held) */
@@ -589,12 +631,35 @@ int sim_dir_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_dir_fini(struct mon_sim *s) SIM_HIDDEN;
 int sim_llc_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_llc_fini(struct mon_sim *s) SIM_HIDDEN;
-void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, int priv, uint64_t wmask,
+/* A miss of c at its coherence level on a line with a directory entry (not
+ * solo, a shared page): the directory transaction, then the LLC or memory.
+ * Private lines take sim_coh_fetch_priv. */
+void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t wmask,
 		   struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
+int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
+		  struct mon_sim_events *ev) SIM_HIDDEN;
+void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
+/* sim_coh_fetch for a line nobody else can hold (c runs solo, or the line's
+ * page is private to c): no directory, E or M; inline, one call less per
+ * miss (random kernel: ~30 instructions). */
+static inline void sim_coh_fetch_priv(struct mon_sim_core *c, uint64_t line, int is_write,
+				      struct sim_fetch *f, struct mon_sim_events *ev)
+{
+	f->coh = MON_SIM_COH_NONE;
+	f->inval_sent = 0;
+	f->nr_wb = 0;
+	f->track = 0;
+	f->priv = 1;
+	f->state = is_write ? SIM_M : SIM_E;
+	f->dent = 0;
+	f->srv = sim_llc_fetch(c, line, f, ev);
+}
 int sim_coh_upgrade(struct mon_sim_core *c, uint64_t line, uint64_t wmask,
 		    struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
-void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, int priv,
-		   uint32_t cookie, struct mon_sim_events *ev) SIM_HIDDEN;
+/* c's coherence level dropped a line with a directory entry (the caller
+ * writes back a private line itself: sim_llc_writeback). */
+void sim_coh_evict(struct mon_sim_core *c, uint64_t line, int valid, int dirty, uint32_t cookie,
+		   struct mon_sim_events *ev) SIM_HIDDEN;
 void sim_coh_publish(struct mon_sim_core *c, uint32_t dent, uint64_t bits, int first_write) SIM_HIDDEN;
 void sim_drain(struct mon_sim_core *c, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_drain_locked(struct mon_sim_core *c, uint64_t line, struct mon_sim_events *ev) SIM_HIDDEN;
@@ -605,6 +670,14 @@ int sim_owners_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_owners_fini(struct mon_sim *s) SIM_HIDDEN;
 uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN;
 void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
+/* The entry of page in a core's memo of the owner table (own_page): the
+ * low bits, so that pages near each other never collide (a multiplicative
+ * hash put dense_2t's three arrays, 1026 pages apart, in one entry). */
+static inline uint32_t sim_own_memo_of(uint64_t page)
+{
+	return (uint32_t)page & (SIM_OWN_MEMO - 1);
+}
+
 /* The owner table's page of coherence line `line` */
 static inline uint64_t sim_own_page(const struct mon_sim *s, uint64_t line)
 {
