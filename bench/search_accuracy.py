@@ -199,8 +199,10 @@ def agent(ameba, prog, scale, strategy, path):
         os.unlink(opath)
     # whole marks (AMEBA_ORACLE_MARKS unset): with bins-only marks the
     # 10-way on million_live erred by 8.29 points over its window, against
-    # 0.41 with whole marks, not explained yet (docs/strategies.md,
-    # "Measured accuracy"); SEARCH_ACCURACY_MARKS=bins tries them
+    # 0.41 with whole marks: the mark reads a million counters while the
+    # table's shuffle runs, and misses the window's first 388 K misses
+    # (docs/strategies.md, "Measured accuracy"); SEARCH_ACCURACY_MARKS=bins
+    # tries them
     env = dict(os.environ, AMEBA_BACKEND="sim", AMEBA_ORACLE=opath)
     if os.environ.get("SEARCH_ACCURACY_MARKS") == "bins":
         env["AMEBA_ORACLE_MARKS"] = "bins"
