@@ -392,7 +392,6 @@ static void note_mark(struct agent_search *s, const char *label, const struct ag
 		s->nr_marks++;
 }
 
-/* The mark named by a context's "mark=LABEL" line, when the monitor wrote it. */
 /* The value of KEY in a context's extra text ("key=value" lines), its length
  * in *len; NULL when no line sets KEY. */
 static const char *extra_value(const char *extra, const char *key, size_t *len)
@@ -413,6 +412,7 @@ static const char *extra_value(const char *extra, const char *key, size_t *len)
 	return NULL;
 }
 
+/* The mark named by a context's "mark=LABEL" line, when the monitor wrote it. */
 static char *context_mark(const struct agent_search *s, const char *extra)
 {
 	size_t n;
@@ -437,7 +437,7 @@ static int context_provisional(const char *extra)
 void agent_summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
 			      uint32_t nr)
 {
-	uint32_t n = 0, cap = s->opts.nr_top_objects ? s->opts.nr_top_objects : 20;
+	uint32_t n = 0, n_meas, cap = s->opts.nr_top_objects ? s->opts.nr_top_objects : 20;
 	const struct ameba_context **objs = calloc(nr + 1, sizeof(*objs));
 	int m = s->primary_metric;
 
@@ -458,7 +458,8 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 				for (int k = 0; k < AMEBA_M_NR; k++)
 					s->threads[id].values[k] = c->per_thread[k] ? c->per_thread[k][t] : 0;
 			}
-		} else if (c->kind == AMEBA_CTX_OBJECT && c->object && objs) {
+		} else if (c->kind == AMEBA_CTX_OBJECT && c->object && objs &&
+			   !context_provisional(c->extra)) {
 			objs[n++] = c;
 			if (!s->program_has[m] && c->has[m]) {
 				for (int k = 0; k < AMEBA_M_NR; k++) {
@@ -468,17 +469,19 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 			}
 		}
 	}
-	/* heaviest first by the run's metric, provisional figures after the
-	 * measured ones: their shares are over other, shorter windows
-	 * (insertion sort: n is small) */
+	/* provisional figures after the measured ones: their shares are over
+	 * other, shorter windows */
+	n_meas = n;
+	for (uint32_t i = 0; i < nr && objs; i++)
+		if (ctxs[i].kind == AMEBA_CTX_OBJECT && ctxs[i].object &&
+		    context_provisional(ctxs[i].extra))
+			objs[n++] = &ctxs[i];
+	/* each part heaviest first by the run's metric (insertion sort: n is small) */
 	for (uint32_t i = 1; i < n; i++) {
 		const struct ameba_context *x = objs[i];
-		int xp = context_provisional(x->extra);
-		uint32_t j = i;
+		uint32_t j = i, lo = i < n_meas ? 0 : n_meas;
 
-		while (j > 0 && (context_provisional(objs[j - 1]->extra) > xp ||
-				 (context_provisional(objs[j - 1]->extra) == xp &&
-				  objs[j - 1]->values[m] < x->values[m]))) {
+		while (j > lo && objs[j - 1]->values[m] < x->values[m]) {
 			objs[j] = objs[j - 1];
 			j--;
 		}
@@ -508,7 +511,7 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 		memcpy(o->window, c->program, sizeof(o->window));
 		o->window_ns = c->window_ns;
 		o->mark = context_mark(s, c->extra);
-		o->provisional = context_provisional(c->extra);
+		o->provisional = i >= n_meas;
 		if (o->name)
 			s->nr_objects++;
 	}

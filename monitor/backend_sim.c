@@ -318,8 +318,8 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 		/* no simulator: nothing to count */
 	} else if (!mon_sim_access_rest(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e)) {
 		mon_count_add(v, SLOT_MEM_REF, 1);
-		mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);
-		mon_count_add(v, SLOT_WRITES, (flags & MON_ACC_WRITE) >> 1);
+		mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);	/* MON_ACC_READ is 1 */
+		mon_count_add(v, SLOT_WRITES, (unsigned)wr);
 		mon_count_add(v, SLOT_EST_CYCLES, e.est_cycles);
 	} else {
 		report_to(v, NULL, &e, flags);	/* v != NULL: constant offsets */

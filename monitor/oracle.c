@@ -265,21 +265,22 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins, int
 
 		while (j < es->nr && es->e[j].key == es->e[i].key)
 			j++;
-		if (!objects)
-			goto bin;
-		fprintf(f, "%s\n{\"id\":%u,\"kind\":\"%s\",\"name\":", first ? "" : ",", o->idx,
-			mon_obj_kind_name(o->kind));
-		first = 0;
-		json_str(f, mon_obj_label(o, &bins_of_sites, name, sizeof(name)));
-		fputs(",\"bin\":", f);
-		json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
-		fprintf(f, ",\"site_id\":%u,\"seq\":%llu,\"addr\":\"0x%lx\",\"size\":%zu,\"live\":%s,",
-			(o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP) ? o->site_id : 0,
-			(unsigned long long)o->seq, (unsigned long)o->start, o->sz_bytes,
-			(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ? "true" : "false");
-		json_thread_counts(f, es->e, i, j);
-		fputc('}', f);
-bin:
+		if (objects) {
+			fprintf(f, "%s\n{\"id\":%u,\"kind\":\"%s\",\"name\":", first ? "" : ",",
+				o->idx, mon_obj_kind_name(o->kind));
+			first = 0;
+			json_str(f, mon_obj_label(o, &bins_of_sites, name, sizeof(name)));
+			fputs(",\"bin\":", f);
+			json_str(f, bin_name(bin_key_of(o), name, sizeof(name)));
+			fprintf(f, ",\"site_id\":%u,\"seq\":%llu,\"addr\":\"0x%lx\",\"size\":%zu,"
+				"\"live\":%s,",
+				(o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP) ? o->site_id : 0,
+				(unsigned long long)o->seq, (unsigned long)o->start, o->sz_bytes,
+				(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ?
+				"true" : "false");
+			json_thread_counts(f, es->e, i, j);
+			fputc('}', f);
+		}
 		for (size_t k = i; k < j && !bins->err; k++)
 			bins->err = entries_add(bins, bin_key_of(o), es->e[k].thread, es->e[k].v);
 		i = j;

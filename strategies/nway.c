@@ -1014,6 +1014,15 @@ static void q_compact(struct search *s)
 	qsort(s->q, s->nr_q, sizeof(*s->q), cmp_share);
 }
 
+/* What r holds changed: it is measured as is next, its own counts from zero. */
+static void region_remeasure(struct region *r)
+{
+	r->fresh = 1;
+	r->nr_meas = 0;
+	r->sum_v = r->sum_t = 0;
+	r->sum_ns = 0;
+}
+
 /*
  * Puts the units apart that search s never queued into its apart set (a
  * new one when it has none left): measured as is next, then split by unit
@@ -1051,10 +1060,7 @@ static int search_apart(struct nway *st, struct search *s)
 			return AMEBA_ENOMEM;
 		ap->set[ap->nr_set++] = u;
 		un->queued |= bit;
-		ap->fresh = 1;
-		ap->nr_meas = 0;
-		ap->sum_v = ap->sum_t = 0;
-		ap->sum_ns = 0;
+		region_remeasure(ap);
 		ap->protect = 0;	/* quiet when first measured: dropped */
 		un->owner = (uint32_t)(ap - s->q) + 1;
 	}
@@ -1138,10 +1144,7 @@ static int search_resolve(struct nway *st, struct search *s)
 			 * its bin from now on: the old estimate says nothing
 			 * (wl_thread_churn's scratch buffers: 0.35% on 4
 			 * blocks, 69% by bin); measured again first */
-			r->fresh = 1;
-			r->nr_meas = 0;
-			r->sum_v = r->sum_t = 0;
-			r->sum_ns = 0;
+			region_remeasure(r);
 			r->zero_streak = 0;
 			r->zero_ns = 0;
 			r->share = r->share > 1.0 / st->n ? r->share : 1.0 / st->n;
@@ -1203,10 +1206,7 @@ static int search_resolve(struct nway *st, struct search *s)
 		}
 		for (uint32_t j = 0; j < k; j++)
 			st->units[buf[j]].owner = i + 1;
-		r->nr_meas = 0;
-		r->sum_v = r->sum_t = 0;
-		r->sum_ns = 0;
-		r->fresh = 1;
+		region_remeasure(r);
 		if (k == 1) {
 			r->kind = R_UNIT;
 			r->unit = buf[0];
