@@ -135,6 +135,16 @@
  *    shared counter over the workers' phase only). At most MAX_RESCANS
  *    times, and not again after a round that found nothing; not with
  *    per_thread=1 (each thread's search has its own phases).
+ *  - Newcomers: while a rescan may still come, the final measurement also
+ *    counts, on the counters the search had and the window leaves spare
+ *    (n - 1 - found, at most MAX_WATCH), the units first listed after the
+ *    search ended, newest first (a site whose blocks were all allocated
+ *    since). When a rescan starts, each of them that counted in that
+ *    interval enters the new queue as a single already measured once, so
+ *    the rescan starts from it instead of finding it by halving again:
+ *    a phase as short as million_live's second round (its last ~2%, a
+ *    new site's 100,000 blocks) ends a few intervals after the rescan
+ *    starts, and by then the halving has not reached it.
  *  - An experiment holds at most max_ranges address ranges: beyond, the
  *    counters with the most ranges are measured on their hull (a site with
  *    more than max_ranges / 4 blocks always is).
@@ -167,6 +177,7 @@
 #define MAX_RESCANS 4		/* searches again on a new phase after the search */
 #define EXCEPT_BYTES 131072	/* names of excepted bins in one experiment's JSON */
 #define CHURN_FACTOR 8		/* a site with this many blocks allocated per live one is apart */
+#define MAX_WATCH 8		/* newcomers counted beside the final measurement */
 
 static const struct ameba_param nway_params[] = {
 	{ "n", AMEBA_PARAM_INT, "10", "range counters per interval (regions measured at once), >= 2" },
@@ -199,7 +210,7 @@ enum { R_SPAN, R_SET, R_UNIT };
 enum { S_SEARCH, S_DONE };
 enum { F_NONE, F_MEASURING, F_DONE };
 enum { END_NONE, END_SINGLES, END_UNSEARCHED, END_BUDGET, END_EMPTY, END_IDLE };
-enum { TAG_TOTAL = 1, TAG_SLOT, TAG_FTOTAL, TAG_FUNIT };
+enum { TAG_TOTAL = 1, TAG_SLOT, TAG_FTOTAL, TAG_FUNIT, TAG_FWATCH };
 
 static const char *const end_names[] = { "-", "top n-1 single", "unsearched share under threshold",
 					 "budget", "queue empty", "thread idle" };
@@ -228,6 +239,7 @@ struct unit {
 	uint32_t apart_plan;		/* the plan it became apart in + 1 */
 	int retired;			/* an apart site whose name a later site deepened */
 	uint64_t queued;		/* bit si: search si queued it apart once */
+	uint32_t born_plan;		/* the plan it was first listed in + 1 */
 	uint64_t bin_blocks, bin_bytes;	/* the host's bin: blocks and bytes ever */
 };
 
@@ -332,6 +344,12 @@ struct nway {
 	uint8_t final_has[AMEBA_M_NR];	/* metrics of the final measurement */
 	uint32_t final_left, final_ext, final_interval_ms;
 	uint32_t nr_marks;		/* oracle marks asked for (windows started) */
+	/* newcomers watched beside the final measurement (Notes) and their
+	 * counts in the last final interval; final_plan: the plan (+ 1) the
+	 * final measurement last started in */
+	uint32_t watch[MAX_WATCH], nr_watch, final_plan;
+	double watch_v[MAX_WATCH], watch_total;
+	uint64_t watch_ns;
 	char mark_label[24];		/* the one of this plan (exp->mark) */
 	int mark_now;
 
@@ -441,6 +459,7 @@ static int64_t unit_get(struct nway *st, const char *key)
 	u->key = strdup(key);
 	if (!u->key)
 		return -1;
+	u->born_plan = st->nr_plans + 1;
 	st->index[h & (st->index_cap - 1)] = st->nr_units + 1;
 	return st->nr_units++;
 }
@@ -1087,6 +1106,12 @@ static int search_init(struct nway *st, struct search *s)
 	s->started = 1;
 	for (uint32_t u = 0; u < st->nr_units; u++)
 		st->units[u].queued &= ~(1ull << ((uint32_t)(s - st->searches) % 64));
+	/* a rescan's newcomers, queued already (rescan_check) */
+	for (uint32_t i = 0; i < s->nr_q; i++)
+		if (s->q[i].kind == R_UNIT) {
+			st->units[s->q[i].unit].queued |= 1ull << ((uint32_t)(s - st->searches) % 64);
+			st->units[s->q[i].unit].owner = i + 1;
+		}
 	if (lo >= hi) {
 		lo = 0;
 		hi = UINTPTR_MAX;
@@ -1765,6 +1790,60 @@ static int found_deepen(struct nway *st)
 	return changed;
 }
 
+/* Can a rescan still come (Notes: rescan)? */
+static int rescan_may(const struct nway *st)
+{
+	return st->rescan > 0 && !st->per_thread && st->nr_searches == 1 &&
+	       st->nr_rescans < MAX_RESCANS &&
+	       !(st->nr_rescans && st->nr_found == st->found_before_rescan);
+}
+
+/*
+ * The newcomers the final measurement counts on its spare counters (Notes):
+ * site units first listed since it started, that the host has a bin for,
+ * newest first, then by blocks allocated. Each is counted by its bin.
+ */
+static int watch_plan(struct nway *st)
+{
+	uint32_t spare = st->n > st->nr_found + 1 ? st->n - st->nr_found - 1 : 0;
+
+	st->nr_watch = 0;
+	if (spare > MAX_WATCH)
+		spare = MAX_WATCH;
+	for (uint32_t u = 0; u < st->nr_units && spare; u++) {
+		const struct unit *un = &st->units[u];
+		uint32_t k;
+
+		if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's' ||
+		    un->born_plan < st->final_plan || !host_bin(st->host, un->key + 2))
+			continue;
+		/* insertion into the sorted few */
+		for (k = st->nr_watch; k > 0; k--) {
+			const struct unit *w = &st->units[st->watch[k - 1]];
+
+			if (w->born_plan > un->born_plan ||
+			    (w->born_plan == un->born_plan && w->bin_blocks >= un->bin_blocks))
+				break;
+			if (k < spare)
+				st->watch[k] = st->watch[k - 1];
+		}
+		if (k < spare) {
+			st->watch[k] = u;
+			st->nr_watch += st->nr_watch < spare;
+		}
+	}
+	for (uint32_t w = 0; w < st->nr_watch; w++) {
+		uint32_t off = st->nr_ranges, nr = 0;
+
+		st->watch_v[w] = 0;
+		if (unit_emit(st, st->watch[w], &nr) ||
+		    counter_add(st, st->primary, off, nr, NULL, 0, mktag(TAG_FWATCH, w, 0)) ||
+		    unit_describe(st, st->watch[w]))
+			return AMEBA_ENOMEM;
+	}
+	return 0;
+}
+
 static int nway_plan(void *state, struct ameba_experiment *exp)
 {
 	struct nway *st = state;
@@ -1856,6 +1935,7 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 		 */
 		if (st->final == F_NONE && !active) {
 			st->final = F_MEASURING;
+			st->final_plan = st->nr_plans + 1;
 			st->final_left = st->final_intervals;
 			st->final_ext = 0;
 			st->missed_min = -1;
@@ -1901,6 +1981,12 @@ static int nway_plan(void *state, struct ameba_experiment *exp)
 				    counter_add(st, m, off, nr, NULL, 1, mktag(TAG_FUNIT, f, k)))
 					return AMEBA_ENOMEM;
 			}
+		}
+		st->nr_watch = 0;
+		if (!active && rescan_may(st)) {
+			rc = watch_plan(st);
+			if (rc)
+				return rc;
 		}
 	}
 	ranges_cap(st);
@@ -2121,9 +2207,7 @@ static int rescan_check(struct nway *st, double total)
 	struct search *s = &st->searches[0];
 	double found = 0, missed, base;
 
-	if (st->rescan <= 0 || st->per_thread || st->nr_searches != 1 || total <= 0 ||
-	    st->nr_rescans >= MAX_RESCANS ||
-	    (st->nr_rescans && st->nr_found == st->found_before_rescan))
+	if (!rescan_may(st) || total <= 0)
 		return 0;
 	for (uint32_t f = 0; f < st->nr_found; f++)
 		if (st->found[f].measuring)
@@ -2149,6 +2233,32 @@ static int rescan_check(struct nway *st, double total)
 	for (uint32_t i = 0; i < s->nr_q; i++)
 		region_free(&s->q[i]);
 	s->nr_q = 0;
+	/* the newcomers that counted in this interval: singles measured once
+	 * (Notes), by bin from now on and so in no span */
+	for (uint32_t w = 0; w < st->nr_watch; w++) {
+		struct unit *un = &st->units[st->watch[w]];
+		struct region r;
+
+		if (st->watch_v[w] <= 0 || un->found)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.kind = R_UNIT;
+		r.unit = st->watch[w];
+		r.sum_v = st->watch_v[w];
+		r.sum_t = total;
+		r.sum_ns = st->watch_ns;
+		r.share = r.sum_v / total;
+		r.nr_meas = 1;
+		r.meas_at = s->nr_intervals;
+		r.protect = 1;
+		if (q_push(s, &r))
+			break;
+		un->apart = 1;
+		st->host->log(st->host, "newcomer %s (first listed after the search): %.1f%% of "
+			      "that interval, measured first", un->obj.name ? un->obj.name :
+			      un->key + 2, 100 * r.share);
+	}
+	st->nr_watch = 0;
 	s->started = 0;
 	s->phase = S_SEARCH;
 	s->ended_by = END_NONE;
@@ -2221,9 +2331,12 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 				fd->iv = (double)res->values[i];
 			for (uint32_t t = 0; pt && t < res->nr_threads; t++)
 				fd->pt[m][t] += (double)pt[t];
+		} else if (kind == TAG_FWATCH && a < st->nr_watch) {
+			st->watch_v[a] = (double)res->values[i];
 		}
 	}
 	if (final_seen) {
+		st->watch_ns = res->elapsed_ns;
 		st->final_ns += res->elapsed_ns;
 		for (uint32_t f = 0; f < st->nr_found; f++)
 			if (st->found[f].measuring)

@@ -34,6 +34,7 @@ struct wobj {
 	uint32_t period_ms, on_from_ms, on_to_ms;	/* phases; period 0 = always */
 	double rate_off;		/* thread 0's rate outside the phase (0: quiet) */
 	int hidden;			/* freed before every listing: not in host->objects */
+	uint32_t born_ms;		/* allocated then: listed and counting from then on */
 };
 
 struct world {
@@ -96,12 +97,12 @@ static double active_ms(const struct wobj *o, uint64_t t0, uint64_t len)
 {
 	double on = 0;
 
-	if (!o->period_ms)
+	if (!o->period_ms && o->born_ms <= t0)
 		return (double)len;
 	for (uint64_t t = t0; t < t0 + len; t++) {
-		uint64_t ph = t % o->period_ms;
+		uint64_t ph = o->period_ms ? t % o->period_ms : 0;
 
-		on += ph >= o->on_from_ms && ph < o->on_to_ms;
+		on += t >= o->born_ms && (!o->period_ms || (ph >= o->on_from_ms && ph < o->on_to_ms));
 	}
 	return on;
 }
@@ -167,6 +168,46 @@ struct run {
 	int finished;
 };
 
+/* The host's tables of objects and bins at the world's time: an object
+ * born later is not listed yet, nor is its site's bin. */
+static void list_world(struct run *r, const struct world *w)
+{
+	r->host.nr_objects = 0;
+	r->host.nr_bins = 0;
+	memset(r->bins, 0, sizeof(r->bins));
+	for (uint32_t i = 0; i < w->nr; i++)
+		if (!w->objs[i].hidden && w->objs[i].born_ms <= w->now_ms)
+			r->flat[r->host.nr_objects++] = w->objs[i].o;
+	for (uint32_t i = 0; w->with_bins && i < w->nr; i++) {
+		const char *site = w->objs[i].o.site;
+		uint32_t b = 0;
+
+		if (!site || w->objs[i].born_ms > w->now_ms)
+			continue;
+		while (b < r->host.nr_bins && strcmp(r->bins[b].name, site))
+			b++;
+		if (b < r->host.nr_bins) {
+			r->bins[b].nr_blocks += w->objs[i].hidden;
+			continue;
+		}
+		r->bins[b].id = b;
+		r->bins[b].kind = AMEBA_OBJ_BIN;
+		r->bins[b].name = site;
+		r->bins[b].site = site;
+		/* blocks ever allocated: counted for the hidden (freed) ones only,
+		 * so that sites of live blocks keep their old role in the tests */
+		r->bins[b].nr_blocks = (uint32_t)w->objs[i].hidden;
+		r->host.nr_bins++;
+	}
+	for (int k = 0; w->with_kinds && k < 2; k++) {
+		struct ameba_object *b = &r->bins[r->host.nr_bins];
+
+		b->id = r->host.nr_bins++;
+		b->kind = k ? AMEBA_OBJ_TLS : AMEBA_OBJ_STACK;
+		b->name = k ? "[tls]" : "[stack]";
+	}
+}
+
 /* Runs nway with the parameters "k=v" (NULL-terminated) until it finishes
  * or max_exp experiments ran. */
 static void run_world(struct run *r, struct world *w, const char *const *kv, uint32_t max_exp)
@@ -191,9 +232,6 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 			if (!strcmp(names[k], buf[i]))
 				values[k] = eq + 1;
 	}
-	for (uint32_t i = 0; i < w->nr; i++)
-		if (!w->objs[i].hidden)
-			r->flat[r->host.nr_objects++] = w->objs[i].o;
 	for (uint32_t t = 0; t < w->nr_threads; t++) {
 		r->threads[t].id = t;
 		r->threads[t].tid = 100 + (int32_t)t;
@@ -201,34 +239,7 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 	r->host.abi_version = AMEBA_PLUGIN_ABI_VERSION;
 	r->host.struct_size = sizeof(r->host);
 	r->host.objects = r->flat;
-	for (uint32_t i = 0; w->with_bins && i < w->nr; i++) {
-		const char *site = w->objs[i].o.site;
-		uint32_t b = 0;
-
-		while (site && b < r->host.nr_bins && strcmp(r->bins[b].name, site))
-			b++;
-		if (!site)
-			continue;
-		if (b < r->host.nr_bins) {
-			r->bins[b].nr_blocks += w->objs[i].hidden;
-			continue;
-		}
-		r->bins[b].id = b;
-		r->bins[b].kind = AMEBA_OBJ_BIN;
-		r->bins[b].name = site;
-		r->bins[b].site = site;
-		/* blocks ever allocated: counted for the hidden (freed) ones only,
-		 * so that sites of live blocks keep their old role in the tests */
-		r->bins[b].nr_blocks = (uint32_t)w->objs[i].hidden;
-		r->host.nr_bins++;
-	}
-	for (int k = 0; w->with_kinds && k < 2; k++) {
-		struct ameba_object *b = &r->bins[r->host.nr_bins];
-
-		b->id = r->host.nr_bins++;
-		b->kind = k ? AMEBA_OBJ_TLS : AMEBA_OBJ_STACK;
-		b->name = k ? "[tls]" : "[stack]";
-	}
+	list_world(r, w);
 	r->host.bins = r->bins;
 	r->host.threads = r->threads;
 	r->host.nr_threads = w->nr_threads;
@@ -248,7 +259,10 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 		const uint64_t *pt[512];
 		struct ameba_results res;
 		uint64_t len;
-		int rc = nway->plan(r->state, &exp);
+		int rc;
+
+		list_world(r, w);
+		rc = nway->plan(r->state, &exp);
 
 		if (rc == 1) {
 			r->finished = 1;
@@ -762,6 +776,72 @@ static void test_rescan(void)
 }
 
 /*
+ * Newcomers (wl_million_live in small): the search ends at g and early's
+ * site; at 4 s a site first seen then (second@x.c:9, inside the heap span
+ * the search left) takes 75% of the misses. The final measurement counts it
+ * on a spare counter, so the interval that shows the new phase already
+ * holds its count: the rescan starts from it as a single measured once.
+ * Were the program to exit after that interval, it is still reported
+ * (provisional, over that interval); before newcomers were watched the
+ * rescan had to halve the heap span for several intervals first.
+ */
+static void test_newcomer(void)
+{
+	static const char *const fin[] = { "final_intervals=0", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+	uint32_t first = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	w.with_bins = 1;
+	add(&w, "g", AMEBA_OBJ_GLOBAL, 0x100000, 0x1000, 60);
+	add(&w, "early@x.c:1", AMEBA_OBJ_HEAP, 0x200000, 0x10000, 40);
+	add(&w, "second@x.c:9", AMEBA_OBJ_HEAP, 0x210000, 0x8000, 300);
+	w.objs[2].born_ms = 4000;
+	run_world(&r, &w, fin, 80);
+	/* the rescan's round is listed after the first round's */
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "g early@x.c:1 second@x.c:9");
+	/* found by the rescan: one window restarted for all, exact shares */
+	CHECK_SHARE(&r, "second@x.c:9", 0.75);
+	CHECK_SHARE(&r, "g", 0.15);
+	CHECK_EQ_U64(w.nr_marks, 2);
+	CHECK(w.mark_ms[1] > 4000);
+	run_free(&r);
+
+	/* the program exits after max experiments: the first run that reports
+	 * the newcomer ended right after the interval that saw the phase */
+	for (uint32_t max = 5; max < 80 && !first; max++) {
+		w.now_ms = 0;
+		w.nr_marks = 0;
+		run_world(&r, &w, fin, max);
+		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+			const struct ameba_context *c = &r.ctxs[i];
+
+			if (c->kind != AMEBA_CTX_OBJECT || strcmp(c->object->name, "second@x.c:9"))
+				continue;
+			first = max;
+			CHECK_EQ_U64(w.now_ms, 4100);
+			CHECK_HAS(c->extra, "measured=search_intervals");
+			CHECK(c->confidence == 0.5);
+			CHECK_EQ_U64(c->window_ns, 100000000);
+			CHECK_SHARE(&r, "second@x.c:9", 0.75);
+			CHECK(i == r.nr_ctxs - 1);	/* after the window's objects */
+		}
+		run_free(&r);
+	}
+	CHECK(first > 0);
+
+	/* rescan=0: the newcomer is never reported */
+	w.now_ms = 0;
+	w.nr_marks = 0;
+	run_world(&r, &w, (const char *const[]){ "final_intervals=0", "rescan=0", NULL }, 80);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "g early@x.c:1");
+	run_free(&r);
+}
+
+/*
  * 2-way with quiet regions (imbalance: one heap array holds every miss,
  * the globals and stacks around it count nothing). Each quiet half is kept
  * for keep intervals and quiet_ms; when it took one of the two counters,
@@ -1003,6 +1083,7 @@ int main(int argc, char **argv)
 	test_budget();
 	test_more();
 	test_rescan();
+	test_newcomer();
 	test_two_way_quiet();
 	test_per_thread();
 	test_bins();
