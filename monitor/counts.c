@@ -195,6 +195,19 @@ void mon_counts_for_each(struct mon_thread *t,
 	pthread_spin_unlock(&c->lock);
 }
 
+uint32_t mon_counts_nr(struct mon_thread *t)
+{
+	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
+	uint32_t nr;
+
+	if (!c)
+		return 0;
+	pthread_spin_lock(&c->lock);	/* the owner counts its inserts under it */
+	nr = c->nr;
+	pthread_spin_unlock(&c->lock);
+	return nr;
+}
+
 void mon_counts_after_fork(struct mon_thread *t)
 {
 	struct mon_counts *c = t->counts;

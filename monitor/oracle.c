@@ -15,8 +15,11 @@
  *    under each thread's table lock (counts.c), which the owner takes only
  *    to insert an object, so the program's threads are never stopped: a
  *    mark is a snapshot of each thread's counters in turn, not one instant
- *    across threads (it takes microseconds per thousand objects, the file
- *    is written after). Writers take turns (oracle_lock): the site bins are
+ *    across threads: a window armed just before it counts what each object
+ *    missed until its counter is read, and the mark does not. So the
+ *    counters are read first, into arrays sized and touched beforehand
+ *    (entries_reserve), and everything else comes after; the header tells
+ *    how long the reading took (read_ns). Writers take turns (oracle_lock): the site bins are
  *    this file's, and the exit dump may come while a mark is written.
  */
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mon.h"
@@ -31,6 +35,14 @@
 /* Site bins of this dump (built once per write, under oracle_lock). */
 static struct mon_site_bins bins_of_sites;
 static pthread_mutex_t oracle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint32_t site_bin(uint32_t site_id)
 {
@@ -80,6 +92,35 @@ static int entries_add(struct entries *es, uint64_t key, uint32_t thread, const 
 	es->e[es->nr].v = (uint64_t *)(uintptr_t)es->pool_nr;	/* offset, fixed up later */
 	es->nr++;
 	es->pool_nr += (size_t)mon_nr_slots;
+	return 0;
+}
+
+/*
+ * Room for nr entries, its pages touched: the counters are then read into
+ * memory that faults no more (a mark's reading is its skew, Notes).
+ */
+static int entries_reserve(struct entries *es, size_t nr)
+{
+	size_t vals = nr * (size_t)mon_nr_slots;
+
+	if (nr > es->cap) {
+		struct entry *e = mon_realloc(es->e, nr * sizeof(*e));
+
+		if (!e)
+			return AMEBA_ENOMEM;
+		es->e = e;
+		es->cap = nr;
+	}
+	if (vals > es->pool_cap) {
+		uint64_t *p = mon_realloc(es->pool, vals * sizeof(*p));
+
+		if (!p)
+			return AMEBA_ENOMEM;
+		es->pool = p;
+		es->pool_cap = vals;
+	}
+	memset(es->e, 0, es->cap * sizeof(*es->e));
+	memset(es->pool, 0, es->pool_cap * sizeof(*es->pool));
 	return 0;
 }
 
@@ -183,7 +224,7 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 	}
 }
 
-static void write_header(FILE *f, const char *mark, int objects)
+static void write_header(FILE *f, const char *mark, int objects, uint64_t read_ns)
 {
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -195,6 +236,7 @@ static void write_header(FILE *f, const char *mark, int objects)
 	if (mark) {
 		fputs(",\"mark\":", f);
 		json_str(f, mark);
+		fprintf(f, ",\"read_ns\":%llu", (unsigned long long)read_ns);
 	}
 	if (!objects)
 		fputs(",\"objects_listed\":false", f);
@@ -354,10 +396,22 @@ int mon_oracle_write(const char *path, const char *mark, int objects)
 	struct entries es = { 0 }, bins = { 0 };
 	char tmp[4200];
 	uint32_t nr = mon_thread_nr();
+	uint64_t t0, read_ns;
+	size_t want = 0;
 	FILE *f;
 	int err = 0;
 
 	pthread_mutex_lock(&oracle_lock);
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		want += t ? mon_counts_nr(t) : 0;
+	}
+	/* some slack for the objects first touched while the others are read */
+	err = entries_reserve(&es, want + want / 16 + 1024);
+	if (err)
+		goto out;
+	t0 = now_ns();
 	for (uint32_t id = 0; id < nr && !es.err; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
@@ -366,6 +420,7 @@ int mon_oracle_write(const char *path, const char *mark, int objects)
 		es.cur_thread = id;
 		mon_counts_for_each(t, collect_cb, &es);
 	}
+	read_ns = now_ns() - t0;
 	if (es.err) {
 		err = es.err;
 		goto out;
@@ -384,7 +439,7 @@ int mon_oracle_write(const char *path, const char *mark, int objects)
 		goto out;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
-	write_header(f, mark, objects);
+	write_header(f, mark, objects, read_ns);
 	write_sites(f);
 	write_objects(f, &es, &bins, objects);
 	write_bins(f, &bins);

@@ -665,6 +665,9 @@ static void scenario_mark(const char *instr)
 
 		CHECK(root && cJSON_IsString(mk) && !strcmp(mk->valuestring, "w-1"));
 		CHECK(!strcmp(cJSON_GetObjectItem(root, "format")->valuestring, "ameba-oracle"));
+		/* a mark says how long its counters took to read (its skew) */
+		CHECK(cJSON_IsNumber(cJSON_GetObjectItem(root, "read_ns")) &&
+		      cJSON_GetObjectItem(root, "read_ns")->valuedouble > 0);
 		printf("mark: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64 " (target: %ld), "
 		       "all %" PRIu64 " (reference run %" PRIu64 " - checksum %ld)\n", ma, c1.a + c2.a,
 		       mb, c1.b + c2.b, mall, ref_total, qa + qb);
