@@ -46,6 +46,7 @@ struct agent_exp_result {
 	struct ameba_results r;
 	int interrupted;		/* *stop was set during the interval */
 	/* exp->mark: whether the monitor wrote it, and its path (or why not) */
+	int mark_taken;			/* with the experiment's start (exact): no separate mark */
 	int mark_written;
 	char mark_note[512];
 };

@@ -581,7 +581,8 @@ static int exp_stop(struct mri_prov *p)
 	return rc == AMEBA_EEXITED ? 0 : rc;
 }
 
-static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
+static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp,
+		     struct agent_exp_result *res)
 {
 	uint32_t nr_ranges = 0, k = 0;
 	int rc;
@@ -627,7 +628,15 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp)
 			m->except = exp->counter_except[i].names;
 		}
 	}
-	rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
+	if (exp->mark) {
+		/* the mark at the instant the counters start (docs/oracle.md) */
+		rc = mri_experiment_start_marked(p->s, p->mc, exp->nr_counters, 0, exp->mark,
+						 &p->exp_id, &res->mark_written, res->mark_note,
+						 sizeof(res->mark_note));
+		res->mark_taken = !rc;
+	} else {
+		rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
+	}
 	if (rc) {
 		set_err(p, "starting the experiment", rc);
 		return rc;
@@ -675,7 +684,8 @@ static int cmp_sig(const void *a, const void *b)
  * objects change little between intervals). Only the one round trip
  * between that read and the stop goes uncounted.
  */
-static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
+static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
+		      struct agent_exp_result *res)
 {
 	struct mri_reading r;
 	struct sig_idx *old = NULL;
@@ -688,7 +698,9 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
 	p->carry = NULL;
 	p->carry_pt = NULL;
 	p->carry_pt_threads = 0;
-	if (p->running) {
+	/* with a mark the new counters start from zero at the mark: nothing of
+	 * the old experiment is carried into them */
+	if (p->running && !exp->mark) {
 		rc = read_experiment(p, &r);
 		if (rc == AMEBA_EEXITED)
 			goto out;
@@ -725,7 +737,7 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp)
 	}
 	rc = exp_stop(p);
 	if (!rc)
-		rc = exp_start(p, exp);
+		rc = exp_start(p, exp, res);
 	if (rc || !have)
 		goto out;
 	p->carry = calloc(exp->nr_counters + 1, sizeof(*p->carry));
@@ -936,13 +948,19 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	if (rc)
 		return rc;
 	if (!p->running || p->exp_sig != exp_signature(exp) || p->exp_nr != exp->nr_counters) {
-		rc = exp_switch(p, exp);
+		rc = exp_switch(p, exp, res);
+		if (rc == AMEBA_EEXITED && exp->mark) {
+			res->mark_written = 0;
+			snprintf(res->mark_note, sizeof(res->mark_note),
+				 "the target exited before it replied (the snapshot took the "
+				 "rest of the run)");
+		}
 		if (rc == AMEBA_EEXITED)
 			goto exited;
 		if (rc)
 			return rc;
 	}
-	if (exp->mark) {
+	if (exp->mark && !res->mark_taken) {
 		/* right after arming: the mark and the new counters start together */
 		rc = mri_mark(p->s, exp->mark, &res->mark_written, res->mark_note,
 			      sizeof(res->mark_note));

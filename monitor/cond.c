@@ -375,6 +375,12 @@ fail:
 
 int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 {
+	return mon_cond_arm_then(specs, nr, gen, NULL, NULL);
+}
+
+int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		      void (*then)(void *arg), void *arg)
+{
 	struct cond_set *s = NULL, *old;
 	uint32_t nr_ranges = 0, nr_threads = mon_thread_nr();
 	uint64_t nr_sites = 0;
@@ -427,6 +433,13 @@ int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 			 __ATOMIC_RELEASE);
 	if (gen)
 		*gen = __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED);
+	if (then) {
+		/* every thread counts into the new set only once it adopted it,
+		 * under cond_lock: until then() returns, a thread stops at its
+		 * first access (at most one uncounted in-flight event each) */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		then(arg);
+	}
 	set_put(old);
 	/* Exited threads will never adopt the new set: release what they hold. */
 	for (uint32_t id = 0; id < mon_thread_nr(); id++) {

@@ -535,6 +535,10 @@ struct mon_cond_spec {
  * AMEBA_ENOMEM. Any thread; serialised internally.
  */
 int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen) MON_HIDDEN;
+/* The same, calling then(arg) right after the new set is published and
+ * before any thread can adopt it (an exact oracle mark: oracle.c). */
+int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		      void (*then)(void *arg), void *arg) MON_HIDDEN;
 
 /*
  * Reads the counters of generation gen: total[i] summed over threads for
@@ -605,10 +609,21 @@ void mri_server_after_fork(void) MON_HIDDEN;
  * with AMEBA_ORACLE_MARKS=bins): the bins alone, for a window's bins without a
  * million-object dump */
 int mon_oracle_write(const char *path, const char *mark, int objects) MON_HIDDEN;
+/* Arms specs (as mon_cond_arm, whose result it returns) and writes the mark
+ * at the instant the new counters start: the counts are read while every
+ * thread waits to adopt them. *mark_err: the mark's own result. */
+int mon_oracle_write_armed(const char *path, const char *mark, int objects,
+			   const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+			   int *mark_err) MON_HIDDEN;
 /* Writes the mark `label` (a valid label: docs/oracle.md) next to the oracle
  * file and its path to path[len]: 0; AMEBA_ENOENT when this process writes
  * no oracle (no AMEBA_ORACLE, a forked child without %p, or the oracle was
  * written at exit already), with why[wlen] saying so; or the write's error. */
 int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen) MON_HIDDEN;
+/* Arms specs (mon_cond_arm's result) and writes mark `label` at that instant
+ * (mon_oracle_write_armed): *mark_err and why[wlen] as mon_oracle_mark's. */
+int mon_oracle_mark_armed(const char *label, const struct mon_cond_spec *specs, uint32_t nr,
+			  uint64_t *gen, char *path, size_t len, char *why, size_t wlen,
+			  int *mark_err) MON_HIDDEN;
 
 #endif /* AMEBA_MON_H */

@@ -305,7 +305,10 @@ static uint32_t bin_sites(const uint32_t *ids, uint32_t nr, uint32_t *out, uint3
 	return n;
 }
 
-static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
+/* Arms c (mon_cond_arm), and with a label writes that mark at the same
+ * instant (mon_oracle_mark_armed; *mark_err its result). */
+static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char *label,
+	       char *path, size_t len, char *why, size_t wlen, int *mark_err)
 {
 	struct mon_cond_spec *specs;
 	struct mon_range *ranges;
@@ -351,11 +354,26 @@ static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_
 						     &specs[i].except_kinds);
 		ks += specs[i].nr_except_sites;
 	}
-	err = mon_cond_arm(specs, nr, gen);
+	err = label ? mon_oracle_mark_armed(label, specs, nr, gen, path, len, why, wlen, mark_err) :
+		      mon_cond_arm(specs, nr, gen);
 	mon_free(specs);
 	mon_free(ranges);
 	mon_free(sites);
 	return err;
+}
+
+static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
+{
+	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL);
+}
+
+static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
+			    const char *label, char *path, size_t len, char *why, size_t wlen,
+			    int *mark_err)
+{
+	*mark_err = AMEBA_EINVAL;	/* nr == 0 arms nothing to start with */
+	snprintf(why, wlen, "an experiment without counters takes no mark");
+	return arm(c, nr, gen, label, path, len, why, wlen, mark_err);
 }
 
 static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
@@ -413,6 +431,7 @@ static const struct mri_monitor_ops rt_ops = {
 	.detach = op_detach,
 	.backend = op_backend,
 	.cond_arm = op_cond_arm,
+	.cond_arm_mark = op_cond_arm_mark,
 	.cond_read = op_cond_read,
 	.sample_arm = op_sample_arm,
 	.sample_drain = op_sample_drain,

@@ -391,46 +391,55 @@ static void write_bins(FILE *f, struct entries *bins)
 	fputs("]\n", f);
 }
 
-int mon_oracle_write(const char *path, const char *mark, int objects)
+/*
+ * Reads every thread's counters into es (sized and touched first); the time
+ * the reading took goes to *read_ns. The program's threads go on meanwhile,
+ * unless the caller holds them (mon_oracle_write_armed).
+ */
+static int collect_all(struct entries *es, uint64_t *read_ns)
 {
-	struct entries es = { 0 }, bins = { 0 };
-	char tmp[4200];
 	uint32_t nr = mon_thread_nr();
-	uint64_t t0, read_ns;
 	size_t want = 0;
-	FILE *f;
-	int err = 0;
+	uint64_t t0;
+	int err;
 
-	pthread_mutex_lock(&oracle_lock);
 	for (uint32_t id = 0; id < nr; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
 		want += t ? mon_counts_nr(t) : 0;
 	}
 	/* some slack for the objects first touched while the others are read */
-	err = entries_reserve(&es, want + want / 16 + 1024);
+	err = entries_reserve(es, want + want / 16 + 1024);
 	if (err)
-		goto out;
+		return err;
 	t0 = now_ns();
-	for (uint32_t id = 0; id < nr && !es.err; id++) {
+	for (uint32_t id = 0; id < nr && !es->err; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
 		if (!t)
 			continue;
-		es.cur_thread = id;
-		mon_counts_for_each(t, collect_cb, &es);
+		es->cur_thread = id;
+		mon_counts_for_each(t, collect_cb, es);
 	}
-	read_ns = now_ns() - t0;
-	if (es.err) {
-		err = es.err;
-		goto out;
-	}
-	entries_fixup(&es);
-	qsort(es.e, es.nr, sizeof(*es.e), cmp_entry);
+	*read_ns = now_ns() - t0;
+	return es->err;
+}
+
+/* Writes the dump of the counts collected in es (atomically: tmp + rename). */
+static int write_collected(const char *path, const char *mark, int objects, struct entries *es,
+			   uint64_t read_ns)
+{
+	struct entries bins = { 0 };
+	char tmp[4200];
+	FILE *f;
+	int err;
+
+	entries_fixup(es);
+	qsort(es->e, es->nr, sizeof(*es->e), cmp_entry);
 
 	err = mon_site_bins_build(&bins_of_sites);
 	if (err)
-		goto out;
+		return err;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
@@ -441,7 +450,7 @@ int mon_oracle_write(const char *path, const char *mark, int objects)
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	write_header(f, mark, objects, read_ns);
 	write_sites(f);
-	write_objects(f, &es, &bins, objects);
+	write_objects(f, es, &bins, objects);
 	write_bins(f, &bins);
 	fputs("}\n", f);
 	if (bins.err)
@@ -458,10 +467,55 @@ int mon_oracle_write(const char *path, const char *mark, int objects)
 		unlink(tmp);
 out:
 	mon_site_bins_free(&bins_of_sites);
-	mon_free(es.e);
-	mon_free(es.pool);
 	mon_free(bins.e);
 	mon_free(bins.pool);
+	return err;
+}
+
+int mon_oracle_write(const char *path, const char *mark, int objects)
+{
+	struct entries es = { 0 };
+	uint64_t read_ns = 0;
+	int err;
+
+	pthread_mutex_lock(&oracle_lock);
+	err = collect_all(&es, &read_ns);
+	if (!err)
+		err = write_collected(path, mark, objects, &es, read_ns);
+	mon_free(es.e);
+	mon_free(es.pool);
+	pthread_mutex_unlock(&oracle_lock);
+	return err;
+}
+
+struct armed_mark {
+	struct entries es;
+	uint64_t read_ns;
+	int err;
+};
+
+/* Under the conditional counters' lock, right after the new set is
+ * published: no thread can adopt it (and count on) until this returns. */
+static void collect_at_arm(void *arg)
+{
+	struct armed_mark *m = arg;
+
+	m->err = collect_all(&m->es, &m->read_ns);
+}
+
+int mon_oracle_write_armed(const char *path, const char *mark, int objects,
+			   const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen, int *mark_err)
+{
+	struct armed_mark m = { 0 };
+	int err;
+
+	pthread_mutex_lock(&oracle_lock);
+	err = mon_cond_arm_then(specs, nr, gen, collect_at_arm, &m);
+	*mark_err = err ? err : m.err;
+	if (!*mark_err)
+		*mark_err = write_collected(path, mark, objects, &m.es, m.read_ns);
+	mon_free(m.es.e);
+	mon_free(m.es.pool);
 	pthread_mutex_unlock(&oracle_lock);
 	return err;
 }

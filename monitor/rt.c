@@ -299,10 +299,10 @@ static int oracle_final;
 /* AMEBA_ORACLE_MARKS=bins: marks list the bins only (docs/oracle.md) */
 static int oracle_marks_bins;
 
-int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen)
+/* The path of mark `label` into path[len]: 0, or why not (why[wlen]). */
+static int mark_path(const char *label, char *path, size_t len, char *why, size_t wlen)
 {
 	char *base;
-	int err;
 
 	path[0] = '\0';
 	if (!oracle_path) {
@@ -326,9 +326,33 @@ int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t
 		return AMEBA_ERANGE;
 	}
 	mon_free(base);
+	return 0;
+}
+
+int mon_oracle_mark(const char *label, char *path, size_t len, char *why, size_t wlen)
+{
+	int err = mark_path(label, path, len, why, wlen);
+
+	if (err)
+		return err;
 	err = mon_oracle_write(path, label, !oracle_marks_bins);
 	if (err)
 		snprintf(why, wlen, "cannot write %s: %s", path, ameba_strerror(err));
+	return err;
+}
+
+int mon_oracle_mark_armed(const char *label, const struct mon_cond_spec *specs, uint32_t nr,
+			  uint64_t *gen, char *path, size_t len, char *why, size_t wlen,
+			  int *mark_err)
+{
+	int err;
+
+	*mark_err = mark_path(label, path, len, why, wlen);
+	if (*mark_err)
+		return mon_cond_arm(specs, nr, gen);
+	err = mon_oracle_write_armed(path, label, !oracle_marks_bins, specs, nr, gen, mark_err);
+	if (!err && *mark_err)
+		snprintf(why, wlen, "cannot write %s: %s", path, ameba_strerror(*mark_err));
 	return err;
 }
 

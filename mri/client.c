@@ -1180,11 +1180,12 @@ fail:
 }
 
 static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
-		    uint32_t interval_ms, uint64_t *experiment)
+		    uint32_t interval_ms, const char *mark, uint64_t *experiment, int *written,
+		    char *path, size_t len)
 {
 	cJSON *req = request("start"), *arr = cJSON_CreateArray(), *root;
 	const cJSON *r;
-	int err;
+	int err, was = s->timeout_ms;
 
 	if (mri_json_add(req, "counters", arr)) {
 		cJSON_Delete(req);
@@ -1201,15 +1202,29 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 			return set_err(s, AMEBA_ENOMEM, "out of memory");
 		}
 	}
-	if (interval_ms && add_uint(req, "interval_ms", interval_ms)) {
+	if ((interval_ms && add_uint(req, "interval_ms", interval_ms)) ||
+	    (mark && mri_json_add(req, "mark", cJSON_CreateString(mark)))) {
 		cJSON_Delete(req);
 		return set_err(s, AMEBA_ENOMEM, "out of memory");
 	}
+	/* with a mark, the reply waits for the snapshot (as mri_mark's) */
+	if (mark && was >= 0 && was < MARK_TIMEOUT_MS)
+		s->timeout_ms = MARK_TIMEOUT_MS;
 	err = call(s, req, &root, &r);
+	s->timeout_ms = was;
 	if (err)
 		return err;
 	if (experiment)
 		*experiment = num_u64(mri_json_get(r, "experiment"));
+	if (mark) {
+		const cJSON *m = mri_json_get(r, "mark");
+		const char *t;
+
+		*written = mri_json_type(mri_json_get(m, "written")) == cJSON_True;
+		t = str_of(mri_json_get(m, *written ? "path" : "why"));
+		if (len)
+			snprintf(path, len, "%s", t ? t : "the target's reply has no mark");
+	}
 	cJSON_Delete(root);
 	return 0;
 }
@@ -1217,7 +1232,16 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 int mri_experiment_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
 			 uint32_t interval_ms, uint64_t *experiment)
 {
-	return GUARDED(s, do_start(s, c, nr, interval_ms, experiment));
+	return GUARDED(s, do_start(s, c, nr, interval_ms, NULL, experiment, NULL, NULL, 0));
+}
+
+int mri_experiment_start_marked(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
+				uint32_t interval_ms, const char *mark, uint64_t *experiment,
+				int *written, char *path, size_t len)
+{
+	if (!mark)
+		return set_err(s, AMEBA_EINVAL, "mri_experiment_start_marked needs a mark label");
+	return GUARDED(s, do_start(s, c, nr, interval_ms, mark, experiment, written, path, len));
 }
 
 static int do_read(struct mri_session *s, uint64_t experiment, unsigned flags, enum slot k,

@@ -124,6 +124,15 @@ struct mri_monitor_ops {
 
 	/* mon_cond_arm / mon_cond_read (mon.h): nr == 0 disarms. */
 	int (*cond_arm)(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen);
+	/*
+	 * cond_arm and the oracle mark `label` at the instant the counters
+	 * start (mon_oracle_mark_armed): returns cond_arm's result; the mark's
+	 * goes to *mark_err as mark() would return it, with path and why.
+	 * NULL: the dispatcher arms, then asks mark() (a mark some time after).
+	 */
+	int (*cond_arm_mark)(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
+			     const char *label, char *path, size_t len, char *why, size_t wlen,
+			     int *mark_err);
 	int (*cond_read)(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
 			 mri_per_thread_fn per_thread, void *arg);
 

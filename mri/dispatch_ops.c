@@ -917,19 +917,56 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 	return 0;
 }
 
+/* A mark's label (jl, from field `field`): *label, or the request fails. */
+static int mark_label(struct mri_req *r, const cJSON *jl, const char *field, const char **label)
+{
+	char b[80];
+
+	if (mri_req_str(r, jl, field, MRI_MARK_LABEL_MAX, label))
+		return r->code;
+	if (!(*label)[0] || (*label)[0] == '.')
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: %s must not be empty or start with '.'",
+				    field, mri_json_show(jl, b, sizeof(b)));
+	for (const char *p = *label; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '.' || *p == '_' || *p == '-'))
+			return mri_req_fail(r, AMEBA_EINVAL, "%s: %s has the character '%c'; use "
+					    "letters, digits, '.', '_' and '-' (it names a file)",
+					    field, mri_json_show(jl, b, sizeof(b)), *p);
+	return 0;
+}
+
+/* The "mark" member of a reply (mark, or start with a mark). */
+static int mark_result(struct mri_req *r, cJSON *to, const char *label, int err, const char *path,
+		       const char *why)
+{
+	if (mri_json_add(to, "label", cJSON_CreateString(label)) ||
+	    mri_json_add(to, "written", cJSON_CreateBool(!err)) ||
+	    (!err && mri_json_add(to, "path", cJSON_CreateString(path))) ||
+	    (err && mri_json_add(to, "why", cJSON_CreateString(why))))
+		return mri_req_nomem(r);
+	return 0;
+}
+
 static int op_start(struct mri_req *r)
 {
-	static const char *const fields[] = { "v", "id", "op", "counters", "interval_ms", NULL };
+	static const char *const fields[] = { "v", "id", "op", "counters", "interval_ms", "mark",
+					      NULL };
 	struct mri_disp *d = r->d;
 	const cJSON *jc = mri_json_get(r->msg, "counters"), *e;
+	const cJSON *jl = mri_json_get(r->msg, "mark");
 	struct counters cs = { 0 };
 	struct mri_backend_rec b;
 	uint64_t interval, gen = 0;
 	uint32_t i = 0, ro = 0, to = 0, bo = 0;
-	int err;
+	const char *label = NULL;
+	char path[4200] = "", why[4400] = "";
+	int err, mark_err = 0;
 
 	if (mri_req_fields(r, r->msg, "start", fields) ||
 	    mri_req_opt_uint(r, r->msg, "interval_ms", 0, MAX_INTERVAL_MS, 0, &interval))
+		return r->code;
+	if (jl && mark_label(r, jl, "mark", &label))
 		return r->code;
 	if (interval && interval < MIN_INTERVAL_MS)
 		return mri_req_fail(r, AMEBA_ERANGE, "interval_ms: %" PRIu64 " is below the minimum of %d ms "
@@ -973,7 +1010,18 @@ static int op_start(struct mri_req *r)
 		counters_free(&cs);
 		return mri_req_nomem(r);
 	}
-	err = d->ops->cond_arm(d->ctx, cs.c, cs.nr, &gen);
+	if (label && d->ops->cond_arm_mark) {
+		err = d->ops->cond_arm_mark(d->ctx, cs.c, cs.nr, &gen, label, path, sizeof(path), why,
+					    sizeof(why), &mark_err);
+	} else {
+		err = d->ops->cond_arm(d->ctx, cs.c, cs.nr, &gen);
+		if (!err && label && d->ops->mark)
+			mark_err = d->ops->mark(d->ctx, label, path, sizeof(path), why, sizeof(why));
+		else if (!err && label) {
+			mark_err = AMEBA_ENOENT;
+			snprintf(why, sizeof(why), "this monitor writes no oracle marks");
+		}
+	}
 	counters_free(&cs);
 	if (err) {
 		mri_disp_forget_experiment(d);
@@ -990,6 +1038,15 @@ static int op_start(struct mri_req *r)
 	    mri_json_add(r->result, "nr_counters", mri_json_u64(d->exp_nr)) ||
 	    mri_json_add(r->result, "t_ns", mri_json_u64(d->exp_prev_ns)))
 		return mri_req_nomem(r);
+	if (label) {
+		/* the experiment runs whatever became of the mark: a mark is
+		 * evidence, and its failure is in the reply, not an error */
+		cJSON *m = cJSON_CreateObject();
+
+		if (mri_json_add(r->result, "mark", m) ||
+		    mark_result(r, m, label, mark_err, path, why[0] ? why : ameba_strerror(mark_err)))
+			return mri_req_nomem(r);
+	}
 	return 0;
 }
 
@@ -1291,7 +1348,7 @@ static int op_mark(struct mri_req *r)
 	struct mri_disp *d = r->d;
 	const cJSON *jl = mri_json_get(r->msg, "label");
 	const char *label;
-	char path[4200], why[4400], b[80];
+	char path[4200], why[4400];
 	int err;
 
 	if (mri_req_fields(r, r->msg, "mark", fields))
@@ -1299,17 +1356,8 @@ static int op_mark(struct mri_req *r)
 	if (!jl)
 		return mri_req_fail(r, AMEBA_EINVAL, "label is missing: name the mark, e.g. "
 				    "\"label\":\"window-1\" (the file is the oracle's name + .mark-LABEL)");
-	if (mri_req_str(r, jl, "label", MRI_MARK_LABEL_MAX, &label))
+	if (mark_label(r, jl, "label", &label))
 		return r->code;
-	if (!label[0] || label[0] == '.')
-		return mri_req_fail(r, AMEBA_EINVAL, "label: %s must not be empty or start with '.'",
-				    mri_json_show(jl, b, sizeof(b)));
-	for (const char *p = label; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '_' || *p == '-'))
-			return mri_req_fail(r, AMEBA_EINVAL, "label: %s has the character '%c'; use "
-					    "letters, digits, '.', '_' and '-' (it names a file)",
-					    mri_json_show(jl, b, sizeof(b)), *p);
 	why[0] = '\0';
 	path[0] = '\0';
 	err = d->ops->mark ? d->ops->mark(d->ctx, label, path, sizeof(path), why, sizeof(why)) :
@@ -1318,12 +1366,7 @@ static int op_mark(struct mri_req *r)
 		snprintf(why, sizeof(why), "this monitor writes no oracle marks");
 	if (err && err != AMEBA_ENOENT)
 		return mri_req_fail(r, err, "mark %s: %s", label, why[0] ? why : ameba_strerror(err));
-	if (mri_json_add(r->result, "label", cJSON_CreateString(label)) ||
-	    mri_json_add(r->result, "written", cJSON_CreateBool(!err)) ||
-	    (!err && mri_json_add(r->result, "path", cJSON_CreateString(path))) ||
-	    (err && mri_json_add(r->result, "why", cJSON_CreateString(why))))
-		return mri_req_nomem(r);
-	return 0;
+	return mark_result(r, r->result, label, err, path, why);
 }
 
 const struct mri_op_entry mri_disp_ops[] = {

@@ -301,6 +301,19 @@ struct mri_reading {
 AMEBA_API int mri_experiment_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
 				   uint32_t interval_ms, uint64_t *experiment);
 
+/*
+ * The same, with the oracle mark `mark` (as mri_mark's) taken at the instant
+ * the counters start: the target reads its oracle counts while every thread
+ * waits to count into the new counters, so the mark and the experiment
+ * cover exactly the same events (to one in-flight access per thread;
+ * docs/oracle.md). *written and path[len] as mri_mark's. The experiment
+ * starts whether or not the mark could be written.
+ */
+AMEBA_API int mri_experiment_start_marked(struct mri_session *s, const struct mri_counter *c,
+					  uint32_t nr, uint32_t interval_ms, const char *mark,
+					  uint64_t *experiment, int *written, char *path,
+					  size_t len);
+
 /* Reads the running experiment now (flags: MRI_READ_THREADS). */
 AMEBA_API int mri_experiment_read(struct mri_session *s, uint64_t experiment, unsigned flags,
 				  struct mri_reading *out);

@@ -714,6 +714,40 @@ static void scenario_mark(const char *instr)
 		free(txt);
 	}
 
+	/* the mark with an experiment's start: the counters and the mark
+	 * begin at the same instant, so the window's counts are the oracle
+	 * at stop minus the mark; a bad label starts nothing */
+	spawn(&t, instr, out, oracle);
+	c1 = phase(&t, 1);
+	CHECK(mri_open_pid(&s, t.pid, 10000) == 0);
+	{
+		uint32_t id_a = object_id(s, "work_a");
+		struct mri_counter cs[1] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a },
+		};
+		struct mri_reading r;
+		uint64_t exp = 0;
+
+		CHECK(mri_attach(s, NULL) == 0);
+		CHECK(mri_experiment_start_marked(s, cs, 1, 0, "w/s", &exp, &written, path,
+						  sizeof(path)) == AMEBA_EINVAL);
+		CHECK(strstr(mri_errmsg(s), "mark: \"w/s\" has the character '/'") != NULL);
+		written = -1;
+		CHECK(mri_experiment_start_marked(s, cs, 1, 0, "w-s", &exp, &written, path,
+						  sizeof(path)) == 0);
+		snprintf(want, sizeof(want), "%s.mark-w-s", oracle);
+		CHECK(written == 1);
+		CHECK(!strcmp(path, want));
+		c2 = phase(&t, 2);
+		CHECK(mri_experiment_stop(s, exp, &r) == 0);
+		CHECK(r.nr == 1 && r.values[0] == (uint64_t)c2.a);
+		mri_close(s);
+		quit(&t, &qa, &qb);
+		CHECK_EQ_U64(oracle_mem_ref(want, "work_a"), (uint64_t)c1.a);
+		CHECK_EQ_U64(oracle_mem_ref(oracle, "work_a") - oracle_mem_ref(want, "work_a"),
+			     (uint64_t)(c2.a + qa));
+	}
+
 	/* without AMEBA_ORACLE: a reply saying why, no file */
 	spawn(&t, instr, out, NULL);
 	c1 = phase(&t, 1);
@@ -722,6 +756,21 @@ static void scenario_mark(const char *instr)
 	CHECK(mri_mark(s, "w-2", &written, path, sizeof(path)) == 0);
 	CHECK(written == 0);
 	CHECK(strstr(path, "runs without AMEBA_ORACLE") != NULL);
+	{
+		/* ... and with a start: the experiment runs, the mark says why not */
+		uint32_t id_a = object_id(s, "work_a");
+		struct mri_counter cs[1] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a },
+		};
+		uint64_t exp = 0;
+
+		CHECK(mri_attach(s, NULL) == 0);
+		written = -1;
+		CHECK(mri_experiment_start_marked(s, cs, 1, 0, "w-3", &exp, &written, path,
+						  sizeof(path)) == 0);
+		CHECK(written == 0 && exp != 0);
+		CHECK(strstr(path, "runs without AMEBA_ORACLE") != NULL);
+	}
 	mri_close(s);
 	quit(&t, &qa, &qb);
 	snprintf(cmd, sizeof(cmd), "test $(ls '%s' | grep -c w-2) = 0", tmpdir);
