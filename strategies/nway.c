@@ -1092,6 +1092,49 @@ static int search_apart(struct nway *st, struct search *s)
 	return 0;
 }
 
+static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max);
+
+/*
+ * A rescan's first plan: the newcomers that no final interval counted (first
+ * listed in the interval that showed the new phase) are measured first too,
+ * each as a unit by its bin, apart from the spans from now on (Notes).
+ */
+static int search_newcomers(struct nway *st, struct search *s)
+{
+	uint64_t bit = 1ull << ((uint32_t)(s - st->searches) % 64);
+	uint32_t nc[MAX_WATCH], nr = newcomers(st, nc, st->n / 2 < MAX_WATCH ? st->n / 2 : MAX_WATCH);
+
+	for (uint32_t i = 0; i < nr; i++) {
+		struct unit *un = &st->units[nc[i]];
+		const struct ameba_object *hb;
+		struct region r;
+
+		if (un->queued & bit)
+			continue;	/* seeded with its count already */
+		memset(&r, 0, sizeof(r));
+		r.kind = R_UNIT;
+		r.unit = nc[i];
+		r.share = 1.0 / st->n;
+		r.fresh = 1;
+		if (q_push(s, &r) ||
+		    grow_array((void **)&st->xnames, &st->cap_xnames, st->nr_xnames + 1,
+			       sizeof(*st->xnames)))
+			return AMEBA_ENOMEM;
+		hb = host_bin(st->host, un->key + 2);	/* newcomers() saw it */
+		un->apart = 1;
+		un->bin = hb->name;
+		un->bin_blocks = hb->nr_blocks;
+		un->bin_bytes = hb->sz_bytes;
+		un->queued |= bit;
+		un->owner = s->nr_q;
+		/* the spans leave its blocks out from this interval on */
+		st->xnames[st->nr_xnames++] = un->key + 2;
+		if (unit_describe(st, nc[i]))
+			return AMEBA_ENOMEM;
+	}
+	return 0;
+}
+
 /* The initial n regions: the hull of all objects in n equal parts. */
 static int search_init(struct nway *st, struct search *s)
 {
@@ -1112,6 +1155,8 @@ static int search_init(struct nway *st, struct search *s)
 			st->units[s->q[i].unit].queued |= 1ull << ((uint32_t)(s - st->searches) % 64);
 			st->units[s->q[i].unit].owner = i + 1;
 		}
+	if (st->nr_rescans && s->round == st->rescan_round && search_newcomers(st, s))
+		return AMEBA_ENOMEM;
 	if (lo >= hi) {
 		lo = 0;
 		hi = UINTPTR_MAX;
@@ -1803,14 +1848,11 @@ static int rescan_may(const struct nway *st)
  * site units first listed since it started, that the host has a bin for,
  * newest first, then by blocks allocated. Each is counted by its bin.
  */
-static int watch_plan(struct nway *st)
+static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max)
 {
-	uint32_t spare = st->n > st->nr_found + 1 ? st->n - st->nr_found - 1 : 0;
+	uint32_t nr = 0;
 
-	st->nr_watch = 0;
-	if (spare > MAX_WATCH)
-		spare = MAX_WATCH;
-	for (uint32_t u = 0; u < st->nr_units && spare; u++) {
+	for (uint32_t u = 0; u < st->nr_units && max; u++) {
 		const struct unit *un = &st->units[u];
 		uint32_t k;
 
@@ -1818,20 +1860,28 @@ static int watch_plan(struct nway *st)
 		    un->born_plan < st->final_plan || !host_bin(st->host, un->key + 2))
 			continue;
 		/* insertion into the sorted few */
-		for (k = st->nr_watch; k > 0; k--) {
-			const struct unit *w = &st->units[st->watch[k - 1]];
+		for (k = nr; k > 0; k--) {
+			const struct unit *w = &st->units[out[k - 1]];
 
 			if (w->born_plan > un->born_plan ||
 			    (w->born_plan == un->born_plan && w->bin_blocks >= un->bin_blocks))
 				break;
-			if (k < spare)
-				st->watch[k] = st->watch[k - 1];
+			if (k < max)
+				out[k] = out[k - 1];
 		}
-		if (k < spare) {
-			st->watch[k] = u;
-			st->nr_watch += st->nr_watch < spare;
+		if (k < max) {
+			out[k] = u;
+			nr += nr < max;
 		}
 	}
+	return nr;
+}
+
+static int watch_plan(struct nway *st)
+{
+	uint32_t spare = st->n > st->nr_found + 1 ? st->n - st->nr_found - 1 : 0;
+
+	st->nr_watch = newcomers(st, st->watch, spare < MAX_WATCH ? spare : MAX_WATCH);
 	for (uint32_t w = 0; w < st->nr_watch; w++) {
 		uint32_t off = st->nr_ranges, nr = 0;
 

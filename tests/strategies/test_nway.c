@@ -783,7 +783,9 @@ static void test_rescan(void)
  * holds its count: the rescan starts from it as a single measured once.
  * Were the program to exit after that interval, it is still reported
  * (provisional, over that interval); before newcomers were watched the
- * rescan had to halve the heap span for several intervals first.
+ * rescan had to halve the heap span for several intervals first. One born
+ * during the interval that shows the phase is measured in the rescan's
+ * first interval.
  */
 static void test_newcomer(void)
 {
@@ -832,6 +834,33 @@ static void test_newcomer(void)
 		run_free(&r);
 	}
 	CHECK(first > 0);
+
+	/*
+	 * Born in the middle of a final interval (4050 ms): no final interval
+	 * counted it, but the rescan measures it first, by bin, in its very
+	 * first interval: reported after 4200 ms (by halving: 4300)
+	 */
+	w.objs[2].born_ms = 4050;
+	first = 0;
+	for (uint32_t max = 5; max < 80 && !first; max++) {
+		w.now_ms = 0;
+		w.nr_marks = 0;
+		run_world(&r, &w, fin, max);
+		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+			const struct ameba_context *c = &r.ctxs[i];
+
+			if (c->kind != AMEBA_CTX_OBJECT || strcmp(c->object->name, "second@x.c:9"))
+				continue;
+			first = max;
+			CHECK_EQ_U64(w.now_ms, 4200);
+			CHECK_HAS(c->extra, "measured=search_intervals");
+			CHECK_EQ_U64(c->window_ns, 100000000);
+			CHECK_SHARE(&r, "second@x.c:9", 0.75);
+		}
+		run_free(&r);
+	}
+	CHECK(first > 0);
+	w.objs[2].born_ms = 4000;
 
 	/* rescan=0: the newcomer is never reported */
 	w.now_ms = 0;
