@@ -86,6 +86,10 @@ Notes:
     SEARCH_ACCURACY_MAX_SAMPLING_S the sampling column's plain run length
     at most (300 s), SEARCH_ACCURACY_SAMPLES the samples aimed at (16,000),
     SEARCH_ACCURACY_RUN_TIMEOUT_S the limit of one run (1,500 s).
+    SEARCH_ACCURACY_SCALES=w1:N1,w2:N2 starts those rows at those SCALEs
+    instead of timing a plain run (the SCALE a row's heading gave: a run
+    on a loaded machine times the programs longer, picks smaller SCALEs
+    and may give the search too little of the run to end in).
     The reports and oracle files go to a temporary directory that is
     removed at exit (several GB: marks are whole oracle dumps);
     SEARCH_ACCURACY_KEEP=1 keeps it and says where.
@@ -128,6 +132,8 @@ MIN_SAMPLES = 1000
 PHASED = {"phases", "phased_solver"}
 METRIC = "l1d_miss"
 RUN_TIMEOUT_S = float(os.environ.get("SEARCH_ACCURACY_RUN_TIMEOUT_S", "1500"))
+SCALES = {w: int(n) for w, n in (x.split(":") for x in
+                                 os.environ.get("SEARCH_ACCURACY_SCALES", "").split(",") if x)}
 
 
 def note(msg):
@@ -356,10 +362,12 @@ def main():
             continue
         try:
             scale = FIXED_SCALE.get(w, 1)
+            if w in SCALES:
+                scale = SCALES[w]
             opath = os.path.join(tmp, w + ".oracle.json")
             dt, actual = oracle(prog, scale, opath)
             total = oracle.total
-            if w not in FIXED_SCALE and dt < TARGET_S:
+            if w not in FIXED_SCALE and w not in SCALES and dt < TARGET_S:
                 scale = min(16, max(1, int(math.ceil(TARGET_S / max(dt, 0.05)))))
                 if scale > 1:
                     dt, actual = oracle(prog, scale, opath)
