@@ -203,14 +203,15 @@ def agent(ameba, prog, scale, strategy, path):
     opath = path + ".oracle.json"
     if os.path.exists(opath):
         os.unlink(opath)
-    # whole marks (AMEBA_ORACLE_MARKS unset): with bins-only marks the
-    # 10-way on million_live erred by 8.29 points over its window, against
-    # 0.41 with whole marks: the mark reads a million counters while the
-    # table's shuffle runs, and misses the window's first 388 K misses
-    # (docs/strategies.md, "Measured accuracy"); SEARCH_ACCURACY_MARKS=bins
-    # tries them
+    # marks of the bins alone (the rows compare bins): a whole mark of
+    # million_live's million objects is a ~1 GB dump that holds the MRI
+    # session (and the search) for seconds. The window's mark comes with its
+    # start (docs/oracle.md, exact marks), so bins-only marks are exact too;
+    # before that they erred by 8.29 points on million_live (the mark read
+    # the counters while the program ran on). SEARCH_ACCURACY_MARKS=all:
+    # whole marks
     env = dict(os.environ, AMEBA_BACKEND="sim", AMEBA_ORACLE=opath)
-    if os.environ.get("SEARCH_ACCURACY_MARKS") == "bins":
+    if os.environ.get("SEARCH_ACCURACY_MARKS", "bins") == "bins":
         env["AMEBA_ORACLE_MARKS"] = "bins"
     cmd = [ameba, "run", "-v", "--backend", "sim", "--metric", METRIC, "--strategy", strategy,
            "--output", path, "--", prog, str(scale)]
