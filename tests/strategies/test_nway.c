@@ -776,6 +776,40 @@ static void test_rescan(void)
 }
 
 /*
+ * Runs w (final_intervals=0) for ever more experiments until the report
+ * lists second@x.c:9; checks that this first happens when the world's clock
+ * reads want_ms, and that it is provisional: over one 100 ms interval,
+ * the search's own count, after the window's objects.
+ */
+static void newcomer_first(struct world *w, uint64_t want_ms)
+{
+	static const char *const fin[] = { "final_intervals=0", NULL };
+	struct run r;
+	int first = 0;
+
+	for (uint32_t max = 5; max < 80 && !first; max++) {
+		w->now_ms = 0;
+		w->nr_marks = 0;
+		run_world(&r, w, fin, max);
+		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+			const struct ameba_context *c = &r.ctxs[i];
+
+			if (c->kind != AMEBA_CTX_OBJECT || strcmp(c->object->name, "second@x.c:9"))
+				continue;
+			first = 1;
+			CHECK_EQ_U64(w->now_ms, want_ms);
+			CHECK_HAS(c->extra, "measured=search_intervals");
+			CHECK(c->confidence == 0.5);
+			CHECK_EQ_U64(c->window_ns, 100000000);
+			CHECK_SHARE(&r, "second@x.c:9", 0.75);
+			CHECK(i == r.nr_ctxs - 1);
+		}
+		run_free(&r);
+	}
+	CHECK(first);
+}
+
+/*
  * Newcomers (wl_million_live in small): the search ends at g and early's
  * site; at 4 s a site first seen then (second@x.c:9, inside the heap span
  * the search left) takes 75% of the misses. The final measurement counts it
@@ -793,7 +827,6 @@ static void test_newcomer(void)
 	struct world w;
 	struct run r;
 	char buf[400];
-	uint32_t first = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.nr_threads = 1;
@@ -814,52 +847,14 @@ static void test_newcomer(void)
 
 	/* the program exits after max experiments: the first run that reports
 	 * the newcomer ended right after the interval that saw the phase */
-	for (uint32_t max = 5; max < 80 && !first; max++) {
-		w.now_ms = 0;
-		w.nr_marks = 0;
-		run_world(&r, &w, fin, max);
-		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
-			const struct ameba_context *c = &r.ctxs[i];
-
-			if (c->kind != AMEBA_CTX_OBJECT || strcmp(c->object->name, "second@x.c:9"))
-				continue;
-			first = max;
-			CHECK_EQ_U64(w.now_ms, 4100);
-			CHECK_HAS(c->extra, "measured=search_intervals");
-			CHECK(c->confidence == 0.5);
-			CHECK_EQ_U64(c->window_ns, 100000000);
-			CHECK_SHARE(&r, "second@x.c:9", 0.75);
-			CHECK(i == r.nr_ctxs - 1);	/* after the window's objects */
-		}
-		run_free(&r);
-	}
-	CHECK(first > 0);
-
+	newcomer_first(&w, 4100);
 	/*
 	 * Born in the middle of a final interval (4050 ms): no final interval
 	 * counted it, but the rescan measures it first, by bin, in its very
 	 * first interval: reported after 4200 ms (by halving: 4300)
 	 */
 	w.objs[2].born_ms = 4050;
-	first = 0;
-	for (uint32_t max = 5; max < 80 && !first; max++) {
-		w.now_ms = 0;
-		w.nr_marks = 0;
-		run_world(&r, &w, fin, max);
-		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
-			const struct ameba_context *c = &r.ctxs[i];
-
-			if (c->kind != AMEBA_CTX_OBJECT || strcmp(c->object->name, "second@x.c:9"))
-				continue;
-			first = max;
-			CHECK_EQ_U64(w.now_ms, 4200);
-			CHECK_HAS(c->extra, "measured=search_intervals");
-			CHECK_EQ_U64(c->window_ns, 100000000);
-			CHECK_SHARE(&r, "second@x.c:9", 0.75);
-		}
-		run_free(&r);
-	}
-	CHECK(first > 0);
+	newcomer_first(&w, 4200);
 	w.objs[2].born_ms = 4000;
 
 	/* rescan=0: the newcomer is never reported */
