@@ -144,7 +144,10 @@
  *    the rescan starts from it instead of finding it by halving again:
  *    a phase as short as million_live's second round (its last ~2%, a
  *    new site's 100,000 blocks) ends a few intervals after the rescan
- *    starts, and by then the halving has not reached it.
+ *    starts, and by then the halving has not reached it. A newcomer first
+ *    listed in the interval that showed the phase (no final interval
+ *    counted it) is measured, as a unit, in the rescan's first interval
+ *    (search_newcomers).
  *  - An experiment holds at most max_ranges address ranges: beyond, the
  *    counters with the most ranges are measured on their hull (a site with
  *    more than max_ranges / 4 blocks always is).
