@@ -201,8 +201,11 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t s
 	c->l0.idx[j] = (uint32_t)(set * c->l1.stride + way);
 	c->l0.page[j] = c->memo_page;
 	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
+	c->l0.tag[j][0] = c->cur_tag[0];
+	c->l0.tag[j][1] = c->cur_tag[1];
 	c->last_line = line;
 	c->last_i = set * c->l1.stride + way;
+	c->last_j = (uint32_t)j;
 }
 
 /* ---- construction ---- */
@@ -410,8 +413,17 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 	if (c && c->solo && __atomic_load_n(&s->mode, __ATOMIC_RELAXED) == SIM_MULTI)
 		c->solo = 0;	/* created now, used by no thread yet */
 	if (c) {
-		if (c->owner_tid == SIM_NO_OWNER)
+		if (c->owner_tid == SIM_NO_OWNER) {
+			/* a new owner: the tags of the remembered lines were
+			 * the last owner's (its counter vectors) */
 			c->owner_tid = tid;
+			if (!(__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED)) {
+				/* (a shared core's users never read them, and
+				 * may be writing them under its lock) */
+				memset(c->l0.tag, 0, sizeof(c->l0.tag));
+				c->cur_tag[0] = c->cur_tag[1] = 0;
+			}
+		}
 		else if (c->owner_tid != tid)
 			core_make_shared(s, c);
 		__atomic_store_n(&c->tid, tid, __ATOMIC_RELAXED);
@@ -1059,7 +1071,8 @@ enum {
 static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
 							     uintptr_t addr, uint32_t size,
 							     unsigned flags, uint32_t cookie,
-							     struct mon_sim_events *ev)
+							     struct mon_sim_events *ev,
+							     uintptr_t tag0, uintptr_t tag1)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -1068,6 +1081,10 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	int locked = (flags & SIM_AF_ENTERED) ? 0 : core_enter(c);
 	int w1_known = SIM_WAY_UNKNOWN;
 	int one_line = line == (addr + size - 1) >> s->l1_shift;
+
+	/* under the core: memo_insert gives the line's entry these */
+	c->cur_tag[0] = tag0;
+	c->cur_tag[1] = tag1;
 
 	/* mail cleared with a full barrier before the ring is read: a push
 	 * after that sets it again */
@@ -1119,13 +1136,20 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	return 1;
 }
 
-int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-			uint32_t cookie, struct mon_sim_events *ev)
+int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			  uint32_t cookie, struct mon_sim_events *ev, uintptr_t tag0, uintptr_t tag1)
 {
 	*ev = (struct mon_sim_events){ 0 };
 	if (sim_unlikely(!size))
 		size = 1;
-	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev);
+	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev, tag0,
+			   tag1);
+}
+
+int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev)
+{
+	return mon_sim_access_tagged(c, addr, size, is_write, cookie, ev, 0, 0);
 }
 
 int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
@@ -1133,7 +1157,7 @@ int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is
 {
 	/* One L1 line among the last few accessed, nothing pending from other
 	 * cores, no call needed: the common case, free of calls. */
-	if (sim_likely(sim_hit(c, addr, size, is_write, cookie))) {
+	if (sim_likely(sim_hit(c, addr, size, is_write, cookie, NULL))) {
 		*ev = (struct mon_sim_events){ .est_cycles = c->l1_hit_cycles };
 		return 0;
 	}
