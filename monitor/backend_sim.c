@@ -293,6 +293,23 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 }
 
 /*
+ * Object cache way w's tag for the L1 line of addr (mon_sim_access_tagged,
+ * sim_hit): the object and t's counter vector of it, when the whole line
+ * lies in the object, so that sim_line_fast may count any access within
+ * that line into them while the object lives; else none.
+ */
+static inline void line_tag(const struct mon_thread *t, const struct mon_sim_core *c,
+			    uintptr_t addr, unsigned w, uintptr_t tag[2])
+{
+	uintptr_t lo = addr & ~(((uintptr_t)1 << c->l1.line_shift) - 1);
+	uintptr_t hi = lo + ((uintptr_t)1 << c->l1.line_shift);
+	int whole = lo >= t->cache.start[w] && hi - 1 <= t->cache.end[w] - 1 && hi > lo;
+
+	tag[0] = whole ? (uintptr_t)t->cache.obj[w] : 0;
+	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
+}
+
+/*
  * sim_fast's access when sim_hit declined it (or t has no core yet). The
  * object's counters exist (mon_access checked), so the events go straight
  * into them: no struct mon_events (zeroing its arrays alone cost ~40
@@ -306,6 +323,7 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 	unsigned w = MON_FAST_WAY(wfs), flags = MON_FAST_FLAGS(wfs);
 	uint64_t *const v = t->cache.counts[w];
 	int wr = (flags & MON_ACC_WRITE) != 0;
+	uintptr_t tag[2];
 
 	if (!v)
 		__builtin_unreachable();	/* mon_access took access_events then */
@@ -316,7 +334,9 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 	}
 	if (mon_unlikely(!c)) {
 		/* no simulator: nothing to count */
-	} else if (!mon_sim_access_rest(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e)) {
+	} else if (line_tag(t, c, addr, w, tag),
+		   !mon_sim_access_tagged(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e,
+					  tag[0], tag[1])) {
 		mon_count_add(v, SLOT_MEM_REF, 1);
 		mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);	/* MON_ACC_READ is 1 */
 		mon_count_add(v, SLOT_WRITES, (unsigned)wr);
@@ -330,9 +350,12 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 }
 
 /*
- * The fast entry (mon_backend_ops.fast): an L1 hit on one of the lines the
- * core accessed last is simulated and counted here, inline, without a
- * call or a struct of events; anything else goes to sim_piece.
+ * The fast entry with the object known (mon_backend_ops.fast, after
+ * sim_line_fast declined): an L1 hit on one of the lines the core accessed
+ * last is simulated and counted here, inline, without a call or a struct
+ * of events, and the line's entry takes the object's tag (its old one was
+ * none or stale, or sim_line_fast would have counted it); anything else
+ * goes to sim_piece.
  */
 static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
@@ -340,11 +363,13 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 
 	if (mon_likely(c != NULL)) {
 		unsigned w = MON_FAST_WAY(wfs);
+		uintptr_t tag[2];
 		int hit;
 
 		mon_rt_enter(t);
+		line_tag(t, c, addr, w, tag);
 		hit = sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0,
-			      t->cache.obj[w]->idx);
+			      t->cache.obj[w]->idx, tag);
 		if (mon_likely(hit)) {
 			uint64_t *v = t->cache.counts[w];
 
@@ -358,6 +383,74 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 			return;
 	}
 	sim_piece(t, addr, wfs, pc);
+}
+
+/*
+ * The line entry (mon_backend_ops.line_fast), before the object cache: an
+ * L1 hit on one of the lines the core accessed last, whose entry's tag
+ * names a live object holding the whole line, is simulated and counted
+ * into the tag's counter vector - one line comparison finds the line in
+ * the simulator and its object. What mon_access would have found: objects
+ * never overlap, an object's range never changes, and a record that was
+ * accessed (every cached one) is never recycled, so a live one is still
+ * the object at that line (the object cache relies on the same). The
+ * tags are the core's owner thread's (mon_sim_core_get clears them for a
+ * new owner); a shared core never takes this path (sim_core_try_enter).
+ * Anything else: the object cache (inline, mon_objcache_way), then
+ * sim_piece, or sim_fast when the line was found and would hit but for
+ * its tag (sim_fast tries it again and gives it the tag), or
+ * mon_access_cached when the object cache does not settle it.
+ */
+static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+{
+	struct mon_sim_core *c = t->backend_data;
+	int retry = 0, w;
+
+	if (mon_likely(c != NULL)) {
+		uint32_t shift = c->l1.line_shift;
+		uint64_t line = addr >> shift;
+		uint64_t *v = NULL;
+		int hit = 0, mru, j;
+
+		mon_rt_enter(t);
+		/* sz >= 1 (mon_access) */
+		if (mon_likely(line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
+		    mon_likely(sim_core_try_enter(c))) {
+			if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
+			    (j = sim_l0_find(c, line, &mru)) >= 0) {
+				const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
+
+				v = (uint64_t *)c->l0.tag[j][1];
+				if (mon_likely(o != NULL) &&
+				    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) &
+					       MON_OBJF_LIVE))
+					hit = sim_l0_hit_at(c, line, j, mru,
+							    (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
+				else
+					retry = 1;
+			}
+			sim_core_exit(c, 0);
+		}
+		if (mon_likely(hit)) {
+			mon_count_add(v, SLOT_MEM_REF, 1);
+			mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
+			mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
+			mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
+		}
+		mon_rt_leave(t);
+		if (mon_likely(hit))
+			return;
+	}
+	/* what mon_access_cached would do first, without the calls */
+	if (mon_likely((w = mon_objcache_way(t, addr)) >= 0) &&
+	    mon_likely(addr + MON_FAST_SZ(wfs) <= t->cache.end[w]) && mon_likely(t->cache.counts[w])) {
+		if (mon_unlikely(retry))
+			sim_fast(t, addr, wfs | (uint32_t)w << 8, pc);
+		else
+			sim_piece(t, addr, wfs | (uint32_t)w << 8, pc);
+		return;
+	}
+	mon_access_cached(t, addr, wfs, pc);
 }
 #undef PUT
 
@@ -387,4 +480,5 @@ const struct mon_backend_ops mon_backend_sim = {
 	.thread_exit = sim_thread_exit,
 	.access = sim_access,
 	.fast = sim_fast,
+	.line_fast = sim_line_fast,
 };

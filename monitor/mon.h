@@ -447,7 +447,23 @@ struct mon_backend_ops {
 	 * handler on this thread must not re-enter, and before calling out.
 	 */
 	void (*fast)(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc);
+	/*
+	 * Optional: taken by mon_access before the object cache, for an access
+	 * [addr, addr + sz) within one line of a registered thread whose
+	 * backend has started, with no conditional counter or sample stream
+	 * armed; wfs = MON_FAST_WFS(0, flags, sz) (no way yet). The backend
+	 * may count the access itself into a counter vector it found for the
+	 * object that mon_access would have found (the sim backend keeps it
+	 * with the simulator's remembered lines: one line comparison finds
+	 * both), as fast() would; otherwise it must tail-call
+	 * mon_access_cached with the same arguments. Same rules as fast().
+	 */
+	void (*line_fast)(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc);
 };
+
+/* The rest of mon_access after line_fast declined: the object cache, then
+ * fast() or the general path. */
+void mon_access_cached(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc) MON_HIDDEN;
 
 #define MON_FAST_WFS(w, flags, sz) ((uint32_t)(flags) | (uint32_t)(w) << 8 | (uint32_t)(sz) << 16)
 #define MON_FAST_FLAGS(wfs) ((wfs) & 0xffu)

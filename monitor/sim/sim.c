@@ -201,8 +201,11 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t s
 	c->l0.idx[j] = (uint32_t)(set * c->l1.stride + way);
 	c->l0.page[j] = c->memo_page;
 	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
+	c->l0.tag[j][0] = c->cur_tag[0];
+	c->l0.tag[j][1] = c->cur_tag[1];
 	c->last_line = line;
 	c->last_i = set * c->l1.stride + way;
+	c->last_j = (uint32_t)j;
 }
 
 /* ---- construction ---- */
@@ -410,8 +413,17 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 	if (c && c->solo && __atomic_load_n(&s->mode, __ATOMIC_RELAXED) == SIM_MULTI)
 		c->solo = 0;	/* created now, used by no thread yet */
 	if (c) {
-		if (c->owner_tid == SIM_NO_OWNER)
+		if (c->owner_tid == SIM_NO_OWNER) {
+			/* a new owner: the tags of the remembered lines were
+			 * the last owner's (its counter vectors) */
 			c->owner_tid = tid;
+			if (!(__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED)) {
+				/* (a shared core's users never read them, and
+				 * may be writing them under its lock) */
+				memset(c->l0.tag, 0, sizeof(c->l0.tag));
+				c->cur_tag[0] = c->cur_tag[1] = 0;
+			}
+		}
 		else if (c->owner_tid != tid)
 			core_make_shared(s, c);
 		__atomic_store_n(&c->tid, tid, __ATOMIC_RELAXED);
@@ -657,9 +669,11 @@ static inline int tlb1_hit(struct mon_sim_core *c, uint64_t page)
 	return 1;
 }
 
-/* known_miss: the caller just found page missing in the L1 TLB. */
-static uint32_t tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev,
-			   int known_miss)
+/* known_miss: the caller just found page missing in the L1 TLB. A call:
+ * inline in the miss path it cost random ~23 instructions per miss more
+ * (registers saved around the rest of the path) than the call. */
+static __attribute__((noinline)) uint32_t tlb_access(struct mon_sim_core *c, uint64_t page,
+						     struct mon_sim_events *ev, int known_miss)
 {
 	const struct mon_sim_lat *lat = &c->sim->g.lat;
 	struct sim_cache *t = &c->tlb1;
@@ -778,8 +792,11 @@ static inline __attribute__((always_inline)) void evict_coh(struct mon_sim_core 
  * holding l1line's tag (or -1: none) when the caller just searched, else
  * SIM_WAY_UNKNOWN.
  */
-static uint32_t piece_access(struct mon_sim_core *c, uint64_t l1line, uint64_t wmask, int is_write,
-			     uint32_t cookie, struct mon_sim_events *ev, int w1_known)
+static inline __attribute__((always_inline)) uint32_t piece_access(struct mon_sim_core *c,
+								     uint64_t l1line, uint64_t wmask,
+								     int is_write, uint32_t cookie,
+								     struct mon_sim_events *ev,
+								     int w1_known)
 {
 	struct mon_sim *s = c->sim;
 	const struct mon_sim_lat *lat = &s->g.lat;
@@ -975,6 +992,15 @@ retry:
 	return lvl_cycles - lat->l1_hit + extra;
 }
 
+/* piece_access for the pieces of an access that spans lines or pages */
+static __attribute__((noinline)) uint32_t piece_access_call(struct mon_sim_core *c, uint64_t l1line,
+							     uint64_t wmask, int is_write,
+							     uint32_t cookie,
+							     struct mon_sim_events *ev, int w1_known)
+{
+	return piece_access(c, l1line, wmask, is_write, cookie, ev, w1_known);
+}
+
 /* w1_known: as piece_access's, for the first L1 line of the access;
  * tlb1_known_miss: the caller found the first page missing in the L1 TLB.
  * Inline in access_full, its one caller (a call level less per miss). */
@@ -989,22 +1015,37 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 	uint64_t end = (uint64_t)addr + size;
 	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	uint64_t coh_mask = (1ull << s->coh_shift) - 1;
+	uint64_t p = addr >> s->tlb_shift, l = addr >> l1_shift;
 	uint32_t cycles = s->g.lat.l1_hit;
 
+	/* One page and one L1 line, nearly every access: no loop (random
+	 * kernel: ~40 instructions per miss spent on the loops' bounds) */
+	if (sim_likely(p == plast && l == last)) {
+		uint32_t w0 = (uint32_t)((addr & coh_mask) >> word_shift);
+		uint32_t w1 = (uint32_t)(((end - 1) & coh_mask) >> word_shift);
+
+		if (p != c->memo_page)
+			cycles += tlb_access(c, p, ev, tlb1_known_miss);
+		cycles += piece_access(c, l, (~0ull >> (63 - w1)) & (~0ull << w0), is_write,
+				       cookie, ev, w1_known);
+		ev->est_cycles = cycles;
+		ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
+		return;
+	}
 	/* the bounds in locals: the stores of the calls below could alias
 	 * the fields they came from (~20 instructions per miss reloading) */
-	for (uint64_t p = addr >> s->tlb_shift; p <= plast; p++) {
+	for (; p <= plast; p++) {
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
 		tlb1_known_miss = 0;
 	}
 	/* piece [lo, hi) of each L1 line: hi the next line's start, or end */
-	for (uint64_t l = addr >> l1_shift, lo = addr; l <= last; l++) {
+	for (uint64_t lo = addr; l <= last; l++) {
 		uint64_t hi = l == last ? end : (l + 1) << l1_shift;
 		uint32_t w0 = (uint32_t)((lo & coh_mask) >> word_shift);
 		uint32_t w1 = (uint32_t)(((hi - 1) & coh_mask) >> word_shift);
 		uint64_t wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
-		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
+		cycles += piece_access_call(c, l, wmask, is_write, cookie, ev, w1_known);
 		w1_known = SIM_WAY_UNKNOWN;
 		lo = hi;
 	}
@@ -1030,7 +1071,8 @@ enum {
 static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
 							     uintptr_t addr, uint32_t size,
 							     unsigned flags, uint32_t cookie,
-							     struct mon_sim_events *ev)
+							     struct mon_sim_events *ev,
+							     uintptr_t tag0, uintptr_t tag1)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -1039,6 +1081,10 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	int locked = (flags & SIM_AF_ENTERED) ? 0 : core_enter(c);
 	int w1_known = SIM_WAY_UNKNOWN;
 	int one_line = line == (addr + size - 1) >> s->l1_shift;
+
+	/* under the core: memo_insert gives the line's entry these */
+	c->cur_tag[0] = tag0;
+	c->cur_tag[1] = tag1;
 
 	/* mail cleared with a full barrier before the ring is read: a push
 	 * after that sets it again */
@@ -1090,13 +1136,20 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	return 1;
 }
 
-int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-			uint32_t cookie, struct mon_sim_events *ev)
+int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			  uint32_t cookie, struct mon_sim_events *ev, uintptr_t tag0, uintptr_t tag1)
 {
 	*ev = (struct mon_sim_events){ 0 };
 	if (sim_unlikely(!size))
 		size = 1;
-	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev);
+	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev, tag0,
+			   tag1);
+}
+
+int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev)
+{
+	return mon_sim_access_tagged(c, addr, size, is_write, cookie, ev, 0, 0);
 }
 
 int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
@@ -1104,7 +1157,7 @@ int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is
 {
 	/* One L1 line among the last few accessed, nothing pending from other
 	 * cores, no call needed: the common case, free of calls. */
-	if (sim_likely(sim_hit(c, addr, size, is_write, cookie))) {
+	if (sim_likely(sim_hit(c, addr, size, is_write, cookie, NULL))) {
 		*ev = (struct mon_sim_events){ .est_cycles = c->l1_hit_cycles };
 		return 0;
 	}

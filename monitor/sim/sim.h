@@ -198,6 +198,12 @@ int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is
  * path) has just declined: the same result, without trying that again. */
 int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie, struct mon_sim_events *ev);
+/* mon_sim_access_rest that also gives the access's L1 line, when it ends
+ * up among the lines the core remembers (sim_int.h, c->l0), the caller's
+ * two words tag0, tag1 (0 0: none), handed back by the inline hit path
+ * to a caller on the core's thread. */
+int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			  uint32_t cookie, struct mon_sim_events *ev, uintptr_t tag0, uintptr_t tag1);
 
 #define MON_SIM_NO_COOKIE UINT32_MAX
 

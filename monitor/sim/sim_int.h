@@ -475,8 +475,16 @@ struct mon_sim_core {
 		uint32_t idx[SIM_L0];	/* its L1 key index set * stride + way */
 		uint32_t tidx[SIM_L0];	/* its page's L1 TLB key index */
 		uint32_t next;		/* round-robin insertion */
+		/* the caller's two words for the line (opaque here; the sim
+		 * backend: the object the whole line lies in, and the
+		 * thread's counter vector of it; 0 none), taken from cur_tag
+		 * by the access that made the entry */
+		uintptr_t tag[SIM_L0][2];
 	} l0;
 	uint64_t last_line, last_i;	/* last_i: its L1 key index */
+	uint32_t last_j;	/* last_line's entry in l0 */
+	uintptr_t cur_tag[2];	/* the access in progress: its line's tag
+				 * (mon_sim_access_tagged), 0 0 for none */
 	uint64_t memo_page;	/* TLB page of the last access (MRU in the L1 TLB) */
 	uint64_t memo_tidx;	/* its L1 TLB key index */
 	uint64_t memo_shadow;	/* L1 line last touched in the 3C shadow */
@@ -755,34 +763,41 @@ static inline int sim_core_try_enter(struct mon_sim_core *c)
 	return 0;
 }
 
+/* The entry of c->l0 for L1 line `line`: c->last_j when it is the line
+ * of the last access (*mru = 1), else the first entry of the line, or -1.
+ * A guess: sim_l0_hit_at checks it. */
+static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_sim_core *c,
+							      uint64_t line, int *mru)
+{
+	*mru = line == c->last_line;
+	if (*mru)
+		return (int)c->last_j;
+#pragma GCC unroll 8
+	for (int j = 0; j < SIM_L0; j++)
+		if (c->l0.line[j] == line)
+			return j;
+	return -1;
+}
+
 /*
- * An access within L1 line `line` that hits one of the lines remembered in
- * c->l0, still where it was, with the rights it needs: updates the
- * replacement state of the L1, the L1 TLB and the 3C shadow, and the
- * line's metadata, as the full path would, and returns 1. Else returns 0
- * and changes nothing. The entries are guesses checked against the keys,
- * so they need no upkeep when lines or TLB entries move or lose rights.
- * no_calls: also return 0 when the 3C shadow needs an update (a call): the
- * caller then needs no registers saved around one.
+ * An access within L1 line `line`, whose entry in c->l0 is j (sim_l0_find,
+ * mru as it said), that hits the line still where the entry says, with
+ * the rights it needs: updates the replacement state of the L1, the L1 TLB
+ * and the 3C shadow, and the line's metadata, as the full path would, and
+ * returns 1. Else returns 0 and changes nothing. The entries are guesses
+ * checked against the keys, so they need no upkeep when lines or TLB
+ * entries move or lose rights. no_calls: also return 0 when the 3C shadow
+ * needs an update (a call): the caller then needs no registers saved
+ * around one.
  */
-static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core *c, uint64_t line,
-							     int is_write, uint32_t cookie,
-							     int no_calls)
+static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_core *c,
+								uint64_t line, int j, int mru,
+								int is_write, uint32_t cookie,
+								int no_calls)
 {
 	uint64_t *const keys = c->l1.key;
-	uint64_t i, key;
-	uint32_t j = 0;
-	int mru = line == c->last_line;
+	uint64_t i = mru ? c->last_i : c->l0.idx[j], key;
 
-	if (mru) {
-		i = c->last_i;
-	} else {
-#pragma GCC unroll 8
-		for (; c->l0.line[j] != line; j++)
-			if (j == SIM_L0 - 1)
-				return 0;
-		i = c->l0.idx[j];
-	}
 	key = keys[i];
 	if (sim_unlikely((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I))
 		return 0;
@@ -827,6 +842,7 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 		}
 		c->last_line = line;
 		c->last_i = i;
+		c->last_j = (uint32_t)j;
 	}
 	if (is_write)
 		keys[i] = key | SIM_M;	/* E -> M, or M already */
@@ -835,27 +851,42 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 	return 1;
 }
 
+/* sim_l0_find, then sim_l0_hit_at */
+static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core *c, uint64_t line,
+							     int is_write, uint32_t cookie,
+							     int no_calls)
+{
+	int mru, j = sim_l0_find(c, line, &mru);
+
+	return j >= 0 && sim_l0_hit_at(c, line, j, mru, is_write, cookie, no_calls);
+}
+
 /*
  * The common case of mon_sim_access, inline for a caller that wants no
  * call for it (backend_sim.c): an access within one L1 line among the last
  * few accessed, nothing pending from other cores, no 3C shadow update.
  * Returns 1 with the access simulated - a plain L1 hit, est_cycles =
- * c->l1_hit_cycles; else 0 having changed nothing: the caller then calls
- * mon_sim_access_rest (or mon_sim_access). No call, so no registers saved.
+ * c->l1_hit_cycles - and, tag not NULL, the line's entry given tag; else 0
+ * having changed nothing: the caller then calls mon_sim_access_rest (or
+ * mon_sim_access). No call, so no registers saved.
  */
 static inline __attribute__((always_inline)) int sim_hit(struct mon_sim_core *c, uintptr_t addr,
 							  uint32_t size, int is_write,
-							  uint32_t cookie)
+							  uint32_t cookie, const uintptr_t *tag)
 {
 	uint32_t shift = c->l1.line_shift;
 	uint64_t line = addr >> shift;
-	int hit;
+	int hit = 0, mru, j;
 
 	if (sim_unlikely(line != (addr + size - 1) >> shift || !size) ||
 	    sim_unlikely(!sim_core_try_enter(c)))
 		return 0;
-	hit = (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
-	      sim_l0_hit(c, line, is_write, cookie, 1);
+	if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
+	    (j = sim_l0_find(c, line, &mru)) >= 0 &&
+	    (hit = sim_l0_hit_at(c, line, j, mru, is_write, cookie, 1)) && tag) {
+		c->l0.tag[j][0] = tag[0];
+		c->l0.tag[j][1] = tag[1];
+	}
 	sim_core_exit(c, 0);
 	return hit;
 }

@@ -14,3 +14,14 @@ foreach(w false_sharing numa_first_touch tlb_transpose conflict)
     set_tests_properties(sim_effect_${w}${v} PROPERTIES ENVIRONMENT "${env}" LABELS sim TIMEOUT 600)
   endforeach()
 endforeach()
+# The remembered lines' object tags (backend_sim.c, sim_line_fast): a line
+# remembered with an object that was unmapped and mapped again at the same
+# address, and a line shared by two objects, count exactly.
+ameba_instrumented(NAME sim_line_tags COMPILER gcc OPT -O2 FLAGS -fno-toplevel-reorder
+  SOURCES ${AMEBA_FRAGMENT_DIR}/line_tags.c)
+add_test(NAME sim_line_tags
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/sim_line_tags
+          ${AMEBA_FRAGMENT_DIR}/line_tags.expect)
+set_tests_properties(sim_line_tags PROPERTIES
+  ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect"
+  LABELS sim)
