@@ -137,9 +137,12 @@
  *    per_thread=1 (each thread's search has its own phases).
  *  - Newcomers: while a rescan may still come, the final measurement also
  *    counts, on the counters the search had and the window leaves spare
- *    (n - 1 - found, at most MAX_WATCH), the units first listed after the
- *    search ended, newest first (a site whose blocks were all allocated
- *    since). When a rescan starts, each of them that counted in that
+ *    (n - 1 - found, at most MAX_WATCH), the site units first listed after
+ *    the search's round began (its spans covered what was listed then;
+ *    a later block may lie where a quiet span was dropped), newest first.
+ *    One that misses at least `unsearched` of a final interval starts a
+ *    rescan by itself (wl_hash_table's `unknown` buffer: 5.4%, under
+ *    rescan's 10 points, missed when the search dropped its span). When a rescan starts, each of them that counted in that
  *    interval enters the new queue as a single already measured once, so
  *    the rescan starts from it instead of finding it by halving again:
  *    a phase as short as million_live's second round (its last ~2%, a
@@ -348,9 +351,10 @@ struct nway {
 	uint32_t final_left, final_ext, final_interval_ms;
 	uint32_t nr_marks;		/* oracle marks asked for (windows started) */
 	/* newcomers watched beside the final measurement (Notes) and their
-	 * counts in the last final interval; final_plan: the plan (+ 1) the
+	 * counts in the last final interval; round_plan: the plan (+ 1) the
+	 * last round of the search started in; final_plan: the plan (+ 1) the
 	 * final measurement last started in */
-	uint32_t watch[MAX_WATCH], nr_watch, final_plan;
+	uint32_t watch[MAX_WATCH], nr_watch, round_plan, final_plan;
 	double watch_v[MAX_WATCH], watch_total;
 	uint64_t watch_ns;
 	char mark_label[24];		/* the one of this plan (exp->mark) */
@@ -1187,6 +1191,7 @@ static int search_init(struct nway *st, struct search *s)
 			return AMEBA_ENOMEM;
 		prev = b;
 	}
+	st->round_plan = st->nr_plans + 1;	/* what is listed now, these spans cover */
 	return search_apart(st, s);
 }
 
@@ -1860,7 +1865,7 @@ static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max)
 		uint32_t k;
 
 		if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's' ||
-		    un->born_plan < st->final_plan || !host_bin(st->host, un->key + 2))
+		    un->born_plan <= st->round_plan || !host_bin(st->host, un->key + 2))
 			continue;
 		/* insertion into the sorted few */
 		for (k = nr; k > 0; k--) {
@@ -2258,7 +2263,7 @@ static void search_log(struct nway *st, uint32_t si)
 static int rescan_check(struct nway *st, double total)
 {
 	struct search *s = &st->searches[0];
-	double found = 0, missed, base;
+	double found = 0, missed, base, top_new = 0;
 
 	if (!rescan_may(st) || total <= 0)
 		return 0;
@@ -2278,11 +2283,19 @@ static int rescan_check(struct nway *st, double total)
 	base = st->missed_min;
 	if (missed < st->missed_min)
 		st->missed_min = missed;
-	if (missed <= base + st->rescan)
+	for (uint32_t w = 0; w < st->nr_watch; w++)
+		if (st->watch_v[w] / total > top_new)
+			top_new = st->watch_v[w] / total;
+	if (missed <= base + st->rescan && (top_new <= 0 || top_new < st->unsearched))
 		return 0;
-	st->host->log(st->host, "the %u found objects miss %.1f%% of an interval (%.1f%% at the "
-		      "search's end): a new phase, searching again", st->nr_found, 100 * missed,
-		      100 * base);
+	if (missed > base + st->rescan)
+		st->host->log(st->host, "the %u found objects miss %.1f%% of an interval (%.1f%% at "
+			      "the search's end): a new phase, searching again", st->nr_found,
+			      100 * missed, 100 * base);
+	else
+		st->host->log(st->host, "a site first listed after the search began misses %.1f%% of "
+			      "an interval (at least unsearched=%g): searching again", 100 * top_new,
+			      st->unsearched);
 	for (uint32_t i = 0; i < s->nr_q; i++)
 		region_free(&s->q[i]);
 	s->nr_q = 0;
