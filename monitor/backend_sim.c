@@ -349,6 +349,16 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 	mon_rt_leave(t);
 }
 
+/* An L1 hit's events, into the object's counter vector v (both fast paths). */
+static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint32_t wfs,
+								const struct mon_sim_core *c)
+{
+	mon_count_add(v, SLOT_MEM_REF, 1);
+	mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
+	mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
+	mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
+}
+
 /*
  * The fast entry with the object known (mon_backend_ops.fast, after
  * sim_line_fast declined): an L1 hit on one of the lines the core accessed
@@ -370,14 +380,8 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 		line_tag(t, c, addr, w, tag);
 		hit = sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0,
 			      t->cache.obj[w]->idx, tag);
-		if (mon_likely(hit)) {
-			uint64_t *v = t->cache.counts[w];
-
-			mon_count_add(v, SLOT_MEM_REF, 1);
-			mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
-			mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
-			mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
-		}
+		if (mon_likely(hit))
+			count_l1_hit(t->cache.counts[w], wfs, c);
 		mon_rt_leave(t);
 		if (mon_likely(hit))
 			return;
@@ -431,12 +435,8 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 			}
 			sim_core_exit(c, 0);
 		}
-		if (mon_likely(hit)) {
-			mon_count_add(v, SLOT_MEM_REF, 1);
-			mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
-			mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
-			mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
-		}
+		if (mon_likely(hit))
+			count_l1_hit(v, wfs, c);
 		mon_rt_leave(t);
 		if (mon_likely(hit))
 			return;
