@@ -1099,7 +1099,53 @@ static int search_apart(struct nway *st, struct search *s)
 	return 0;
 }
 
-static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max);
+/*
+ * The newcomers (Notes), at most max into out: site units first listed
+ * since the search's round began, not found, that the host has a bin for,
+ * newest first, then by blocks allocated.
+ */
+static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max)
+{
+	uint32_t nr = 0;
+
+	for (uint32_t u = 0; u < st->nr_units && max; u++) {
+		const struct unit *un = &st->units[u];
+		uint32_t k;
+
+		if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's' ||
+		    un->born_plan <= st->round_plan || !host_bin(st->host, un->key + 2))
+			continue;
+		/* insertion into the sorted few */
+		for (k = nr; k > 0; k--) {
+			const struct unit *w = &st->units[out[k - 1]];
+
+			if (w->born_plan > un->born_plan ||
+			    (w->born_plan == un->born_plan && w->bin_blocks >= un->bin_blocks))
+				break;
+			if (k < max)
+				out[k] = out[k - 1];
+		}
+		if (k < max) {
+			out[k] = u;
+			nr += nr < max;
+		}
+	}
+	return nr;
+}
+
+/* Unit u is measured by its bin from now on, in no span (units apart). */
+static void unit_apart_now(struct nway *st, uint32_t u)
+{
+	struct unit *un = &st->units[u];
+	const struct ameba_object *hb = host_bin(st->host, un->key + 2);
+
+	un->apart = 1;
+	if (hb) {
+		un->bin = hb->name;
+		un->bin_blocks = hb->nr_blocks;
+		un->bin_bytes = hb->sz_bytes;
+	}
+}
 
 /*
  * A rescan's first plan: the newcomers that no final interval counted (first
@@ -1113,7 +1159,6 @@ static int search_newcomers(struct nway *st, struct search *s)
 
 	for (uint32_t i = 0; i < nr; i++) {
 		struct unit *un = &st->units[nc[i]];
-		const struct ameba_object *hb;
 		struct region r;
 
 		if (un->queued & bit)
@@ -1127,11 +1172,7 @@ static int search_newcomers(struct nway *st, struct search *s)
 		    grow_array((void **)&st->xnames, &st->cap_xnames, st->nr_xnames + 1,
 			       sizeof(*st->xnames)))
 			return AMEBA_ENOMEM;
-		hb = host_bin(st->host, un->key + 2);	/* newcomers() saw it */
-		un->apart = 1;
-		un->bin = hb->name;
-		un->bin_blocks = hb->nr_blocks;
-		un->bin_bytes = hb->sz_bytes;
+		unit_apart_now(st, nc[i]);
 		un->queued |= bit;
 		un->owner = s->nr_q;
 		/* the spans leave its blocks out from this interval on */
@@ -1851,40 +1892,7 @@ static int rescan_may(const struct nway *st)
 	       !(st->nr_rescans && st->nr_found == st->found_before_rescan);
 }
 
-/*
- * The newcomers the final measurement counts on its spare counters (Notes):
- * site units first listed since it started, that the host has a bin for,
- * newest first, then by blocks allocated. Each is counted by its bin.
- */
-static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max)
-{
-	uint32_t nr = 0;
-
-	for (uint32_t u = 0; u < st->nr_units && max; u++) {
-		const struct unit *un = &st->units[u];
-		uint32_t k;
-
-		if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's' ||
-		    un->born_plan <= st->round_plan || !host_bin(st->host, un->key + 2))
-			continue;
-		/* insertion into the sorted few */
-		for (k = nr; k > 0; k--) {
-			const struct unit *w = &st->units[out[k - 1]];
-
-			if (w->born_plan > un->born_plan ||
-			    (w->born_plan == un->born_plan && w->bin_blocks >= un->bin_blocks))
-				break;
-			if (k < max)
-				out[k] = out[k - 1];
-		}
-		if (k < max) {
-			out[k] = u;
-			nr += nr < max;
-		}
-	}
-	return nr;
-}
-
+/* Adds the counters of the newcomers watched this interval (Notes). */
 static int watch_plan(struct nway *st)
 {
 	uint32_t spare = st->n > st->nr_found + 1 ? st->n - st->nr_found - 1 : 0;
@@ -2319,7 +2327,7 @@ static int rescan_check(struct nway *st, double total)
 		r.protect = 1;
 		if (q_push(s, &r))
 			break;
-		un->apart = 1;
+		unit_apart_now(st, st->watch[w]);
 		st->host->log(st->host, "newcomer %s (first listed after the search): %.1f%% of "
 			      "that interval, measured first", un->obj.name ? un->obj.name :
 			      un->key + 2, 100 * r.share);
