@@ -386,34 +386,49 @@ static int sweep_step(struct mri_prov *p)
 	return 0;
 }
 
+static void bins_free(struct ameba_object *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free((char *)b[i].name);
+	free(b);
+}
+
+/*
+ * The bins, listed anew; the old table stays as it was when the listing
+ * fails (the program exited halfway: the strategy plans its last
+ * experiment on it; an empty table would retire every unit measured by bin).
+ */
 static int list_bins(struct mri_prov *p)
 {
-	uint32_t cursor = 0;
+	struct ameba_object *nb = NULL;
+	uint32_t cursor = 0, n = 0;
 	int rc;
 
-	for (uint32_t i = 0; i < p->nr_bins; i++)
-		free((char *)p->bins[i].name);
-	p->nr_bins = 0;
 	while (cursor != MRI_END) {
 		struct ameba_object *b;
 
 		rc = mri_bins(p->s, &cursor, p->bin_page, AGENT_MRI_PAGE);
 		if (rc < 0) {
 			set_err(p, "listing bins", rc);
+			bins_free(nb, n);
 			return rc;
 		}
-		b = realloc(p->bins, (p->nr_bins + (uint32_t)rc + 1) * sizeof(*b));
-		if (!b)
+		b = realloc(nb, (n + (uint32_t)rc + 1) * sizeof(*b));
+		if (!b) {
+			bins_free(nb, n);
 			return AMEBA_ENOMEM;
-		p->bins = b;
+		}
+		nb = b;
 		for (int i = 0; i < rc; i++) {
-			b = &p->bins[p->nr_bins];
+			b = &nb[n];
 			memset(b, 0, sizeof(*b));
 			b->id = p->bin_page[i].id;
 			b->kind = AMEBA_OBJ_BIN;
 			b->name = strdup(p->bin_page[i].name ? p->bin_page[i].name : "?");
-			if (!b->name)
+			if (!b->name) {
+				bins_free(nb, n);
 				return AMEBA_ENOMEM;
+			}
 			b->site = b->name;
 			/* the kind bins the monitor lists after the sites */
 			if (!strcmp(b->name, "[stack]") || !strcmp(b->name, "[tls]")) {
@@ -423,11 +438,14 @@ static int list_bins(struct mri_prov *p)
 			b->sz_bytes = p->bin_page[i].sz_bytes;
 			b->nr_blocks = (uint32_t)p->bin_page[i].nr_objects;
 			b->live = 1;
-			p->nr_bins++;
+			n++;
 		}
 		if (rc == 0 && cursor != MRI_END)
 			break;	/* no progress: give up on this listing */
 	}
+	bins_free(p->bins, p->nr_bins);
+	p->bins = nb;
+	p->nr_bins = n;
 	return 0;
 }
 
@@ -1088,10 +1106,8 @@ static void mri_prov_close(struct agent_provider *base)
 	}
 	mri_close(p->s);
 	objs_clear(p);
-	for (uint32_t i = 0; i < p->nr_bins; i++)
-		free((char *)p->bins[i].name);
+	bins_free(p->bins, p->nr_bins);
 	free(p->objs);
-	free(p->bins);
 	free(p->page);
 	free(p->seen);
 	free(p->bin_page);
