@@ -924,6 +924,53 @@ static void test_two_way_quiet(void)
 }
 
 /*
+ * A found object that counts nothing in the whole final window (wl_cxx's
+ * tally: the window began as the workers joined, and the program exited in
+ * its teardown) is reported with the search's own figures, provisional, not
+ * at 0% of a window that missed its phase. b holds 40% of the misses until
+ * the window starts, then nothing.
+ */
+static void test_quiet_in_window(void)
+{
+	static const char *const fin[] = { "final_intervals=0", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	memset(&w, 0, sizeof(w));
+	w.nr_threads = 1;
+	add(&w, "a", AMEBA_OBJ_GLOBAL, 0x600000, 0x1000, 60);
+	add(&w, "b", AMEBA_OBJ_GLOBAL, 0x700000, 0x1000, 40);
+	run_world(&r, &w, fin, 40);
+	CHECK_EQ_U64(w.nr_marks, 1);
+	CHECK_SHARE(&r, "b", 0.4);
+	run_free(&r);
+	w.objs[1].period_ms = 1000000;
+	w.objs[1].on_to_ms = (uint32_t)w.mark_ms[0];
+	w.now_ms = 0;
+	w.nr_marks = 0;
+	run_world(&r, &w, fin, 40);
+	CHECK_STR(found_names(&r, buf, sizeof(buf)), "a b");
+	CHECK_SHARE(&r, "a", 1.0);
+	CHECK_SHARE(&r, "b", 0.4);
+	for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+		const struct ameba_context *c = &r.ctxs[i];
+
+		if (c->kind != AMEBA_CTX_OBJECT)
+			continue;
+		if (!strcmp(c->object->name, "a")) {
+			CHECK(c->confidence == 1.0);
+			CHECK_HAS(c->extra, "mark=nway-1");
+		} else {
+			CHECK(c->confidence == 0.5);
+			CHECK_HAS(c->extra, "measured=search_intervals");
+			CHECK(c->window_ns > 0 && c->window_ns <= w.mark_ms[0] * 1000000);
+		}
+	}
+	run_free(&r);
+}
+
+/*
  * per_thread=1: thread 1 misses only on `mine` (5% of all misses, 100% of
  * thread 1's), thread 0 on `big` (95%). A 2-way search over all threads
  * ends at big; per thread, each search finds its own object.
@@ -1132,6 +1179,7 @@ int main(int argc, char **argv)
 	test_rescan();
 	test_newcomer();
 	test_two_way_quiet();
+	test_quiet_in_window();
 	test_per_thread();
 	test_bins();
 	test_apart();
