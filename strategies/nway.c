@@ -140,7 +140,10 @@
  *    counts, on the counters the search had and the window leaves spare
  *    (n - 1 - found, at most MAX_WATCH), the site units first listed after
  *    the search's round began (its spans covered what was listed then;
- *    a later block may lie where a quiet span was dropped), newest first.
+ *    a later block may lie where a quiet span was dropped), newest first,
+ *    then the sites that allocated again since, most blocks first (a site
+ *    quiet in the search, dropped with its span or set, whose new blocks
+ *    start a phase: million_live's second new_small caller).
  *    One that misses at least `unsearched` of a final interval starts a
  *    rescan by itself (wl_hash_table's `unknown` buffer: 5.4%, under
  *    rescan's 10 points, missed when the search dropped its span). When a rescan starts, each of them that counted in that
@@ -248,6 +251,7 @@ struct unit {
 	uint64_t queued;		/* bit si: search si queued it apart once */
 	uint32_t born_plan;		/* the plan it was first listed in + 1 */
 	uint64_t bin_blocks, bin_bytes;	/* the host's bin: blocks and bytes ever */
+	uint64_t round_blocks;		/* ... blocks when the search's round began */
 };
 
 struct region {
@@ -1101,33 +1105,55 @@ static int search_apart(struct nway *st, struct search *s)
 }
 
 /*
- * The newcomers (Notes), at most max into out: site units first listed
- * since the search's round began, not found, that the host has a bin for,
- * newest first, then by blocks allocated.
+ * How much of a newcomer (Notes) unit u is: 0 for none; else blocks its
+ * site allocated since the search's round began, plus 2^40 when the unit
+ * was first listed since (those rank first, newest first, by born_plan).
+ */
+static uint64_t newcomer_rank(const struct nway *st, uint32_t u)
+{
+	const struct unit *un = &st->units[u];
+	const struct ameba_object *hb;
+	uint64_t grown;
+
+	if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's')
+		return 0;
+	hb = host_bin(st->host, un->key + 2);
+	if (!hb)
+		return 0;
+	grown = hb->nr_blocks > un->round_blocks ? hb->nr_blocks - un->round_blocks : 0;
+	if (un->born_plan > st->round_plan)
+		return (1ull << 40) + ((uint64_t)un->born_plan << 20) +
+		       (hb->nr_blocks < (1u << 20) ? hb->nr_blocks : (1u << 20) - 1);
+	return grown < (1ull << 40) ? grown : (1ull << 40) - 1;
+}
+
+/*
+ * The newcomers (Notes), at most max into out: site units, not found, that
+ * the host has a bin for, first listed since the search's round began
+ * (newest first, then by blocks allocated), then those whose site
+ * allocated again since (most blocks first).
  */
 static uint32_t newcomers(const struct nway *st, uint32_t *out, uint32_t max)
 {
+	uint64_t rank[MAX_WATCH];
 	uint32_t nr = 0;
 
+	max = max < MAX_WATCH ? max : MAX_WATCH;
 	for (uint32_t u = 0; u < st->nr_units && max; u++) {
-		const struct unit *un = &st->units[u];
+		uint64_t v = newcomer_rank(st, u);
 		uint32_t k;
 
-		if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's' ||
-		    un->born_plan <= st->round_plan || !host_bin(st->host, un->key + 2))
+		if (!v)
 			continue;
 		/* insertion into the sorted few */
-		for (k = nr; k > 0; k--) {
-			const struct unit *w = &st->units[out[k - 1]];
-
-			if (w->born_plan > un->born_plan ||
-			    (w->born_plan == un->born_plan && w->bin_blocks >= un->bin_blocks))
-				break;
-			if (k < max)
+		for (k = nr; k > 0 && rank[k - 1] < v; k--)
+			if (k < max) {
 				out[k] = out[k - 1];
-		}
+				rank[k] = rank[k - 1];
+			}
 		if (k < max) {
 			out[k] = u;
+			rank[k] = v;
 			nr += nr < max;
 		}
 	}
@@ -1234,6 +1260,12 @@ static int search_init(struct nway *st, struct search *s)
 		prev = b;
 	}
 	st->round_plan = st->nr_plans + 1;	/* what is listed now, these spans cover */
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		const struct ameba_object *hb = st->units[u].key[0] == 's' ?
+						host_bin(h, st->units[u].key + 2) : NULL;
+
+		st->units[u].round_blocks = hb ? hb->nr_blocks : 0;
+	}
 	return search_apart(st, s);
 }
 
@@ -2302,9 +2334,9 @@ static int rescan_check(struct nway *st, double total)
 			      "the search's end): a new phase, searching again", st->nr_found,
 			      100 * missed, 100 * base);
 	else
-		st->host->log(st->host, "a site first listed after the search began misses %.1f%% of "
-			      "an interval (at least unsearched=%g): searching again", 100 * top_new,
-			      st->unsearched);
+		st->host->log(st->host, "a site first listed or allocating again after the search "
+			      "began misses %.1f%% of an interval (at least unsearched=%g): searching "
+			      "again", 100 * top_new, st->unsearched);
 	for (uint32_t i = 0; i < s->nr_q; i++)
 		region_free(&s->q[i]);
 	s->nr_q = 0;
@@ -2329,9 +2361,10 @@ static int rescan_check(struct nway *st, double total)
 		if (q_push(s, &r))
 			break;
 		unit_apart_now(st, st->watch[w]);
-		st->host->log(st->host, "newcomer %s (first listed after the search): %.1f%% of "
+		st->host->log(st->host, "newcomer %s (%s after the search began): %.1f%% of "
 			      "that interval, measured first", un->obj.name ? un->obj.name :
-			      un->key + 2, 100 * r.share);
+			      un->key + 2, un->born_plan > st->round_plan ? "first listed" :
+			      "allocating again", 100 * r.share);
 	}
 	st->nr_watch = 0;
 	s->started = 0;

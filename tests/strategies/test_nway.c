@@ -880,6 +880,37 @@ static void test_newcomer(void)
 		run_free(&r);
 	}
 
+	/*
+	 * A site that allocates again (wl_million_live's second new_small
+	 * caller): one quiet block of second@x.c:9 is listed from the start
+	 * (the search drops it), and at 4 s two more blocks, freed before any
+	 * listing sees them, take 75% of the misses. The unit is no newcomer
+	 * by its listing, but its bin grew since the round began: it is
+	 * watched, and reported as soon as a first-listed one would be.
+	 */
+	{
+		struct world v;
+
+		memset(&v, 0, sizeof(v));
+		v.nr_threads = 1;
+		v.with_bins = 1;
+		add(&v, "g", AMEBA_OBJ_GLOBAL, 0x100000, 0x1000, 60);
+		add(&v, "early@x.c:1", AMEBA_OBJ_HEAP, 0x200000, 0x10000, 40);
+		add(&v, "second@x.c:9", AMEBA_OBJ_HEAP, 0x210000, 0x1000, 0);
+		add(&v, "second@x.c:9", AMEBA_OBJ_HEAP, 0x220000, 0x8000, 150);
+		add(&v, "second@x.c:9", AMEBA_OBJ_HEAP, 0x228000, 0x8000, 150);
+		for (int i = 3; i < 5; i++) {
+			v.objs[i].born_ms = 4000;
+			v.objs[i].hidden = 1;
+		}
+		run_world(&r, &v, fin, 80);
+		CHECK_STR(found_names(&r, buf, sizeof(buf)), "g early@x.c:1 second@x.c:9");
+		CHECK_SHARE(&r, "second@x.c:9", 0.75);
+		CHECK_EQ_U64(v.nr_marks, 2);
+		run_free(&r);
+		newcomer_first(&v, 4100);
+	}
+
 	/* rescan=0: the newcomer is never reported */
 	w.now_ms = 0;
 	w.nr_marks = 0;
