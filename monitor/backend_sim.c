@@ -315,8 +315,9 @@ static inline void line_tag(const struct mon_thread *t, const struct mon_sim_cor
  * into them: no struct mon_events (zeroing its arrays alone cost ~40
  * instructions per call) and no call to report().
  */
-static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
-						uintptr_t pc)
+static inline __attribute__((always_inline)) void sim_piece_in(struct mon_thread *t,
+								uintptr_t addr, uint32_t wfs,
+								uintptr_t pc)
 {
 	struct mon_sim_core *c = t->backend_data;
 	struct mon_sim_events e;
@@ -347,6 +348,12 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 			credit_recv(t, c, pc);
 	}
 	mon_rt_leave(t);
+}
+
+static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+						uintptr_t pc)
+{
+	sim_piece_in(t, addr, wfs, pc);
 }
 
 /* An L1 hit's events, into the object's counter vector v (both fast paths). */
@@ -447,7 +454,7 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 		if (mon_unlikely(retry))
 			sim_fast(t, addr, wfs | (uint32_t)w << 8, pc);
 		else
-			sim_piece(t, addr, wfs | (uint32_t)w << 8, pc);
+			sim_piece_in(t, addr, wfs | (uint32_t)w << 8, pc);
 		return;
 	}
 	mon_access_cached(t, addr, wfs, pc);
