@@ -315,9 +315,8 @@ static inline void line_tag(const struct mon_thread *t, const struct mon_sim_cor
  * into them: no struct mon_events (zeroing its arrays alone cost ~40
  * instructions per call) and no call to report().
  */
-static inline __attribute__((always_inline)) void sim_piece_in(struct mon_thread *t,
-								uintptr_t addr, uint32_t wfs,
-								uintptr_t pc)
+static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+						uintptr_t pc)
 {
 	struct mon_sim_core *c = t->backend_data;
 	struct mon_sim_events e;
@@ -348,12 +347,6 @@ static inline __attribute__((always_inline)) void sim_piece_in(struct mon_thread
 			credit_recv(t, c, pc);
 	}
 	mon_rt_leave(t);
-}
-
-static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
-						uintptr_t pc)
-{
-	sim_piece_in(t, addr, wfs, pc);
 }
 
 /* An L1 hit's events, into the object's counter vector v (both fast paths). */
@@ -415,7 +408,7 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
 	struct mon_sim_core *c = t->backend_data;
-	int retry = 0, w;
+	int retry = 0, held = 0, w;
 
 	if (mon_likely(c != NULL)) {
 		uint32_t shift = c->l1.line_shift;
@@ -427,6 +420,7 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 		/* sz >= 1 (mon_access) */
 		if (mon_likely(line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
 		    mon_likely(sim_core_try_enter(c))) {
+			held = 1;
 			if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
 			    (j = sim_l0_find(c, line, &mru)) >= 0) {
 				const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
@@ -440,22 +434,55 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 				else
 					retry = 1;
 			}
-			sim_core_exit(c, 0);
+			if (mon_likely(hit)) {
+				sim_core_exit(c, 0);
+				count_l1_hit(v, wfs, c);
+				mon_rt_leave(t);
+				return;
+			}
 		}
-		if (mon_likely(hit))
-			count_l1_hit(v, wfs, c);
-		mon_rt_leave(t);
-		if (mon_likely(hit))
-			return;
+		if (!held)
+			mon_rt_leave(t);
 	}
 	/* what mon_access_cached would do first, without the calls */
 	if (mon_likely((w = mon_objcache_way(t, addr)) >= 0) &&
 	    mon_likely(addr + MON_FAST_SZ(wfs) <= t->cache.end[w]) && mon_likely(t->cache.counts[w])) {
+		if (mon_likely(held && !retry)) {
+			/* a miss, or a line not remembered: still in the core and
+			 * in the runtime, straight to the simulator's miss path */
+			uint64_t *const v = t->cache.counts[w];
+			unsigned flags = MON_FAST_FLAGS(wfs);
+			int wr = (flags & MON_ACC_WRITE) != 0;
+			struct mon_sim_events e;
+
+			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
+			if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx,
+						 &e)) {
+				mon_count_add(v, SLOT_MEM_REF, 1);
+				mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);
+				mon_count_add(v, SLOT_WRITES, (unsigned)wr);
+				mon_count_add(v, SLOT_EST_CYCLES, e.est_cycles);
+			} else {
+				report_to(v, NULL, &e, flags);
+				if (mon_unlikely(e.inval_recv))
+					credit_recv(t, c, pc);
+			}
+			mon_rt_leave(t);
+			return;
+		}
+		if (held) {
+			sim_core_exit(c, 0);
+			mon_rt_leave(t);
+		}
 		if (mon_unlikely(retry))
 			sim_fast(t, addr, wfs | (uint32_t)w << 8, pc);
 		else
-			sim_piece_in(t, addr, wfs | (uint32_t)w << 8, pc);
+			sim_piece(t, addr, wfs | (uint32_t)w << 8, pc);
 		return;
+	}
+	if (held) {
+		sim_core_exit(c, 0);
+		mon_rt_leave(t);
 	}
 	mon_access_cached(t, addr, wfs, pc);
 }

@@ -1066,6 +1066,7 @@ enum {
 	SIM_AF_ENTERED = 2,	/* the caller entered the core and tried c->l0 */
 	SIM_AF_TRIED = 4,	/* the caller tried c->l0 (sim_hit), or did not
 				 * need to: trying again would fail */
+	SIM_AF_CUR_TAG = 8,	/* the caller set c->cur_tag (it holds the core) */
 };
 
 static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
@@ -1083,8 +1084,10 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	int one_line = line == (addr + size - 1) >> s->l1_shift;
 
 	/* under the core: memo_insert gives the line's entry these */
-	c->cur_tag[0] = tag0;
-	c->cur_tag[1] = tag1;
+	if (!(flags & SIM_AF_CUR_TAG)) {
+		c->cur_tag[0] = tag0;
+		c->cur_tag[1] = tag1;
+	}
 
 	/* mail cleared with a full barrier before the ring is read: a push
 	 * after that sets it again */
@@ -1144,6 +1147,14 @@ int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size,
 		size = 1;
 	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev, tag0,
 			   tag1);
+}
+
+int mon_sim_access_held(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev)
+{
+	*ev = (struct mon_sim_events){ 0 };
+	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_ENTERED | SIM_AF_CUR_TAG,
+			   cookie, ev, 0, 0);
 }
 
 int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
