@@ -389,6 +389,22 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 	sim_piece(t, addr, wfs, pc);
 }
 
+/* sim_line_fast's hit on entry j of c->l0 (mru: sim_l0_find's), when its
+ * tag names a live object: *v its counter vector; else *retry. */
+static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c, uint64_t line,
+							   int j, int mru, uint32_t wfs, uint64_t **v,
+							   int *retry)
+{
+	const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
+
+	*v = (uint64_t *)c->l0.tag[j][1];
+	if (mon_likely(o != NULL) &&
+	    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
+		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
+	*retry = 1;
+	return 0;
+}
+
 /*
  * The line entry (mon_backend_ops.line_fast), before the object cache: an
  * L1 hit on one of the lines the core accessed last, whose entry's tag
@@ -416,23 +432,19 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 		uint64_t *v = NULL;
 		int hit = 0, mru, j;
 
+		(void)mru;
 		mon_rt_enter(t);
 		/* sz >= 1 (mon_access) */
 		if (mon_likely(line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
 		    mon_likely(sim_core_try_enter(c))) {
 			held = 1;
-			if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
-			    (j = sim_l0_find(c, line, &mru)) >= 0) {
-				const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
-
-				v = (uint64_t *)c->l0.tag[j][1];
-				if (mon_likely(o != NULL) &&
-				    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) &
-					       MON_OBJF_LIVE))
-					hit = sim_l0_hit_at(c, line, j, mru,
-							    (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
-				else
-					retry = 1;
+			if (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
+				/* the line of the last access, else a search: two
+				 * copies of the hit code, each for a constant mru */
+				if (line == c->last_line)
+					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &v, &retry);
+				else if ((j = sim_l0_find(c, line, &mru)) >= 0)
+					hit = line_hit(c, line, j, 0, wfs, &v, &retry);
 			}
 			if (mon_likely(hit)) {
 				sim_core_exit(c, 0);
