@@ -390,14 +390,12 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 }
 
 /* sim_line_fast's hit on entry j of c->l0 (mru: sim_l0_find's), when its
- * tag names a live object: *v its counter vector; else *retry. */
+ * tag names a live object (entry j is then c->last_j); else *retry. */
 static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c, uint64_t line,
-							   int j, int mru, uint32_t wfs, uint64_t **v,
-							   int *retry)
+							   int j, int mru, uint32_t wfs, int *retry)
 {
 	const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
 
-	*v = (uint64_t *)c->l0.tag[j][1];
 	if (mon_likely(o != NULL) &&
 	    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
 		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
@@ -442,11 +440,15 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 				/* the line of the last access, else a search: two
 				 * copies of the hit code, each for a constant mru */
 				if (line == c->last_line)
-					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &v, &retry);
+					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
 				else if ((j = sim_l0_find(c, line, &mru)) >= 0)
-					hit = line_hit(c, line, j, 0, wfs, &v, &retry);
+					hit = line_hit(c, line, j, 0, wfs, &retry);
 			}
 			if (mon_likely(hit)) {
+				/* the counter vector of the hit's entry, last_j now:
+				 * loaded here, not kept in a register (or a stack
+				 * slot) through the hit */
+				v = (uint64_t *)c->l0.tag[c->last_j][1];
 				sim_core_exit(c, 0);
 				count_l1_hit(v, wfs, c);
 				mon_rt_leave(t);
