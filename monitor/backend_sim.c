@@ -389,6 +389,20 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 	sim_piece(t, addr, wfs, pc);
 }
 
+/* sim_line_fast's hit on entry j of c->l0 (mru: sim_l0_find's), when its
+ * tag names a live object (entry j is then c->last_j); else *retry. */
+static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c, uint64_t line,
+							   int j, int mru, uint32_t wfs, int *retry)
+{
+	const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
+
+	if (mon_likely(o != NULL) &&
+	    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
+		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
+	*retry = 1;
+	return 0;
+}
+
 /*
  * The line entry (mon_backend_ops.line_fast), before the object cache: an
  * L1 hit on one of the lines the core accessed last, whose entry's tag
@@ -408,7 +422,7 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
 	struct mon_sim_core *c = t->backend_data;
-	int retry = 0, w;
+	int retry = 0, held = 0, w;
 
 	if (mon_likely(c != NULL)) {
 		uint32_t shift = c->l1.line_shift;
@@ -416,39 +430,73 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 		uint64_t *v = NULL;
 		int hit = 0, mru, j;
 
+		(void)mru;
 		mon_rt_enter(t);
 		/* sz >= 1 (mon_access) */
 		if (mon_likely(line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
 		    mon_likely(sim_core_try_enter(c))) {
-			if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
-			    (j = sim_l0_find(c, line, &mru)) >= 0) {
-				const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
-
-				v = (uint64_t *)c->l0.tag[j][1];
-				if (mon_likely(o != NULL) &&
-				    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) &
-					       MON_OBJF_LIVE))
-					hit = sim_l0_hit_at(c, line, j, mru,
-							    (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
-				else
-					retry = 1;
+			held = 1;
+			if (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
+				/* the line of the last access, else a search: two
+				 * copies of the hit code, each for a constant mru */
+				if (line == c->last_line)
+					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
+				else if ((j = sim_l0_find(c, line, &mru)) >= 0)
+					hit = line_hit(c, line, j, 0, wfs, &retry);
 			}
-			sim_core_exit(c, 0);
+			if (mon_likely(hit)) {
+				/* the counter vector of the hit's entry, last_j now:
+				 * loaded here, not kept in a register (or a stack
+				 * slot) through the hit */
+				v = (uint64_t *)c->l0.tag[c->last_j][1];
+				sim_core_exit(c, 0);
+				count_l1_hit(v, wfs, c);
+				mon_rt_leave(t);
+				return;
+			}
 		}
-		if (mon_likely(hit))
-			count_l1_hit(v, wfs, c);
-		mon_rt_leave(t);
-		if (mon_likely(hit))
-			return;
+		if (!held)
+			mon_rt_leave(t);
 	}
 	/* what mon_access_cached would do first, without the calls */
 	if (mon_likely((w = mon_objcache_way(t, addr)) >= 0) &&
 	    mon_likely(addr + MON_FAST_SZ(wfs) <= t->cache.end[w]) && mon_likely(t->cache.counts[w])) {
+		if (mon_likely(held && !retry)) {
+			/* a miss, or a line not remembered: still in the core and
+			 * in the runtime, straight to the simulator's miss path */
+			uint64_t *const v = t->cache.counts[w];
+			unsigned flags = MON_FAST_FLAGS(wfs);
+			int wr = (flags & MON_ACC_WRITE) != 0;
+			struct mon_sim_events e;
+
+			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
+			if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx,
+						 &e)) {
+				mon_count_add(v, SLOT_MEM_REF, 1);
+				mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);
+				mon_count_add(v, SLOT_WRITES, (unsigned)wr);
+				mon_count_add(v, SLOT_EST_CYCLES, e.est_cycles);
+			} else {
+				report_to(v, NULL, &e, flags);
+				if (mon_unlikely(e.inval_recv))
+					credit_recv(t, c, pc);
+			}
+			mon_rt_leave(t);
+			return;
+		}
+		if (held) {
+			sim_core_exit(c, 0);
+			mon_rt_leave(t);
+		}
 		if (mon_unlikely(retry))
 			sim_fast(t, addr, wfs | (uint32_t)w << 8, pc);
 		else
 			sim_piece(t, addr, wfs | (uint32_t)w << 8, pc);
 		return;
+	}
+	if (held) {
+		sim_core_exit(c, 0);
+		mon_rt_leave(t);
 	}
 	mon_access_cached(t, addr, wfs, pc);
 }

@@ -1008,32 +1008,42 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 							      uintptr_t addr, uint32_t size,
 							      int is_write, uint32_t cookie,
 							      struct mon_sim_events *ev,
-							      int w1_known, int tlb1_known_miss)
+							      int w1_known, int tlb1_known_miss,
+							      int one_line)
 {
 	struct mon_sim *s = c->sim;
 	const uint32_t l1_shift = s->l1_shift, word_shift = s->word_shift;
 	uint64_t end = (uint64_t)addr + size;
-	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	uint64_t coh_mask = (1ull << s->coh_shift) - 1;
 	uint64_t p = addr >> s->tlb_shift, l = addr >> l1_shift;
 	uint32_t cycles = s->g.lat.l1_hit;
 
 	/* One page and one L1 line, nearly every access: no loop (random
-	 * kernel: ~40 instructions per miss spent on the loops' bounds) */
-	if (sim_likely(p == plast && l == last)) {
-		uint32_t w0 = (uint32_t)((addr & coh_mask) >> word_shift);
-		uint32_t w1 = (uint32_t)(((end - 1) & coh_mask) >> word_shift);
+	 * kernel: ~40 instructions per miss spent on the loops' bounds).
+	 * one_line: the caller knows (a page holds whole lines: sim_geom.c) */
+	if (one_line ||
+	    sim_likely(p == (end - 1) >> s->tlb_shift && l == (end - 1) >> l1_shift)) {
+		uint64_t wmask = 0;
 
+		/* the words written, or read with other cores about: a read
+		 * of a core running solo uses none (random kernel: ~12
+		 * instructions per miss) */
+		if (is_write || !c->solo) {
+			uint32_t w0 = (uint32_t)((addr & coh_mask) >> word_shift);
+			uint32_t w1 = (uint32_t)(((end - 1) & coh_mask) >> word_shift);
+
+			wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
+		}
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
-		cycles += piece_access(c, l, (~0ull >> (63 - w1)) & (~0ull << w0), is_write,
-				       cookie, ev, w1_known);
+		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
 		ev->est_cycles = cycles;
 		ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
 		return;
 	}
 	/* the bounds in locals: the stores of the calls below could alias
 	 * the fields they came from (~20 instructions per miss reloading) */
+	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	for (; p <= plast; p++) {
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
@@ -1066,6 +1076,8 @@ enum {
 	SIM_AF_ENTERED = 2,	/* the caller entered the core and tried c->l0 */
 	SIM_AF_TRIED = 4,	/* the caller tried c->l0 (sim_hit), or did not
 				 * need to: trying again would fail */
+	SIM_AF_CUR_TAG = 8,	/* the caller set c->cur_tag (it holds the core) */
+	SIM_AF_ONE_LINE = 16,	/* the access lies within one L1 line */
 };
 
 static inline __attribute__((always_inline)) int access_full(struct mon_sim_core *c,
@@ -1080,11 +1092,13 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	int is_write = (flags & SIM_AF_WRITE) != 0, ret = 0;
 	int locked = (flags & SIM_AF_ENTERED) ? 0 : core_enter(c);
 	int w1_known = SIM_WAY_UNKNOWN;
-	int one_line = line == (addr + size - 1) >> s->l1_shift;
+	int one_line = (flags & SIM_AF_ONE_LINE) || line == (addr + size - 1) >> s->l1_shift;
 
 	/* under the core: memo_insert gives the line's entry these */
-	c->cur_tag[0] = tag0;
-	c->cur_tag[1] = tag1;
+	if (!(flags & SIM_AF_CUR_TAG)) {
+		c->cur_tag[0] = tag0;
+		c->cur_tag[1] = tag1;
+	}
 
 	/* mail cleared with a full barrier before the ring is read: a push
 	 * after that sets it again */
@@ -1131,7 +1145,8 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	}
 	/* access_slow may leave and enter the core again (sim_page_private) */
 	c->locked = locked;
-	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss);
+	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss,
+		    (flags & SIM_AF_ONE_LINE) != 0);
 	sim_core_exit(c, c->locked);
 	return 1;
 }
@@ -1144,6 +1159,15 @@ int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size,
 		size = 1;
 	return access_full(c, addr, size, (unsigned)is_write | SIM_AF_TRIED, cookie, ev, tag0,
 			   tag1);
+}
+
+int mon_sim_access_held(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev)
+{
+	*ev = (struct mon_sim_events){ 0 };
+	return access_full(c, addr, size,
+			   (unsigned)is_write | SIM_AF_ENTERED | SIM_AF_CUR_TAG | SIM_AF_ONE_LINE,
+			   cookie, ev, 0, 0);
 }
 
 int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,

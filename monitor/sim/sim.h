@@ -204,6 +204,14 @@ int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
  * to a caller on the core's thread. */
 int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			  uint32_t cookie, struct mon_sim_events *ev, uintptr_t tag0, uintptr_t tag1);
+/* mon_sim_access_tagged for a caller that holds c already (sim_int.h:
+ * sim_core_try_enter succeeded), tried c's remembered lines for this
+ * access (sim_l0_find) and stored the line's two words in c->cur_tag; the
+ * access lies within one L1 line. Leaves the core (sim_core_exit) before
+ * it returns. No enter and leave again between the failed try and the
+ * miss path, and two arguments less (random kernel, per L1 miss). */
+int mon_sim_access_held(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie, struct mon_sim_events *ev);
 
 #define MON_SIM_NO_COOKIE UINT32_MAX
 
