@@ -687,11 +687,79 @@ struct sig_idx {
 	uint32_t idx;
 };
 
+/* What the running experiment counted since its last reading, by counter
+ * signature (old_take), to be given to the same counters of another one. */
+struct old_counts {
+	struct sig_idx *idx;		/* [nr], sorted by sig */
+	uint64_t *d;			/* [nr] */
+	uint64_t *d_pt;			/* [nr * nt] */
+	uint32_t nr, nt;
+};
+
 static int cmp_sig(const void *a, const void *b)
 {
 	const struct sig_idx *x = a, *y = b;
 
 	return (x->sig > y->sig) - (x->sig < y->sig);
+}
+
+static void old_free(struct old_counts *oc)
+{
+	free(oc->idx);
+	free(oc->d);
+	free(oc->d_pt);
+	memset(oc, 0, sizeof(*oc));
+}
+
+/* The deltas of reading r (of the running experiment) since p's last one. */
+static int old_take(struct mri_prov *p, const struct mri_reading *r, struct old_counts *oc)
+{
+	uint32_t nr = p->exp_nr, nt = p->prev_pt_threads;
+
+	memset(oc, 0, sizeof(*oc));
+	for (uint32_t k = 0; k < r->nr_threads; k++)
+		if (r->thread_ids[k] + 1 > nt)
+			nt = r->thread_ids[k] + 1;
+	oc->d = calloc(nr + 1, sizeof(*oc->d));
+	oc->d_pt = calloc((size_t)nr * nt + 1, sizeof(*oc->d_pt));
+	oc->idx = malloc((nr + 1) * sizeof(*oc->idx));
+	if (!oc->d || !oc->d_pt || !oc->idx) {
+		old_free(oc);
+		return AMEBA_ENOMEM;
+	}
+	oc->nr = nr;
+	oc->nt = nt;
+	for (uint32_t i = 0; i < nr; i++) {
+		oc->d[i] = r->values[i] >= p->prev[i] ? r->values[i] - p->prev[i] : 0;
+		oc->idx[i].sig = p->ctr_sig[i];
+		oc->idx[i].idx = i;
+	}
+	for (uint32_t k = 0; k < r->nr_threads; k++) {
+		uint32_t t = r->thread_ids[k];
+
+		for (uint32_t i = 0; i < nr; i++) {
+			uint64_t cum = r->thread_values[(size_t)k * r->nr + i];
+			uint64_t prev = t < p->prev_pt_threads ?
+				p->prev_pt[(size_t)i * p->prev_pt_threads + t] : 0;
+
+			oc->d_pt[(size_t)i * nt + t] = cum >= prev ? cum - prev : 0;
+		}
+	}
+	qsort(oc->idx, nr, sizeof(*oc->idx), cmp_sig);
+	return 0;
+}
+
+/* Gives the counter of signature sig what the old one of that signature
+ * counted: *v and v_pt[0 .. oc->nt); nothing when there was none. */
+static void old_give(const struct old_counts *oc, uint64_t sig, uint64_t *v, uint64_t *v_pt)
+{
+	struct sig_idx key = { sig, 0 }, *hit;
+
+	hit = bsearch(&key, oc->idx, oc->nr, sizeof(*oc->idx), cmp_sig);
+	if (!hit)
+		return;
+	*v = oc->d[hit->idx];
+	memcpy(v_pt, oc->d_pt + (size_t)hit->idx * oc->nt, oc->nt * sizeof(*v_pt));
 }
 
 /*
@@ -705,10 +773,8 @@ static int cmp_sig(const void *a, const void *b)
 static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
 		      struct agent_exp_result *res)
 {
+	struct old_counts oc = { 0 };
 	struct mri_reading r;
-	struct sig_idx *old = NULL;
-	uint64_t *d = NULL, *d_pt = NULL;
-	uint32_t nr_old = p->exp_nr, nt = p->prev_pt_threads;
 	int rc = 0, have = 0;
 
 	free(p->carry);
@@ -722,34 +788,10 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
 		rc = read_experiment(p, &r);
 		if (rc == AMEBA_EEXITED)
 			goto out;
-		if (rc == 0 && r.nr == nr_old) {
-			for (uint32_t k = 0; k < r.nr_threads; k++)
-				if (r.thread_ids[k] + 1 > nt)
-					nt = r.thread_ids[k] + 1;
-			d = calloc(nr_old + 1, sizeof(*d));
-			d_pt = calloc((size_t)nr_old * nt + 1, sizeof(*d_pt));
-			old = malloc((nr_old + 1) * sizeof(*old));
-			if (!d || !d_pt || !old) {
-				rc = AMEBA_ENOMEM;
+		if (rc == 0 && r.nr == p->exp_nr) {
+			rc = old_take(p, &r, &oc);
+			if (rc)
 				goto out;
-			}
-			for (uint32_t i = 0; i < nr_old; i++) {
-				d[i] = r.values[i] >= p->prev[i] ? r.values[i] - p->prev[i] : 0;
-				old[i].sig = p->ctr_sig[i];
-				old[i].idx = i;
-			}
-			for (uint32_t k = 0; k < r.nr_threads; k++) {
-				uint32_t t = r.thread_ids[k];
-
-				for (uint32_t i = 0; i < nr_old; i++) {
-					uint64_t cum = r.thread_values[(size_t)k * r.nr + i];
-					uint64_t prev = t < p->prev_pt_threads ?
-						p->prev_pt[(size_t)i * p->prev_pt_threads + t] : 0;
-
-					d_pt[(size_t)i * nt + t] = cum >= prev ? cum - prev : 0;
-				}
-			}
-			qsort(old, nr_old, sizeof(*old), cmp_sig);
 			have = 1;
 		}
 	}
@@ -759,25 +801,16 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
 	if (rc || !have)
 		goto out;
 	p->carry = calloc(exp->nr_counters + 1, sizeof(*p->carry));
-	p->carry_pt = calloc((size_t)exp->nr_counters * nt + 1, sizeof(*p->carry_pt));
+	p->carry_pt = calloc((size_t)exp->nr_counters * oc.nt + 1, sizeof(*p->carry_pt));
 	if (!p->carry || !p->carry_pt) {
 		rc = AMEBA_ENOMEM;
 		goto out;
 	}
-	p->carry_pt_threads = nt;
-	for (uint32_t j = 0; j < exp->nr_counters; j++) {
-		struct sig_idx key = { p->ctr_sig[j], 0 }, *hit;
-
-		hit = bsearch(&key, old, nr_old, sizeof(*old), cmp_sig);
-		if (!hit)
-			continue;
-		p->carry[j] = d[hit->idx];
-		memcpy(p->carry_pt + (size_t)j * nt, d_pt + (size_t)hit->idx * nt, nt * sizeof(*d_pt));
-	}
+	p->carry_pt_threads = oc.nt;
+	for (uint32_t j = 0; j < exp->nr_counters; j++)
+		old_give(&oc, p->ctr_sig[j], &p->carry[j], p->carry_pt + (size_t)j * oc.nt);
 out:
-	free(old);
-	free(d);
-	free(d_pt);
+	old_free(&oc);
 	return rc;
 }
 
@@ -856,6 +889,19 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 
 
 /* Grows the per-thread stores to nt threads (keeping prev_pt's rows). */
+/* Zeroed result buffers for nr counters and nt threads. */
+static int results_alloc(struct mri_prov *p, uint32_t nr, uint32_t nt)
+{
+	free(p->pt);
+	free(p->pt_rows);
+	free(p->values);
+	p->pt = calloc((size_t)nr * nt + 1, sizeof(*p->pt));
+	p->pt_rows = calloc(nr + 1, sizeof(*p->pt_rows));
+	p->values = calloc(nr + 1, sizeof(*p->values));
+	p->res_threads = nt;
+	return (p->pt && p->pt_rows && p->values) ? 0 : AMEBA_ENOMEM;
+}
+
 static int pt_grow(struct mri_prov *p, uint32_t nt)
 {
 	uint32_t nr = p->exp_nr;
@@ -872,14 +918,7 @@ static int pt_grow(struct mri_prov *p, uint32_t nt)
 		p->prev_pt = v;
 		p->prev_pt_threads = nt;
 	}
-	free(p->pt);
-	free(p->pt_rows);
-	free(p->values);
-	p->pt = calloc((size_t)nr * nt + 1, sizeof(*p->pt));
-	p->pt_rows = calloc(nr + 1, sizeof(*p->pt_rows));
-	p->values = calloc(nr + 1, sizeof(*p->values));
-	p->res_threads = nt;
-	return (p->pt && p->pt_rows && p->values) ? 0 : AMEBA_ENOMEM;
+	return results_alloc(p, nr, nt);
 }
 
 /* Turns a cumulative reading into the interval's values (deltas). */
@@ -927,6 +966,48 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 	}
 	for (uint32_t i = 0; i < nr; i++)
 		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
+	res->r.nr_counters = nr;
+	res->r.values = p->values;
+	res->r.per_thread = p->pt_rows;
+	res->r.nr_threads = nt;
+	return 0;
+}
+
+/*
+ * The target exited before exp replaced the running experiment (the switch
+ * found it gone): the old counters counted until the exit. Each counter of
+ * exp identical to an old one gets what that one counted since its last
+ * reading (the final reading's deltas; what the program did last: in a
+ * rescan's first interval, million_live's last loop over its table); the
+ * others, which never ran, count nothing. Without a final reading, nothing
+ * at all.
+ */
+static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *exp,
+			   struct agent_exp_result *res)
+{
+	struct old_counts oc = { 0 };
+	struct mri_reading r;
+	uint32_t nr = exp->nr_counters, nt;
+	int rc;
+
+	if (p->ctr_sig && p->exp_nr && mri_final_reading(p->s, &r) == 0 && r.nr == p->exp_nr) {
+		rc = old_take(p, &r, &oc);
+		if (rc)
+			return rc;
+	}
+	nt = oc.nt ? oc.nt : (p->prev_pt_threads ? p->prev_pt_threads : p->nr_threads);
+	if (results_alloc(p, nr, nt)) {
+		old_free(&oc);
+		return AMEBA_ENOMEM;
+	}
+	for (uint32_t j = 0; j < nr && oc.nr; j++)
+		old_give(&oc, counter_signature(&exp->counters[j],
+						exp->counter_bins ? &exp->counter_bins[j] : NULL,
+						exp->counter_except ? &exp->counter_except[j] : NULL),
+			 &p->values[j], p->pt + (size_t)j * nt);
+	for (uint32_t j = 0; j < nr; j++)
+		p->pt_rows[j] = exp->counters[j].per_thread ? p->pt + (size_t)j * nt : NULL;
+	old_free(&oc);
 	res->r.nr_counters = nr;
 	res->r.values = p->values;
 	res->r.per_thread = p->pt_rows;
@@ -1071,14 +1152,9 @@ exited:
 		have = 1;
 	}
 	if (!have) {
-		/* nothing more was counted that we can know of */
-		rc = pt_grow(p, p->prev_pt_threads ? p->prev_pt_threads : p->nr_threads);
+		rc = exit_unswitched(p, exp, res);
 		if (rc)
 			return rc;
-		res->r.nr_counters = p->exp_nr < exp->nr_counters ? p->exp_nr : exp->nr_counters;
-		res->r.values = p->values;
-		res->r.per_thread = p->pt_rows;
-		res->r.nr_threads = p->res_threads;
 	}
 	/* what was drained before the exit (the rest went with the target) */
 	res->r.nr_samples = p->nr_samples;

@@ -7,6 +7,8 @@
 #   mri_killed_client   kill -9 of a client mid-experiment; the target goes on
 #   mri_target_exit     the target exits under a client: EEXITED + final counts
 #   mri_oracle_mark     an oracle mark between phases holds exactly the counts so far
+#   mri_provider_exit   the agent's provider: a switch that finds the target gone
+#                       gives the kept counters the old experiment's final counts
 #   mri_local           the API in-process (mri_open_local) and by pid on itself
 #   mri_env             AMEBA_MRI=0, refused socket directories, discovery
 #   mri_other_user      another uid cannot attach (runs clients as nobody; root only)
@@ -29,15 +31,18 @@ add_test(NAME mri_dispatch COMMAND ${AMEBA_TEST_BIN}/mri_test_dispatch)
 ameba_instrumented(NAME mri_target SOURCES ${MRI_TEST_DIR}/mri_target.c)
 ameba_instrumented(NAME mri_target_native NATIVE SOURCES ${MRI_TEST_DIR}/mri_target.c)
 
-add_executable(mri_attach_test ${MRI_TEST_DIR}/mri_attach_test.c)
-target_include_directories(mri_attach_test PRIVATE ${AMEBA_TEST_INCLUDE})
-target_link_libraries(mri_attach_test PRIVATE ameba-mri)
+add_executable(mri_attach_test ${MRI_TEST_DIR}/mri_attach_test.c
+  ${CMAKE_SOURCE_DIR}/agent/provider_mri.c)
+target_include_directories(mri_attach_test PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/agent)
+target_link_libraries(mri_attach_test PRIVATE ameba-mri ameba-agent-core)
 target_compile_definitions(mri_attach_test PRIVATE _GNU_SOURCE)
 set_target_properties(mri_attach_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_dependencies(mri_attach_test mri_target mri_target_native)
-foreach(scenario count killed exit mark)
+foreach(scenario count killed exit mark provider_exit)
   if(scenario STREQUAL "count")
     set(name mri_attach_count)
+  elseif(scenario STREQUAL "provider_exit")
+    set(name mri_provider_exit)
   elseif(scenario STREQUAL "mark")
     set(name mri_oracle_mark)
   elseif(scenario STREQUAL "killed")

@@ -25,6 +25,14 @@
  *           after; no temporary file is left behind. A bad label is refused
  *           and the session goes on. Without AMEBA_ORACLE the reply says
  *           why and no file appears.
+ *   provider_exit  the agent's MRI provider (agent/provider_mri.c) counts
+ *           work_a, work_b and the total; the target works one phase and
+ *           exits; the next experiment, which keeps the work_a counter and
+ *           adds one on work_b's reads, gets from the old experiment's
+ *           final reading exactly what work_a's counter counted since its
+ *           last reading (the phase and the final checksum), and 0 for the
+ *           counter that never ran (a switch that finds the target gone
+ *           used to report nothing: the last loop of million_live, lost).
  *
  * usage: mri_attach_test SCENARIO INSTRUMENTED_TARGET NATIVE_TARGET
  */
@@ -43,6 +51,7 @@
 
 #include "check.h"
 #include "mri.h"
+#include "provider.h"
 
 struct target {
 	pid_t pid;
@@ -786,10 +795,87 @@ static void cleanup(void)
 		fprintf(stderr, "mri_attach_test: could not remove %s\n", tmpdir);
 }
 
+/* The global named name in w, or NULL. */
+static const struct ameba_object *world_object(const struct agent_world *w, const char *name)
+{
+	for (uint32_t i = 0; i < w->nr_objects; i++)
+		if (w->objects[i].name && !strcmp(w->objects[i].name, name))
+			return &w->objects[i];
+	return NULL;
+}
+
+static void scenario_provider_exit(const char *instr)
+{
+	char out[300], msg[512] = "", line[128];
+	struct agent_provider *p;
+	struct agent_world w;
+	struct agent_exp_result res;
+	const struct ameba_object *a, *b;
+	struct phase_counts c;
+	struct target t;
+	uintptr_t ra[2], rb[2];
+	long qa, qb;
+	int err = 0, status;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	spawn(&t, instr, out, NULL);
+	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "provider: %d %s\n", err, msg);
+		return;
+	}
+	CHECK(p->ops->refresh(p, &w) == 0);
+	a = world_object(&w, "work_a");
+	b = world_object(&w, "work_b");
+	CHECK(a && b);
+	if (!a || !b)
+		return;
+	ra[0] = a->start;
+	ra[1] = a->end;
+	rb[0] = b->start;
+	rb[1] = b->end;
+	{
+		struct ameba_counter old[3] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = rb },
+			{ .metric = AMEBA_M_MEM_REF },
+		};
+		struct ameba_counter next[2] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
+			{ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = rb },
+		};
+		struct ameba_experiment e1 = { .nr_counters = 3, .counters = old };
+		struct ameba_experiment e2 = { .nr_counters = 2, .counters = next };
+
+		/* an idle interval: read once, so the phase comes after a reading */
+		CHECK(p->ops->experiment(p, &e1, 20, NULL, &res) == 0);
+		CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
+		c = phase(&t, 2);
+		say(&t, "quit\n");
+		if (!fgets(line, sizeof(line), t.ack) || sscanf(line, "quit a=%ld b=%ld", &qa, &qb) != 2)
+			die("quit ack");
+		CHECK(waitpid(t.pid, &status, 0) == t.pid && WIFEXITED(status));
+		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == 0);
+		CHECK(res.r.target_exited);
+		CHECK(res.r.nr_counters == 2);
+		if (res.r.nr_counters == 2) {
+			printf("after the exit: work_a %" PRIu64 " (target: %ld), work_b reads %" PRIu64
+			       " (never armed)\n", res.r.values[0], c.a + qa, res.r.values[1]);
+			CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qa));
+			CHECK_EQ_U64(res.r.values[1], 0);
+		}
+		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == AMEBA_EEXITED);
+	}
+	p->ops->close(p);
+	close(t.ctl);
+	fclose(t.ack);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s count|killed|exit|mark INSTRUMENTED NATIVE\n", argv[0]);
+		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit INSTRUMENTED NATIVE\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -804,6 +890,8 @@ int main(int argc, char **argv)
 		scenario_exit(argv[2]);
 	else if (!strcmp(argv[1], "mark"))
 		scenario_mark(argv[2]);
+	else if (!strcmp(argv[1], "provider_exit"))
+		scenario_provider_exit(argv[2]);
 	else
 		return 2;
 	return check_done();
