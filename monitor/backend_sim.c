@@ -389,7 +389,7 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 	sim_piece(t, addr, wfs, pc);
 }
 
-/* sim_line_fast's hit on entry j of c->l0 (mru: sim_l0_find's), when its
+/* sim_line_fast's hit on entry j of c->l0 (mru: j is the last line's), when its
  * tag names a live object (entry j is then c->last_j); else *retry. */
 static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c, uint64_t line,
 							   int j, int mru, uint32_t wfs, int *retry)
@@ -428,9 +428,8 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 		uint32_t shift = c->l1.line_shift;
 		uint64_t line = addr >> shift;
 		uint64_t *v = NULL;
-		int hit = 0, mru, j;
+		int hit = 0, j;
 
-		(void)mru;
 		mon_rt_enter(t);
 		/* sz >= 1 (mon_access) */
 		if (mon_likely(line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
@@ -441,7 +440,7 @@ static void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, ui
 				 * copies of the hit code, each for a constant mru */
 				if (line == c->last_line)
 					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
-				else if ((j = sim_l0_find(c, line, &mru)) >= 0)
+				else if ((j = sim_l0_search(c, line)) >= 0)
 					hit = line_hit(c, line, j, 0, wfs, &retry);
 			}
 			if (mon_likely(hit)) {

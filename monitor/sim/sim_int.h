@@ -763,20 +763,27 @@ static inline int sim_core_try_enter(struct mon_sim_core *c)
 	return 0;
 }
 
+/* The first entry of c->l0 holding L1 line `line` (no last-line check), or -1. */
+static inline __attribute__((always_inline)) int sim_l0_search(const struct mon_sim_core *c,
+								uint64_t line)
+{
+#pragma GCC unroll 8
+	for (int j = 0; j < SIM_L0; j++)
+		if (c->l0.line[j] == line)
+			return j;
+	return -1;
+}
+
 /* The entry of c->l0 for L1 line `line`: c->last_j when it is the line
- * of the last access (*mru = 1), else the first entry of the line, or -1.
- * A guess: sim_l0_hit_at checks it. */
+ * of the last access (*mru = 1), else sim_l0_search's. A guess:
+ * sim_l0_hit_at checks it. */
 static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_sim_core *c,
 							      uint64_t line, int *mru)
 {
 	*mru = line == c->last_line;
 	if (*mru)
 		return (int)c->last_j;
-#pragma GCC unroll 8
-	for (int j = 0; j < SIM_L0; j++)
-		if (c->l0.line[j] == line)
-			return j;
-	return -1;
+	return sim_l0_search(c, line);
 }
 
 /*
