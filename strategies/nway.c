@@ -1113,18 +1113,17 @@ static uint64_t newcomer_rank(const struct nway *st, uint32_t u)
 {
 	const struct unit *un = &st->units[u];
 	const struct ameba_object *hb;
-	uint64_t grown;
 
 	if (un->found || un->retired || un->is_line || !un->nr_live || un->key[0] != 's')
 		return 0;
 	hb = host_bin(st->host, un->key + 2);
 	if (!hb)
 		return 0;
-	grown = hb->nr_blocks > un->round_blocks ? hb->nr_blocks - un->round_blocks : 0;
 	if (un->born_plan > st->round_plan)
 		return (1ull << 40) + ((uint64_t)un->born_plan << 20) +
 		       (hb->nr_blocks < (1u << 20) ? hb->nr_blocks : (1u << 20) - 1);
-	return grown < (1ull << 40) ? grown : (1ull << 40) - 1;
+	/* nr_blocks is 32 bits: under 2^40 */
+	return hb->nr_blocks > un->round_blocks ? hb->nr_blocks - un->round_blocks : 0;
 }
 
 /*
