@@ -390,11 +390,9 @@ int sim_llc_init(struct mon_sim *s)
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
 		L->repl = (uint8_t)g->repl;
 		L->plru_levels = g->repl == MON_SIM_PLRU ? (uint8_t)sim_log2(g->assoc) : 0;
-		L->map_sz = nr_sets * L->stride * sizeof(uint64_t);
-		L->map = sim_map(L->map_sz);
-		if (!L->map)
+		L->blk = sim_map_huge(nr_sets * L->stride * sizeof(uint64_t), &L->map, &L->map_sz);
+		if (!L->blk)
 			return AMEBA_ENOMEM;
-		L->blk = L->map;
 	}
 	return 0;
 }

@@ -17,6 +17,20 @@
 /* ---- memory: anonymous mappings, never malloc (sim_mem.c) ---- */
 void *sim_map(size_t sz) SIM_HIDDEN;		/* zeroed; NULL on failure */
 void sim_unmap(void *p, size_t sz) SIM_HIDDEN;
+/* sim_map for a hot table, aligned for huge pages; sim_unmap(*map, *map_sz) */
+void *sim_map_huge(size_t sz, void **map, size_t *map_sz) SIM_HIDDEN;
+
+/* Starts loading p's host cache line. gcc drops __builtin_prefetch in
+ * parts of the miss path (sim.c in the runtime's flags), so on x86 the
+ * instruction itself. */
+static inline void sim_prefetch(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p);
+#endif
+}
 
 /* ---- spinlocks (test-and-test-and-set) ---- */
 static inline void sim_cpu_relax(void)
@@ -617,6 +631,26 @@ enum { SIM_SOLO, SIM_MULTI };
 static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 {
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Starts the host cache misses of coherence line `line`'s set in node
+ * `node`'s LLC (the lock and order word, and the keys), so that they
+ * overlap the work before sim_llc_fetch or sim_llc_writeback reads them:
+ * an LLC of a few MiB misses the host's own caches on most simulated
+ * misses of a random kernel.
+ */
+static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint64_t line)
+{
+	const struct sim_llc *L = s->llc;
+
+	if (!L)
+		return;
+	L += node;
+	const uint64_t *b = L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) *
+					     L->stride;
+	for (uint64_t w = 0; w < L->stride; w += 8)	/* 8 words: a 64-byte host line */
+		sim_prefetch(b + w);
 }
 
 /* Serving level of a sub-access, for the latency model. */
