@@ -790,15 +790,13 @@ static inline __attribute__((always_inline)) void evict_coh(struct mon_sim_core 
  * One L1 line of an access. Returns the cycles beyond an L1 hit. wmask: the
  * words of the coherence line this piece touches. w1_known: the L1 way
  * holding l1line's tag (or -1: none) when the caller just searched, else
- * SIM_WAY_UNKNOWN. v1_known: when w1_known is -1 and the L1 is the
- * coherence level, the L1 victim if the caller chose it (it then started
- * loading the LLC set of a dirty victim's writeback), else -1.
+ * SIM_WAY_UNKNOWN.
  */
 static inline __attribute__((always_inline)) uint32_t piece_access(struct mon_sim_core *c,
 								     uint64_t l1line, uint64_t wmask,
 								     int is_write, uint32_t cookie,
 								     struct mon_sim_events *ev,
-								     int w1_known, int v1_known)
+								     int w1_known)
 {
 	struct mon_sim *s = c->sim;
 	const struct mon_sim_lat *lat = &s->g.lat;
@@ -820,7 +818,6 @@ static inline __attribute__((always_inline)) uint32_t piece_access(struct mon_si
 	if (0) {
 retry:
 		w1 = sim_find(l1, set1, l1line);
-		v1_known = -1;	/* messages may have freed a way */
 	}
 	if (w1 >= 0 && SIM_ST(l1->key[set1 * l1->stride + (uint32_t)w1]) != SIM_I) {
 		uint64_t i1 = set1 * l1->stride + (uint32_t)w1;
@@ -960,8 +957,7 @@ retry:
 	} else {
 		/* the L1 is the coherence level */
 		ev->l2_miss = 1;
-		uint32_t w = w1 >= 0 ? (uint32_t)w1 : v1_known >= 0 ? (uint32_t)v1_known :
-				     sim_victim(l1, set1);
+		uint32_t w = w1 >= 0 ? (uint32_t)w1 : sim_victim(l1, set1);
 		uint64_t i1 = set1 * l1->stride + w;
 		if (l1->key[i1] && w1 < 0)
 			evict_coh(c, i1, ev);
@@ -1002,7 +998,7 @@ static __attribute__((noinline)) uint32_t piece_access_call(struct mon_sim_core 
 							     uint32_t cookie,
 							     struct mon_sim_events *ev, int w1_known)
 {
-	return piece_access(c, l1line, wmask, is_write, cookie, ev, w1_known, -1);
+	return piece_access(c, l1line, wmask, is_write, cookie, ev, w1_known);
 }
 
 /* w1_known: as piece_access's, for the first L1 line of the access;
@@ -1039,23 +1035,14 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 			wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 		}
 		/* the L1 missed, or is searched after the TLB: the LLC set's
-		 * host lines load during the TLB and the L1 victim's work, and
-		 * those of a dirty victim's writeback when the L1 is the
-		 * coherence level (random kernel: 10-15% of its time stalled on
-		 * them) */
-		int v1 = -1;
+		 * host lines load during the TLB and the L1 victim's work
+		 * (random kernel: 10% of its time stalled on them). A dirty
+		 * victim's writeback set as well: no gain measured for the
+		 * ~25 instructions of choosing the victim first */
 		sim_llc_prefetch(s, c->node, l >> (s->coh_shift - l1_shift));
-		if (w1_known == -1 && !c->has_l2) {
-			struct sim_cache *l1 = &c->l1;
-			uint64_t set1 = sim_set_of(l1, l);
-			v1 = (int)sim_victim(l1, set1);
-			uint64_t vkey = l1->key[set1 * l1->stride + (uint32_t)v1];
-			if (SIM_ST(vkey) == SIM_M)
-				sim_llc_prefetch(s, c->node, SIM_KEY_LINE(vkey));
-		}
 		if (p != c->memo_page)
 			cycles += tlb_access(c, p, ev, tlb1_known_miss);
-		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known, v1);
+		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
 		ev->est_cycles = cycles;
 		ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
 		return;

@@ -649,8 +649,11 @@ static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint
 	L += node;
 	const uint64_t *b = L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) *
 					     L->stride;
-	for (uint64_t w = 0; w < L->stride; w += 8)	/* 8 words: a 64-byte host line */
-		sim_prefetch(b + w);
+	/* host lines of 8 words; a set of up to 24 words (16 ways): no loop */
+	sim_prefetch(b);
+	sim_prefetch(b + 8);
+	if (L->stride > 16)
+		sim_prefetch(b + 16);
 }
 
 /* Serving level of a sub-access, for the latency model. */
