@@ -315,12 +315,21 @@ struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
  *                 and one branch
  *   cond_armed    a conditional-counter set is armed (cond.c)
  *   sample_armed  a sample stream is armed (sample.c)
+ *   armed         both of them as one word, for the fast path's one test
+ *                 (mon_access): non-zero when either is; a relaxed load of
+ *                 an aligned 8-byte word is single-copy atomic on the
+ *                 targets (x86-64, aarch64), so it sees each int whole
  *   backend       the active backend
  */
 struct mon_hot {
 	int active;
-	int cond_armed;
-	int sample_armed;
+	union {
+		struct {
+			int cond_armed;
+			int sample_armed;
+		};
+		uint64_t armed;
+	};
 	const struct mon_backend_ops *backend;
 } __attribute__((aligned(64)));
 
@@ -328,6 +337,7 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 #define mon_active (mon_hot.active)
 #define mon_cond_armed (mon_hot.cond_armed)
 #define mon_sample_armed (mon_hot.sample_armed)
+#define mon_any_armed (mon_hot.armed)
 #define mon_backend (mon_hot.backend)
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
