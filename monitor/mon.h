@@ -315,12 +315,21 @@ struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
  *                 and one branch
  *   cond_armed    a conditional-counter set is armed (cond.c)
  *   sample_armed  a sample stream is armed (sample.c)
+ *   armed         both of them as one word, for the fast path's one test
+ *                 (mon_access): non-zero when either is; a relaxed load of
+ *                 an aligned 8-byte word is single-copy atomic on the
+ *                 targets (x86-64, aarch64), so it sees each int whole
  *   backend       the active backend
  */
 struct mon_hot {
 	int active;
-	int cond_armed;
-	int sample_armed;
+	union {
+		struct {
+			int cond_armed;
+			int sample_armed;
+		};
+		uint64_t armed;
+	};
 	const struct mon_backend_ops *backend;
 } __attribute__((aligned(64)));
 
@@ -328,6 +337,7 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 #define mon_active (mon_hot.active)
 #define mon_cond_armed (mon_hot.cond_armed)
 #define mon_sample_armed (mon_hot.sample_armed)
+#define mon_any_armed (mon_hot.armed)
 #define mon_backend (mon_hot.backend)
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
@@ -359,7 +369,17 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
  * mon_counts_add_remote() from any other thread. */
 static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)
 {
+#if defined(__x86_64__)
+	/* One add to memory instead of a load, an add and a store (gcc fuses
+	 * no atomic access into one): the same for a reader on another
+	 * thread, whose relaxed load sees the old or the new value, as the
+	 * instruction's store is a single aligned 8-byte store. Only the
+	 * owner writes (no lock prefix needed). Stencil kernel: -8
+	 * instructions per L1 hit. */
+	__asm__("addq %1, %0" : "+m"(v[slot]) : "er"(n));
+#else
 	__atomic_store_n(&v[slot], __atomic_load_n(&v[slot], __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+#endif
 }
 /* In a forked child: resets t's table lock (its holder did not survive). */
 void mon_counts_after_fork(struct mon_thread *t) MON_HIDDEN;

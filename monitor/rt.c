@@ -669,6 +669,7 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 {
 	struct mon_thread *t = mon_self;
 	const struct mon_backend_ops *b = mon_backend;
+	void (*line_fast)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t);
 
 	/* The program loads or stores addr right after this hook returns:
 	 * start that host cache miss now, so that it overlaps the simulation
@@ -680,9 +681,10 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 		access_slow(addr, sz, flags, pc);
 		return;
 	}
-	if (b->line_fast && mon_likely(!(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) |
-					 __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED)))) {
-		b->line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+	/* line_fast loaded once, before the (atomic) load of the armed flags */
+	line_fast = b->line_fast;
+	if (line_fast && mon_likely(!__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED))) {
+		line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
 		return;
 	}
 	access_cached(t, b, addr, sz, flags, pc);
