@@ -392,8 +392,9 @@ static inline __attribute__((always_inline)) int sim_lru16_ref_n(uint64_t *keys,
 }
 
 /* sim_lru16_find_n, unrolled for the usual associativities */
-static inline int sim_lru16_find(const uint64_t *keys, const uint8_t *fp, uint32_t assoc,
-				 uint64_t line)
+static inline __attribute__((always_inline)) int sim_lru16_find(const uint64_t *keys,
+								 const uint8_t *fp, uint32_t assoc,
+								 uint64_t line)
 {
 	switch (assoc) {
 	case 16:
