@@ -182,8 +182,7 @@
  * miss). A stale entry left before the new one fails its check (sim_l0_hit
  * stops at the first entry of a line) and the full path then updates it.
  */
-static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t set, uint32_t way,
-			       int filled)
+static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
 	int j = SIM_L0;
 
@@ -198,13 +197,13 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t s
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
 	}
 	c->l0.line[j] = line;
-	c->l0.idx[j] = (uint32_t)(set * c->l1.stride + way);
+	c->l0.idx[j] = (uint32_t)i;
 	c->l0.page[j] = c->memo_page;
 	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
 	c->l0.tag[j][0] = c->cur_tag[0];
 	c->l0.tag[j][1] = c->cur_tag[1];
 	c->last_line = line;
-	c->last_i = set * c->l1.stride + way;
+	c->last_i = i;
 	c->last_j = (uint32_t)j;
 }
 
@@ -687,11 +686,26 @@ static __attribute__((noinline)) uint32_t tlb_access(struct mon_sim_core *c, uin
 		c->memo_tidx = set * t->stride + (uint32_t)w;
 		return 0;
 	}
+	/* The L1 TLB is LRU (core_new): the victim straight from the stamps,
+	 * without sim_victim's dispatch on the policy, and the set's address
+	 * in locals (the stores below may alias the fields: reloads). Random
+	 * kernel: ~15 instructions per L1 TLB miss. */
+	uint64_t i = set * t->stride, *tk = t->key + i;
+	uint32_t assoc = t->assoc, v, cost = lat->tlb_miss;
+	switch (assoc) {
+	case 4:
+		v = sim_lru_min_n(tk + 4, 4);
+		break;
+	case 8:
+		v = sim_lru_min_n(tk + 8, 8);
+		break;
+	default:
+		v = sim_lru_min_n(tk + assoc, assoc);
+	}
+	tk[v] = SIM_KEY(page) | SIM_S;
+	tk[assoc + v] = ++t->clock;
+	c->memo_tidx = i + v;
 	ev->tlb1_miss = 1;
-	uint32_t v = sim_victim(t, set), cost = lat->tlb_miss;
-	t->key[set * t->stride + v] = SIM_KEY(page) | SIM_S;
-	sim_touch(t, set, v, &t->clock);
-	c->memo_tidx = set * t->stride + v;
 	if (c->has_tlb2) {
 		/* L2 TLB: LRU without stamps to scan for a victim, the recency
 		 * order in the first stamp word (up to 16 ways), else the keys
@@ -865,7 +879,7 @@ retry:
 		l1->meta[i1].cookie = cookie;
 		if (shadow_node)
 			l1->meta[i1].shadow = shadow_node;
-		memo_insert(c, l1line, set1, (uint32_t)w1, 0);
+		memo_insert(c, l1line, i1, 0);
 		return extra;
 	}
 
@@ -953,7 +967,7 @@ retry:
 		l1->meta[i1] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write,
 						  .track = k->meta[i2].track, .shadow = shadow_node };
 		sim_touch(l1, set1, v, &l1->clock);
-		memo_insert(c, l1line, set1, v, 1);
+		memo_insert(c, l1line, i1, 1);
 	} else {
 		/* the L1 is the coherence level */
 		ev->l2_miss = 1;
@@ -970,7 +984,13 @@ retry:
 						  .dent = f.dent, .dirty = (uint8_t)is_write,
 						  .track = f.track, .priv = f.priv,
 						  .shadow = shadow_node };
-		sim_touch(l1, set1, w, &l1->clock);
+		/* by the index: sim_touch's set * stride again (stride
+		 * reloaded after the stores above) cost random ~10
+		 * instructions per miss with memo_insert's two */
+		if (sim_likely(l1->repl == MON_SIM_LRU))
+			l1->key[i1 + l1->assoc] = ++l1->clock;
+		else
+			sim_touch(l1, set1, w, &l1->clock);
 		ev->inval_sent += f.inval_sent;
 		ev->nr_wb += f.nr_wb;
 		if (f.coh) {
@@ -985,7 +1005,7 @@ retry:
 			     f.srv == SIM_SRV_REMOTE ? lat->mem_remote : lat->intervention;
 		if (f.inval_sent)
 			extra += lat->inval;
-		memo_insert(c, l1line, set1, w, 1);
+		memo_insert(c, l1line, i1, 1);
 	}
 	if (cls && !ev->cls3c)
 		ev->cls3c = (uint8_t)cls;
@@ -1142,7 +1162,7 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 				sim_touch(l1, set, (uint32_t)w, &l1->clock);
 				l1->meta[i].cookie = cookie;
 				l1->meta[i].dirty |= (uint8_t)is_write;
-				memo_insert(c, line, set, (uint32_t)w, 0);
+				memo_insert(c, line, i, 0);
 				ev->est_cycles = s->g.lat.l1_hit;
 				sim_core_exit(c, locked);
 				return ret;

@@ -309,29 +309,53 @@ static inline uint8_t sim_fp(uint64_t line)
 	return (uint8_t)(((line * 0x9e3779b97f4a7c15ull) >> 57) + 1);
 }
 
-/* The way of a set of sim_lru16_ref holding line, or -1. */
-static inline int sim_lru16_find(const uint64_t *keys, const uint8_t *fp, uint32_t assoc,
-				 uint64_t line)
+/* The way of a set of sim_lru16_ref holding line, or -1; n ways, a
+ * constant in the unrolled versions (sim_lru16_find): both fingerprint
+ * words are tested before any key, so a miss costs no loop (the bytes
+ * past the last way are 0, and a fingerprint never is). */
+static inline __attribute__((always_inline)) int sim_lru16_find_n(const uint64_t *keys,
+								   const uint8_t *fp, uint32_t n,
+								   uint64_t line)
 {
-	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word;
+	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word, m0, m1 = 0;
 
-	for (uint32_t base = 0; base < assoc; base += 8) {
-		__builtin_memcpy(&word, fp + base, 8);
-		for (uint64_t m = sim_zero_bytes(word ^ fb); m; m &= m - 1) {
-			uint32_t w = base + ((uint32_t)__builtin_ctzll(m) >> 3);
-			if ((keys[w] & ~(uint64_t)3) == want)
-				return (int)w;
-		}
+	__builtin_memcpy(&word, fp, 8);
+	m0 = sim_zero_bytes(word ^ fb);
+	if (n > 8) {
+		__builtin_memcpy(&word, fp + 8, 8);
+		m1 = sim_zero_bytes(word ^ fb);
+	}
+	if (!(m0 | m1))
+		return -1;
+	for (; m0; m0 &= m0 - 1) {
+		uint32_t w = (uint32_t)__builtin_ctzll(m0) >> 3;
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	}
+	for (; m1; m1 &= m1 - 1) {
+		uint32_t w = 8 + ((uint32_t)__builtin_ctzll(m1) >> 3);
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
 	}
 	return -1;
 }
 
-static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, uint32_t assoc,
-				uint64_t line, uint64_t new_key, uint64_t *victim, int holes)
+/*
+ * sim_lru16_ref over n ways (n a constant in the unrolled versions). A
+ * miss that evicts the least recently used way moves it from the last
+ * position to the first: the order word shifts up one nibble below
+ * position n, no search for the way's position (sim_lru16_front). Random
+ * kernel: ~30 instructions less per L2 TLB or LLC miss with the search
+ * above.
+ */
+static inline __attribute__((always_inline)) int sim_lru16_ref_n(uint64_t *keys, uint8_t *fp,
+								  uint64_t *order, uint32_t n,
+								  uint64_t line, uint64_t new_key,
+								  uint64_t *victim, int holes)
 {
-	uint64_t word;
+	uint64_t word, o;
 	uint32_t w, base;
-	int hit = sim_lru16_find(keys, fp, assoc, line);
+	int hit = sim_lru16_find_n(keys, fp, n, line);
 
 	if (hit >= 0) {
 		sim_lru16_front(order, (uint32_t)hit);
@@ -339,25 +363,62 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 	}
 	/* a miss: an empty way if any (without holes the empty ways are the
 	 * last ones: ways fill lowest first), else the LRU way */
-	w = (uint32_t)(((*order ^ SIM_LRU16_ID) >> (4 * (assoc - 1))) & 0xf);
+	o = *order ^ SIM_LRU16_ID;
+	w = (uint32_t)((o >> (4 * (n - 1))) & 0xf);
 	*victim = keys[w];
-	if (sim_unlikely(!keys[assoc - 1] || holes)) {
-		for (base = 0; base < assoc; base += 8) {
+	if (sim_unlikely(!keys[n - 1] || holes)) {
+		for (base = 0; base < n; base += 8) {
 			__builtin_memcpy(&word, fp + base, 8);
 			uint64_t z = sim_zero_bytes(word);
-			if (assoc - base < 8)	/* bytes past the last way */
-				z &= (1ull << (8 * (assoc - base))) - 1;
+			if (n - base < 8)	/* bytes past the last way */
+				z &= (1ull << (8 * (n - base))) - 1;
 			if (z) {
 				w = base + ((uint32_t)__builtin_ctzll(z) >> 3);
 				*victim = 0;
-				break;
+				keys[w] = new_key;
+				fp[w] = sim_fp(line);
+				sim_lru16_front(order, w);
+				return -1;
 			}
 		}
 	}
 	keys[w] = new_key;
 	fp[w] = sim_fp(line);
-	sim_lru16_front(order, w);
+	/* w was at position n - 1: positions 0 .. n - 2 move up one */
+	uint64_t lo = n >= 16 ? ~0ull : (1ull << (4 * n)) - 1;
+	o = (o & ~lo) | ((o << 4) & lo) | w;
+	*order = o ^ SIM_LRU16_ID;
 	return -1;
+}
+
+/* sim_lru16_find_n, unrolled for the usual associativities */
+static inline __attribute__((always_inline)) int sim_lru16_find(const uint64_t *keys,
+								 const uint8_t *fp, uint32_t assoc,
+								 uint64_t line)
+{
+	switch (assoc) {
+	case 16:
+		return sim_lru16_find_n(keys, fp, 16, line);
+	case 12:
+		return sim_lru16_find_n(keys, fp, 12, line);
+	case 8:
+		return sim_lru16_find_n(keys, fp, 8, line);
+	}
+	return sim_lru16_find_n(keys, fp, assoc, line);
+}
+
+static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, uint32_t assoc,
+				uint64_t line, uint64_t new_key, uint64_t *victim, int holes)
+{
+	switch (assoc) {
+	case 16:
+		return sim_lru16_ref_n(keys, fp, order, 16, line, new_key, victim, holes);
+	case 12:
+		return sim_lru16_ref_n(keys, fp, order, 12, line, new_key, victim, holes);
+	case 8:
+		return sim_lru16_ref_n(keys, fp, order, 8, line, new_key, victim, holes);
+	}
+	return sim_lru16_ref_n(keys, fp, order, assoc, line, new_key, victim, holes);
 }
 
 /* Empties (key 0) or invalidates (key with state SIM_I) way index i of a
