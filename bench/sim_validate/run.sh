@@ -14,7 +14,7 @@
 #   d1_miss_diff_pct_k / ll_miss_diff_pct_k = 100 * (sim - cachegrind) /
 #   cachegrind.
 # speed: per kernel (the five above, then the 2-thread dense_2t and
-#   stencil_2t) the best of BENCH_RUNS (default 3) times natively
+#   stencil_2t) the best of BENCH_RUNS (default 5) times natively
 #   (native_s_k), under cachegrind --cache-sim=yes (cachegrind_s_k) and
 #   instrumented with the sim backend (sim_s_k, 3C off, oracle written at
 #   exit), the three run back to back in each round so that they share
@@ -39,7 +39,7 @@ case $mode in
 speed) kernels=${SIM_KERNELS:-"dense strided random stencil chase dense_2t stencil_2t"} ;;
 *) kernels=${SIM_KERNELS:-"dense strided random stencil chase"} ;;
 esac
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-5}
 cg_opts=(--tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=8388608,16,64 --I1=32768,8,64)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_sim.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
