@@ -508,7 +508,7 @@ struct sim_seen {
 
 
 #define SIM_L0 8
-#define SIM_OWN_MEMO 8	/* a power of two */
+#define SIM_OWN_MEMO 16	/* a power of two */
 
 struct mon_sim_core {
 	struct mon_sim *sim;
@@ -778,10 +778,14 @@ uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN
 void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
 /* The entry of page in a core's memo of the owner table (own_page): the
  * low bits, so that pages near each other never collide (a multiplicative
- * hash put dense_2t's three arrays, 1026 pages apart, in one entry). */
+ * hash put dense_2t's three arrays, 2050 pages apart, in one entry), plus
+ * 5 per 2 MiB region, so that arrays some MiB apart do not either: with
+ * the low bits alone, stencil_2t's v[i] page (2050 pages after u[i]) and
+ * u[i + 1]'s took one entry in turn at any memo size, and half of its
+ * misses looked the owner table up (800 K of 1.58 M). */
 static inline uint32_t sim_own_memo_of(uint64_t page)
 {
-	return (uint32_t)page & (SIM_OWN_MEMO - 1);
+	return (uint32_t)(page + (page >> 9) * 5) & (SIM_OWN_MEMO - 1);
 }
 
 /* The owner table's page of coherence line `line` */
