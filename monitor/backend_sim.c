@@ -205,10 +205,9 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
  * v, or (v NULL) into ev. */
 static inline __attribute__((always_inline)) void report_to(uint64_t *const v,
 							  struct mon_events *ev,
-							  const struct mon_sim_events *ep,
+							  const struct mon_sim_events *e,
 							  unsigned flags)
 {
-	const struct mon_sim_events *const e = ep;
 	int wr = (flags & MON_ACC_WRITE) != 0;
 
 	PUT(AMEBA_M_MEM_REF, 1);

@@ -410,8 +410,7 @@ void sim_llc_fini(struct mon_sim *s)
 /* The set block of line in L, locked unless c runs solo. */
 static uint64_t *llc_lock_set(struct mon_sim_core *c, struct sim_llc *L, uint64_t line)
 {
-	uint64_t set = sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets);
-	uint64_t *b = L->blk + set * L->stride;
+	uint64_t *b = sim_llc_set(L, line);
 
 	if (!c->solo)
 		sim_lock((uint32_t *)b);

@@ -187,6 +187,22 @@ static inline __attribute__((always_inline)) uint32_t sim_lru_min_n(const uint64
 	return best;
 }
 
+/* sim_lru_min_n over assoc ways, fully unrolled for the usual
+ * associativities */
+static inline __attribute__((always_inline)) uint32_t sim_lru_min(const uint64_t *stamps,
+								   uint32_t assoc)
+{
+	switch (assoc) {
+	case 4:
+		return sim_lru_min_n(stamps, 4);
+	case 8:
+		return sim_lru_min_n(stamps, 8);
+	case 16:
+		return sim_lru_min_n(stamps, 16);
+	}
+	return sim_lru_min_n(stamps, assoc);
+}
+
 /* The way to fill: the lowest-numbered empty way, else the lowest
  * invalidated one, else the replacement policy's victim. */
 static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_state, int repl,
@@ -211,15 +227,7 @@ static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_
 	 * Random kernel: ~13 -> ~4 instructions per way, against ranking each
 	 * way from its key and stamp. */
 	(void)keys;
-	switch (assoc) {	/* fully unrolled for the usual associativities */
-	case 4:
-		return sim_lru_min_n(repl_state, 4);
-	case 8:
-		return sim_lru_min_n(repl_state, 8);
-	case 16:
-		return sim_lru_min_n(repl_state, 16);
-	}
-	return sim_lru_min_n(repl_state, assoc);
+	return sim_lru_min(repl_state, assoc);
 }
 
 /*
@@ -443,6 +451,19 @@ static inline uint64_t *sim_repl_state(const struct sim_cache *k, uint64_t set)
 static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint64_t *clock)
 {
 	sim_touch_in(sim_repl_state(k, set), k->repl, k->plru_levels, w, clock);
+}
+
+/* sim_touch of private cache k's way by its key index i: LRU stamps it
+ * there, without the set * stride that sim_touch computes again (the
+ * callers have i; the stride is reloaded after their stores) */
+static inline __attribute__((always_inline)) void sim_touch_at(struct sim_cache *k, uint64_t i)
+{
+	if (sim_likely(k->repl == MON_SIM_LRU)) {
+		k->key[i + k->assoc] = ++k->clock;
+	} else {
+		uint64_t set = i / k->stride;
+		sim_touch(k, set, (uint32_t)(i - set * k->stride), &k->clock);
+	}
 }
 
 static inline __attribute__((always_inline)) uint32_t sim_victim(const struct sim_cache *k,
@@ -694,6 +715,12 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
 }
 
+/* The set block of coherence line `line` in LLC L */
+static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
+{
+	return L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) * L->stride;
+}
+
 /*
  * Starts the host cache misses of coherence line `line`'s set in node
  * `node`'s LLC (the lock and order word, and the keys), so that they
@@ -707,9 +734,7 @@ static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint
 
 	if (!L)
 		return;
-	L += node;
-	const uint64_t *b = L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) *
-					     L->stride;
+	const uint64_t *b = sim_llc_set(L + node, line);
 	/* host lines of 8 words; a set of up to 24 words (16 ways): no loop */
 	sim_prefetch(b);
 	sim_prefetch(b + 8);
@@ -943,12 +968,7 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 			sim_shadow_access(&c->shadow, line, &m->shadow);
 			c->memo_shadow = line;
 		}
-		if (sim_likely(c->l1.repl == MON_SIM_LRU)) {
-			keys[i + c->l1.assoc] = ++c->l1.clock;
-		} else {
-			uint64_t set = i / c->l1.stride;
-			sim_touch(&c->l1, set, (uint32_t)(i - set * c->l1.stride), &c->l1.clock);
-		}
+		sim_touch_at(&c->l1, i);
 		c->last_line = line;
 		c->last_i = i;
 		c->last_j = (uint32_t)j;

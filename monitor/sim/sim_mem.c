@@ -46,8 +46,8 @@ void *sim_map(size_t sz)
 }
 
 /*
- * A table of at least hsz bytes that every simulated miss touches at a
- * random place (the LLC): mapped with hsz spare bytes so that its start
+ * A table that every simulated miss touches at a random place (the LLC):
+ * from 1 MiB up, whole 2 MiB pages mapped with one spare so that its start
  * can be aligned to a huge page, and advised to use huge pages (when the
  * kernel's THP mode allows: "madvise" or "always"). *map and *map_sz
  * receive what sim_unmap needs. Its host TLB misses otherwise come on top
