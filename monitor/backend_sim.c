@@ -406,8 +406,13 @@ static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c
 	return 0;
 }
 
+void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+
 /*
- * sim_line_fast without a frame pointer (the runtime is built with one, for
+ * The C line entry without a frame pointer (the runtime is built with one, for
  * site capture, which never walks through it: it runs no interposer): one
  * more register for the hit path, three instructions less per access.
  */
@@ -418,63 +423,17 @@ static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c
 #endif
 
 /*
- * The line entry (mon_backend_ops.line_fast), before the object cache: an
- * L1 hit on one of the lines the core accessed last, whose entry's tag
- * names a live object holding the whole line, is simulated and counted
- * into the tag's counter vector - one line comparison finds the line in
- * the simulator and its object. What mon_access would have found: objects
- * never overlap, an object's range never changes, and a record that was
- * accessed (every cached one) is never recycled, so a live one is still
- * the object at that line (the object cache relies on the same). The
- * tags are the core's owner thread's (mon_sim_core_get clears them for a
- * new owner); a shared core never takes this path (sim_core_try_enter).
- * Anything else: the object cache (inline, mon_objcache_way), then
- * sim_piece, or sim_fast when the line was found and would hit but for
- * its tag (sim_fast tries it again and gives it the tag), or
- * mon_access_cached when the object cache does not settle it.
+ * The line entry's miss half: an access the L1 hit did not take, held
+ * (the core entered and in_rt raised by the caller) or not, retry when the
+ * line was found and would hit but for its tag (see mon_sim_line_fast_c).
  */
-static LINE_FAST_ATTR void sim_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
-					  uintptr_t pc)
+static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t,
+							     struct mon_sim_core *c, uintptr_t addr,
+							     uint32_t wfs, uintptr_t pc, int held,
+							     int retry)
 {
-	struct mon_sim_core *c = t->backend_data;
-	int retry = 0, held = 0, w;
+	int w;
 
-	if (mon_likely(c != NULL)) {
-		uint32_t shift = c->l1.line_shift;
-		uint64_t line = addr >> shift;
-		uint64_t *v = NULL;
-		int hit = 0, j;
-
-		mon_rt_enter(t);
-		/* sz >= 1, and the access within one MON_LINE_SIZE line
-		 * (mon_access): within one L1 line as well when that is no
-		 * smaller */
-		if (mon_likely(shift >= MON_LINE_SHIFT ||
-			       line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
-		    mon_likely(sim_core_try_enter(c))) {
-			held = 1;
-			if (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
-				/* the line of the last access, else a search: two
-				 * copies of the hit code, each for a constant mru */
-				if (line == c->last_line)
-					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
-				else if ((j = sim_l0_search(c, line)) >= 0)
-					hit = line_hit(c, line, j, 0, wfs, &retry);
-			}
-			if (mon_likely(hit)) {
-				/* the counter vector of the hit's entry, last_j now:
-				 * loaded here, not kept in a register (or a stack
-				 * slot) through the hit */
-				v = (uint64_t *)c->l0.tag[c->last_j][1];
-				sim_core_exit(c, 0);
-				count_l1_hit(v, wfs, c);
-				mon_rt_leave(t);
-				return;
-			}
-		}
-		if (!held)
-			mon_rt_leave(t);
-	}
 	/* what mon_access_cached would do first, without the calls */
 	if (mon_likely((w = mon_objcache_way(t, addr)) >= 0) &&
 	    mon_likely(addr + MON_FAST_SZ(wfs) <= t->cache.end[w]) && mon_likely(t->cache.counts[w])) {
@@ -517,6 +476,405 @@ static LINE_FAST_ATTR void sim_line_fast(struct mon_thread *t, uintptr_t addr, u
 	}
 	mon_access_cached(t, addr, wfs, pc);
 }
+
+/*
+ * The line entry (mon_backend_ops.line_fast), before the object cache: an
+ * L1 hit on one of the lines the core accessed last, whose entry's tag
+ * names a live object holding the whole line, is simulated and counted
+ * into the tag's counter vector - one line comparison finds the line in
+ * the simulator and its object. What mon_access would have found: objects
+ * never overlap, an object's range never changes, and a record that was
+ * accessed (every cached one) is never recycled, so a live one is still
+ * the object at that line (the object cache relies on the same). The
+ * tags are the core's owner thread's (mon_sim_core_get clears them for a
+ * new owner); a shared core never takes this path (sim_core_try_enter).
+ * Anything else: the object cache (inline, mon_objcache_way), then
+ * sim_piece, or sim_fast when the line was found and would hit but for
+ * its tag (sim_fast tries it again and gives it the tag), or
+ * mon_access_cached when the object cache does not settle it.
+ */
+LINE_FAST_ATTR void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+					 uintptr_t pc)
+{
+	struct mon_sim_core *c = t->backend_data;
+	int retry = 0, held = 0;
+
+	if (mon_likely(c != NULL)) {
+		uint32_t shift = c->l1.line_shift;
+		uint64_t line = addr >> shift;
+		uint64_t *v = NULL;
+		int hit = 0, j;
+
+		mon_rt_enter(t);
+		/* sz >= 1, and the access within one MON_LINE_SIZE line
+		 * (mon_access): within one L1 line as well when that is no
+		 * smaller */
+		if (mon_likely(shift >= MON_LINE_SHIFT ||
+			       line == (addr + MON_FAST_SZ(wfs) - 1) >> shift) &&
+		    mon_likely(sim_core_try_enter(c))) {
+			held = 1;
+			if (c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
+				/* the line of the last access, else a search: two
+				 * copies of the hit code, each for a constant mru */
+				if (line == c->last_line)
+					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
+				else if ((j = sim_l0_search(c, line)) >= 0)
+					hit = line_hit(c, line, j, 0, wfs, &retry);
+			}
+			if (mon_likely(hit)) {
+				/* the counter vector of the hit's entry, last_j now:
+				 * loaded here, not kept in a register (or a stack
+				 * slot) through the hit */
+				v = (uint64_t *)c->l0.tag[c->last_j][1];
+				sim_core_exit(c, 0);
+				count_l1_hit(v, wfs, c);
+				mon_rt_leave(t);
+				return;
+			}
+		}
+		if (!held)
+			mon_rt_leave(t);
+	}
+	line_rest(t, c, addr, wfs, pc, held, retry);
+}
+
+/* The miss half alone, for the assembly entry: the core held and in_rt
+ * raised, the access no hit of the remembered lines. */
+LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+					 uintptr_t pc)
+{
+	line_rest(t, t->backend_data, addr, wfs, pc, 1, 0);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * The line entry in assembly (x86-64): mon_sim_line_fast_c's L1 hit -
+ * sim_l0_hit_at with no_calls, line_hit and count_l1_hit - and nothing
+ * else; any other case jumps to mon_sim_line_fast_c with the arguments as
+ * they came, having changed nothing (or undone what it changed: in_rt and
+ * busy), and that takes it from the top.
+ *
+ * Why: gcc (and clang) keep a dozen values of the C hit in registers,
+ * save five callee-saved registers for them and spill six more on the
+ * stack, ~40 of the ~130 instructions of a non-MRU hit, whatever shape the
+ * C is given (docs/simulator.md, "Assembly line entry"). This version
+ * keeps t, the core, the line and the entry in four registers, parks the
+ * three arguments only the fallback needs (pc, addr, wfs) and the cookie
+ * in the red zone (a leaf: signal frames skip it), reloads what it can
+ * from the core, and needs no frame.
+ *
+ * The order of the stores is C's: in_rt, busy, then the simulator's
+ * state, busy cleared, the counters, in_rt (the membarrier protocol of
+ * sim_core_try_enter relies on program order only). Offsets and constants
+ * come from the C declarations through the asserts below; the build fails
+ * when a structure moves. AMEBA_SIM_ASM=0 selects the C entry (the tests
+ * run both and compare the oracles).
+ */
+#define A_T_IN_RT 12
+#define A_T_BACKEND_DATA 216
+#define A_C_BUSY 64
+#define A_C_SHARED 68
+#define A_C_MAIL 72
+#define A_C_SOLO 236
+#define A_C_L0_LINE 256
+#define A_C_L0_PAGE 320
+#define A_C_L0_IDX 384
+#define A_C_L0_TIDX 416
+#define A_C_L0_TAG 456
+#define A_C_LAST_LINE 584
+#define A_C_LAST_I 592
+#define A_C_LAST_J 600
+#define A_C_MEMO_PAGE 624
+#define A_C_MEMO_TIDX 632
+#define A_C_MEMO_SHADOW 640
+#define A_C_THREE_C 648
+#define A_C_L1_HIT_CYCLES 652
+#define A_C_L1_KEY 656
+#define A_C_L1_META 672
+#define A_C_L1_CLOCK 680
+#define A_C_L1_ASSOC 704
+#define A_C_L1_LINE_SHIFT 708
+#define A_C_L1_REPL 713
+#define A_C_TLB1_KEY 816
+#define A_C_TLB1_CLOCK 840
+#define A_C_TLB1_ASSOC 864
+#define A_C_HAS_L2 984
+#define A_M_COOKIE 8
+#define A_M_DIRTY 20
+#define A_M_TRACK 21
+#define A_M_PRIV 22
+#define A_O_IDX 0
+#define A_O_FLAGS 5
+
+#define A_OFF(type, field, val) \
+	_Static_assert(offsetof(type, field) == (val), "sim_line_fast_x86: " #type "." #field " moved")
+#define A_SZ(type, field, n) \
+	_Static_assert(sizeof(((type *)0)->field) == (n), "sim_line_fast_x86: " #type "." #field " resized")
+A_OFF(struct mon_thread, in_rt, A_T_IN_RT);
+A_SZ(struct mon_thread, in_rt, 4);
+A_OFF(struct mon_thread, backend_data, A_T_BACKEND_DATA);
+A_OFF(struct mon_sim_core, busy, A_C_BUSY);
+A_SZ(struct mon_sim_core, busy, 4);
+A_OFF(struct mon_sim_core, shared, A_C_SHARED);
+A_SZ(struct mon_sim_core, shared, 4);
+A_OFF(struct mon_sim_core, mail, A_C_MAIL);
+A_SZ(struct mon_sim_core, mail, 4);
+A_OFF(struct mon_sim_core, solo, A_C_SOLO);
+A_SZ(struct mon_sim_core, solo, 4);
+A_OFF(struct mon_sim_core, l0.line, A_C_L0_LINE);
+A_SZ(struct mon_sim_core, l0.line[0], 8);
+A_OFF(struct mon_sim_core, l0.page, A_C_L0_PAGE);
+A_SZ(struct mon_sim_core, l0.page[0], 8);
+A_OFF(struct mon_sim_core, l0.idx, A_C_L0_IDX);
+A_SZ(struct mon_sim_core, l0.idx[0], 4);
+A_OFF(struct mon_sim_core, l0.tidx, A_C_L0_TIDX);
+A_SZ(struct mon_sim_core, l0.tidx[0], 4);
+A_OFF(struct mon_sim_core, l0.tag, A_C_L0_TAG);
+A_SZ(struct mon_sim_core, l0.tag[0], 16);
+A_OFF(struct mon_sim_core, last_line, A_C_LAST_LINE);
+A_OFF(struct mon_sim_core, last_i, A_C_LAST_I);
+A_SZ(struct mon_sim_core, last_i, 8);
+A_OFF(struct mon_sim_core, last_j, A_C_LAST_J);
+A_SZ(struct mon_sim_core, last_j, 4);
+A_OFF(struct mon_sim_core, memo_page, A_C_MEMO_PAGE);
+A_OFF(struct mon_sim_core, memo_tidx, A_C_MEMO_TIDX);
+A_SZ(struct mon_sim_core, memo_tidx, 8);
+A_OFF(struct mon_sim_core, memo_shadow, A_C_MEMO_SHADOW);
+A_OFF(struct mon_sim_core, three_c, A_C_THREE_C);
+A_SZ(struct mon_sim_core, three_c, 4);
+A_OFF(struct mon_sim_core, l1_hit_cycles, A_C_L1_HIT_CYCLES);
+A_SZ(struct mon_sim_core, l1_hit_cycles, 4);
+A_OFF(struct mon_sim_core, l1.key, A_C_L1_KEY);
+A_OFF(struct mon_sim_core, l1.meta, A_C_L1_META);
+A_OFF(struct mon_sim_core, l1.clock, A_C_L1_CLOCK);
+A_SZ(struct mon_sim_core, l1.clock, 8);
+A_OFF(struct mon_sim_core, l1.assoc, A_C_L1_ASSOC);
+A_SZ(struct mon_sim_core, l1.assoc, 4);
+A_OFF(struct mon_sim_core, l1.line_shift, A_C_L1_LINE_SHIFT);
+A_SZ(struct mon_sim_core, l1.line_shift, 4);
+A_OFF(struct mon_sim_core, l1.repl, A_C_L1_REPL);
+A_SZ(struct mon_sim_core, l1.repl, 1);
+A_OFF(struct mon_sim_core, tlb1.key, A_C_TLB1_KEY);
+A_OFF(struct mon_sim_core, tlb1.clock, A_C_TLB1_CLOCK);
+A_SZ(struct mon_sim_core, tlb1.clock, 8);
+A_OFF(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC);
+A_SZ(struct mon_sim_core, tlb1.assoc, 4);
+A_OFF(struct mon_sim_core, has_l2, A_C_HAS_L2);
+A_SZ(struct mon_sim_core, has_l2, 4);
+A_OFF(struct sim_meta, cookie, A_M_COOKIE);
+A_SZ(struct sim_meta, cookie, 4);
+A_OFF(struct sim_meta, dirty, A_M_DIRTY);
+A_SZ(struct sim_meta, dirty, 1);
+A_OFF(struct sim_meta, track, A_M_TRACK);
+A_SZ(struct sim_meta, track, 1);
+A_OFF(struct sim_meta, priv, A_M_PRIV);
+A_SZ(struct sim_meta, priv, 1);
+_Static_assert(sizeof(struct sim_meta) == 24, "sim_line_fast_x86: struct sim_meta resized");
+A_OFF(struct mon_obj, idx, A_O_IDX);
+A_SZ(struct mon_obj, idx, 4);
+A_OFF(struct mon_obj, flags, A_O_FLAGS);
+A_SZ(struct mon_obj, flags, 1);
+_Static_assert(SIM_L0 == 8 && MON_LINE_SHIFT == 6 && MON_SIM_LRU == 0 && MON_OBJF_LIVE == 1 &&
+		       MON_ACC_READ == 1 && MON_ACC_WRITE == 2 && SIM_I == 0 && SIM_S == 1 &&
+		       SIM_E == 2 && SIM_M == 3 && SLOT_MEM_REF == 0 && SLOT_READS == 1 &&
+		       SLOT_WRITES == 2 && SLOT_EST_CYCLES == 24,
+	       "sim_line_fast_x86: a constant changed");
+_Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) * 4");
+#undef A_OFF
+#undef A_SZ
+
+#define A_S_(x) #x
+#define A_S(x) A_S_(x)
+/* entry j of the remembered lines holds the line: j to r10 (the last one
+ * tested, j = 7 down to 0, wins: the first, as sim_l0_search) - no branch */
+#define A_L0_CMP(j)                                                               \
+	"	mov	$" #j ", %eax\n"                                                \
+	"	cmp	" A_S(A_C_L0_LINE) "+8*" #j "(%r8), %r9\n"                      \
+	"	cmove	%eax, %r10d\n"
+
+void sim_line_fast_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+
+/*
+ * Registers: rdi t (kept), r8 the core, r9 the line, r10 the entry j, rcx
+ * the L1 key index i, r11 the way's metadata; rax, rdx, rsi scratch. Red
+ * zone: -8 pc, -16 addr, -24 wfs, -32 the cookie.
+ */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl	sim_line_fast_x86\n"
+	"	.hidden	sim_line_fast_x86\n"
+	"	.type	sim_line_fast_x86, @function\n"
+	"sim_line_fast_x86:\n"
+	"	.cfi_startproc\n"
+	"	mov	" A_S(A_T_BACKEND_DATA) "(%rdi), %r8\n"
+	"	test	%r8, %r8\n"
+	"	jz	.Lslf_c\n"
+	"	mov	%rcx, -8(%rsp)\n"
+	"	mov	" A_S(A_C_L1_LINE_SHIFT) "(%r8), %ecx\n"
+	"	cmp	$6, %ecx\n"			/* L1 line < 64 bytes: C tests crossing */
+	"	jb	.Lslf_pc\n"
+	"	mov	%rsi, -16(%rsp)\n"
+	"	mov	%edx, -24(%rsp)\n"
+	"	mov	%rsi, %r9\n"
+	"	shr	%cl, %r9\n"			/* line */
+	"	addl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"	/* mon_rt_enter */
+	"	movl	$1, " A_S(A_C_BUSY) "(%r8)\n"	/* sim_core_try_enter */
+	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
+	"	jne	.Lslf_out\n"
+	"	cmpl	$0, " A_S(A_C_SOLO) "(%r8)\n"
+	"	jne	2f\n"
+	"	cmpl	$0, " A_S(A_C_MAIL) "(%r8)\n"
+	"	jne	.Lslf_miss\n"
+	"2:\n"
+	/* sim_l0_find: the last line (mru), else the first entry holding it */
+	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
+	"	jne	3f\n"
+	"	mov	" A_S(A_C_LAST_J) "(%r8), %r10d\n"
+	"	mov	" A_S(A_C_LAST_I) "(%r8), %rcx\n"
+	"	jmp	4f\n"
+	"3:\n"
+	"	mov	$8, %r10d\n"
+	A_L0_CMP(7) A_L0_CMP(6) A_L0_CMP(5) A_L0_CMP(4)
+	A_L0_CMP(3) A_L0_CMP(2) A_L0_CMP(1) A_L0_CMP(0)
+	"	cmp	$8, %r10d\n"
+	"	je	.Lslf_miss\n"
+	"	mov	" A_S(A_C_L0_IDX) "(%r8,%r10,4), %ecx\n"	/* i */
+	"4:\n"
+	/* line_hit: the entry's tag names a live object; its index is the cookie */
+	"	mov	%r10, %rax\n"
+	"	shl	$4, %rax\n"
+	"	mov	" A_S(A_C_L0_TAG) "(%r8,%rax), %rax\n"
+	"	test	%rax, %rax\n"
+	"	jz	.Lslf_out\n"
+	"	testb	$1, " A_S(A_O_FLAGS) "(%rax)\n"
+	"	jz	.Lslf_out\n"
+	"	mov	" A_S(A_O_IDX) "(%rax), %eax\n"
+	"	mov	%eax, -32(%rsp)\n"
+	/* sim_l0_hit_at: the key is the line's, state not I */
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
+	"	lea	4(,%r9,4), %rax\n"		/* SIM_KEY(line) */
+	"	xor	(%rsi,%rcx,8), %rax\n"		/* the state, if the tag matches */
+	"	cmp	$3, %rax\n"
+	"	ja	.Lslf_miss\n"
+	"	test	%eax, %eax\n"
+	"	jz	.Lslf_miss\n"
+	"	lea	(%rcx,%rcx,2), %r11\n"
+	"	shl	$3, %r11\n"
+	"	add	" A_S(A_C_L1_META) "(%r8), %r11\n"	/* m */
+	/* a write needs M untracked, or E private without an L2 */
+	"	testb	$2, -24(%rsp)\n"
+	"	jz	5f\n"
+	"	cmp	$3, %eax\n"
+	"	jne	6f\n"
+	"	cmpb	$0, " A_S(A_M_TRACK) "(%r11)\n"
+	"	je	5f\n"
+	"6:\n"
+	"	cmp	$2, %eax\n"
+	"	jne	.Lslf_miss\n"
+	"	cmpb	$0, " A_S(A_M_PRIV) "(%r11)\n"
+	"	je	.Lslf_miss\n"
+	"	cmpl	$0, " A_S(A_C_HAS_L2) "(%r8)\n"
+	"	jne	.Lslf_miss\n"
+	"5:\n"
+	/* mru: the line, its page and shadow are most recently used already */
+	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
+	"	je	8f\n"
+	"	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */
+	"	jne	.Lslf_miss\n"
+	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
+	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n"
+	"	je	7f\n"
+	/* another page: it must still be in the L1 TLB where the entry says */
+	"	mov	" A_S(A_C_L0_TIDX) "(%r8,%r10,4), %esi\n"
+	"	mov	" A_S(A_C_TLB1_KEY) "(%r8), %rdx\n"
+	"	lea	5(,%rax,4), %rax\n"		/* SIM_KEY(page) | SIM_S */
+	"	cmp	%rax, (%rdx,%rsi,8)\n"
+	"	jne	.Lslf_miss\n"
+	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
+	"	je	10f\n"
+	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
+	"	jne	.Lslf_miss\n"			/* the shadow needs a call */
+	"10:\n"
+	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n"
+	"	add	$1, %rax\n"
+	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n"
+	"	mov	%rsi, " A_S(A_C_MEMO_TIDX) "(%r8)\n"
+	"	add	" A_S(A_C_TLB1_ASSOC) "(%r8), %esi\n"
+	"	mov	%rax, (%rdx,%rsi,8)\n"		/* the L1 TLB is LRU */
+	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
+	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n"
+	"	jmp	11f\n"
+	"7:\n"
+	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
+	"	je	11f\n"
+	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
+	"	jne	.Lslf_miss\n"
+	"11:\n"
+	/* sim_touch_at (LRU), and the line becomes the last */
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
+	"	add	$1, %rax\n"
+	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n"
+	"	mov	" A_S(A_C_L1_ASSOC) "(%r8), %esi\n"
+	"	add	%rcx, %rsi\n"
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rdx\n"
+	"	mov	%rax, (%rdx,%rsi,8)\n"
+	"	mov	%r9, " A_S(A_C_LAST_LINE) "(%r8)\n"
+	"	mov	%rcx, " A_S(A_C_LAST_I) "(%r8)\n"
+	"	mov	%r10d, " A_S(A_C_LAST_J) "(%r8)\n"
+	"8:\n"
+	/* the hit: M on a write, the cookie, the dirty bit */
+	"	mov	-24(%rsp), %edx\n"		/* wfs */
+	"	test	$2, %dl\n"
+	"	jz	12f\n"
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
+	"	orq	$3, (%rsi,%rcx,8)\n"		/* E -> M, or M already */
+	"	orb	$1, " A_S(A_M_DIRTY) "(%r11)\n"
+	"12:\n"
+	"	mov	-32(%rsp), %eax\n"
+	"	mov	%eax, " A_S(A_M_COOKIE) "(%r11)\n"
+	/* sim_core_exit, count_l1_hit into the entry's counter vector, mon_rt_leave */
+	"	shl	$4, %r10\n"
+	"	mov	" A_S(A_C_L0_TAG) "+8(%r8,%r10), %rax\n"
+	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
+	"	addq	$1, (%rax)\n"			/* SLOT_MEM_REF */
+	"	mov	%edx, %esi\n"
+	"	and	$1, %esi\n"
+	"	add	%rsi, 8(%rax)\n"		/* SLOT_READS */
+	"	shr	$1, %edx\n"
+	"	and	$1, %edx\n"
+	"	add	%rdx, 16(%rax)\n"		/* SLOT_WRITES */
+	"	mov	" A_S(A_C_L1_HIT_CYCLES) "(%r8), %esi\n"
+	"	add	%rsi, 192(%rax)\n"		/* SLOT_EST_CYCLES */
+	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
+	"	ret\n"
+	/* no hit of a remembered line: the C miss half, the core still held */
+	".Lslf_miss:\n"
+	"	mov	-16(%rsp), %rsi\n"
+	"	mov	-24(%rsp), %edx\n"
+	"	mov	-8(%rsp), %rcx\n"
+	"	jmp	mon_sim_line_miss_c\n"
+	/* the core shared, or the entry's tag stale: undo, and the C entry */
+	".Lslf_out:\n"
+	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
+	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
+	"	mov	-16(%rsp), %rsi\n"
+	"	mov	-24(%rsp), %edx\n"
+	".Lslf_pc:\n"
+	"	mov	-8(%rsp), %rcx\n"
+	".Lslf_c:\n"
+	"	jmp	mon_sim_line_fast_c\n"
+	"	.cfi_endproc\n"
+	"	.size	sim_line_fast_x86, .-sim_line_fast_x86\n");
+#undef A_L0_CMP
+#undef A_S
+#undef A_S_
+#define SIM_LINE_FAST sim_line_fast_x86
+#else
+#define SIM_LINE_FAST mon_sim_line_fast_c
+#endif
+
 #undef PUT
 
 size_t mon_backend_sim_geometry(char *buf, size_t len)
@@ -536,14 +894,16 @@ void mon_backend_sim_after_fork(void)
 		mon_sim_after_fork(s);
 }
 
-const struct mon_backend_ops mon_backend_sim = {
-	.name = "sim",
-	.metrics = sim_metrics,
-	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
-	.activate = sim_activate,
-	.thread_start = sim_thread_start,
-	.thread_exit = sim_thread_exit,
-	.access = sim_access,
-	.fast = sim_fast,
-	.line_fast = sim_line_fast,
-};
+/* The backend, with the line entry of this machine (SIM_LINE_FAST), and
+ * the same with the C line entry, which AMEBA_SIM_ASM=0 selects (rt.c): the
+ * tests compare the two. */
+#define SIM_OPS(line_fast_fn)                                               \
+	{                                                                   \
+		.name = "sim", .metrics = sim_metrics,                      \
+		.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]), \
+		.activate = sim_activate, .thread_start = sim_thread_start, \
+		.thread_exit = sim_thread_exit, .access = sim_access,       \
+		.fast = sim_fast, .line_fast = line_fast_fn,                \
+	}
+const struct mon_backend_ops mon_backend_sim = SIM_OPS(SIM_LINE_FAST);
+const struct mon_backend_ops mon_backend_sim_c = SIM_OPS(mon_sim_line_fast_c);

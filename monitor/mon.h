@@ -507,6 +507,8 @@ static inline void mon_rt_leave(struct mon_thread *t)
 
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */
+/* the same with the C line entry (AMEBA_SIM_ASM=0; backend_sim.c) */
+extern const struct mon_backend_ops mon_backend_sim_c MON_HIDDEN;
 /* In a forked child: releases simulator locks and cores of lost threads. */
 void mon_backend_sim_after_fork(void) MON_HIDDEN;
 

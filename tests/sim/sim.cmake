@@ -25,3 +25,15 @@ add_test(NAME sim_line_tags
 set_tests_properties(sim_line_tags PROPERTIES
   ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect"
   LABELS sim)
+# The assembly line entry (x86-64, backend_sim.c sim_line_fast_x86) counts
+# exactly what the C one does (AMEBA_SIM_ASM=0), on single-threaded
+# workloads with heap, global and stack objects, stale line tags, and on
+# bench/sim_validate's kernels, under two geometries.
+ameba_instrumented(NAME sim_kernels COMPILER gcc OPT -O2
+  SOURCES ${CMAKE_SOURCE_DIR}/bench/sim_validate/kernels.c)
+set(k ${AMEBA_TEST_BIN}/sim_kernels)
+add_test(NAME sim_asm_entry
+  COMMAND ${AMEBA_FRAGMENT_DIR}/asm_entry.sh ${AMEBA_TEST_BIN}/wl_tlb_transpose
+          ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/wl_phased_solver ${AMEBA_TEST_BIN}/sim_line_tags
+          ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
+set_tests_properties(sim_asm_entry PROPERTIES LABELS sim TIMEOUT 600)
