@@ -81,6 +81,33 @@
 		}							\
 	} while (0)
 
+/*
+ * HOOK for the plain accesses of a constant size: mon_access's own fast
+ * path inline (a registered thread outside the runtime, the backend
+ * started on it, nothing armed, the access within one line: straight to
+ * the backend's line entry, a tail call), so that the common access makes
+ * one call less and loads the thread once. Anything else: mon_access.
+ */
+#define HOOK_LINE(addr, sz, flags, pc)					\
+	do {								\
+		if (mon_unlikely(mon_active)) {				\
+			struct mon_thread *t_ = mon_self;		\
+			const struct mon_backend_ops *b_ = mon_backend; \
+			uintptr_t a_ = (uintptr_t)(addr);		\
+			void (*lf_)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t); \
+									\
+			__builtin_prefetch((const void *)a_);		\
+			if (mon_likely(t_ && b_ && t_->started == b_ &&	\
+				       !(t_->in_rt | t_->ignore) &&	\
+				       (a_ & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - (sz)) && \
+			    (lf_ = b_->line_fast) &&			\
+			    mon_likely(!__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED))) \
+				lf_(t_, a_, MON_FAST_WFS(0, (flags), (sz)), (pc)); \
+			else if (!(t_ && t_->ignore))			\
+				mon_access(a_, (sz), (flags), (pc));	\
+		}							\
+	} while (0)
+
 /* ---- plain, unaligned, volatile and compound accesses ---- */
 
 /*
@@ -92,7 +119,7 @@
 	HOOK_ATTR void prefix##n(const volatile void *addr);		\
 	HOOK_ATTR void prefix##n(const volatile void *addr)		\
 	{								\
-		HOOK(addr, n, (flags), RET_PC);				\
+		HOOK_LINE(addr, n, (flags), RET_PC);			\
 	}
 
 #define DEFINE_ACCESS_PC(prefix, n, flags)				\
