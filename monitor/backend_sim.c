@@ -10,6 +10,8 @@
  *                  n runs on core n % cores
  *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
  *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
+ *   AMEBA_SIM_ASM  0 uses the C line entry instead of the x86-64 assembly
+ *                  one (same counts; read when the backend is chosen)
  *
  * inval_recv: an invalidation is caused by one thread's write but received
  * by another thread's cached copy, which belongs to whatever object that
@@ -701,7 +703,7 @@ void sim_line_fast_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintp
  * zone: -8 pc, -16 addr, -24 wfs, -32 the cookie.
  */
 __asm__(
-	"	.text\n"
+	"	.pushsection .text\n"
 	"	.p2align 4\n"
 	"	.globl	sim_line_fast_x86\n"
 	"	.hidden	sim_line_fast_x86\n"
@@ -866,7 +868,8 @@ __asm__(
 	".Lslf_c:\n"
 	"	jmp	mon_sim_line_fast_c\n"
 	"	.cfi_endproc\n"
-	"	.size	sim_line_fast_x86, .-sim_line_fast_x86\n");
+	"	.size	sim_line_fast_x86, .-sim_line_fast_x86\n"
+	"	.popsection\n");
 #undef A_L0_CMP
 #undef A_S
 #undef A_S_
