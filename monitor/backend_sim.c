@@ -583,24 +583,25 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 #define A_C_L0_IDX 384
 #define A_C_L0_TIDX 416
 #define A_C_L0_TAG 456
-#define A_C_LAST_LINE 584
-#define A_C_LAST_I 592
-#define A_C_LAST_J 600
-#define A_C_MEMO_PAGE 624
-#define A_C_MEMO_TIDX 632
-#define A_C_MEMO_SHADOW 640
-#define A_C_THREE_C 648
-#define A_C_L1_HIT_CYCLES 652
-#define A_C_L1_KEY 656
-#define A_C_L1_META 672
-#define A_C_L1_CLOCK 680
-#define A_C_L1_ASSOC 704
-#define A_C_L1_LINE_SHIFT 708
-#define A_C_L1_REPL 713
-#define A_C_TLB1_KEY 816
-#define A_C_TLB1_CLOCK 840
-#define A_C_TLB1_ASSOC 864
-#define A_C_HAS_L2 984
+#define A_C_L0_LO 592
+#define A_C_LAST_LINE 624
+#define A_C_LAST_I 632
+#define A_C_LAST_J 640
+#define A_C_MEMO_PAGE 664
+#define A_C_MEMO_TIDX 672
+#define A_C_MEMO_SHADOW 680
+#define A_C_THREE_C 688
+#define A_C_L1_HIT_CYCLES 692
+#define A_C_L1_KEY 696
+#define A_C_L1_META 712
+#define A_C_L1_CLOCK 720
+#define A_C_L1_ASSOC 744
+#define A_C_L1_LINE_SHIFT 748
+#define A_C_L1_REPL 753
+#define A_C_TLB1_KEY 856
+#define A_C_TLB1_CLOCK 880
+#define A_C_TLB1_ASSOC 904
+#define A_C_HAS_L2 1024
 #define A_M_COOKIE 8
 #define A_M_DIRTY 20
 #define A_M_TRACK 21
@@ -632,6 +633,9 @@ A_SZ(struct mon_sim_core, l0.idx[0], 4);
 A_OFF(struct mon_sim_core, l0.tidx, A_C_L0_TIDX);
 A_SZ(struct mon_sim_core, l0.tidx[0], 4);
 A_OFF(struct mon_sim_core, l0.tag, A_C_L0_TAG);
+A_OFF(struct mon_sim_core, l0.lo, A_C_L0_LO);
+A_SZ(struct mon_sim_core, l0.lo, 32);
+_Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
 A_SZ(struct mon_sim_core, l0.tag[0], 16);
 A_OFF(struct mon_sim_core, last_line, A_C_LAST_LINE);
 A_OFF(struct mon_sim_core, last_i, A_C_LAST_I);
@@ -687,13 +691,6 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 
 #define A_S_(x) #x
 #define A_S(x) A_S_(x)
-/* entry j of the remembered lines holds the line: j to r10 (the last one
- * tested, j = 7 down to 0, wins: the first, as sim_l0_search) - no branch */
-#define A_L0_CMP(j)                                                               \
-	"	mov	$" #j ", %eax\n"                                                \
-	"	cmp	" A_S(A_C_L0_LINE) "+8*" #j "(%r8), %r9\n"                      \
-	"	cmove	%eax, %r10d\n"
-
 void sim_line_fast_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 
@@ -737,11 +734,23 @@ __asm__(
 	"	mov	" A_S(A_C_LAST_I) "(%r8), %rcx\n"
 	"	jmp	4f\n"
 	"3:\n"
-	"	mov	$8, %r10d\n"
-	A_L0_CMP(7) A_L0_CMP(6) A_L0_CMP(5) A_L0_CMP(4)
-	A_L0_CMP(3) A_L0_CMP(2) A_L0_CMP(1) A_L0_CMP(0)
-	"	cmp	$8, %r10d\n"
-	"	je	.Lslf_miss\n"
+	/* the low halves of all eight entries against the line's at once
+	 * (SSE2): the first match, if its whole line is ours, is
+	 * sim_l0_search's entry; a first match that is not (a line 2^32
+	 * lines away) goes the full way, which is always right */
+	"	movd	%r9d, %xmm0\n"
+	"	pshufd	$0, %xmm0, %xmm0\n"
+	"	movdqa	" A_S(A_C_L0_LO) "(%r8), %xmm1\n"
+	"	pcmpeqd	%xmm0, %xmm1\n"
+	"	pcmpeqd	" A_S(A_C_L0_LO) "+16(%r8), %xmm0\n"
+	"	packssdw	%xmm0, %xmm1\n"		/* entry j: bytes 2j, 2j + 1 */
+	"	pmovmskb	%xmm1, %eax\n"
+	"	test	%eax, %eax\n"
+	"	jz	.Lslf_miss\n"
+	"	bsf	%eax, %r10d\n"
+	"	shr	$1, %r10d\n"
+	"	cmp	" A_S(A_C_L0_LINE) "(%r8,%r10,8), %r9\n"
+	"	jne	.Lslf_miss\n"
 	"	mov	" A_S(A_C_L0_IDX) "(%r8,%r10,4), %ecx\n"	/* i */
 	"4:\n"
 	/* line_hit: the entry's tag names a live object; its index is the cookie */
@@ -870,7 +879,6 @@ __asm__(
 	"	.cfi_endproc\n"
 	"	.size	sim_line_fast_x86, .-sim_line_fast_x86\n"
 	"	.popsection\n");
-#undef A_L0_CMP
 #undef A_S
 #undef A_S_
 #define SIM_LINE_FAST sim_line_fast_x86

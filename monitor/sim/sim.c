@@ -197,6 +197,7 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
 	}
 	c->l0.line[j] = line;
+	c->l0.lo[j] = (uint32_t)line;
 	c->l0.idx[j] = (uint32_t)i;
 	c->l0.page[j] = c->memo_page;
 	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
@@ -298,8 +299,10 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	c->id = id;
 	c->node = core_node(g, id);
 	c->memo_page = c->memo_shadow = c->home_page = c->last_line = UINT64_MAX;
-	for (int j = 0; j < SIM_L0; j++)
+	for (int j = 0; j < SIM_L0; j++) {
 		c->l0.line[j] = UINT64_MAX;
+		c->l0.lo[j] = UINT32_MAX;
+	}
 	c->three_c = g->three_c;
 	c->solo = 1;	/* until a second core exists (mon_sim_core_get) */
 	c->l1_hit_cycles = g->lat.l1_hit;

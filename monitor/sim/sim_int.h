@@ -576,6 +576,10 @@ struct mon_sim_core {
 		 * thread's counter vector of it; 0 none), taken from cur_tag
 		 * by the access that made the entry */
 		uintptr_t tag[SIM_L0][2];
+		/* the low 32 bits of line[] (UINT32_MAX: empty), for a
+		 * vector compare of all entries at once (the x86-64 line
+		 * entry, backend_sim.c); a match there is checked in line[] */
+		uint32_t lo[SIM_L0] __attribute__((aligned(16)));
 	} l0;
 	uint64_t last_line, last_i;	/* last_i: its L1 key index */
 	uint32_t last_j;	/* last_line's entry in l0 */
