@@ -609,85 +609,55 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 #define A_O_IDX 0
 #define A_O_FLAGS 5
 
-#define A_OFF(type, field, val) \
-	_Static_assert(offsetof(type, field) == (val), "sim_line_fast_x86: " #type "." #field " moved")
-#define A_SZ(type, field, n) \
-	_Static_assert(sizeof(((type *)0)->field) == (n), "sim_line_fast_x86: " #type "." #field " resized")
-A_OFF(struct mon_thread, in_rt, A_T_IN_RT);
-A_SZ(struct mon_thread, in_rt, 4);
-A_OFF(struct mon_thread, backend_data, A_T_BACKEND_DATA);
-A_OFF(struct mon_sim_core, busy, A_C_BUSY);
-A_SZ(struct mon_sim_core, busy, 4);
-A_OFF(struct mon_sim_core, shared, A_C_SHARED);
-A_SZ(struct mon_sim_core, shared, 4);
-A_OFF(struct mon_sim_core, mail, A_C_MAIL);
-A_SZ(struct mon_sim_core, mail, 4);
-A_OFF(struct mon_sim_core, solo, A_C_SOLO);
-A_SZ(struct mon_sim_core, solo, 4);
-A_OFF(struct mon_sim_core, l0.line, A_C_L0_LINE);
-A_SZ(struct mon_sim_core, l0.line[0], 8);
-A_OFF(struct mon_sim_core, l0.page, A_C_L0_PAGE);
-A_SZ(struct mon_sim_core, l0.page[0], 8);
-A_OFF(struct mon_sim_core, l0.idx, A_C_L0_IDX);
-A_SZ(struct mon_sim_core, l0.idx[0], 4);
-A_OFF(struct mon_sim_core, l0.tidx, A_C_L0_TIDX);
-A_SZ(struct mon_sim_core, l0.tidx[0], 4);
-A_OFF(struct mon_sim_core, l0.tag, A_C_L0_TAG);
-A_OFF(struct mon_sim_core, l0.lo, A_C_L0_LO);
-A_SZ(struct mon_sim_core, l0.lo, 32);
+/* field at offset off, of size sz, as the assembly below assumes */
+#define A_FIELD(type, field, off, sz)                                                    \
+	_Static_assert(offsetof(type, field) == (off) && sizeof(((type *)0)->field) == (sz), \
+		       "sim_line_fast_x86: " #type "." #field " moved or resized")
+A_FIELD(struct mon_thread, in_rt, A_T_IN_RT, 4);
+A_FIELD(struct mon_thread, backend_data, A_T_BACKEND_DATA, 8);
+A_FIELD(struct mon_sim_core, busy, A_C_BUSY, 4);
+A_FIELD(struct mon_sim_core, shared, A_C_SHARED, 4);
+A_FIELD(struct mon_sim_core, mail, A_C_MAIL, 4);
+A_FIELD(struct mon_sim_core, solo, A_C_SOLO, 4);
+A_FIELD(struct mon_sim_core, l0.line, A_C_L0_LINE, 64);
+A_FIELD(struct mon_sim_core, l0.page, A_C_L0_PAGE, 64);
+A_FIELD(struct mon_sim_core, l0.idx, A_C_L0_IDX, 32);
+A_FIELD(struct mon_sim_core, l0.tidx, A_C_L0_TIDX, 32);
+A_FIELD(struct mon_sim_core, l0.tag, A_C_L0_TAG, 128);
+A_FIELD(struct mon_sim_core, l0.lo, A_C_L0_LO, 32);
+A_FIELD(struct mon_sim_core, last_line, A_C_LAST_LINE, 8);
+A_FIELD(struct mon_sim_core, last_i, A_C_LAST_I, 8);
+A_FIELD(struct mon_sim_core, last_j, A_C_LAST_J, 4);
+A_FIELD(struct mon_sim_core, memo_page, A_C_MEMO_PAGE, 8);
+A_FIELD(struct mon_sim_core, memo_tidx, A_C_MEMO_TIDX, 8);
+A_FIELD(struct mon_sim_core, memo_shadow, A_C_MEMO_SHADOW, 8);
+A_FIELD(struct mon_sim_core, three_c, A_C_THREE_C, 4);
+A_FIELD(struct mon_sim_core, l1_hit_cycles, A_C_L1_HIT_CYCLES, 4);
+A_FIELD(struct mon_sim_core, l1.key, A_C_L1_KEY, 8);
+A_FIELD(struct mon_sim_core, l1.meta, A_C_L1_META, 8);
+A_FIELD(struct mon_sim_core, l1.clock, A_C_L1_CLOCK, 8);
+A_FIELD(struct mon_sim_core, l1.assoc, A_C_L1_ASSOC, 4);
+A_FIELD(struct mon_sim_core, l1.line_shift, A_C_L1_LINE_SHIFT, 4);
+A_FIELD(struct mon_sim_core, l1.repl, A_C_L1_REPL, 1);
+A_FIELD(struct mon_sim_core, tlb1.key, A_C_TLB1_KEY, 8);
+A_FIELD(struct mon_sim_core, tlb1.clock, A_C_TLB1_CLOCK, 8);
+A_FIELD(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC, 4);
+A_FIELD(struct mon_sim_core, has_l2, A_C_HAS_L2, 4);
+A_FIELD(struct sim_meta, cookie, A_M_COOKIE, 4);
+A_FIELD(struct sim_meta, dirty, A_M_DIRTY, 1);
+A_FIELD(struct sim_meta, track, A_M_TRACK, 1);
+A_FIELD(struct sim_meta, priv, A_M_PRIV, 1);
+A_FIELD(struct mon_obj, idx, A_O_IDX, 4);
+A_FIELD(struct mon_obj, flags, A_O_FLAGS, 1);
 _Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
-A_SZ(struct mon_sim_core, l0.tag[0], 16);
-A_OFF(struct mon_sim_core, last_line, A_C_LAST_LINE);
-A_OFF(struct mon_sim_core, last_i, A_C_LAST_I);
-A_SZ(struct mon_sim_core, last_i, 8);
-A_OFF(struct mon_sim_core, last_j, A_C_LAST_J);
-A_SZ(struct mon_sim_core, last_j, 4);
-A_OFF(struct mon_sim_core, memo_page, A_C_MEMO_PAGE);
-A_OFF(struct mon_sim_core, memo_tidx, A_C_MEMO_TIDX);
-A_SZ(struct mon_sim_core, memo_tidx, 8);
-A_OFF(struct mon_sim_core, memo_shadow, A_C_MEMO_SHADOW);
-A_OFF(struct mon_sim_core, three_c, A_C_THREE_C);
-A_SZ(struct mon_sim_core, three_c, 4);
-A_OFF(struct mon_sim_core, l1_hit_cycles, A_C_L1_HIT_CYCLES);
-A_SZ(struct mon_sim_core, l1_hit_cycles, 4);
-A_OFF(struct mon_sim_core, l1.key, A_C_L1_KEY);
-A_OFF(struct mon_sim_core, l1.meta, A_C_L1_META);
-A_OFF(struct mon_sim_core, l1.clock, A_C_L1_CLOCK);
-A_SZ(struct mon_sim_core, l1.clock, 8);
-A_OFF(struct mon_sim_core, l1.assoc, A_C_L1_ASSOC);
-A_SZ(struct mon_sim_core, l1.assoc, 4);
-A_OFF(struct mon_sim_core, l1.line_shift, A_C_L1_LINE_SHIFT);
-A_SZ(struct mon_sim_core, l1.line_shift, 4);
-A_OFF(struct mon_sim_core, l1.repl, A_C_L1_REPL);
-A_SZ(struct mon_sim_core, l1.repl, 1);
-A_OFF(struct mon_sim_core, tlb1.key, A_C_TLB1_KEY);
-A_OFF(struct mon_sim_core, tlb1.clock, A_C_TLB1_CLOCK);
-A_SZ(struct mon_sim_core, tlb1.clock, 8);
-A_OFF(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC);
-A_SZ(struct mon_sim_core, tlb1.assoc, 4);
-A_OFF(struct mon_sim_core, has_l2, A_C_HAS_L2);
-A_SZ(struct mon_sim_core, has_l2, 4);
-A_OFF(struct sim_meta, cookie, A_M_COOKIE);
-A_SZ(struct sim_meta, cookie, 4);
-A_OFF(struct sim_meta, dirty, A_M_DIRTY);
-A_SZ(struct sim_meta, dirty, 1);
-A_OFF(struct sim_meta, track, A_M_TRACK);
-A_SZ(struct sim_meta, track, 1);
-A_OFF(struct sim_meta, priv, A_M_PRIV);
-A_SZ(struct sim_meta, priv, 1);
 _Static_assert(sizeof(struct sim_meta) == 24, "sim_line_fast_x86: struct sim_meta resized");
-A_OFF(struct mon_obj, idx, A_O_IDX);
-A_SZ(struct mon_obj, idx, 4);
-A_OFF(struct mon_obj, flags, A_O_FLAGS);
-A_SZ(struct mon_obj, flags, 1);
 _Static_assert(SIM_L0 == 8 && MON_LINE_SHIFT == 6 && MON_SIM_LRU == 0 && MON_OBJF_LIVE == 1 &&
 		       MON_ACC_READ == 1 && MON_ACC_WRITE == 2 && SIM_I == 0 && SIM_S == 1 &&
 		       SIM_E == 2 && SIM_M == 3 && SLOT_MEM_REF == 0 && SLOT_READS == 1 &&
 		       SLOT_WRITES == 2 && SLOT_EST_CYCLES == 24,
 	       "sim_line_fast_x86: a constant changed");
 _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) * 4");
-#undef A_OFF
-#undef A_SZ
+#undef A_FIELD
 
 #define A_S_(x) #x
 #define A_S(x) A_S_(x)
