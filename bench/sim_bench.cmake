@@ -11,6 +11,9 @@
 #                        simulated accesses per second per thread
 # Both run bench/sim_validate/run.sh on bench/sim_validate/kernels.c built
 # natively (for cachegrind) and with `ameba cc` (AMEBA_BACKEND=sim).
+#   bench/sim_validate/paired.py  two instrumented builds of the kernels
+#                        against each other (CPU time, both at once, one
+#                        per vCPU: the median per-round ratio)
 add_executable(sim_synth ${CMAKE_CURRENT_SOURCE_DIR}/sim_synth.c)
 target_link_libraries(sim_synth PRIVATE ameba-sim)
 
