@@ -314,6 +314,36 @@ static inline void line_tag(const struct mon_thread *t, const struct mon_sim_cor
 	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
 }
 
+/* A plain L1 hit's events (an access; rd, wr: 1 for a read, a write; its
+ * cycles) into the object's counter vector v. */
+static inline __attribute__((always_inline)) void count_plain(uint64_t *v, unsigned rd, unsigned wr,
+							       uint64_t cycles)
+{
+	mon_count_add(v, SLOT_MEM_REF, 1);
+	mon_count_add(v, SLOT_READS, rd);
+	mon_count_add(v, SLOT_WRITES, wr);
+	mon_count_add(v, SLOT_EST_CYCLES, cycles);
+}
+
+/* An L1 hit on the fast paths: the core's hit latency. */
+static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint32_t wfs,
+								const struct mon_sim_core *c)
+{
+	count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+}
+
+/* Any other access's events e into v (the miss halves), then the
+ * inval_recv credit. */
+static inline __attribute__((always_inline)) void count_events(struct mon_thread *t,
+								struct mon_sim_core *c, uint64_t *v,
+								const struct mon_sim_events *e,
+								unsigned flags, uintptr_t pc)
+{
+	report_to(v, NULL, e, flags);	/* v != NULL: constant offsets */
+	if (mon_unlikely(e->inval_recv))
+		credit_recv(t, c, pc);
+}
+
 /*
  * sim_fast's access when sim_hit declined it (or t has no core yet). The
  * object's counters exist (mon_access checked), so the events go straight
@@ -342,26 +372,11 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 	} else if (line_tag(t, c, addr, w, tag),
 		   !mon_sim_access_tagged(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e,
 					  tag[0], tag[1])) {
-		mon_count_add(v, SLOT_MEM_REF, 1);
-		mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);	/* MON_ACC_READ is 1 */
-		mon_count_add(v, SLOT_WRITES, (unsigned)wr);
-		mon_count_add(v, SLOT_EST_CYCLES, e.est_cycles);
+		count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
 	} else {
-		report_to(v, NULL, &e, flags);	/* v != NULL: constant offsets */
-		if (mon_unlikely(e.inval_recv))
-			credit_recv(t, c, pc);
+		count_events(t, c, v, &e, flags, pc);
 	}
 	mon_rt_leave(t);
-}
-
-/* An L1 hit's events, into the object's counter vector v (both fast paths). */
-static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint32_t wfs,
-								const struct mon_sim_core *c)
-{
-	mon_count_add(v, SLOT_MEM_REF, 1);
-	mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
-	mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
-	mon_count_add(v, SLOT_EST_CYCLES, c->l1_hit_cycles);
 }
 
 /*
@@ -450,14 +465,9 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
 			if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx,
 						 &e)) {
-				mon_count_add(v, SLOT_MEM_REF, 1);
-				mon_count_add(v, SLOT_READS, flags & MON_ACC_READ);
-				mon_count_add(v, SLOT_WRITES, (unsigned)wr);
-				mon_count_add(v, SLOT_EST_CYCLES, e.est_cycles);
+				count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
 			} else {
-				report_to(v, NULL, &e, flags);
-				if (mon_unlikely(e.inval_recv))
-					credit_recv(t, c, pc);
+				count_events(t, c, v, &e, flags, pc);
 			}
 			mon_rt_leave(t);
 			return;

@@ -505,6 +505,33 @@ static inline void mon_rt_leave(struct mon_thread *t)
 	t->in_rt--;
 }
 
+/*
+ * The access fast path's test (mon_access, and the hooks that inline it,
+ * tsan_abi.c HOOK_LINE): a registered thread t outside the runtime, the
+ * backend b started on it, the access [addr, addr + sz) (sz >= 1) within
+ * one MON_LINE_SIZE line. Such an access goes to b->line_fast when there
+ * is one and nothing is armed (mon_line_entry); anything else takes the
+ * general path.
+ */
+static inline int mon_access_plain(const struct mon_thread *t, const struct mon_backend_ops *b,
+				   uintptr_t addr, size_t sz)
+{
+	/* 1 <= sz <= the bytes left in the line (for a constant sz, one
+	 * compare of the offset) */
+	return mon_likely(t && b && t->started == b && !(t->in_rt | t->ignore)) && sz - 1 < MON_LINE_SIZE &&
+	       (addr & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - sz;
+}
+
+/* b's line entry when nothing is armed, else NULL: the entry loaded once,
+ * before the (atomic) load of the armed flags. */
+static inline void (*mon_line_entry(const struct mon_backend_ops *b))(struct mon_thread *, uintptr_t,
+								       uint32_t, uintptr_t)
+{
+	void (*lf)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t) = b->line_fast;
+
+	return lf && mon_likely(!__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED)) ? lf : NULL;
+}
+
 extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */
 /* the same with the C line entry (AMEBA_SIM_ASM=0; backend_sim.c) */

@@ -682,15 +682,11 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 	 * start that host cache miss now, so that it overlaps the simulation
 	 * (chase kernel, a dependent miss per step: -15% time). */
 	__builtin_prefetch((const void *)addr);
-	/* sz - 1 < the bytes left in the line: 1 <= sz, no line crossing */
-	if (mon_unlikely(!t || !b || t->started != b || (t->in_rt | t->ignore) ||
-			 sz - 1 >= MON_LINE_SIZE - (addr & (MON_LINE_SIZE - 1)))) {
+	if (mon_unlikely(!mon_access_plain(t, b, addr, sz))) {
 		access_slow(addr, sz, flags, pc);
 		return;
 	}
-	/* line_fast loaded once, before the (atomic) load of the armed flags */
-	line_fast = b->line_fast;
-	if (line_fast && mon_likely(!__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED))) {
+	if ((line_fast = mon_line_entry(b))) {
 		line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
 		return;
 	}

@@ -83,10 +83,10 @@
 
 /*
  * HOOK for the plain accesses of a constant size: mon_access's own fast
- * path inline (a registered thread outside the runtime, the backend
- * started on it, nothing armed, the access within one line: straight to
- * the backend's line entry, a tail call), so that the common access makes
- * one call less and loads the thread once. Anything else: mon_access.
+ * path inline (mon_access_plain, mon_line_entry: straight to the backend's
+ * line entry, a tail call), so that the common access makes one call less
+ * and loads the thread once. Anything else: mon_access (which prefetches
+ * again: one instruction, off the fast path).
  */
 #define HOOK_LINE(addr, sz, flags, pc)					\
 	do {								\
@@ -97,11 +97,8 @@
 			void (*lf_)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t); \
 									\
 			__builtin_prefetch((const void *)a_);		\
-			if (mon_likely(t_ && b_ && t_->started == b_ &&	\
-				       !(t_->in_rt | t_->ignore) &&	\
-				       (a_ & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - (sz)) && \
-			    (lf_ = b_->line_fast) &&			\
-			    mon_likely(!__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED))) \
+			if (mon_likely(mon_access_plain(t_, b_, a_, (sz))) && \
+			    (lf_ = mon_line_entry(b_)))			\
 				lf_(t_, a_, MON_FAST_WFS(0, (flags), (sz)), (pc)); \
 			else if (!(t_ && t_->ignore))			\
 				mon_access(a_, (sz), (flags), (pc));	\
