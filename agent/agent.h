@@ -11,6 +11,7 @@ int agent_cmd_cc(int argc, char **argv, int cxx);
 int agent_cmd_list(int argc, char **argv);
 int agent_cmd_geometry(int argc, char **argv);
 int agent_list_presets(void);
+int agent_cmd_calibrate(int argc, char **argv);	/* calibrate.c */
 int agent_cmd_oracle(int argc, char **argv);
 int agent_cmd_run(int argc, char **argv);	/* run_cmd.c */
 int agent_cmd_attach(int argc, char **argv);	/* run_cmd.c */
