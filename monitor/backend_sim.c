@@ -10,6 +10,10 @@
  *                  n runs on core n % cores
  *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
  *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
+ *   AMEBA_SIM_ORDER  time (default): with two threads or more, one merger
+ *                  thread simulates every thread's logged accesses in
+ *                  simulated-time order (seq.c); host: each thread simulates
+ *                  its own, in the order the host runs them
  *   AMEBA_SIM_ASM  0 uses the C line entry instead of the x86-64 assembly
  *                  one (same counts; read when the backend is chosen)
  *
@@ -29,6 +33,7 @@
 #include <string.h>
 
 #include "mon.h"
+#include "seq.h"
 #include "sim/sim_int.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
@@ -167,7 +172,11 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 		for (uint32_t i = 0; i < n; i++) {
 			if (r[i].cookie >= nr_objs)
 				continue;
-			uint64_t *v = mon_counts_get(t, r[i].cookie);
+			/* ordered mode: the merger runs this for t, and may not
+			 * insert into t's table (t made the vector when it logged
+			 * its access to the line) */
+			uint64_t *v = mon_seq_engaged() ? mon_counts_find(t, r[i].cookie)
+							: mon_counts_get(t, r[i].cookie);
 			if (v && slot >= 0)
 				mon_count_add(v, slot, 1);
 			if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
@@ -898,3 +907,28 @@ void mon_backend_sim_after_fork(void)
 	}
 const struct mon_backend_ops mon_backend_sim = SIM_OPS(SIM_LINE_FAST);
 const struct mon_backend_ops mon_backend_sim_c = SIM_OPS(mon_sim_line_fast_c);
+
+/* Ordered mode (seq.c): the application's threads log their accesses; the
+ * merger thread calls sim_access (mon_backend_sim's) for each, in simulated
+ * time order. No inline entries: every access goes to the log. */
+static void seq_thread_start(struct mon_thread *t)
+{
+	mon_seq_thread_start(t);
+}
+
+static void seq_thread_exit(struct mon_thread *t)
+{
+	mon_seq_thread_exit(t);
+}
+
+static void seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		       unsigned flags, uintptr_t pc, struct mon_events *ev)
+{
+	mon_seq_access(t, obj, addr, sz, flags, pc, ev->counts);
+}
+
+const struct mon_backend_ops mon_backend_sim_seq = {
+	.name = "sim", .metrics = sim_metrics,
+	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
+	.thread_start = seq_thread_start, .thread_exit = seq_thread_exit, .access = seq_access,
+};

@@ -259,6 +259,7 @@ struct mon_thread {
 	void *cond;			/* conditional counters' per-thread state, cond.c */
 	void *sample;			/* sample streams' per-thread state, sample.c */
 	struct mon_thread *next_all;	/* registry list (never unlinked) */
+	void *seq;			/* this thread's access log in ordered mode (seq.c) */
 };
 
 /*
@@ -365,6 +366,9 @@ int mon_counts_configure(const int *metrics, int nr) MON_HIDDEN;
 /* The counter vector (mon_nr_slots entries) of (t, obj), created on first use;
  * NULL only on allocation failure. Owner thread only. */
 uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
+/* The counter vector of (t, obj) if it exists, else NULL; any thread (takes
+ * t's table lock, inserts nothing, leaves the owner's shortcut alone). */
+uint64_t *mon_counts_find(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
 /* Adds n to slot of (t, obj); owner thread: relaxed store; use
  * mon_counts_add_remote() from any other thread. */
 static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)

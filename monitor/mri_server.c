@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "mon.h"
+#include "seq.h"
 #include "mri_cjson.h"
 #include "../mri/dispatch.h"
 #include "../mri/protocol.h"
@@ -364,6 +365,7 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 
 static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
 {
+	mon_seq_sync();		/* what was done before the arm counts before it */
 	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL);
 }
 
@@ -371,6 +373,7 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 			    const char *label, char *path, size_t len, char *why, size_t wlen,
 			    int *mark_err)
 {
+	mon_seq_sync();
 	*mark_err = AMEBA_EINVAL;	/* nr == 0 arms nothing to start with */
 	snprintf(why, wlen, "an experiment without counters takes no mark");
 	return arm(c, nr, gen, label, path, len, why, wlen, mark_err);
@@ -379,6 +382,7 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
 			mri_per_thread_fn per_thread, void *arg)
 {
+	mon_seq_sync();		/* the counts as of now, not as far as the merger got */
 	return mon_cond_read(gen, total, nr, per_thread, arg);
 }
 
@@ -394,6 +398,7 @@ static uint32_t op_sample_drain(void *ctx, struct mri_sample *out, uint32_t max,
 
 	if (!buf)
 		return 0;
+	mon_seq_sync();
 	n = mon_sample_drain(buf, max, lost);
 	for (uint32_t i = 0; i < n; i++) {
 		out[i].addr = buf[i].addr;
@@ -414,6 +419,7 @@ static uint64_t op_now_ns(void *ctx)
 
 static int op_mark(void *ctx, const char *label, char *path, size_t len, char *why, size_t wlen)
 {
+	mon_seq_sync();
 	return mon_oracle_mark(label, path, len, why, wlen);
 }
 
