@@ -139,7 +139,7 @@ wl_workload(wrapper_alloc wrapper_alloc.c DEPENDS wrap_alloc.h)
 
 # Oracle checks of the multi-object workloads' designed shares (sim backend,
 # a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
-foreach(w stencil_grids hash_table phased_solver)
+foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc)
   foreach(v "" _fixed)
     add_test(NAME workload_${w}${v}_oracle
       COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
@@ -148,3 +148,10 @@ foreach(w stencil_grids hash_table phased_solver)
       ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
   endforeach()
 endforeach()
+# Allocation wrappers without their names (AMEBA_ALLOC_WRAPPERS empty): the
+# header rule alone (docs/objmap.md, "Allocation wrappers").
+add_test(NAME workload_wrapper_alloc_nolist_oracle
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_wrapper_alloc
+          ${WL_DIR}/wrapper_alloc_nolist.expect)
+set_tests_properties(workload_wrapper_alloc_nolist_oracle PROPERTIES LABELS "workload;sim" TIMEOUT 600
+  ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;AMEBA_ALLOC_WRAPPERS=;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
