@@ -160,8 +160,11 @@ struct mri_object {
 	uint64_t start, end;		/* [start, end) */
 	uint64_t sz_bytes;		/* requested size */
 	const char *name;		/* global: symbol; heap, mmap: site-bin label
-					 * "func@file.c:LINE"; "[stack T3]", "[tls T3]",
-					 * "[other]" */
+					 * "func@file.c:LINE" (a file mapping's starts with the
+					 * file: "in.mat <- load@io.c:52"); "[stack T3]",
+					 * "[tls T3]", "[other]" */
+	const char *file;		/* mmap of a file: the file's full path; else NULL */
+	uint64_t file_off;		/* mmap of a file: the file offset at start; else 0 */
 };
 
 struct mri_object_query {
