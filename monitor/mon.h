@@ -253,6 +253,8 @@ struct mon_site_bins {
 	uint32_t nr_bins;
 	uint32_t *bin_of;	/* [nr_sites + 1]: bin of each site id */
 	char **label;		/* [nr_bins] */
+	char **via;		/* [nr_bins]: the allocation wrapper its first site
+				 * skipped ("xmalloc@util.c:12"), or NULL */
 	uint64_t *nr_allocs;	/* [nr_bins] */
 	uint64_t *bytes;	/* [nr_bins] */
 };

@@ -223,6 +223,7 @@ static int op_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 	out->nr_objects = bins.nr_allocs[id];
 	out->sz_bytes = bins.bytes[id];
 	out->name = NULL;
+	out->via = bins.via ? bins.via[id] : NULL;	/* valid until the bins are rebuilt */
 	if (name) {
 		snprintf(name, MRI_NAME_MAX, "%s", bins.label[id]);
 		out->name = name;

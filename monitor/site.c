@@ -303,7 +303,8 @@ struct sym_ent {
 	uintptr_t pc;
 	int found;
 	struct mon_frame_info fi;
-	uint32_t nr_chain;	/* 0 when not symbolised */
+	int chain_done;		/* chain looked up (atomic; set once, under sym_lock) */
+	uint32_t nr_chain;	/* 0 when there are no DWARF scopes */
 	struct vframe *chain;	/* [nr_chain], innermost first */
 	struct sym_ent *next;
 };
@@ -545,7 +546,6 @@ static void sym_resolve(uintptr_t pc, struct sym_ent *e)
 	e->fi.func = dup_or_null(func);
 	e->fi.module = dup_or_null(mname);
 	e->found = e->fi.func || e->fi.file;
-	scope_chain(mod, a, e);
 }
 
 /* The cache entry of pc, symbolised on first use; NULL when out of memory.
@@ -570,6 +570,34 @@ static const struct sym_ent *sym_get(uintptr_t pc)
 			e->next = sym_buckets[b];
 			sym_buckets[b] = e;
 		}
+	}
+	pthread_mutex_unlock(&sym_lock);
+	if (t)
+		t->in_rt--;
+	return e;
+}
+
+/*
+ * The cache entry of pc with its chain of inlined scopes, looked up on
+ * first use. Only a frame that may be a wrapper needs it (mon_site_start):
+ * dwarf_getscopes_die walks the compilation unit from its root.
+ */
+static const struct sym_ent *sym_get_chain(uintptr_t pc)
+{
+	struct sym_ent *e = (struct sym_ent *)sym_get(pc);
+	struct mon_thread *t = mon_self;
+	Dwfl_Module *mod;
+
+	if (!e || __atomic_load_n(&e->chain_done, __ATOMIC_ACQUIRE))
+		return e;
+	if (t)
+		t->in_rt++;
+	pthread_mutex_lock(&sym_lock);
+	if (!e->chain_done) {
+		mod = sym_dwfl ? dwfl_addrmodule(sym_dwfl, pc - 1) : NULL;
+		if (mod && own_dwarf(mod))
+			scope_chain(mod, pc - 1, e);
+		__atomic_store_n(&e->chain_done, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&sym_lock);
 	if (t)
@@ -759,6 +787,14 @@ uint32_t mon_site_start(const struct mon_site *s, char *label, size_t len, char 
 		const struct sym_ent *e = sym_get(s->frames[k]);
 		int next_known = k + 1 < s->nr_frames && mon_objmap_pc_instrumented(s->frames[k + 1]);
 
+		/* the innermost scope is no wrapper by name or by file: it names the
+		 * site, and its inlined callers need not be looked up */
+		if (e && !mon_alloc_wrapper_named(e->fi.func) &&
+		    !(e->fi.file && program_header(e->fi.file))) {
+			mon_frame_label(s->frames[k], label, len);
+			return k;
+		}
+		e = sym_get_chain(s->frames[k]);
 		if (!e || !e->nr_chain) {	/* no scopes to judge: this frame names it */
 			mon_frame_label(s->frames[k], label, len);
 			return k;

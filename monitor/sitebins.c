@@ -81,9 +81,13 @@ static int cmp_id(const void *a, const void *b)
 
 void mon_site_bins_free(struct mon_site_bins *b)
 {
-	for (uint32_t i = 0; i < b->nr_bins; i++)
+	for (uint32_t i = 0; i < b->nr_bins; i++) {
 		mon_free(b->label[i]);
+		if (b->via)
+			mon_free(b->via[i]);
+	}
 	mon_free(b->label);
+	mon_free(b->via);
 	mon_free(b->bin_of);
 	mon_free(b->nr_allocs);
 	mon_free(b->bytes);
@@ -149,14 +153,19 @@ int mon_site_bins_build(struct mon_site_bins *b)
 	qsort(sn, nr, sizeof(*sn), cmp_name);
 	b->bin_of = mon_calloc(nr + 1, sizeof(*b->bin_of));
 	b->label = mon_calloc(nr + 1, sizeof(*b->label));
+	b->via = mon_calloc(nr + 1, sizeof(*b->via));
 	b->nr_allocs = mon_calloc(nr + 1, sizeof(*b->nr_allocs));
 	b->bytes = mon_calloc(nr + 1, sizeof(*b->bytes));
-	if (!b->bin_of || !b->label || !b->nr_allocs || !b->bytes)
+	if (!b->bin_of || !b->label || !b->via || !b->nr_allocs || !b->bytes)
 		goto out;
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct mon_site *s = mon_site_get(sn[i].id);
 
 		if (b->nr_bins == 0 || strcmp(sn[i].name, b->label[b->nr_bins - 1])) {
+			char label[LABEL_MAX], via[LABEL_MAX];
+
+			mon_site_start(s, label, sizeof(label), via, sizeof(via));
+			b->via[b->nr_bins] = via[0] ? mon_strdup(via) : NULL;
 			b->label[b->nr_bins++] = sn[i].name;
 			sn[i].name = NULL;
 		}

@@ -989,6 +989,7 @@ static int do_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out,
 		out[n].name = str_of(mri_json_get(e, "name"));
 		out[n].nr_objects = num_u64(mri_json_get(e, "nr_objects"));
 		out[n].sz_bytes = num_u64(mri_json_get(e, "size"));
+		out[n].via = str_of(mri_json_get(e, "via"));
 		n++;
 	}
 	next = mri_json_get(r, "next_offset");

@@ -393,11 +393,10 @@ static int op_bins(struct mri_req *r)
 	nr = d->ops->nr_bins(d->ctx);
 	/* the site bins, then the two kind bins (ids nr, nr + 1) */
 	for (id = (uint32_t)off; id < nr + 2 && lim > 0 && cost <= MRI_REPLY_BUDGET; id++) {
-		struct mri_bin b;
+		struct mri_bin b = { 0 };	/* fields a monitor leaves alone stay 0 (via) */
 		cJSON *o;
 
 		if (id >= nr) {
-			memset(&b, 0, sizeof(b));
 			b.id = id;
 			b.name = id == nr ? "[stack]" : "[tls]";
 		} else if (d->ops->bin(d->ctx, id, &b, name)) {
@@ -407,11 +406,12 @@ static int op_bins(struct mri_req *r)
 		if (mri_json_push(arr, o) || mri_json_add(o, "id", mri_json_u64(b.id)) ||
 		    mri_json_add(o, "name", cJSON_CreateString(b.name ? b.name : "")) ||
 		    mri_json_add(o, "nr_objects", mri_json_u64(b.nr_objects)) ||
-		    mri_json_add(o, "size", mri_json_u64(b.sz_bytes))) {
+		    mri_json_add(o, "size", mri_json_u64(b.sz_bytes)) ||
+		    (b.via && mri_json_add(o, "via", cJSON_CreateString(b.via)))) {
 			free(name);
 			return mri_req_nomem(r);
 		}
-		cost += 80 + mri_json_str_cost(b.name);
+		cost += 80 + mri_json_str_cost(b.name) + (b.via ? mri_json_str_cost(b.via) : 0);
 		lim--;
 	}
 	free(name);

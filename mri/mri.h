@@ -191,6 +191,8 @@ struct mri_bin {
 	uint64_t nr_objects;		/* blocks ever allocated at the site */
 	uint64_t sz_bytes;		/* bytes ever allocated at the site */
 	const char *name;		/* "alloc_counters@false_sharing.c:41" */
+	const char *via;		/* the allocation wrapper the site's name skipped,
+					 * "xmalloc@util.c:12", or NULL */
 };
 /* One page of bins, with a cursor as mri_objects. Returns the number filled. */
 AMEBA_API int mri_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out, uint32_t max);

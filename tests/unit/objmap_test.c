@@ -822,6 +822,20 @@ static void test_wrappers(void)
 	CHECK_STR(label, want);
 	CHECK(!strncmp(via, "pool_get@objmap_test.c:", 23));
 	CHECK_STR(mon_site_name(o->site_id, label, sizeof(label)), want);
+	/* its bin: the caller's name, the wrapper as via */
+	{
+		struct mon_site_bins b;
+		uint32_t bin;
+
+		CHECK(mon_site_bins_build(&b) == 0);
+		bin = mon_site_bins_of(&b, o->site_id);
+		CHECK(bin < b.nr_bins);
+		if (bin < b.nr_bins) {
+			CHECK_STR(b.label[bin], want);
+			CHECK(b.via[bin] && !strcmp(b.via[bin], via));
+		}
+		mon_site_bins_free(&b);
+	}
 	free(p);
 }
 
