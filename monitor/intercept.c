@@ -400,8 +400,9 @@ DEFINE_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t al, const void *nt)
 
 /*
  * The path of the file open on fd ("/proc/self/fd/N" resolved), interned
- * as the view at off (mon_file_view), or NULL: not a file we can name
- * (a socket, a deleted file's name is kept with its " (deleted)").
+ * as the view at off (mon_file_view), or NULL: nothing with a path (an
+ * anon_inode such as io_uring's rings, no /proc). A deleted file's name
+ * keeps its " (deleted)".
  */
 static const char *fd_view(int fd, off_t off)
 {
@@ -418,7 +419,9 @@ static const char *fd_view(int fd, off_t off)
 
 /*
  * A mapping of a file that the program can read or write: an object named
- * by the file (docs/objmap.md). Its site is a site of its own per file.
+ * by the file (docs/objmap.md). Its site is a site of its own per file. A
+ * descriptor without a path maps an object named by its site alone, as
+ * anonymous memory is.
  */
 static void track_file(struct mon_thread *t, void *p, size_t len, int fd, off_t off, uintptr_t ret,
 		       void *frame)
@@ -428,10 +431,8 @@ static void track_file(struct mon_thread *t, void *p, size_t len, int fd, off_t 
 
 	t->in_rt++;
 	view = fd_view(fd, off);
-	if (view) {
-		site = mon_site_capture_file(t, ret, frame, mon_file_intern(view));
-		mon_objmap_add_file((uintptr_t)p, len, site, t->id, view);
-	}
+	site = mon_site_capture_file(t, ret, frame, view ? mon_file_intern(view) : NULL);
+	mon_objmap_add_file((uintptr_t)p, len, site, t->id, view);
 	t->in_rt--;
 }
 

@@ -163,7 +163,8 @@ static inline const char *mon_file_intern(const char *path)
 }
 
 /* A block mapping [start, start + sz_bytes) of a file: kind MON_OBJ_MMAP,
- * name view (from mon_file_view()). As mon_objmap_add_block() otherwise;
+ * name view (from mon_file_view(); NULL: a file without a path, named by
+ * its site as anonymous memory is). As mon_objmap_add_block() otherwise;
  * munmap of a part keeps the view of each remaining part (its own offset). */
 struct mon_obj *mon_objmap_add_file(uintptr_t start, size_t sz_bytes, uint32_t site_id,
 				    uint32_t thread_id, const char *view) MON_HIDDEN;
