@@ -5,40 +5,44 @@
  *
  * The program writes its input file, matrix.bin, into a fresh directory
  * under $TMPDIR (or /tmp): a 4 KiB header page, then N x N uint32_t values
- * (N = 560, rows of 2,240 B = 35 lines, 1,254,400 B). It maps the values
+ * (N = 816, rows of 3,264 B = 51 lines, 2,663,424 B). It maps the values
  * read-only (PROT_READ, MAP_PRIVATE, file offset 4096), reads the header
- * with pread, and sums every column. At the end it unmaps the file and
- * removes it and the directory.
+ * with pread, and sums every column. It removes the file and the directory
+ * as soon as the file is mapped (the mapping keeps the data; a killed run
+ * leaves nothing behind), and unmaps it at the end.
  *
- * Bottleneck: the column walk. Consecutive reads are one row (2,240 B)
- * apart, a new line each time; one column touches 560 lines (35 KiB, more
- * than a 32 KiB L1D; 35 lines per row, an odd number, spread them over
- * every set) and 307 pages (more than a 64-entry L1 dTLB). The next column
- * finds the lines in L2.
+ * Bottleneck: the column walk. Consecutive reads are one row (3,264 B)
+ * apart, a new line each time; one column touches 816 lines (51 KiB, more
+ * than a 48 KiB L1D holds; 51 lines per row, an odd number, spread them
+ * over every set: 12 or 13 lines a set) and 651 pages (more than a 64-entry
+ * L1 dTLB). The next column finds the lines in L2.
  *
  *   object    the mapping of matrix.bin: kind mmap, named
  *             "matrix.bin <- map_input@mmap_input.c:LINE" (the file and
- *             the mapping site), 1,257,472 B (307 pages), file offset 4096
+ *             the mapping site), 2,666,496 B (651 pages), file offset 4096
  *   region    sum_columns()
- *   expected  per walk 313,600 reads of the mapping; 8 walks at SCALE 1:
- *             2,508,800 reads, no writes (exact, count backend). With a
- *             32 KiB 8-way L1D the sets hold 8 or 9 lines of a column:
- *             those with 9 (48 of 64) miss on every read. sim,
- *             skylake-sp, 8 walks: 1.98 M L1D misses on the mapping (0.79
- *             per read, 99.8% of the run's L1D misses), 157 K L2 misses
- *             (compulsory: 19,600 lines per walk). A 64-entry L1 dTLB
- *             misses ~306 times per column (~0.55 per read); the
- *             1,536-entry second level holds the 307 pages (307 tlb_miss).
- *             The rest: the row buffer that writes the file (stack,
- *             313,600 writes, ~40 misses) and the column sums (heap, 4.4 KiB).
+ *   expected  per walk 665,856 reads of the mapping; 8 walks at SCALE 1:
+ *             5,326,848 reads, no writes (exact). L1D misses on the
+ *             mapping, whole run: with a 48 KiB 12-way L1D (the design
+ *             geometry, tests/workloads/README.md) the 48 sets holding 13
+ *             lines of a column miss on every read: 4.17 M (0.78 per
+ *             read); with skylake-sp's 32 KiB 8-way L1D every read misses:
+ *             5.33 M (1.00). Either way > 99.8% of the run's L1D misses.
+ *             L2: 332,928 misses (compulsory: 41,616 lines per walk). A
+ *             64-entry L1 dTLB misses ~650 times per column (~0.8 per
+ *             read); a 1,536-entry second level holds the 651 pages (651
+ *             tlb_miss). The rest: the row buffer that writes the file
+ *             (stack, 665,856 writes, few misses) and the column sums
+ *             (heap, 6.4 KiB).
  *
  * Fixed twin (-DWL_FIXED=1): the same sums accumulated row by row (the
- * matrix read in address order): one L1D miss per 16 reads (156,800 in
- * the run, 0.0625 per read, 12.6x fewer). Same output.
+ * matrix read in address order): one L1D miss per 16 reads (332,928 in
+ * the run, 0.0625 per read; 12.5x fewer with the design geometry, 16x
+ * with skylake-sp). Same output.
  *
  * SCALE: 8 x SCALE walks over the matrix.
- * Native: ~0.4 ms for the 8 walks (fixed the same: the host's L2 serves
- * the column walk), ~5 ms in all with the file.
+ * Native: ~1 ms for the 8 walks (fixed the same: the host's L2 serves the
+ * column walk), ~10 ms in all with the file. sim: ~0.45 s.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -46,7 +50,7 @@
 
 #include "wl.h"
 
-#define N 560
+#define N 816
 #define HEADER_BYTES 4096
 #define MATRIX_BYTES ((size_t)N * N * sizeof(uint32_t))
 #define WALKS_PER_SCALE 8
@@ -142,6 +146,8 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/matrix.bin", dir);
 	write_input();
 	a = map_input();
+	unlink(path);
+	rmdir(dir);
 	sums = wl_check_alloc(calloc(N, sizeof(*sums)), "sums");
 
 	t0 = wl_now_ns();
@@ -155,7 +161,5 @@ int main(int argc, char **argv)
 	if (munmap((void *)a, MATRIX_BYTES))
 		die("munmap");
 	free(sums);
-	unlink(path);
-	rmdir(dir);
 	return 0;
 }
