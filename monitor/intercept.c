@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -395,7 +396,45 @@ DEFINE_DELETE(_ZdaPvmSt11align_val_t, size_t sz, size_t al)
 DEFINE_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t al, const void *nt)
 DEFINE_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t al, const void *nt)
 
-/* ---- anonymous memory mappings ---- */
+/* ---- memory mappings: anonymous, and of files ---- */
+
+/*
+ * The path of the file open on fd ("/proc/self/fd/N" resolved), interned
+ * as the view at off (mon_file_view), or NULL: nothing with a path (an
+ * anon_inode such as io_uring's rings, no /proc). A deleted file's name
+ * keeps its " (deleted)".
+ */
+static const char *fd_view(int fd, off_t off)
+{
+	char link[32], path[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return NULL;
+	path[n] = '\0';
+	return mon_file_view(path, (uint64_t)off);
+}
+
+/*
+ * A mapping of a file that the program can read or write: an object named
+ * by the file (docs/objmap.md). Its site is a site of its own per file. A
+ * descriptor without a path maps an object named by its site alone, as
+ * anonymous memory is.
+ */
+static void track_file(struct mon_thread *t, void *p, size_t len, int fd, off_t off, uintptr_t ret,
+		       void *frame)
+{
+	const char *view;
+	uint32_t site;
+
+	t->in_rt++;
+	view = fd_view(fd, off);
+	site = mon_site_capture_file(t, ret, frame, view ? mon_file_intern(view) : NULL);
+	mon_objmap_add_file((uintptr_t)p, len, site, t->id, view);
+	t->in_rt--;
+}
 
 static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t ret,
 		     void *frame)
@@ -409,8 +448,12 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		t->in_rt--;
 	}
 	p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && t && (flags & MAP_ANONYMOUS))
+	if (p == MAP_FAILED || !t)
+		return p;
+	if (flags & MAP_ANONYMOUS)
 		track_alloc(t, MON_OBJ_MMAP, p, len, ret, frame);
+	else if (fd >= 0 && (prot & (PROT_READ | PROT_WRITE)))
+		track_file(t, p, len, fd, off, ret, frame);
 	return p;
 }
 
@@ -440,6 +483,7 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 {
 	struct mon_thread *t = track_thread();
 	void *new_addr = NULL, *p;
+	const char *view = NULL;
 	int tracked = 0;
 
 	if (flags & MREMAP_FIXED) {
@@ -455,6 +499,7 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->in_rt++;
 		o = mon_objmap_lookup(NULL, (uintptr_t)old);
 		tracked = o->kind == MON_OBJ_MMAP && o->start == (uintptr_t)old;
+		view = tracked ? o->name : NULL;	/* a file's: the view stays */
 		if (tracked)
 			mon_objmap_unmap_range((uintptr_t)old, (uintptr_t)old + old_len);
 		if (flags & MREMAP_FIXED)
@@ -462,9 +507,17 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->in_rt--;
 	}
 	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
-	if (t && tracked)
+	if (t && tracked && view) {
+		t->in_rt++;
+		mon_objmap_add_file((uintptr_t)(p != MAP_FAILED ? p : old),
+				    p != MAP_FAILED ? new_len : old_len,
+				    mon_site_capture_file(t, RET_PC(), FRAME(), mon_file_intern(view)),
+				    t->id, view);
+		t->in_rt--;
+	} else if (t && tracked) {
 		track_alloc(t, MON_OBJ_MMAP, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len,
 			    RET_PC(), FRAME());
+	}
 	return p;
 }
 

@@ -169,6 +169,22 @@ static int op_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 	out->site_id = (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP) ? o->site_id : 0;
 	out->bin_id = MRI_NO_BIN;
 	out->name = NULL;
+	out->file = NULL;
+	out->file_off = 0;
+	if (o->kind == MON_OBJ_MMAP && (flags & (MON_OBJF_LIVE | MON_OBJF_ACCESSED))) {
+		/* A file's view (immortal), unless the record died and was
+		 * recycled meanwhile (its name is then a free-list link): a
+		 * record once ACCESSED is never recycled, and one still LIVE
+		 * after the name was read had it then. */
+		const char *view = __atomic_load_n(&o->name, __ATOMIC_RELAXED);
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (view && ((flags & MON_OBJF_ACCESSED) ||
+			     (__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))) {
+			out->file = view;
+			out->file_off = mon_file_view_off(view);
+		}
+	}
 	if (name) {
 		bins_refresh();
 		if (out->site_id && bins_built)
@@ -208,6 +224,7 @@ static int op_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 	out->nr_objects = bins.nr_allocs[id];
 	out->sz_bytes = bins.bytes[id];
 	out->name = NULL;
+	out->via = bins.via ? bins.via[id] : NULL;	/* valid until the bins are rebuilt */
 	if (name) {
 		snprintf(name, MRI_NAME_MAX, "%s", bins.label[id]);
 		out->name = name;

@@ -303,7 +303,7 @@ static void write_header(FILE *f, const char *mark, int objects, uint64_t read_n
 static void write_sites(FILE *f)
 {
 	uint32_t nr = mon_site_nr();
-	char name[512];
+	char name[512], via[512];
 
 	fputs("\"sites\":[", f);
 	for (uint32_t id = 1; id <= nr; id++) {
@@ -312,7 +312,16 @@ static void write_sites(FILE *f)
 		if (!s)
 			continue;
 		fprintf(f, "%s\n{\"id\":%u,\"name\":", id > 1 ? "," : "", id);
-		json_str(f, mon_site_name(id, name, sizeof(name)));
+		mon_site_start(s, name, sizeof(name), via, sizeof(via));
+		json_str(f, name);
+		if (via[0]) {
+			fputs(",\"via\":", f);
+			json_str(f, via);
+		}
+		if (s->file) {
+			fputs(",\"file\":", f);
+			json_str(f, s->file);
+		}
 		fputs(",\"bin\":", f);
 		json_str(f, site_bin(id) < bins_of_sites.nr_bins ? bins_of_sites.label[site_bin(id)] : "");
 		fprintf(f, ",\"nr_allocs\":%llu,\"bytes\":%llu,\"frames\":[",
@@ -360,6 +369,11 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins, int
 				(unsigned long long)o->seq, (unsigned long)o->start, o->sz_bytes,
 				(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ?
 				"true" : "false");
+			if (o->kind == MON_OBJ_MMAP && o->name) {	/* counted: never recycled */
+				fputs("\"file\":", f);
+				json_str(f, o->name);
+				fprintf(f, ",\"offset\":%llu,", (unsigned long long)mon_file_view_off(o->name));
+			}
 			json_thread_counts(f, es->e, i, j);
 			fputc('}', f);
 		}
