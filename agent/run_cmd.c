@@ -75,6 +75,7 @@ struct run_opts {
 	double min_severity;		/* table: hide findings below it */
 	uint32_t connect_ms;
 	int gate;
+	int what_if;			/* run: findings whose fix is re-simulated (0: none) */
 	const char *preset;		/* run: AMEBA_PRESET of the target (checked) */
 	const char *nodes;		/* run: AMEBA_NODES of the target (checked) */
 	char preset_path[PATH_MAX];	/* a preset file's absolute path */
@@ -137,7 +138,11 @@ static void run_usage(FILE *f, int attach)
 		"  --preset NAME|FILE   cache geometry and latencies the sim backend simulates:\n"
 		"                       host (default), zen4, skylake-sp, r10000, a preset of\n"
 		"                       `ameba calibrate`, or a config file (`ameba list presets`)\n"
-		"  --nodes N            simulated NUMA nodes (default: the preset's)\n");
+		"  --nodes N            simulated NUMA nodes (default: the preset's)\n"
+		"  --what-if N          after a clean exit, simulate CMD again with the fix of\n"
+		"                       each of the first N findings that have a mechanical one\n"
+		"                       (false sharing: padding) for their predicted_speedup\n"
+		"                       (default 2; 0 = off; docs/whatif.md)\n");
 }
 
 /* "10s", "500ms", "2m", "1.5" (unit_ms per bare unit). -1 when invalid. */
@@ -222,6 +227,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->min_severity = AGENT_MIN_SEVERITY_DEFAULT;
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
+	o->what_if = 2;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
 		char name[64];
@@ -270,7 +276,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--min-severity") ||
 		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
 		    !strcmp(name, "--refine-after") || !strcmp(name, "--preset") ||
-		    !strcmp(name, "--nodes")) {
+		    !strcmp(name, "--nodes") || !strcmp(name, "--what-if")) {
 			if (eq) {
 				val = eq + 1;
 			} else if (i + 1 < argc) {
@@ -349,6 +355,21 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			o->metric = val;
+		} else if (!strcmp(name, "--what-if")) {
+			char *end;
+			long v = strtol(val, &end, 10);
+
+			if (o->attach) {
+				fprintf(stderr, "%s: --what-if: only `ameba run` can start the program "
+					"again\n", prog);
+				return 2;
+			}
+			if (*end || v < 0 || v > 100) {
+				fprintf(stderr, "%s: --what-if %s: want a count of findings, 0..100\n",
+					prog, val);
+				return 2;
+			}
+			o->what_if = (int)v;
 		} else if (!strcmp(name, "--preset") || !strcmp(name, "--nodes")) {
 			if (o->attach) {
 				fprintf(stderr, "%s: %s: a running process simulates the geometry it was "
@@ -627,6 +648,11 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 		fprintf(stderr, "ameba: out of memory while building the report\n");
 		return AMEBA_ENOMEM;
 	}
+	/* the final report of a run whose target exited cleanly: predicted
+	 * speedups by simulating the fixes (whatif.c) */
+	if (print && !o->attach && o->what_if > 0 && ri->target_state == AGENT_TARGET_EXITED &&
+	    ri->target_exit_code == 0 && (!o->backend || !strcmp(o->backend, "sim")))
+		agent_whatif_apply(root, o->cmd, o->what_if, o->quiet);
 	rc = agent_report_write(root, out_path, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ameba: %s\n", err);

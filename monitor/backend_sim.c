@@ -29,6 +29,7 @@
  * credit is thus late by at most one access of the victim; a thread that
  * never accesses memory again after being invalidated is not credited.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,6 +280,97 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
 		credit_recv(t, c, pc);
 }
 
+/*
+ * What-if (AMEBA_WHATIF=KIND:OBJECT, read once): the run simulates a
+ * program in which one object's problem is fixed, so that the agent can
+ * compare simulated run times (agent/whatif.c, docs/whatif.md). OBJECT is
+ * a report's object name: a global's symbol, or a heap or mapping's site
+ * (func@file:line). Kinds:
+ *   pad   each thread's accesses to the object go to a copy of its own
+ *         (what padding every thread's words to lines of their own gives
+ *         when the threads use disjoint words: no line of it is shared).
+ * The what-if backend has no inline fast paths: every access comes through
+ * sim_access, which rewrites the address before the simulator sees it.
+ * (2 MiB pages for a TLB fix and first touch by the user for a NUMA fix are
+ * not simulated yet.)
+ */
+enum { WHATIF_NONE, WHATIF_PAD };
+
+static struct {
+	int kind;
+	char target[512];
+	uint8_t *site_match;		/* per site id: 0 unknown, 1 no, 2 yes */
+	uint32_t nr_sites;
+} whatif;
+
+int mon_backend_sim_whatif_wanted(void)
+{
+	const char *e = getenv("AMEBA_WHATIF");
+	const char *colon;
+
+	if (!e || !*e)
+		return 0;
+	colon = strchr(e, ':');
+	if (!colon || !colon[1]) {
+		mon_log("AMEBA_WHATIF=%s: want pad:OBJECT; ignored", e);
+		return 0;
+	}
+	if (!strncmp(e, "pad:", 4))
+		whatif.kind = WHATIF_PAD;
+	else {
+		mon_log("AMEBA_WHATIF=%s: unknown kind (this runtime simulates pad); ignored", e);
+		return 0;
+	}
+	snprintf(whatif.target, sizeof(whatif.target), "%s", colon + 1);
+	return 1;
+}
+
+/* Is obj the what-if's object? Sites are symbolised once each. */
+static int whatif_match(const struct mon_obj *obj)
+{
+	if (obj->kind == MON_OBJ_GLOBAL)
+		return obj->name && !strcmp(obj->name, whatif.target);
+	if (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP)
+		return 0;
+	if (obj->site_id >= whatif.nr_sites) {
+		uint32_t n = mon_site_nr() + 64;
+		uint8_t *m = mon_realloc(whatif.site_match, n);
+
+		if (!m)
+			return 0;
+		memset(m + whatif.nr_sites, 0, n - whatif.nr_sites);
+		whatif.site_match = m;
+		whatif.nr_sites = n;
+		if (obj->site_id >= n)
+			return 0;
+	}
+	if (!whatif.site_match[obj->site_id]) {
+		char name[512];
+		const char *sn = mon_site_name(obj->site_id, name, sizeof(name));
+		size_t l = sn ? strlen(sn) : 0;
+
+		/* the site's name, alone or as the head of a bin label
+		 * ("matrix.bin <- map_input@..." ends with it, "x@a.h:1 <- y" starts) */
+		whatif.site_match[obj->site_id] =
+			l && (!strcmp(whatif.target, sn) ||
+			      (!strncmp(whatif.target, sn, l) && !strncmp(whatif.target + l, " <- ", 4)) ||
+			      (strlen(whatif.target) > l + 4 &&
+			       !strcmp(whatif.target + strlen(whatif.target) - l, sn) &&
+			       !strncmp(whatif.target + strlen(whatif.target) - l - 4, " <- ", 4))) ? 2 : 1;
+	}
+	return whatif.site_match[obj->site_id] == 2;
+}
+
+/* pad: thread t's private copy of obj, at the same offset within a line
+ * (the access stays within one line), 4 GiB apart per thread, above any
+ * address of the program (the simulator keys lines and pages by address). */
+static inline uintptr_t whatif_pad(const struct mon_thread *t, const struct mon_obj *obj,
+				   uintptr_t addr)
+{
+	return ((uintptr_t)1 << 46) + ((uintptr_t)(t->id & 4095) << 32) +
+	       (obj->start & (MON_LINE_SIZE - 1)) + (addr - obj->start);
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
@@ -292,6 +384,8 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
+	if (mon_unlikely(whatif.kind) && whatif_match(obj))
+		addr = whatif_pad(t, obj, addr);
 	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
 		/* a plain L1 hit: what report() would report, with less work */
 		uint64_t *const v = ev->counts;
@@ -907,6 +1001,13 @@ void mon_backend_sim_after_fork(void)
 	}
 const struct mon_backend_ops mon_backend_sim = SIM_OPS(SIM_LINE_FAST);
 const struct mon_backend_ops mon_backend_sim_c = SIM_OPS(mon_sim_line_fast_c);
+/* AMEBA_WHATIF: every access through sim_access (no inline paths) */
+const struct mon_backend_ops mon_backend_sim_whatif = {
+	.name = "sim", .metrics = sim_metrics,
+	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
+	.activate = sim_activate, .thread_start = sim_thread_start,
+	.thread_exit = sim_thread_exit, .access = sim_access,
+};
 
 /* Ordered mode (seq.c): the application's threads log their accesses; the
  * merger thread calls sim_access (mon_backend_sim's) for each, in simulated

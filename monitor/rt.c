@@ -232,7 +232,7 @@ int mon_thread_wrap_start(void *(**fn)(void *), void **arg)
 	{
 		const struct mon_backend_ops *b = __atomic_load_n(&mon_backend, __ATOMIC_ACQUIRE);
 
-		if (b == &mon_backend_sim || b == &mon_backend_sim_c) {
+		if (b == &mon_backend_sim || b == &mon_backend_sim_c || b == &mon_backend_sim_whatif) {
 			pthread_mutex_lock(&thread_lock);
 			b = seq_choose(b);
 			__atomic_store_n(&mon_backend, b, __ATOMIC_RELEASE);
@@ -416,6 +416,9 @@ static const struct mon_backend_ops *backend_by_name(const char *name)
 			 * assembly one: the same counts (the tests compare) */
 			if (all[i] == &mon_backend_sim && as && !strcmp(as, "0"))
 				return &mon_backend_sim_c;
+			/* a what-if run (agent/whatif.c): the general path only */
+			if (all[i] == &mon_backend_sim && mon_backend_sim_whatif_wanted())
+				return &mon_backend_sim_whatif;
 			return all[i];
 		}
 	return NULL;
@@ -430,7 +433,8 @@ static const struct mon_backend_ops *backend_by_name(const char *name)
  */
 static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b)
 {
-	if ((b != &mon_backend_sim && b != &mon_backend_sim_c) || !mon_seq_wanted())
+	if ((b != &mon_backend_sim && b != &mon_backend_sim_c && b != &mon_backend_sim_whatif) ||
+	    !mon_seq_wanted())
 		return b;
 	if (mon_seq_engage(b)) {
 		mon_log("ordered simulation unavailable: threads simulate in host order");
@@ -463,7 +467,8 @@ int mon_activate(const char *name)
 	if (!b)
 		return AMEBA_ENOENT;
 	pthread_mutex_lock(&thread_lock);
-	if (mon_backend == &mon_backend_sim_seq && (b == &mon_backend_sim || b == &mon_backend_sim_c))
+	if (mon_backend == &mon_backend_sim_seq &&
+	    (b == &mon_backend_sim || b == &mon_backend_sim_c || b == &mon_backend_sim_whatif))
 		b = &mon_backend_sim_seq;	/* the same backend, in ordered mode */
 	if (mon_backend && mon_backend != b) {
 		pthread_mutex_unlock(&thread_lock);
