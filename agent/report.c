@@ -88,9 +88,14 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 	const struct agent_coverage *cov = &s->coverage;
 	const char *metric = ameba_metric_info(s->primary_metric)->name;
 	double search_s = ts_diff_s(&s->started, &s->ended);
-	double window_s = (double)(cov->nr_objects ? cov->window_ns : s->measured_ns) / 1e9;
+	/* only provisional objects (a search that never measured its finds):
+	 * their shares, each over its own window, summed, and the longest window */
+	int prov = !cov->nr_objects && cov->nr_provisional;
+	double total = prov ? cov->prov_total : cov->total;
+	uint64_t window_ns = prov ? cov->prov_window_ns : cov->nr_objects ? cov->window_ns : s->measured_ns;
+	double window_s = (double)window_ns / 1e9;
 	double share = -1, of_search = -1, c = 1;
-	int by_count = cov->searched_exact && cov->nr_searched && cov->nr_objects;
+	int by_count = cov->searched_exact && cov->nr_searched && (cov->nr_objects || prov);
 	cJSON *o = cJSON_CreateObject(), *miss;
 	char msg[512], a[32], b[32];
 
@@ -99,8 +104,10 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 		return NULL;
 	if (cov->nr_objects && cov->total > 0)
 		share = cov->attributed < cov->total ? cov->attributed / cov->total : 1;
+	else if (prov)
+		share = cov->prov_share < 1 ? cov->prov_share : 1;
 	if (by_count && cov->searched > 0)
-		of_search = cov->total < cov->searched ? cov->total / cov->searched : 1;
+		of_search = total < cov->searched ? total / cov->searched : 1;
 	else if (!by_count && search_s > 0 && window_s > 0)
 		of_search = window_s < search_s ? window_s / search_s : 1;
 	if (share >= 0)
@@ -111,6 +118,7 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 		*factor = c / AGENT_COVERAGE_MIN;
 
 	cJSON_AddStringToObject(o, "metric", metric);
+	cJSON_AddStringToObject(o, "basis", cov->nr_objects ? "measured" : prov ? "provisional" : "none");
 	cJSON_AddNumberToObject(o, "objects", cov->nr_objects);
 	cJSON_AddNumberToObject(o, "windows", cov->nr_windows);
 	cJSON_AddNumberToObject(o, "window_s", round6(window_s));
@@ -122,6 +130,9 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 	if (cov->nr_objects) {
 		cJSON_AddNumberToObject(o, "total", cov->total);
 		cJSON_AddNumberToObject(o, "attributed", cov->attributed);
+	} else if (prov) {
+		cJSON_AddNumberToObject(o, "total", cov->prov_total);
+		cJSON_AddNullToObject(o, "attributed");
 	} else {
 		cJSON_AddNullToObject(o, "total");
 		cJSON_AddNullToObject(o, "attributed");
@@ -144,7 +155,7 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 			snprintf(msg, sizeof(msg), "%.1f%% of the %s the search saw (%s of %s) fell outside "
 				 "the measured window (%.2f s of %.2f s): counted while the strategy "
 				 "searched, not in the figures", 100 * (1 - of_search), metric,
-				 count_text(cov->searched - cov->total, a, sizeof(a)),
+				 count_text(cov->searched - total, a, sizeof(a)),
 				 count_text(cov->searched, b, sizeof(b)), window_s, search_s);
 		else
 			snprintf(msg, sizeof(msg), "the measured window (%.2f s) covers %.1f%% of the "
@@ -152,7 +163,12 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 				 "not in the figures", window_s, 100 * of_search, search_s);
 		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
 	}
-	if (share >= 0 && share < AGENT_COVERAGE_MIN) {
+	if (prov && share < AGENT_COVERAGE_MIN) {
+		snprintf(msg, sizeof(msg), "the objects found account for %.1f%% of the %s, each over "
+			 "its own window: %.1f%% was not attributed", 100 * share, metric,
+			 100 * (1 - share));
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	} else if (share >= 0 && share < AGENT_COVERAGE_MIN) {
 		snprintf(msg, sizeof(msg), "%.1f%% of the %s counted in the measured window (%s of %s) "
 			 "was not attributed to the %u objects measured: objects the strategy did "
 			 "not measure (unsearched regions, small objects, stacks)",
@@ -160,7 +176,12 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 			 count_text(cov->total, b, sizeof(b)), cov->nr_objects);
 		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
 	}
-	if (cov->nr_provisional) {
+	if (prov) {
+		snprintf(msg, sizeof(msg), "no object was measured after the search: the %u found "
+			 "have counts from while the strategy searched (provisional), over windows of "
+			 "at most %.2f s", cov->nr_provisional, window_s);
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	} else if (cov->nr_provisional) {
 		snprintf(msg, sizeof(msg), "%u object%s only have counts from while the strategy "
 			 "searched (provisional), not counted as attributed", cov->nr_provisional,
 			 cov->nr_provisional == 1 ? "" : "s");

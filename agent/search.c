@@ -454,6 +454,8 @@ static void summarize_coverage(struct agent_search *s, const struct ameba_contex
 	cov->nr_objects = cov->nr_windows = cov->nr_provisional = 0;
 	cov->total = cov->attributed = 0;
 	cov->window_ns = 0;
+	cov->prov_share = cov->prov_total = 0;
+	cov->prov_window_ns = 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct ameba_context *c = &ctxs[i];
 		int seen = 0;
@@ -462,6 +464,12 @@ static void summarize_coverage(struct agent_search *s, const struct ameba_contex
 			continue;
 		if (context_provisional(c->extra)) {
 			cov->nr_provisional++;
+			if (c->program[m] > 0)
+				cov->prov_share += c->values[m] / c->program[m];
+			if (c->program[m] > cov->prov_total) {
+				cov->prov_total = c->program[m];
+				cov->prov_window_ns = c->window_ns;
+			}
 			continue;
 		}
 		cov->nr_objects++;

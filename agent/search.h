@@ -92,6 +92,11 @@ struct agent_coverage {
 	uint32_t nr_objects;		/* measured object contexts summed */
 	uint32_t nr_windows;		/* distinct windows among them */
 	uint32_t nr_provisional;	/* objects with a search-time count only */
+	/* the provisional objects: the sum of their shares, each over its own
+	 * window, and the longest of those windows (its program count, length) */
+	double prov_share;
+	double prov_total;
+	uint64_t prov_window_ns;
 	double total;			/* the program's count over those windows */
 	double attributed;		/* the objects' counts over them */
 	uint64_t window_ns;		/* the longest of the windows */
