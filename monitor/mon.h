@@ -404,6 +404,17 @@ int mon_initialized(void) MON_HIDDEN;
  */
 void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc) MON_HIDDEN;
 
+/*
+ * Called by __tsan_read_range/__tsan_write_range after counting [addr,
+ * addr + sz) for code at pc whose stack frame has the canonical frame
+ * address cfa (intercept.c). gcc instruments an aggregate copy or fill with
+ * these hooks and, built with -mstringop-strategy=libcall (ameba cc), then
+ * calls memcpy/memset for it: the interposer, called from the same frame
+ * right after, leaves out the range the hook has counted.
+ */
+void mon_range_note(unsigned flags, uintptr_t addr, size_t sz, uintptr_t cfa,
+		    uintptr_t pc) MON_HIDDEN;
+
 /* ---- per-thread per-object counters (counts.c) ---- */
 
 /*
