@@ -38,6 +38,9 @@ static const struct {
 } fixes[] = {
 	{ "FalseSharing", "pad", "each thread's words on cache lines of their own" },
 	{ "WordFalseSharing", "pad", "each thread's words on cache lines of their own" },
+	{ "TLBThrashing", "huge", "the object on 2 MiB pages" },
+	{ "RemoteMemAccess", "local", "the object's pages on the node of the thread that uses them" },
+	{ "FirstTouchPlacement", "local", "the object's pages on the node of the thread that uses them" },
 };
 
 /* Runs cmd with AMEBA_BACKEND=sim, AMEBA_ORACLE=oracle, AMEBA_MRI=0 and

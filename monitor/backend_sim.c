@@ -288,19 +288,34 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
  * (func@file:line). Kinds:
  *   pad   each thread's accesses to the object go to a copy of its own
  *         (what padding every thread's words to lines of their own gives
- *         when the threads use disjoint words: no line of it is shared).
+ *         when the threads use disjoint words: no line of it is shared);
+ *   huge  the object's pages are 2 MiB for the TLB: its accesses' TLB cost
+ *         is that of a per-thread shadow TLB of 2 MiB pages (as many L1
+ *         and L2 entries as the geometry's TLBs, fully associative, LRU)
+ *         instead of the simulator's (whose 4 KiB entries of the object
+ *         still take room from the others': slightly pessimistic);
+ *   local every memory access to the object is local (first touch by the
+ *         thread that uses it): a remote one costs mem_local instead.
  * The what-if backend has no inline fast paths: every access comes through
- * sim_access, which rewrites the address before the simulator sees it.
- * (2 MiB pages for a TLB fix and first touch by the user for a NUMA fix are
- * not simulated yet.)
+ * sim_access, which rewrites the address (pad) or corrects the access's
+ * events (huge, local) around the simulator.
  */
-enum { WHATIF_NONE, WHATIF_PAD };
+enum { WHATIF_NONE, WHATIF_PAD, WHATIF_HUGE, WHATIF_LOCAL };
+
+#define WHATIF_TLB_MAX 2048
+struct whatif_tlb {
+	uint32_t nr1, nr2;			/* entries in use of the L1 / L2 shadow */
+	uint64_t now;
+	uint64_t page1[WHATIF_TLB_MAX], used1[WHATIF_TLB_MAX];
+	uint64_t page2[WHATIF_TLB_MAX], used2[WHATIF_TLB_MAX];
+};
 
 static struct {
 	int kind;
 	char target[512];
 	uint8_t *site_match;		/* per site id: 0 unknown, 1 no, 2 yes */
 	uint32_t nr_sites;
+	struct whatif_tlb *tlb[256];	/* huge: per thread (id % 256) */
 } whatif;
 
 int mon_backend_sim_whatif_wanted(void)
@@ -312,13 +327,17 @@ int mon_backend_sim_whatif_wanted(void)
 		return 0;
 	colon = strchr(e, ':');
 	if (!colon || !colon[1]) {
-		mon_log("AMEBA_WHATIF=%s: want pad:OBJECT; ignored", e);
+		mon_log("AMEBA_WHATIF=%s: want KIND:OBJECT (pad, huge, local); ignored", e);
 		return 0;
 	}
 	if (!strncmp(e, "pad:", 4))
 		whatif.kind = WHATIF_PAD;
+	else if (!strncmp(e, "huge:", 5))
+		whatif.kind = WHATIF_HUGE;
+	else if (!strncmp(e, "local:", 6))
+		whatif.kind = WHATIF_LOCAL;
 	else {
-		mon_log("AMEBA_WHATIF=%s: unknown kind (this runtime simulates pad); ignored", e);
+		mon_log("AMEBA_WHATIF=%s: unknown kind (pad, huge, local); ignored", e);
 		return 0;
 	}
 	snprintf(whatif.target, sizeof(whatif.target), "%s", colon + 1);
@@ -371,12 +390,76 @@ static inline uintptr_t whatif_pad(const struct mon_thread *t, const struct mon_
 	       (obj->start & (MON_LINE_SIZE - 1)) + (addr - obj->start);
 }
 
+/* One level of the shadow TLB: 1 if page is in it (made most recent),
+ * else 0 after putting it in (LRU victim when full). */
+static int whatif_tlb_ref(uint64_t *page, uint64_t *used, uint32_t *nr, uint32_t cap,
+			  uint64_t key, uint64_t now)
+{
+	uint32_t v = 0;
+
+	for (uint32_t i = 0; i < *nr; i++) {
+		if (page[i] == key) {
+			used[i] = now;
+			return 1;
+		}
+		if (used[i] < used[v])
+			v = i;
+	}
+	if (*nr < cap)
+		v = (*nr)++;
+	page[v] = key;
+	used[v] = now;
+	return 0;
+}
+
+/* huge, local: the access's events as they would be with the fix. */
+static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mon_sim_events *e)
+{
+	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
+	const struct mon_sim_geom *g = mon_sim_geom_of(sim);
+	int32_t d = 0;
+
+	if (whatif.kind == WHATIF_LOCAL) {
+		if (e->mem_remote) {
+			e->mem_remote = 0;
+			e->mem_local = 1;
+			d = (int32_t)lat->mem_local - (int32_t)lat->mem_remote;
+		}
+	} else if (whatif.kind == WHATIF_HUGE) {
+		struct whatif_tlb *w = whatif.tlb[t->id & 255];
+		uint64_t key = addr >> 21;
+		uint32_t cap1 = g->tlb1.nr_entries < WHATIF_TLB_MAX ? g->tlb1.nr_entries : WHATIF_TLB_MAX;
+		uint32_t cap2 = g->tlb2.nr_entries < WHATIF_TLB_MAX ? g->tlb2.nr_entries : WHATIF_TLB_MAX;
+		int32_t before = e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
+		int32_t after;
+
+		if (!w && !(w = whatif.tlb[t->id & 255] = mon_calloc(1, sizeof(*w))))
+			return;
+		w->now++;
+		if (whatif_tlb_ref(w->page1, w->used1, &w->nr1, cap1 ? cap1 : 1, key, w->now)) {
+			e->tlb1_miss = e->tlb_miss = 0;
+			after = 0;
+		} else if (cap2 && whatif_tlb_ref(w->page2, w->used2, &w->nr2, cap2, key, w->now)) {
+			e->tlb1_miss = 1;
+			e->tlb_miss = 0;
+			after = (int32_t)lat->tlb2_hit;
+		} else {
+			e->tlb1_miss = e->tlb_miss = 1;
+			after = (int32_t)lat->tlb_miss;
+		}
+		d = after - before;
+	}
+	e->est_cycles = (uint32_t)((int32_t)e->est_cycles + d);
+	if (e->est_stall_cycles || d > 0)
+		e->est_stall_cycles = (uint32_t)((int32_t)e->est_stall_cycles + d);
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
 	struct mon_sim_core *c = t->backend_data;
 	struct mon_sim_events e;
-	int wr = (flags & MON_ACC_WRITE) != 0;
+	int wr = (flags & MON_ACC_WRITE) != 0, fix = 0;
 
 	if (mon_unlikely(!c)) {
 		sim_thread_start(t);
@@ -384,8 +467,24 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
-	if (mon_unlikely(whatif.kind) && whatif_match(obj))
-		addr = whatif_pad(t, obj, addr);
+	if (mon_unlikely(whatif.kind) && whatif_match(obj)) {
+		if (whatif.kind == WHATIF_PAD)
+			addr = whatif_pad(t, obj, addr);
+		else
+			fix = 1;
+	}
+	if (mon_unlikely(fix)) {
+		int r = mon_sim_access(c, addr, sz, wr, obj->idx, &e);
+
+		if (!r) {	/* a plain hit's events: all zero but its cycles */
+			uint32_t cyc = e.est_cycles;
+			memset(&e, 0, sizeof(e));
+			e.est_cycles = cyc;
+		}
+		whatif_correct(t, addr, &e);
+		report(t, c, &e, flags, pc, ev);
+		return;
+	}
 	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
 		/* a plain L1 hit: what report() would report, with less work */
 		uint64_t *const v = ev->counts;
