@@ -68,7 +68,7 @@
 #define SEQ_RING (1u << 14)		/* entries per thread log */
 #define SEQ_BATCH 512			/* entries merged before the next pick at most */
 #define SEQ_SLEEP_NS 20000		/* a waiting merger or producer naps this long */
-#define SEQ_SYNC_SLOTS 4096		/* sync objects tracked (hash; collisions share) */
+#define SEQ_SYNC_SLOTS 16384		/* sync objects tracked (hash; collisions share) */
 #define SEQ_DRAIN_MS 10000		/* exit waits for the merger this long at most */
 #define SEQ_SYNC_MS 2000		/* a reader waits for the merger this long at most */
 #define SEQ_STALL_MS 50			/* a running thread that logs nothing this long holds
@@ -80,7 +80,7 @@
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT };
+enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT, SEQ_CREATE };
 
 struct seq_ent {
 	uintptr_t addr;		/* access: address; markers: sync object key */
@@ -103,7 +103,7 @@ struct seq_log {
 	/* merger only */
 	uint64_t clock;			/* simulated cycles */
 	int state;
-	uintptr_t wait_key;		/* ST_NEW: the creation key it waits for */
+	uintptr_t wait_key;		/* ST_NEW: its thread id + 1 (the creation it waits for) */
 	uint64_t drain_head;		/* head when the exit drain began */
 	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
 	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
@@ -124,6 +124,9 @@ static struct {
 	struct seq_sync *sync;		/* [SEQ_SYNC_SLOTS] */
 	uint64_t frontier;		/* merger: the clock of the last merged pick */
 	uint64_t max_clock;		/* atomic (merger writes): the largest clock reached */
+	uint32_t first_id;		/* threads from this id on are created while engaged */
+	uint64_t *born;			/* merger: [id] creation clock + 1 (0: not merged) */
+	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
 	uint64_t drained;		/* atomic: drain rounds completed */
 	uint64_t nr_done;		/* merger: logs ended since the last reap */
@@ -131,6 +134,7 @@ static struct {
 	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
 	uint64_t sync_done;		/* atomic: requests up to this one are served */
 	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
+	int debug_dump;
 	pthread_t merger;
 } seq = { .mode = -1 };
 
@@ -250,7 +254,6 @@ static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
 }
 
 /* Thread creation key of ameba thread id `id` (never an address). */
-#define SEQ_KEY_THREAD(id) ((uintptr_t)(id) * 2 + 1)
 
 void mon_seq_thread_start(struct mon_thread *t)
 {
@@ -267,14 +270,23 @@ void mon_seq_thread_start(struct mon_thread *t)
 	/* a thread created while engaged waits for its creation, logged by its
 	 * parent (mon_seq_thread_created); the others start at the frontier */
 	l->state = ST_NEW;
-	l->wait_key = SEQ_KEY_THREAD(t->id);
+	l->wait_key = (uintptr_t)t->id + 1;
 	t->seq = l;
 	log_publish(l);
 }
 
 void mon_seq_thread_created(uint32_t id)
 {
-	mon_seq_release(SEQ_KEY_THREAD(id));
+	struct mon_thread *t = mon_self;
+
+	if (!mon_seq_engaged() || !t)
+		return;
+	/* the creator logs the creation even before its first access since
+	 * the engagement: the new thread starts at the creator's clock */
+	if (!t->seq)
+		mon_seq_thread_start(t);
+	if (t->seq)
+		log_marker(t->seq, SEQ_CREATE, (uintptr_t)id, 0);
 }
 
 void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
@@ -438,14 +450,18 @@ static int try_resume(struct seq_log *l)
 	struct seq_sync *s;
 
 	if (l->state == ST_NEW) {
-		s = sync_slot(l->wait_key);
-		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == 0 &&
-		    __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE) != 0 &&
-		    !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
-			return 0;	/* its creation is logged but not merged yet */
-		/* at its creator's simulated time; a thread created before the
-		 * merger knew it (or by a thread that logs nothing): the frontier */
-		l->clock = s && s->clock ? s->clock : seq.frontier;
+		uint32_t id = l->t->id;
+
+		/* a thread created before the engagement has no creation
+		 * logged: it starts at the frontier; a later one at its
+		 * creator's clock, once that creation is merged */
+		if (id < seq.first_id || __atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE)) {
+			l->clock = id < seq.nr_born && seq.born[id] ? seq.born[id] - 1 : seq.frontier;
+		} else if (id < seq.nr_born && seq.born[id]) {
+			l->clock = seq.born[id] - 1;
+		} else {
+			return 0;
+		}
 		l->state = ST_RUN;
 		return 1;
 	}
@@ -473,6 +489,22 @@ static int try_resume(struct seq_log *l)
 
 static void unpark(uintptr_t key);
 
+/* The creation clock of thread id (merger only; grows as ids do). */
+static void born_set(uint32_t id, uint64_t clock)
+{
+	if (id >= seq.nr_born) {
+		uint32_t n = id + 1024;
+		uint64_t *b = mon_realloc(seq.born, n * sizeof(*b));
+
+		if (!b)
+			return;		/* it then starts at the frontier (drain or stall) */
+		memset(b + seq.nr_born, 0, (n - seq.nr_born) * sizeof(*b));
+		seq.born = b;
+		seq.nr_born = n;
+	}
+	seq.born[id] = clock + 1;
+}
+
 /* Merges up to SEQ_BATCH entries of l while its clock stays <= limit. */
 static void merge_run(struct seq_log *l, uint64_t limit)
 {
@@ -493,8 +525,6 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 					s->clock = l->clock;
 				__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
 			}
-			if (e->addr & 1)	/* a thread's creation: start it */
-				unpark(e->addr);
 			break;
 		case SEQ_BLOCK:
 			l->state = ST_BLOCKED;
@@ -503,6 +533,10 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 			break;
 		case SEQ_EXIT:
 			l->state = ST_DONE;
+			break;
+		case SEQ_CREATE:
+			born_set((uint32_t)e->addr, l->clock);
+			unpark((uintptr_t)e->addr + 1);
 			break;
 		}
 		tl++;
@@ -747,6 +781,22 @@ static void *merger_main(void *arg)
 			mark_heads(1);
 			sync_seen = req;
 		}
+		if (seq.debug_dump) {
+			seq.debug_dump = 0;
+			mon_log("seq: nr_act %u frontier %llu", nr_act, (unsigned long long)seq.frontier);
+			for (uint32_t i = 0; i < nr_act; i++)
+				if (act[i]->tail < act[i]->sync_head || act[i]->clock <= seq.frontier + 100)
+					mon_log("seq: act id %u state %d clock %llu tail %llu sync_head %llu head %llu kind %d",
+						act[i]->t->id, act[i]->state, (unsigned long long)act[i]->clock,
+						(unsigned long long)act[i]->tail, (unsigned long long)act[i]->sync_head,
+						(unsigned long long)act[i]->head, act[i]->ring[act[i]->tail & (SEQ_RING - 1)].kind);
+			for (uint32_t h = 0; h < PARK_SLOTS; h++)
+				for (struct seq_log *l = parked[h]; l; l = l->next)
+					if (l->tail < l->sync_head)
+						mon_log("seq: parked id %u wait %lu tail %llu sync_head %llu", l->t->id,
+							(unsigned long)l->wait_key, (unsigned long long)l->tail,
+							(unsigned long long)l->sync_head);
+		}
 		if (__atomic_load_n(&seq.sync_done, __ATOMIC_ACQUIRE) != sync_seen && merged_up_to(1))
 			__atomic_store_n(&seq.sync_done, sync_seen, __ATOMIC_RELEASE);
 		if (seq.nr_done) {
@@ -790,6 +840,8 @@ void mon_seq_sync(void)
 	while (__atomic_load_n(&seq.sync_done, __ATOMIC_ACQUIRE) < want) {
 		if (mono_ms() - t0 > SEQ_SYNC_MS) {
 			seq.nr_sync_late++;
+			if (getenv("AMEBA_SEQ_DEBUG"))
+				seq.debug_dump = 1;
 			return;		/* the counts are read a little behind */
 		}
 		nap(SEQ_SLEEP_NS);
@@ -867,6 +919,7 @@ int mon_seq_engage(const struct mon_backend_ops *inner)
 		return AMEBA_ENOMEM;
 	}
 	atexit(seq_atexit);
+	seq.first_id = mon_thread_nr_ids();
 	__atomic_store_n(&seq.engaged, 1, __ATOMIC_RELEASE);
 	return 0;
 }
