@@ -157,7 +157,8 @@ wl_workload(loop_order loop_order.c)
 
 # Oracle checks of the multi-object workloads' designed shares (sim backend,
 # a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
-foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc)
+foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc fs_behind_stream
+          accum_calloc_O0 accum_calloc_O2 loop_order)
   foreach(v "" _fixed)
     add_test(NAME workload_${w}${v}_oracle
       COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
