@@ -135,10 +135,11 @@ props_case(wrapper_alloc HotObject "^make_table@wrapper_alloc\\.c:[0-9]+$"
 
 # Ground truth for bench/diagnosis (issue 18), pinned to skylake-sp.
 # fs_behind_stream: the matrix's column walk holds 2/3 of the L1D misses
-# (4.3 M of 6.4 M, oracle), the packed counters 1/3 but as much stall as
-# the matrix (2.1 M coherence misses, all false sharing): FalseSharing on
-# the counters ranks first (severity 0.49; ThreadReadMissRate on the matrix
-# second, 0.28).
+# (3.28 M of 4.85 M, oracle), the packed counters 1/3 but as much stall as
+# the matrix (1.57 M coherence misses, all false sharing): FalseSharing on
+# the counters ranks first (severity 0.44-0.49 in 5 runs; ThreadReadMissRate
+# on the matrix second, 0.28-0.30). With 2 passes instead of 3 one run of 2
+# came out at 0.40 vs 0.30 (fewer coherence misses measured).
 props_case(fs_behind_stream FalseSharing "^alloc_counters@fs_behind_stream\\.c:"
            --threads "[1,2,3,4]" --env AMEBA_PRESET=skylake-sp --attempts 3)
 # accum_calloc: per-thread accumulators in one calloc'd block, plain code.
