@@ -20,6 +20,9 @@
 #                 (.objects[].totals, l1d_miss / mem_ref, a ratio that does not
 #                 depend on how much of the run was measured) are at most F
 #                 times the workload's
+#   --absent      no designed finding: the workload itself must not report
+#                 PROPERTY on the object at any rank (accum_calloc at -O2, whose
+#                 accumulators live in registers); the twin is checked as usual
 #   --env K=V     environment of the target (e.g. AMEBA_NODES=2)
 #   --strategy S  ameba run --strategy S (default: the default strategy)
 #   --scale N     run the workload and its twin with the argument SCALE=N
@@ -33,11 +36,12 @@
 set -u
 AMEBA=$1 BIN=$2 WL=$3 PROP=$4 OBJ=$5
 shift 5
-threads="" twin=1 twin_mode=absent rate_factor=1 envs=() strat=() wl_args=() attempts=1
+threads="" twin=1 absent=0 twin_mode=absent rate_factor=1 envs=() strat=() wl_args=() attempts=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--threads) threads=$2; shift 2 ;;
 	--no-twin) twin=0; shift ;;
+	--absent) absent=1; shift ;;
 	--twin-not-top) twin_mode=not_top; shift ;;
 	--twin-same) twin_mode=same; shift ;;
 	--twin-miss-rate) twin_mode=miss_rate; rate_factor=$2; shift 2 ;;
@@ -67,9 +71,16 @@ run() {
 	       "threads \(.context.threads | map(tostring) | join(",")) | \(.evidence)"' "$T/$1.json"
 }
 
-# check_main: the designed finding is rank 1; prints why not and returns 1
+# check_main: the designed finding is rank 1 (with --absent: there is no
+# finding of PROP on OBJ at all); prints why not and returns 1
 check_main() {
 	run "$WL"
+	if [ $absent = 1 ]; then
+		n=$(jq --arg p "$PROP" --arg o "$OBJ" '[.findings[] | select(.property == $p and
+			((.context.object.name // "") | test($o)))] | length' "$T/$WL.json")
+		[ "$n" = 0 ] || { why="$WL reports $PROP on /$OBJ/ ($n findings)"; return 1; }
+		return 0
+	fi
 	top_prop=$(jq -r '.findings[0].property // ""' "$T/$WL.json")
 	top_obj=$(jq -r '.findings[0].context.object.name // ""' "$T/$WL.json")
 	[ "$top_prop" = "$PROP" ] || { why="rank 1 is $top_prop, want $PROP"; return 1; }
@@ -88,8 +99,12 @@ for attempt in $(seq "$attempts"); do
 	[ "$attempt" -lt "$attempts" ] || fail "$why"
 	echo "attempt $attempt of $attempts: $why (on a loaded machine the threads may not overlap, or only part of the run is measured); again"
 done
-echo "  advice: $(jq -r '.findings[0].advice' "$T/$WL.json")"
-echo "ok: $WL ranks $PROP first on $top_obj"
+if [ $absent = 1 ]; then
+	echo "ok: $WL does not report $PROP on /$OBJ/"
+else
+	echo "  advice: $(jq -r '.findings[0].advice' "$T/$WL.json")"
+	echo "ok: $WL ranks $PROP first on $top_obj"
+fi
 
 [ $twin = 1 ] || exit 0
 # the twin: retried like the workload (--attempts), since what fails it on a

@@ -132,3 +132,27 @@ props_case(mmap_input HotObject "^matrix\\.bin <- map_input@mmap_input\\.c:[0-9]
 # misses): misses per access 0.82 -> 0.125.
 props_case(wrapper_alloc HotObject "^make_table@wrapper_alloc\\.c:[0-9]+$"
            --env AMEBA_PRESET=skylake-sp --twin-miss-rate 0.5)
+
+# Ground truth for bench/diagnosis (issue 18), pinned to skylake-sp.
+# fs_behind_stream: the matrix's column walk holds 2/3 of the L1D misses
+# (3.28 M of 4.85 M, oracle), the packed counters 1/3 but as much stall as
+# the matrix (1.57 M coherence misses, all false sharing): FalseSharing on
+# the counters ranks first (severity 0.44-0.49 in 5 runs; ThreadReadMissRate
+# on the matrix second, 0.28-0.30). With 2 passes instead of 3 one run of 2
+# came out at 0.40 vs 0.30 (fewer coherence misses measured).
+props_case(fs_behind_stream FalseSharing "^alloc_counters@fs_behind_stream\\.c:"
+           --threads "[1,2,3,4]" --env AMEBA_PRESET=skylake-sp --attempts 3)
+# accum_calloc: per-thread accumulators in one calloc'd block, plain code.
+# At -O0 every element loads and stores acc[id] (3.6 M coherence misses, all
+# false sharing); at -O2 they live in registers and are stored once per pass
+# (objdump), so there is no false sharing to report on the block, in the
+# workload or its twin.
+props_case(accum_calloc_O0 FalseSharing "^alloc_accumulators@accum_calloc\\.c:"
+           --threads "[1,2,3,4]" --env AMEBA_PRESET=skylake-sp --attempts 3)
+props_case(accum_calloc_O2 FalseSharing "^alloc_accumulators@accum_calloc\\.c:" --absent
+           --env AMEBA_PRESET=skylake-sp)
+# loop_order: the column walk of a 32 MiB grid (16 KiB stride) misses the
+# dTLB on every access (4.2 M, oracle); TLBThrashing ranks first (it was the
+# only finding in the runs seen; HotObject does not fire). The twin walks
+# rows: HotObject on the grid first, no TLBThrashing.
+props_case(loop_order TLBThrashing "^alloc_grid@loop_order\\.c:" --env AMEBA_PRESET=skylake-sp)

@@ -54,16 +54,28 @@ function(wl_add_test test mode ref cand)
   set_tests_properties(${test} PROPERTIES LABELS workload TIMEOUT 900)
 endfunction()
 
-# wl_workload(<name> <source> [CXX] [NO_TWIN] [NEEDS_OPENMP] [FLAGS flags...] [ARGS args...]
-#             [DEPENDS headers...])
+# wl_workload(<name> <source> [CXX] [NO_TWIN] [NEEDS_OPENMP] [OPT O0|O1|O2|O3]
+#             [FLAGS flags...] [ARGS args...] [DEPENDS headers...])
 #   CXX              the source is C++ (built with g++ / clang++)
 #   NO_TWIN          the workload has no fixed twin (stress programs)
 #   NEEDS_OPENMP     skip the clang builds when clang -fopenmp does not work
+#   OPT              the bottleneck depends on the optimisation level
+#                    (accum_calloc): wl_<name> and wl_<name>_native are built
+#                    at that level, and the other builds are clang at that
+#                    level only (wl_<name>_clang_<OPT>); the tests are
+#                    workload_<name>_{gcc,clang}_<OPT>. Default: the builds above.
 #   FLAGS            extra compiler flags for every build (e.g. -fopenmp)
 #   ARGS             arguments for the test runs (default: none, SCALE 1)
 #   DEPENDS          headers of tests/workloads/ the source includes besides wl.h
 function(wl_workload name src)
-  cmake_parse_arguments(W "CXX;NO_TWIN;NEEDS_OPENMP" "" "FLAGS;ARGS;DEPENDS" ${ARGN})
+  cmake_parse_arguments(W "CXX;NO_TWIN;NEEDS_OPENMP" "OPT" "FLAGS;ARGS;DEPENDS" ${ARGN})
+  if(W_OPT)
+    set(opt ${W_OPT})
+    set(extra_builds clang_${opt})
+  else()
+    set(opt O2)
+    set(extra_builds gcc_O0 clang_O0 clang_O2)
+  endif()
   if(W_CXX)
     set(lang CXX)
     set(have_clang ${WL_CLANGXX})
@@ -86,21 +98,22 @@ function(wl_workload name src)
     endif()
     set(common SOURCES ${WL_DIR}/${src} LANG ${lang} FLAGS ${flags})
 
-    ameba_instrumented(NAME wl_${v}_native ${common} NATIVE)
-    ameba_instrumented(NAME wl_${v} ${common} COMPILER gcc OPT -O2)
+    ameba_instrumented(NAME wl_${v}_native ${common} NATIVE OPT -${opt})
+    ameba_instrumented(NAME wl_${v} ${common} COMPILER gcc OPT -${opt})
     set(outputs wl_${v}_native wl_${v})
-    wl_add_test(workload_${v}_gcc_O2 "" wl_${v}_native wl_${v} ${W_ARGS})
+    wl_add_test(workload_${v}_gcc_${opt} "" wl_${v}_native wl_${v} ${W_ARGS})
     if(AMEBA_WORKLOAD_ALL_COMPILERS)
-      ameba_instrumented(NAME wl_${v}_gcc_O0 ${common} COMPILER gcc OPT -O0)
-      wl_add_test(workload_${v}_gcc_O0 "" wl_${v}_native wl_${v}_gcc_O0 ${W_ARGS})
-      list(APPEND outputs wl_${v}_gcc_O0)
-      if(have_clang)
-        foreach(opt O0 O2)
-          ameba_instrumented(NAME wl_${v}_clang_${opt} ${common} COMPILER clang OPT -${opt})
-          wl_add_test(workload_${v}_clang_${opt} "" wl_${v}_native wl_${v}_clang_${opt} ${W_ARGS})
-          list(APPEND outputs wl_${v}_clang_${opt})
-        endforeach()
-      endif()
+      foreach(b ${extra_builds})
+        string(REPLACE "_" ";" b_parts ${b})
+        list(GET b_parts 0 b_cc)
+        list(GET b_parts 1 b_opt)
+        if(b_cc STREQUAL "clang" AND NOT have_clang)
+          continue()
+        endif()
+        ameba_instrumented(NAME wl_${v}_${b} ${common} COMPILER ${b_cc} OPT -${b_opt})
+        wl_add_test(workload_${v}_${b} "" wl_${v}_native wl_${v}_${b} ${W_ARGS})
+        list(APPEND outputs wl_${v}_${b})
+      endforeach()
     endif()
     # ameba_instrumented() knows only the source; rebuild on header changes too.
     set(headers ${WL_DIR}/wl.h)
@@ -136,10 +149,16 @@ wl_workload(hash_table hash_table.c)
 wl_workload(phased_solver phased_solver.c)
 wl_workload(mmap_input mmap_input.c)
 wl_workload(wrapper_alloc wrapper_alloc.c DEPENDS wrap_alloc.h)
+wl_workload(fs_behind_stream fs_behind_stream.c)
+# One source, two workloads: false sharing at -O0, none at -O2 (registers).
+wl_workload(accum_calloc_O0 accum_calloc.c OPT O0)
+wl_workload(accum_calloc_O2 accum_calloc.c OPT O2)
+wl_workload(loop_order loop_order.c)
 
 # Oracle checks of the multi-object workloads' designed shares (sim backend,
 # a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
-foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc)
+foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc fs_behind_stream
+          accum_calloc_O0 accum_calloc_O2 loop_order)
   foreach(v "" _fixed)
     add_test(NAME workload_${w}${v}_oracle
       COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
