@@ -390,7 +390,8 @@ static void gen_range(struct asl *a, struct env *e, const struct node *call,
 	emit(a, " end}");
 }
 
-static const char *const builtins[] = { "sum", "max", "min", "mean", "abs", "sqrt" };
+static const char *const builtins[] = { "sum", "max", "min", "mean", "abs", "sqrt",
+					"severity_of" };
 
 static int gen_call(struct asl *a, struct env *e, const struct node *n)
 {
@@ -430,11 +431,20 @@ static int gen_call(struct asl *a, struct env *e, const struct node *n)
 			fail(a, n->line, n->col, "%s() is used before its definition; a definition "
 			     "may use only the ones above it", n->name);
 		fail(a, n->line, n->col, "unknown function %s(); the functions are sum, max, min, "
-		     "mean, abs, sqrt and those defined under let", n->name);
+		     "mean, abs, sqrt, severity_of and those defined under let", n->name);
 	}
 	if (!is_agg) {
 		if (n->nr_args != 1 || n->args[0]->kind == N_ELLIPSIS)
 			fail(a, n->line, n->col, "%s() takes one argument", n->name);
+		if (!strcmp(n->name, "severity_of")) {
+			/* the cost model (ameba_severity_of): cycles saved / the
+			 * program's est_cycles */
+			need_metric(e->pr, AMEBA_M_EST_CYCLES);
+			emit(a, "asl.severity(ctx, ");
+			gen_num(a, e, n->args[0], "the argument");
+			emit(a, ", 0)");
+			return TY_NUM;
+		}
 		emit(a, "math.%s(", n->name);
 		gen_num(a, e, n->args[0], "the argument");
 		emit(a, ")");

@@ -148,6 +148,19 @@ static int sandbox_msgh(lua_State *L)
 	return 1;
 }
 
+/*
+ * asl.severity_of(saved_cycles, est_cycles): ameba_severity_of() for Lua
+ * (and ASL-compiled) properties; -1 when est_cycles is nil or not positive.
+ */
+static int prop_lua_severity_of(lua_State *L)
+{
+	double saved = luaL_checknumber(L, 1);
+	double total = luaL_optnumber(L, 2, 0);
+
+	lua_pushnumber(L, ameba_severity_of(saved, total));
+	return 1;
+}
+
 static int sandbox_print(lua_State *L)
 {
 	struct agent_lua *l = sandbox_of(L);
@@ -564,6 +577,12 @@ int agent_lua_load_text(struct agent_property *p, const char *path, const char *
 		return AMEBA_EPROTO;
 	}
 	lua_setglobal(l->L, "asl");
+	/* the cost model's severity (ameba_severity_of, plugin.h), the one
+	 * function every property's severity goes through */
+	lua_getglobal(l->L, "asl");
+	lua_pushcfunction(l->L, prop_lua_severity_of);
+	lua_setfield(l->L, -2, "severity_of");
+	lua_pop(l->L, 1);
 	/* the cost model and ctx.extra parser (lua_proplib.h), into asl */
 	if (luaL_loadbufferx(l->L, sandbox_proplib, sizeof(sandbox_proplib) - 1,
 			     "=ameba-proplib", "t")) {

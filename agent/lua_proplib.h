@@ -14,9 +14,11 @@
  *    scaled so that its parts add up to the measured stall cycles: with
  *    the default latencies it is exact, with another preset the shares are
  *    approximate but the total is still the simulator's.
- *  - Severity = estimated stall cycles of the problem / the program's
- *    estimated cycles (est_cycles) over the same window, so that severities
- *    of different properties compare. Without est_cycles (count backend)
+ *  - Severity = the estimated cycles the program would save if the
+ *    problem were gone / the program's estimated cycles (est_cycles) over
+ *    the same window, so that severities of different properties compare:
+ *    asl.severity() calls ameba_severity_of() (include/ameba/plugin.h), the
+ *    one cost-model function C, Lua and ASL properties share. Without est_cycles (count backend)
  *    each property falls back to a documented share (docs/properties.md).
  */
 #ifndef AMEBA_AGENT_LUA_PROPLIB_H
@@ -63,11 +65,12 @@ static const char sandbox_proplib[] =
 	"  for m, arr in pairs(ctx.t) do v[m] = arr[i] end\n"
 	"  return v\n"
 	"end\n"
-	"-- severity: cycles / the program's estimated cycles; `fallback` (a share)\n"
-	"-- when the backend estimates no cycles\n"
+	"-- severity: the cycles saved if the problem were gone / the program's\n"
+	"-- estimated cycles (asl.severity_of, the C cost model of plugin.h);\n"
+	"-- `fallback` (a share) when the backend estimates no cycles\n"
 	"function asl.severity(ctx, cycles, fallback)\n"
-	"  local total = ctx.program.est_cycles\n"
-	"  if total and total > 0 then return math.min(1, pos(cycles) / total) end\n"
+	"  local s = asl.severity_of(cycles or 0, ctx.program.est_cycles or 0)\n"
+	"  if s >= 0 then return s end\n"
 	"  return fallback or 0\n"
 	"end\n"
 	"-- confidence: the context's, lowered for estimates by the relative error\n"

@@ -280,6 +280,10 @@ static void test_valid(void)
 		{ __LINE__, P0 PC "  severity: 1 / (pp.nrThreads - 4) + 0.5;\n}\n", 1, 0.5 },
 		/* parT: thread 2's share of the program's cycles, and the context's */
 		{ __LINE__, P0 PC "  severity: pp.parT[2] + pp.parT;\n}\n", 1, 0.15 + 0.5 },
+		/* the cost model: cycles saved / the program's est_cycles, half
+		 * the context's cycles of a context with half the program's */
+		{ __LINE__, P0 PC "  severity: severity_of(pp.est_cycles / 2);\n}\n", 1, 0.25 },
+		{ __LINE__, P0 PC "  severity: severity_of(0 - pp.est_cycles);\n}\n", 1, 0 },
 		{ __LINE__, P0 PC "  severity: sqrt(abs(-0.25)) + pp.nrThreads / 100;\n}\n", 1, 0.54 },
 		/* booleans, both spellings */
 		{ __LINE__, P0 "  condition: not (1 > 2) and (2 >= 2 || 0 == 1) && !(1 != 1);\n"
@@ -580,8 +584,8 @@ static void test_errors(void)
 			    "  condition: x(1) > 0;\n  severity: 1;\n}",
 		  "4:14: x is a value (line 2), not a function" },
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: avg(1, 2) > 0;\n  severity: 1;\n}",
-		  "2:14: unknown function avg(); the functions are sum, max, min, mean, abs, sqrt and "
-		  "those defined under let" },
+		  "2:14: unknown function avg(); the functions are sum, max, min, mean, abs, sqrt, "
+		  "severity_of and those defined under let" },
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: sum(pp.mem_ref[0],...,pp.mem_ref[0]) > 0;\n"
 			    "  severity: 1;\n}",
 		  "2:32: sum(...): the terms around '...' must be the same expression but for the "
