@@ -429,6 +429,28 @@ static int load_table(struct agent_lua *l, struct agent_property *p, char *msg, 
 		return AMEBA_EINVAL;
 	}
 	lua_pop(L, 1);
+	type = field_type(L, t, "explains");
+	if (type == LUA_TTABLE) {
+		lua_Integer n = luaL_len(L, -1);
+
+		for (lua_Integer i = 1; i <= n; i++) {
+			lua_geti(L, -1, i);
+			if (lua_type(L, -1) != LUA_TSTRING || !lua_tostring(L, -1)[0]) {
+				snprintf(msg, len, "%s: explains[%lld] must be a property name (a "
+					 "string), e.g. explains = { \"ThreadMissRate\" }", l->path,
+					 (long long)i);
+				return AMEBA_EINVAL;
+			}
+			if (agent_property_add_explains(p, lua_tostring(L, -1)))
+				return AMEBA_ENOMEM;
+			lua_pop(L, 1);
+		}
+	} else if (type != LUA_TNIL) {
+		snprintf(msg, len, "%s: explains must be a list of property names, e.g. explains = "
+			 "{ \"ThreadMissRate\" }", l->path);
+		return AMEBA_EINVAL;
+	}
+	lua_pop(L, 1);
 	type = field_type(L, t, "context");
 	if (type == LUA_TNIL) {
 		p->ctx_kind = AMEBA_CTX_OBJECT;

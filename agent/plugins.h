@@ -83,6 +83,13 @@ struct agent_property {
 	char *error;
 	struct agent_property *parent;	/* resolved `refines`, or NULL */
 	unsigned depth;		/* 0 for a root of the hierarchy */
+	/*
+	 * `explains`: the properties (and, through `refines`, their
+	 * refinements) whose findings on the same context are symptoms of this
+	 * one; agent_findings_rank() absorbs them under its finding.
+	 */
+	char **explains;
+	uint32_t nr_explains;
 	/* C plugins */
 	struct ameba_property_desc desc;	/* copy, zero-extended to our size */
 	/* Lua plugins */
@@ -145,6 +152,9 @@ int agent_plugins_add_file(struct agent_plugins *pl, const char *path, int from_
  */
 int agent_plugins_link(struct agent_plugins *pl, const char *const *select_specs, uint32_t nr,
 		       char *err, size_t len);
+
+/* Appends name to p's `explains` list. 0 or AMEBA_ENOMEM. */
+int agent_property_add_explains(struct agent_property *p, const char *name);
 
 struct agent_strategy *agent_plugins_strategy(struct agent_plugins *pl, const char *name);
 struct agent_property *agent_plugins_property(struct agent_plugins *pl, const char *name);

@@ -105,6 +105,18 @@ static cJSON *finding_json(const struct agent_finding *f, uint32_t rank)
 		cJSON_AddStringToObject(j, "refined_from", f->refined_from);
 	else
 		cJSON_AddNullToObject(j, "refined_from");
+	if (f->severity_own != f->severity) {
+		cJSON_AddNumberToObject(j, "severity_own", round6(f->severity_own));
+		if (f->overlaps)
+			cJSON_AddStringToObject(j, "overlaps", f->overlaps);
+	}
+	/* the symptoms this root cause explains, with the root's rank */
+	if (f->nr_absorbed) {
+		cJSON *a = cJSON_AddArrayToObject(j, "absorbed");
+
+		for (uint32_t i = 0; i < f->nr_absorbed; i++)
+			cJSON_AddItemToArray(a, finding_json(&f->absorbed[i], rank));
+	}
 	return j;
 }
 
@@ -471,6 +483,25 @@ int agent_parse_min_severity(const char *s, double *out)
 	return 0;
 }
 
+/* "; explains P, Q (in the JSON: absorbed)" for a root cause with symptoms, else "". */
+static const char *absorbed_text(const cJSON *f, char *buf, size_t len)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "absorbed"), *s;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!cJSON_GetArraySize(a))
+		return buf;
+	n = (size_t)snprintf(buf, len, "; explains");
+	cJSON_ArrayForEach(s, a) {
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, "%s %s", s == a->child ? "" : ",",
+				      jstr(s, "property", "?"));
+	}
+	return buf;
+}
+
 /* Shown in the table: severity at least min (a finding without one is shown). */
 static int finding_shown(const cJSON *f, double min)
 {
@@ -538,7 +569,7 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
 		uint32_t ids[256], nr = 0;
-		char ctext[512], ttext[128];
+		char ctext[512], ttext[128], atext[256];
 
 		rank++;
 		if (!finding_shown(f, min_severity))
@@ -548,11 +579,11 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		cJSON_ArrayForEach(t, tids)
 			if (cJSON_IsNumber(t) && nr < 256)
 				ids[nr++] = (uint32_t)t->valuedouble;
-		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s\n", jnum(f, "rank", rank),
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
 			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)),
 			agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext)),
-			jstr(f, "evidence", ""));
+			jstr(f, "evidence", ""), absorbed_text(f, atext, sizeof(atext)));
 		shown++;
 	}
 	if (shown < nr_shown)

@@ -357,7 +357,7 @@ static void progress_draw(struct agent_search *s, int force)
 	if (stage_strat(s)->desc.contexts(stage_state(s), &ctxs, &nr) == 0 && nr) {
 		/* quietly: a failing property reports itself once anyway */
 		agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &f);
-		agent_findings_sort(&f);
+		agent_findings_rank(s->pl, &f);
 		if (f.nr)
 			snprintf(best, sizeof(best), "%s %s %.1f%%", f.v[0].property,
 				 f.v[0].has_object ? f.v[0].object.name :
@@ -534,7 +534,7 @@ static void finish(struct agent_search *s)
 		if (u)
 			agent_evaluate(s->pl, u, s->nr_contexts, s->primary_metric, &s->findings);
 		free(u);
-		agent_findings_sort(&s->findings);
+		agent_findings_rank(s->pl, &s->findings);
 		agent_summarize_contexts(s, s->seeds, s->nr_seeds);
 		return;
 	}
@@ -544,7 +544,7 @@ static void finish(struct agent_search *s)
 		nr = 0;
 	s->nr_contexts = nr;
 	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
-	agent_findings_sort(&s->findings);
+	agent_findings_rank(s->pl, &s->findings);
 	agent_summarize_contexts(s, ctxs, nr);
 }
 

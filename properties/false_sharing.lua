@@ -70,6 +70,12 @@ return {
   name = "FalseSharing",
   summary = "coherence misses on an object are mostly false sharing between writing threads",
   refines = "HotObject",
+  -- the symptoms of this cause on the same object (docs/properties.md, "Root
+  -- causes and symptoms"): the coherence misses raise the threads' miss
+  -- rates and their stall cycles; their findings are reported under this one
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "LLCThreadMissRate",
+               "UnbalancedThreadMisses", "UnbalancedLC1DataMissRateInThreads",
+               "WriteMissesToReadMostly" },
   context = "object",
   needs = { "coh_miss", "coh_miss_false", "writes" },
   params = { min_misses = 16, dominance = 0.5 },

@@ -15,6 +15,12 @@ return {
   name = "TrueSharingContention",
   summary = "threads write the same words of an object: coherence misses are mostly true sharing",
   refines = "HotObject",
+  -- the symptoms of this cause on the same object (docs/properties.md, "Root
+  -- causes and symptoms"): the coherence misses raise the threads' miss
+  -- rates and their stall cycles; their findings are reported under this one
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "LLCThreadMissRate",
+               "UnbalancedThreadMisses", "UnbalancedLC1DataMissRateInThreads",
+               "WriteMissesToReadMostly" },
   context = "object",
   needs = { "coh_miss", "coh_miss_true", "writes" },
   params = { min_misses = 16, dominance = 0.5 },

@@ -332,6 +332,14 @@ struct ameba_property_desc {
 	/* Evaluates the property on ctx. 0 (verdict filled) or AMEBA_E*. */
 	int (*evaluate)(const struct ameba_context *ctx, const struct ameba_params *params,
 			struct ameba_verdict *out);
+	/*
+	 * Appended (ABI 1, compatible growth; zero in older plugins): NULL, or
+	 * a NULL-terminated list of the properties this one explains: their
+	 * findings on the same context (and those of their refinements) are
+	 * symptoms of this cause and are reported under it ("absorbed",
+	 * docs/properties.md, "Root causes and symptoms").
+	 */
+	const char *const *explains;
 };
 
 /*
