@@ -9,6 +9,11 @@
  *    the parent's (the parent's name goes to refined_from).
  *  - A property that fails is disabled by agent_property_eval(); the ones it
  *    refines to are then evaluated as roots from the next context on.
+ *  - A refinement with `evaluate_where = METRIC` is evaluated also where its
+ *    parent does not hold, on every context where METRIC is non-zero (the
+ *    coherence properties on every object with coherence misses: a few
+ *    thousand false-sharing misses are a finding on an object below
+ *    HotObject's threshold); its finding then has no refined_from.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,23 +112,28 @@ static int eval_tree(struct agent_plugins *pl, struct agent_property *p, const c
 		     const struct ameba_context *ctx, int primary, struct agent_findings *out)
 {
 	struct agent_verdict v;
-	int found = 0, rc;
+	int found = 0, holds, rc;
 
 	rc = agent_property_eval(pl, p, ctx, primary, &v);
-	if (rc != 0 || !v.v.holds)
-		return 0;
+	holds = rc == 0 && v.v.holds;
 	for (uint32_t i = 0; i < pl->nr_props; i++) {
 		struct agent_property *c = &pl->props[i];
 
 		if (c->parent != p || c->disabled || !c->selected)
 			continue;
-		rc = eval_tree(pl, c, p->name, ctx, primary, out);
+		if (holds)
+			rc = eval_tree(pl, c, p->name, ctx, primary, out);
+		else if (c->has_where && ctx->has[c->where_metric] &&
+			 ctx->values[c->where_metric] > 0)
+			rc = eval_tree(pl, c, NULL, ctx, primary, out);	/* evaluate_where */
+		else
+			continue;
 		if (rc < 0)
 			return rc;
 		found |= rc;
 	}
-	if (found)
-		return 1;
+	if (!holds || found)
+		return found;
 	rc = finding_add(out, p, held_parent, ctx, &v);
 	return rc ? rc : 1;
 }

@@ -451,6 +451,17 @@ static int load_table(struct agent_lua *l, struct agent_property *p, char *msg, 
 		return AMEBA_EINVAL;
 	}
 	lua_pop(L, 1);
+	type = field_type(L, t, "evaluate_where");
+	if (type == LUA_TSTRING && ameba_metric_by_name(lua_tostring(L, -1)) >= 0) {
+		p->has_where = 1;
+		p->where_metric = ameba_metric_by_name(lua_tostring(L, -1));
+	} else if (type != LUA_TNIL) {
+		snprintf(msg, len, "%s: evaluate_where must be a metric name (`ameba list metrics`), "
+			 "e.g. evaluate_where = \"coh_miss\"; got %s", l->path,
+			 type == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+		return AMEBA_EINVAL;
+	}
+	lua_pop(L, 1);
 	type = field_type(L, t, "context");
 	if (type == LUA_TNIL) {
 		p->ctx_kind = AMEBA_CTX_OBJECT;

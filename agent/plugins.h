@@ -90,6 +90,14 @@ struct agent_property {
 	 */
 	char **explains;
 	uint32_t nr_explains;
+	/*
+	 * `evaluate_where = "metric"`: also evaluated, as a root, on every
+	 * context where that metric is non-zero and the property it refines
+	 * does not hold (coherence properties on every object with coherence
+	 * events, not only hot ones). has_where 0: only where the parent holds.
+	 */
+	int has_where;
+	int where_metric;
 	/* C plugins */
 	struct ameba_property_desc desc;	/* copy, zero-extended to our size */
 	/* Lua plugins */

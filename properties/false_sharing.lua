@@ -70,6 +70,8 @@ return {
   name = "FalseSharing",
   summary = "coherence misses on an object are mostly false sharing between writing threads",
   refines = "HotObject",
+  -- evaluated on every object with coherence misses, hot or not
+  evaluate_where = "coh_miss",
   -- the symptoms of this cause on the same object (docs/properties.md, "Root
   -- causes and symptoms"): the coherence misses raise the threads' miss
   -- rates and their stall cycles; their findings are reported under this one

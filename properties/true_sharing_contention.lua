@@ -15,6 +15,8 @@ return {
   name = "TrueSharingContention",
   summary = "threads write the same words of an object: coherence misses are mostly true sharing",
   refines = "HotObject",
+  -- evaluated on every object with coherence misses, hot or not
+  evaluate_where = "coh_miss",
   -- the symptoms of this cause on the same object (docs/properties.md, "Root
   -- causes and symptoms"): the coherence misses raise the threads' miss
   -- rates and their stall cycles; their findings are reported under this one

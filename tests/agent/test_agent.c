@@ -847,6 +847,65 @@ static void test_root_cause(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * Coherence properties on every object with coherence misses: an object
+ * with 5,002 false-sharing misses at 3.7% of the L1D misses (and of the
+ * stall cycles), below HotObject's 5%, gets its FalseSharing finding, as a
+ * root (no refined_from); without coherence misses nothing holds.
+ */
+static void test_coherence_everywhere(void)
+{
+	char paths[2][512];
+	const char *list[2] = { paths[0], paths[1] };
+	struct agent_plugins pl;
+	struct agent_findings f = { 0 };
+	struct hand_ctx h;
+	static const int metrics[] = {
+		AMEBA_M_MEM_REF, AMEBA_M_WRITES, AMEBA_M_L1D_MISS, AMEBA_M_L2_MISS,
+		AMEBA_M_LLC_MISS, AMEBA_M_COH_MISS, AMEBA_M_COH_MISS_FALSE, AMEBA_M_INTERVENTION,
+		AMEBA_M_INVAL_SENT, AMEBA_M_EST_STALL_CYCLES, AMEBA_M_EST_CYCLES,
+	};
+	static const double zero[5] = { 0 };
+	static const double refs[5] = { 0, 20000, 20000, 20000, 20000 };
+	static const double miss[5] = { 0, 1250, 1250, 1251, 1251 };
+	/* 5,002 x (120 intervention + 100 invalidation) */
+	static const double stall[5] = { 0, 275000, 275000, 275220, 275220 };
+	static const double cycles[5] = { 0, 1000000, 1000000, 1000000, 1000000 };
+
+	snprintf(paths[0], sizeof(paths[0]), "%s/properties/hot_object.lua", src_dir);
+	snprintf(paths[1], sizeof(paths[1]), "%s/properties/false_sharing.lua", src_dir);
+	load_props(&pl, list, 2);
+	CHECK(find_prop(&pl, "FalseSharing")->has_where);
+	hand_init(&h, "alloc_counters@false_sharing.c:73", metrics,
+		  (int)(sizeof(metrics) / sizeof(metrics[0])));
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 4000000);
+	hand_set(&h, AMEBA_M_WRITES, refs, 2000000);
+	hand_set(&h, AMEBA_M_L1D_MISS, miss, 135000);
+	hand_set(&h, AMEBA_M_L2_MISS, miss, 100000);
+	hand_set(&h, AMEBA_M_LLC_MISS, zero, 50000);
+	hand_set(&h, AMEBA_M_COH_MISS, miss, 5002);
+	hand_set(&h, AMEBA_M_COH_MISS_FALSE, miss, 5002);
+	hand_set(&h, AMEBA_M_INTERVENTION, miss, 5002);
+	hand_set(&h, AMEBA_M_INVAL_SENT, miss, 5002);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, stall, 30000000);
+	hand_set(&h, AMEBA_M_EST_CYCLES, cycles, 100000000);
+	CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_L1D_MISS, &f) == 0);
+	CHECK(agent_findings_rank(&pl, &f) == 0);
+	CHECK_EQ_U64(f.nr, 1);
+	if (f.nr == 1) {
+		CHECK_STR(f.v[0].property, "FalseSharing");
+		CHECK(f.v[0].refined_from == NULL);
+		CHECK_NEAR(f.v[0].severity, 1100440.0 / 100000000.0);
+	}
+	agent_findings_free(&f);
+	/* no coherence misses: not evaluated, and HotObject does not hold */
+	hand_set(&h, AMEBA_M_COH_MISS, zero, 5002);
+	CHECK(agent_evaluate(&pl, &h.c, 1, AMEBA_M_L1D_MISS, &f) == 0);
+	CHECK_EQ_U64(f.nr, 0);
+	agent_findings_free(&f);
+	agent_plugins_destroy(&pl);
+}
+
 /* ---- C plugins: ABI checks ---- */
 
 static void test_c_plugins(void)
@@ -1509,6 +1568,7 @@ int main(int argc, char **argv)
 	test_miss_rate_hierarchy();
 	test_one_scale();
 	test_root_cause();
+	test_coherence_everywhere();
 	test_c_plugins();
 	test_search_objects();
 	test_objects_cold_folding();
