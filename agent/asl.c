@@ -226,10 +226,10 @@ static const struct param *ctx_of(struct asl *a, struct env *e, const struct nod
 		for (uint32_t i = 0; e->fn && i < e->fn->nr_fparams; i++)
 			shadowed |= !strcmp(e->fn->fparams[i].name, base->name);
 		p = shadowed ? NULL : find_param(e->pr, base->name);
-		if (p && (p->type == P_PARPERF || p->type == P_SEQPERF))
+		if (p && (ASL_IS_CTX(p->type)))
 			return p;
 	}
-	fail(a, base->line, base->col, "only a context parameter (ParPerf, SeqPerf) has fields; "
+	fail(a, base->line, base->col, "only a context parameter (ParPerf, SeqPerf, ConcPerf) has fields; "
 	     "'.%s' follows %s", field, base->kind == N_NAME ? "a number" : "an expression");
 }
 
@@ -238,7 +238,8 @@ static void unknown_field(struct asl *a, const struct node *n, const struct para
 	fail(a, n->line, n->col, "%s %s has no field '%s'; fields are nrThreads, parT, program, "
 	     "confidence, samples, window_s, lc1_miss, lc2_miss, lc3_miss (and _rd/_wr) and every "
 	     "metric name of `ameba list metrics`",
-	     ctx->type == P_PARPERF ? "ParPerf" : "SeqPerf", ctx->name, n->name);
+	     ctx->type == P_PARPERF ? "ParPerf" : ctx->type == P_CONCPERF ? "ConcPerf" : "SeqPerf",
+	     ctx->name, n->name);
 }
 
 /* pp.f (not indexed): a total or a scalar field. */
@@ -497,7 +498,7 @@ static int gen_name(struct asl *a, struct env *e, const struct node *n)
 	}
 	p = find_param(e->pr, n->name);
 	if (p) {
-		if (p->type == P_PARPERF || p->type == P_SEQPERF)
+		if (ASL_IS_CTX(p->type))
 			fail(a, n->line, n->col, "%s is a context: use one of its fields, e.g. "
 			     "%s.mem_ref[tid] or %s.nrThreads", n->name, n->name, n->name);
 		emit(a, "p[\"%s\"]", n->name);
@@ -731,8 +732,17 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 		emit(a, " end ");
 	}
 	emit(a, "return _r end ");
-	emit(a, "local function _env(ctx, p) if _c ~= ctx then _e = _let(ctx, p) _c = ctx end "
-	     "return _e end ");
+	{
+		int conc = 0;
+
+		for (uint32_t i = 0; i < pr->nr_params; i++)
+			conc |= pr->params[i].type == P_CONCPERF;
+		/* ConcPerf: the let definitions and clauses see the view of the
+		 * context over its concurrent users (with at least p.min_refs
+		 * accesses each when the property has that parameter) */
+		emit(a, "local function _env(ctx, p) if _c ~= ctx then _e = _let(%s, p) _c = ctx end "
+		     "return _e end ", conc ? "asl.users_view(ctx, p.min_refs)" : "ctx");
+	}
 	emit(a, "return { name = ");
 	emit_str(a, pr->name);
 	emit(a, ", summary = ");
@@ -749,7 +759,7 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 	for (uint32_t i = 0, k = 0; i < pr->nr_params; i++) {
 		const struct param *p = &pr->params[i];
 
-		if (p->type == P_PARPERF || p->type == P_SEQPERF)
+		if (ASL_IS_CTX(p->type))
 			continue;
 		emit(a, "%s[\"%s\"] = ", k++ ? ", " : " ", p->name);
 		emit_num(a, p->def, p->type == P_INT);

@@ -841,6 +841,7 @@ static void push_params(struct agent_lua *l, const struct agent_property *p)
 }
 
 struct eval_args {
+	const struct agent_plugins *pl;
 	struct agent_lua *l;
 	struct agent_property *p;
 	const struct ameba_context *ctx;
@@ -894,6 +895,40 @@ static void want_string(lua_State *L, struct agent_lua *l, const char *key, int 
 	lua_pop(L, 1);
 }
 
+/*
+ * ctx.life[i] = { seen, from, to } for thread index i (the snapshots of the
+ * thread table that listed it first and saw it alive first and last; from
+ * and to are -1 when it lived between two snapshots), absent when the
+ * agent has no lifetimes (then every thread counts as concurrent with
+ * every other); ctx.max_alive: the most threads besides main seen alive
+ * at once (0: unknown).
+ */
+static void push_lives(lua_State *L, int c, const struct agent_plugins *pl,
+		       const struct ameba_context *ctx)
+{
+	if (!pl || !pl->lives || !ctx->thread_ids)
+		return;
+	lua_createtable(L, (int)ctx->nr_threads, 0);
+	for (uint32_t i = 0; i < ctx->nr_threads; i++) {
+		const struct agent_thread_life *t;
+
+		if (ctx->thread_ids[i] >= pl->nr_lives)
+			continue;
+		t = &pl->lives[ctx->thread_ids[i]];
+		lua_createtable(L, 0, 3);
+		lua_pushinteger(L, t->seen);
+		lua_setfield(L, -2, "seen");
+		lua_pushinteger(L, t->from);
+		lua_setfield(L, -2, "from");
+		lua_pushinteger(L, t->to);
+		lua_setfield(L, -2, "to");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, c, "life");
+	lua_pushinteger(L, pl->max_alive);
+	lua_setfield(L, c, "max_alive");
+}
+
 /* lua_CFunction(args): one evaluation, run protected by agent_lua_eval. */
 static int eval_body(lua_State *L)
 {
@@ -904,6 +939,7 @@ static int eval_body(lua_State *L)
 
 	push_ctx(L, a->ctx, a->primary);
 	ci = lua_gettop(L);
+	push_lives(L, ci, a->pl, a->ctx);
 	push_params(l, a->p);
 	pi = lua_gettop(L);
 
@@ -944,11 +980,12 @@ static int eval_body(lua_State *L)
 	return 0;
 }
 
-int agent_lua_eval(struct agent_property *p, const struct ameba_context *ctx, int primary_metric,
-		   struct agent_verdict *out, char *msg, size_t len)
+int agent_lua_eval(const struct agent_plugins *pl, struct agent_property *p,
+		   const struct ameba_context *ctx, int primary_metric, struct agent_verdict *out,
+		   char *msg, size_t len)
 {
 	struct agent_lua *l = p->lua;
-	struct eval_args a = { l, p, ctx, primary_metric, out };
+	struct eval_args a = { pl, l, p, ctx, primary_metric, out };
 	int rc;
 
 	if (!l->L) {

@@ -750,7 +750,7 @@ int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
 	memset(out, 0, sizeof(*out));
 	out->v.confidence = ctx->confidence;
 	if (p->lang == AGENT_PROP_LUA) {
-		rc = agent_lua_eval(p, ctx, primary_metric, out, msg, sizeof(msg));
+		rc = agent_lua_eval(pl, p, ctx, primary_metric, out, msg, sizeof(msg));
 		if (rc < 0) {
 			agent_property_disable(pl, p, msg);
 			return rc;

@@ -112,6 +112,7 @@ struct agent_thread_summary {
 	uint32_t id;
 	int32_t tid;
 	int exited;
+	struct agent_thread_life life;	/* snapshots (refreshes) it was seen in */
 	int has_values;
 	double values[AMEBA_M_NR];
 };
@@ -179,6 +180,12 @@ struct agent_search {
 	struct agent_thread_summary *threads;
 	uint32_t nr_threads;
 	char error[512];		/* why the run failed, when it did */
+	/* thread snapshots taken (refreshes), the threads' lifetimes in them
+	 * (copied from threads[] for the properties: pl->lives), the most
+	 * threads besides main alive in one */
+	int32_t nr_snaps;
+	struct agent_thread_life *lives;
+	uint32_t max_alive;
 	char **marks;			/* labels of the oracle marks the monitor wrote */
 	uint32_t nr_marks;
 

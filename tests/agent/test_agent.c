@@ -906,6 +906,52 @@ static void test_coherence_everywhere(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * Workers recreated every iteration (never more than two alive at once, all
+ * four seen only between two snapshots) are compared by worker slot, (id -
+ * 1) mod 2: slot 0 = threads 1,3, slot 1 = threads 2,4.
+ */
+static void test_worker_slots(void)
+{
+	char path[512];
+	const char *list[1] = { path };
+	struct agent_plugins pl;
+	struct agent_verdict v;
+	struct hand_ctx h;
+	static const int metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_EST_CYCLES };
+	static const double refs[5] = { 0, 20000, 20000, 20000, 20000 };
+	static const double cycles[5] = { 0, 100000, 300000, 100000, 500000 };
+	static const struct agent_thread_life lives[5] = {
+		{ 1, 1, 3 }, { 2, -1, -1 }, { 2, -1, -1 }, { 2, -1, -1 }, { 2, -1, -1 },
+	};
+
+	snprintf(path, sizeof(path), "%s/properties/unbalanced_thread_misses.lua", src_dir);
+	load_props(&pl, list, 1);
+	pl.lives = lives;
+	pl.nr_lives = 5;
+	pl.max_alive = 2;
+	hand_init(&h, "table", metrics, 2);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 100000);
+	hand_set(&h, AMEBA_M_EST_CYCLES, cycles, 2000000);
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "UnbalancedThreadMisses"), &h.c,
+				  AMEBA_M_MEM_REF, &v) == 0);
+	/* slots: 200k and 800k cycles, mean 500k; 300k over it > 0.5 x 500k */
+	CHECK(v.v.holds);
+	CHECK_NEAR(v.v.severity, 300000.0 / 2000000.0);
+	CHECK(v.nr_threads == 2 && v.threads[0] == 2 && v.threads[1] == 4);
+	CHECK_STR(v.v.evidence, "worker slot 1 of 2 (2 threads: 2,4): 50.0% of the 2 worker slots' "
+		  "accesses (40.0k of 80.0k), 1.6x the mean (800.0k est_cycles vs 500.0k)");
+	/* no slots when as many threads could be alive together */
+	pl.max_alive = 4;
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "UnbalancedThreadMisses"), &h.c,
+				  AMEBA_M_MEM_REF, &v) == 0);
+	CHECK(v.v.holds);
+	CHECK(v.nr_threads == 1 && v.threads[0] == 4);
+	CHECK_NEAR(v.v.severity, (500000.0 - 250000.0) / 2000000.0);
+	pl.lives = NULL;
+	agent_plugins_destroy(&pl);
+}
+
 /* ---- C plugins: ABI checks ---- */
 
 static void test_c_plugins(void)
@@ -1569,6 +1615,7 @@ int main(int argc, char **argv)
 	test_one_scale();
 	test_root_cause();
 	test_coherence_everywhere();
+	test_worker_slots();
 	test_c_plugins();
 	test_search_objects();
 	test_objects_cold_folding();
