@@ -121,6 +121,42 @@ static void check_alone(const cJSON *rep, const char *prop)
 	printf("\n");
 }
 
+/*
+ * --verdict V: summary.verdict is V, consistent with the findings (some
+ * finding reaches summary.threshold iff V is "findings"), and top_objects
+ * are sorted by stall_share, each in (0, 1].
+ */
+static void check_verdict(const cJSON *rep, const char *want)
+{
+	const cJSON *sum = cJSON_GetObjectItem(rep, "summary"), *f, *o;
+	const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(sum, "verdict"));
+	double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(sum, "threshold")), best = 0, prev = 2;
+	int n = 0;
+
+	if (!got || strcmp(got, want)) {
+		fail("verdict %s, want %s", got ? got : "(none)", want);
+		return;
+	}
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(rep, "findings"))
+		if (cJSON_GetNumberValue(cJSON_GetObjectItem(f, "severity")) > best)
+			best = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "severity"));
+	if ((best >= thr) != !strcmp(want, "findings"))
+		fail("verdict %s, but the largest severity is %s the threshold", want,
+		     best >= thr ? "at or over" : "under");
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(sum, "top_objects")) {
+		double x = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "stall_share"));
+
+		if (!(x > 0 && x <= prev))
+			fail("top_objects: %s is out of order or has no stall share%s",
+			     cJSON_GetStringValue(cJSON_GetObjectItem(o, "name")), "");
+		prev = x;
+		n++;
+	}
+	if (!n)
+		fail("summary.top_objects is empty%s%s", "", "");
+	printf("report_check: verdict %s, largest severity %.4f, %d top objects\n", want, best, n);
+}
+
 int main(int argc, char **argv)
 {
 	cJSON *schema, *rep;
@@ -172,6 +208,8 @@ int main(int argc, char **argv)
 			snprintf(got, sizeof(got), "%d", cJSON_GetArraySize(cJSON_GetObjectItem(rep, "findings")));
 			if (atoi(got) != atoi(val))
 				fail("%s findings (not counting absorbed ones), want %s", got, val);
+		} else if (!strcmp(opt, "--verdict")) {
+			check_verdict(rep, val);
 		} else if (!strcmp(opt, "--alone")) {
 			check_alone(rep, val);
 		} else if (!strcmp(opt, "--no-finding")) {
