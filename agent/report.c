@@ -178,6 +178,11 @@ static cJSON *summary_json(const struct agent_search *s)
 				n++;
 		}
 	}
+	/* then provisional objects (a strategy's counts while it searched, over
+	 * their own window), marked, while there is room */
+	for (uint32_t i = 0; i < s->nr_objects && n < AGENT_SUMMARY_TOP_OBJECTS; i++)
+		if (s->objects[i].provisional)
+			order[n++] = i;
 	a = cJSON_AddArrayToObject(sum, "top_objects");
 	for (uint32_t k = 0; k < n; k++) {
 		const struct agent_obj_summary *o = &s->objects[order[k]];
@@ -188,8 +193,13 @@ static cJSON *summary_json(const struct agent_search *s)
 		cJSON_AddStringToObject(j, "name", o->name);
 		cJSON_AddStringToObject(j, "kind", agent_obj_kind_name(o->kind));
 		cJSON_AddNumberToObject(j, "size", (double)o->sz_bytes);
+		cJSON_AddNumberToObject(j, "blocks", o->nr_blocks);
 		cJSON_AddNumberToObject(j, "stall_share", round6(x));
 		cJSON_AddStringToObject(j, "metric", m);
+		if (o->provisional) {
+			cJSON_AddBoolToObject(j, "provisional", 1);
+			cJSON_AddNumberToObject(j, "seconds", round6((double)o->window_ns / 1e9));
+		}
 		cJSON_AddItemToArray(a, j);
 	}
 	return sum;
@@ -607,10 +617,17 @@ static int nothing_significant(const cJSON *root, FILE *out)
 		fprintf(out, "where the memory time goes (share of %s):\n",
 			jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "top_objects"), 0),
 			     "metric", "est_stall_cycles"));
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(sum, "top_objects"))
-		fprintf(out, "  %5.1f%% %s %s (%s)\n", 100 * jnum(o, "stall_share", 0),
-			jstr(o, "kind", "?"), jstr(o, "name", "?"),
-			size_text(jnum(o, "size", 0), sz, sizeof(sz)));
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(sum, "top_objects")) {
+		int prov = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "provisional"));
+
+		fprintf(out, "  %5.1f%%%s %s %s (", 100 * jnum(o, "stall_share", 0), prov ? "~" : " ",
+			jstr(o, "kind", "?"), jstr(o, "name", "?"));
+		fprintf(out, "%s)", size_text(jnum(o, "size", 0), sz, sizeof(sz)));
+		if (prov)
+			fprintf(out, " (provisional: over the %.2f s the search measured it in, not "
+				"the others' window)", jnum(o, "seconds", 0));
+		fputc('\n', out);
+	}
 	return 1;
 }
 
