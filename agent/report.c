@@ -713,10 +713,12 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		cJSON_ArrayForEach(t, tids)
 			if (cJSON_IsNumber(t) && nr < 256)
 				ids[nr++] = (uint32_t)t->valuedouble;
+		/* dozens of short-lived threads: their number (the JSON lists them) */
+		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
+			snprintf(ttext, sizeof(ttext), "%u threads", nr);
 		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
-			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)),
-			agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext)),
+			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)), ttext,
 			jstr(f, "evidence", ""), absorbed_text(f, atext, sizeof(atext)));
 		shown++;
 	}

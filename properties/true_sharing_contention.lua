@@ -51,7 +51,7 @@ return {
     local w = writers(ctx)
     return string.format("%s coherence misses, %s true sharing; %d threads write it (%s), " ..
                          "%s writes, %s interventions", asl.count(ctx.v.coh_miss),
-                         asl.pct(ctx.v.coh_miss_true / ctx.v.coh_miss), #w, asl.threads(w),
+                         asl.pct(ctx.v.coh_miss_true / ctx.v.coh_miss), #w, asl.thread_list(ctx, w),
                          asl.count(ctx.v.writes), asl.count(ctx.v.intervention or 0))
   end,
 
@@ -61,7 +61,7 @@ return {
     return string.format("Threads %s all write the same words of %s (%s, %s writes): " ..
       "accumulate in a per-thread local variable (or a per-thread slot padded to 64 bytes) " ..
       "and combine once per thread at the end, a reduction: %s writes to the shared line " ..
-      "become %d.", asl.threads(w), o.name, asl.bytes(o.size), asl.count(ctx.v.writes),
+      "become %d.", asl.thread_list(ctx, w), o.name, asl.bytes(o.size), asl.count(ctx.v.writes),
       asl.count(ctx.v.writes), #w)
   end,
 }
