@@ -990,6 +990,8 @@ static void test_c_plugins(void)
 			continue;
 		}
 		CHECK_AT(rows[i].line, agent_plugins_link(&pl, NULL, 0, err, sizeof(err)) == 0);
+		CHECK_AT(rows[i].line, find_prop(&pl, "CWriteHeavy")->nr_explains == 1 &&
+			 !strcmp(find_prop(&pl, "CWriteHeavy")->explains[0], "ThreadWriteMissRate"));
 		hand_init(&h, "table", metrics, 3);
 		hand_set(&h, AMEBA_M_MEM_REF, refs, 1000);
 		hand_set(&h, AMEBA_M_WRITES, writes, 500);
