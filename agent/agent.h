@@ -11,6 +11,16 @@ int agent_cmd_cc(int argc, char **argv, int cxx);
 int agent_cmd_list(int argc, char **argv);
 int agent_cmd_geometry(int argc, char **argv);
 int agent_list_presets(void);
+int agent_cmd_calibrate(int argc, char **argv);	/* calibrate.c */
+
+/*
+ * whatif.c: for the first max_fixes findings of report root whose property
+ * has a mechanical fix (FalseSharing: padding), simulates cmd again as it
+ * is and with the fix (AMEBA_WHATIF) and adds "what_if" and
+ * "predicted_speedup" to each. Returns how many it tried.
+ */
+struct cJSON;
+int agent_whatif_apply(struct cJSON *root, char **cmd, int max_fixes, int quiet);
 int agent_cmd_oracle(int argc, char **argv);
 int agent_cmd_run(int argc, char **argv);	/* run_cmd.c */
 int agent_cmd_attach(int argc, char **argv);	/* run_cmd.c */

@@ -29,6 +29,20 @@
 
 enum cc_mode { CC_LINK_EXE, CC_LINK_SHARED, CC_NO_LINK, CC_QUERY };
 
+/*
+ * gcc builtins that write or copy memory and that gcc expands or folds
+ * into inline stores (strcpy of a constant, mempcpy, bzero...) unless told
+ * not to. Their calls reach the runtime's interposers (monitor/intercept.c).
+ * Builtins that only compute a value (strlen or strcmp of constants) stay:
+ * folded, they access no memory at run time either.
+ */
+static const char *const gcc_no_builtin[] = {
+	"-fno-builtin-memcpy", "-fno-builtin-memset", "-fno-builtin-memmove",
+	"-fno-builtin-bzero", "-fno-builtin-bcopy", "-fno-builtin-mempcpy",
+	"-fno-builtin-strcpy", "-fno-builtin-stpcpy", "-fno-builtin-strncpy",
+	"-fno-builtin-stpncpy", "-fno-builtin-strcat", "-fno-builtin-strncat",
+};
+
 struct argv_buf {
 	char **v;
 	int nr, cap;
@@ -198,15 +212,29 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 		    argv_push(&out, "-fno-omit-frame-pointer"))
 			goto nomem;
 		/*
-		 * gcc expands constant-size memcpy/memset/memmove inline after its
-		 * tsan pass, so those accesses would reach no hook at all. Keeping
-		 * them as calls lets the runtime's interposers count them (clang
-		 * already emits the calls).
+		 * gcc expands string and memory builtins inline after its tsan
+		 * pass, so those accesses would reach no hook: bzero at any size
+		 * and -O level into rep stos, strcpy of a constant into stores,
+		 * __builtin_memset and aggregate fills/copies into rep stos/movs.
+		 * Keeping them as calls lets the runtime's interposers count them
+		 * (clang's tsan pass already turns its memory intrinsics into
+		 * calls). See docs/ameba-cc.md for what each flag covers.
 		 */
-		if (!clang && (argv_push(&out, "-fno-builtin-memcpy") ||
-			       argv_push(&out, "-fno-builtin-memset") ||
-			       argv_push(&out, "-fno-builtin-memmove")))
+		if (!clang)
+			for (size_t i = 0; i < sizeof(gcc_no_builtin) / sizeof(gcc_no_builtin[0]); i++)
+				if (argv_push(&out, gcc_no_builtin[i]))
+					goto nomem;
+#if defined(__x86_64__) || defined(__i386__)
+		/*
+		 * What gcc still expands (explicit __builtin_mem*, the fills and
+		 * copies of aggregates, structs passed by value) becomes a call to
+		 * memset/memcpy above the size it moves by plain stores: never a
+		 * rep string instruction. Where gcc also instruments the aggregate
+		 * (__tsan_{read,write}_range), the runtime counts the pair once.
+		 */
+		if (!clang && argv_push(&out, "-mstringop-strategy=libcall"))
 			goto nomem;
+#endif
 		/*
 		 * clang drops the read of a read-modify-write (x += y) when the same
 		 * location is written later in the basic block: a race detector
@@ -225,6 +253,15 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 	for (int i = 0; i < user.nr; i++)
 		if (argv_push(&out, user.v[i]))
 			goto nomem;
+	/*
+	 * After the user's arguments, so that it wins over -D_FORTIFY_SOURCE
+	 * and -Wp,-D_FORTIFY_SOURCE alike: the fortified headers call
+	 * __builtin___memcpy_chk & co., which both compilers expand inline
+	 * past the instrumentation or send to libc's __*_chk, where the access
+	 * is not seen. A correct program behaves the same without the checks.
+	 */
+	if (mode != CC_QUERY && argv_push(&out, "-Wp,-U_FORTIFY_SOURCE"))
+		goto nomem;
 
 	if (mode == CC_LINK_EXE || mode == CC_LINK_SHARED) {
 		if (clang) {

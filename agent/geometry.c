@@ -3,6 +3,7 @@
  * geometries the sim backend can simulate, from the same code the runtime
  * uses (monitor/sim/sim_geom.c), so what is printed is what is simulated.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,27 +34,76 @@ static void cache_summary(const struct mon_sim_cache_geom *c, char *buf, size_t 
 		snprintf(buf, len, "%s/%uw/%uB", sz, c->assoc, c->line_bytes);
 }
 
+static void preset_row(const char *name)
+{
+	struct mon_sim_geom g;
+	char err[256], l1[48], l2[48], llc[48];
+
+	if (mon_sim_geom_load(name, &g, err, sizeof(err))) {
+		printf("%-12s (unavailable: %s)\n", name, err);
+		return;
+	}
+	cache_summary(&g.l1d, l1, sizeof(l1));
+	cache_summary(&g.l2, l2, sizeof(l2));
+	cache_summary(&g.llc, llc, sizeof(llc));
+	printf("%-12s %-14s %-14s %-16s %5u %6u  %u/%u/%u/%u/%u\n", name, l1, l2, llc, g.nr_nodes,
+	       g.tlb1.nr_entries, g.lat.l1_hit, g.lat.l2_hit, g.lat.llc_hit, g.lat.mem_local,
+	       g.lat.mem_remote);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int agent_list_presets(void)
 {
+	char dir[512];
+	DIR *d;
+
 	printf("%-12s %-14s %-14s %-16s %5s %6s  %s\n", "preset", "l1d", "l2", "llc/node",
 	       "nodes", "tlb", "latency l1/l2/llc/mem/remote (cycles)");
-	for (const char *const *n = mon_sim_preset_names; *n; n++) {
-		struct mon_sim_geom g;
-		char err[256], l1[48], l2[48], llc[48];
+	for (const char *const *n = mon_sim_preset_names; *n; n++)
+		preset_row(*n);
+	/* the user's presets (`ameba calibrate`), by name, sorted */
+	if (mon_sim_user_preset_path("x", dir, sizeof(dir)) == 0 && strrchr(dir, '/')) {
+		char *names[256];
+		size_t nr = 0;
+		struct dirent *e;
 
-		if (mon_sim_geom_load(*n, &g, err, sizeof(err))) {
-			printf("%-12s (unavailable: %s)\n", *n, err);
-			continue;
+		*strrchr(dir, '/') = 0;
+		if ((d = opendir(dir))) {
+			while ((e = readdir(d)) && nr < sizeof(names) / sizeof(names[0])) {
+				size_t l = strlen(e->d_name);
+				char path[600];
+				if (l <= 5 || strcmp(e->d_name + l - 5, ".conf"))
+					continue;
+				e->d_name[l - 5] = 0;
+				/* a name that a built-in preset shadows, or that is no valid name */
+				if (mon_sim_user_preset_path(e->d_name, path, sizeof(path)))
+					continue;
+				names[nr] = strdup(e->d_name);
+				if (names[nr])
+					nr++;
+			}
+			closedir(d);
 		}
-		cache_summary(&g.l1d, l1, sizeof(l1));
-		cache_summary(&g.l2, l2, sizeof(l2));
-		cache_summary(&g.llc, llc, sizeof(llc));
-		printf("%-12s %-14s %-14s %-16s %5u %6u  %u/%u/%u/%u/%u\n", *n, l1, l2, llc, g.nr_nodes,
-		       g.tlb1.nr_entries, g.lat.l1_hit, g.lat.l2_hit, g.lat.llc_hit, g.lat.mem_local,
-		       g.lat.mem_remote);
+		qsort(names, nr, sizeof(names[0]), cmp_str);
+		for (size_t i = 0; i < nr; i++) {
+			int builtin = 0;
+			for (const char *const *n = mon_sim_preset_names; *n; n++)
+				builtin |= !strcmp(*n, names[i]);
+			if (!builtin)
+				preset_row(names[i]);
+			free(names[i]);
+		}
+		if (nr)
+			printf("(presets after the built-in ones are files in %s)\n", dir);
 	}
-	printf("\nChoose with AMEBA_PRESET=NAME|FILE (and AMEBA_NODES=N) in the environment of an\n"
-	       "instrumented program; `ameba geometry --preset NAME` prints every parameter.\n");
+	printf("\nChoose with --preset NAME|FILE on `ameba run`, or AMEBA_PRESET=NAME|FILE (and\n"
+	       "AMEBA_NODES=N) in the environment of an instrumented program; `ameba geometry\n"
+	       "--preset NAME` prints every parameter; `ameba calibrate` measures this\n"
+	       "machine's latencies into a preset of its own.\n");
 	return 0;
 }
 

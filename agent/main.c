@@ -27,6 +27,7 @@ static void usage(FILE *f)
 		"  oracle FILE    print an AMEBA_ORACLE dump as a ranked per-object table\n"
 		"  list WHAT      list properties, strategies, metrics, backends or presets\n"
 		"  geometry       print the sim backend's cache geometry (--preset, --nodes)\n"
+		"  calibrate      measure this machine's memory latencies into a sim preset\n"
 		"  version        print the version\n"
 		"  help           this text\n"
 		"\n"
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 		return agent_cmd_list(argc - 2, argv + 2);
 	if (!strcmp(cmd, "geometry"))
 		return agent_cmd_geometry(argc - 2, argv + 2);
+	if (!strcmp(cmd, "calibrate"))
+		return agent_cmd_calibrate(argc - 2, argv + 2);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("ameba %s\n", AMEBA_VERSION_STRING);
 		return 0;

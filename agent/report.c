@@ -52,6 +52,149 @@ static cJSON *metric_object(const uint8_t *has, const double *values)
 	return o;
 }
 
+/* "6.1M", "655.4k", "512": a count for a sentence. */
+static const char *count_text(double v, char *buf, size_t len)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.1fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+/*
+ * The "coverage" block: how much of the program's count of the run's metric
+ * the report accounts for, and what is missing. Two losses are measured:
+ *   share            the measured objects' counts over the program's count in
+ *                    the same window(s) (null when no object was measured);
+ *   window_of_search the program's count in those windows over its count in
+ *                    all the search's experiments (the agent's own total
+ *                    counter, search.c): what the search saw but the final
+ *                    measurement did not (the intervals spent searching).
+ *                    When an experiment had no room for that counter, the
+ *                    windows' length over the search's span stands in for it
+ *                    (by time, `window_of_search_by`: "time").
+ * Their product is the coverage; below AGENT_COVERAGE_MIN every finding's
+ * confidence is multiplied by coverage / AGENT_COVERAGE_MIN (*factor).
+ * What the program did after the search ended (the target ran on) is named
+ * in `missing` but not measured, so it changes no figure.
+ */
+static cJSON *coverage_json(const struct agent_search *s, double *factor)
+{
+	const struct agent_coverage *cov = &s->coverage;
+	const char *metric = ameba_metric_info(s->primary_metric)->name;
+	double search_s = ts_diff_s(&s->started, &s->ended);
+	/* only provisional objects (a search that never measured its finds):
+	 * their shares, each over its own window, summed, and the longest window */
+	int prov = !cov->nr_objects && cov->nr_provisional;
+	double total = prov ? cov->prov_total : cov->total;
+	uint64_t window_ns = prov ? cov->prov_window_ns : cov->nr_objects ? cov->window_ns : s->measured_ns;
+	double window_s = (double)window_ns / 1e9;
+	double share = -1, of_search = -1, c = 1;
+	int by_count = cov->searched_exact && cov->nr_searched && (cov->nr_objects || prov);
+	cJSON *o = cJSON_CreateObject(), *miss;
+	char msg[512], a[32], b[32];
+
+	*factor = 1;
+	if (!o)
+		return NULL;
+	if (cov->nr_objects && cov->total > 0)
+		share = cov->attributed < cov->total ? cov->attributed / cov->total : 1;
+	else if (prov)
+		share = cov->prov_share < 1 ? cov->prov_share : 1;
+	if (by_count && cov->searched > 0)
+		of_search = total < cov->searched ? total / cov->searched : 1;
+	else if (!by_count && search_s > 0 && window_s > 0)
+		of_search = window_s < search_s ? window_s / search_s : 1;
+	if (share >= 0)
+		c *= share;
+	if (of_search >= 0)
+		c *= of_search;
+	if (c < AGENT_COVERAGE_MIN)
+		*factor = c / AGENT_COVERAGE_MIN;
+
+	cJSON_AddStringToObject(o, "metric", metric);
+	cJSON_AddStringToObject(o, "basis", cov->nr_objects ? "measured" : prov ? "provisional" : "none");
+	cJSON_AddNumberToObject(o, "objects", cov->nr_objects);
+	cJSON_AddNumberToObject(o, "windows", cov->nr_windows);
+	cJSON_AddNumberToObject(o, "window_s", round6(window_s));
+	cJSON_AddNumberToObject(o, "search_s", round6(search_s));
+	if (cov->searched_exact && cov->nr_searched)
+		cJSON_AddNumberToObject(o, "searched", cov->searched);
+	else
+		cJSON_AddNullToObject(o, "searched");
+	if (cov->nr_objects) {
+		cJSON_AddNumberToObject(o, "total", cov->total);
+		cJSON_AddNumberToObject(o, "attributed", cov->attributed);
+	} else if (prov) {
+		cJSON_AddNumberToObject(o, "total", cov->prov_total);
+		cJSON_AddNullToObject(o, "attributed");
+	} else {
+		cJSON_AddNullToObject(o, "total");
+		cJSON_AddNullToObject(o, "attributed");
+	}
+	if (of_search >= 0)
+		cJSON_AddNumberToObject(o, "window_of_search", round6(of_search));
+	else
+		cJSON_AddNullToObject(o, "window_of_search");
+	cJSON_AddStringToObject(o, "window_of_search_by", by_count ? metric : "time");
+	if (share >= 0)
+		cJSON_AddNumberToObject(o, "share", round6(share));
+	else
+		cJSON_AddNullToObject(o, "share");
+	cJSON_AddNumberToObject(o, "coverage", round6(c));
+	cJSON_AddNumberToObject(o, "threshold", AGENT_COVERAGE_MIN);
+	cJSON_AddNumberToObject(o, "factor", round6(*factor));
+	miss = cJSON_AddArrayToObject(o, "missing");
+	if (of_search >= 0 && of_search < AGENT_COVERAGE_MIN) {
+		if (by_count)
+			snprintf(msg, sizeof(msg), "%.1f%% of the %s the search saw (%s of %s) fell outside "
+				 "the measured window (%.2f s of %.2f s): counted while the strategy "
+				 "searched, not in the figures", 100 * (1 - of_search), metric,
+				 count_text(cov->searched - total, a, sizeof(a)),
+				 count_text(cov->searched, b, sizeof(b)), window_s, search_s);
+		else
+			snprintf(msg, sizeof(msg), "the measured window (%.2f s) covers %.1f%% of the "
+				 "%.2f s searched: what the program did while the strategy searched is "
+				 "not in the figures", window_s, 100 * of_search, search_s);
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	}
+	if (prov && share < AGENT_COVERAGE_MIN) {
+		snprintf(msg, sizeof(msg), "the objects found account for %.1f%% of the %s, each over "
+			 "its own window: %.1f%% was not attributed", 100 * share, metric,
+			 100 * (1 - share));
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	} else if (share >= 0 && share < AGENT_COVERAGE_MIN) {
+		snprintf(msg, sizeof(msg), "%.1f%% of the %s counted in the measured window (%s of %s) "
+			 "was not attributed to the %u objects measured: objects the strategy did "
+			 "not measure (unsearched regions, small objects, stacks)",
+			 100 * (1 - share), metric, count_text(cov->total - cov->attributed, a, sizeof(a)),
+			 count_text(cov->total, b, sizeof(b)), cov->nr_objects);
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	}
+	if (prov) {
+		snprintf(msg, sizeof(msg), "no object was measured after the search: the %u found "
+			 "have counts from while the strategy searched (provisional), over windows of "
+			 "at most %.2f s", cov->nr_provisional, window_s);
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	} else if (cov->nr_provisional) {
+		snprintf(msg, sizeof(msg), "%u object%s only have counts from while the strategy "
+			 "searched (provisional), not counted as attributed", cov->nr_provisional,
+			 cov->nr_provisional == 1 ? "" : "s");
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	}
+	if (s->end != AGENT_END_EXITED) {
+		snprintf(msg, sizeof(msg), "the search ended (%s) before the program did: what it did "
+			 "afterwards is not in the report", agent_end_name(s->end));
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	}
+	return o;
+}
+
 static cJSON *threads_array(const uint32_t *ids, uint32_t nr)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -211,6 +354,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	cJSON *root = cJSON_CreateObject(), *a, *o, *t;
 	char buf[64], sbuf[256];
 	int m = s->primary_metric;
+	double factor = 1;
 
 	if (!root)
 		return NULL;
@@ -299,10 +443,19 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	cJSON_AddNumberToObject(root, "agent_cpu_s", round6(ri->agent_cpu_s));
 
 	cJSON_AddItemToObject(root, "totals", metric_object(s->program_has, s->program_totals));
+	cJSON_AddItemToObject(root, "coverage", coverage_json(s, &factor));
 
 	a = cJSON_AddArrayToObject(root, "findings");
 	for (uint32_t i = 0; i < s->findings.nr; i++)
 		cJSON_AddItemToArray(a, finding_json(&s->findings.v[i], i + 1));
+	/* a uniform factor: the ranking (severity, then confidence) stays */
+	if (factor < 1)
+		cJSON_ArrayForEach(o, a) {
+			cJSON *conf = cJSON_GetObjectItemCaseSensitive(o, "confidence");
+
+			if (cJSON_IsNumber(conf))
+				cJSON_SetNumberValue(conf, round6(conf->valuedouble * factor));
+		}
 
 	a = cJSON_AddArrayToObject(root, "objects");
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
@@ -639,6 +792,32 @@ static int finding_shown(const cJSON *f, double min)
 	return !cJSON_IsNumber(sev) || sev->valuedouble >= min;
 }
 
+/*
+ * The coverage lines above the table: under the threshold a warning with
+ * the coverage and the confidence factor, then what is missing ("warning:"
+ * lines then, "note:" lines when the figures still cover enough).
+ */
+static void coverage_table(const cJSON *cov, FILE *out)
+{
+	const cJSON *mi, *share = cJSON_GetObjectItemCaseSensitive(cov, "share");
+	double factor = jnum(cov, "factor", 1);
+
+	if (!cov)
+		return;
+	if (factor < 1) {
+		fprintf(out, "warning: the figures account for %.1f%% of the program's %s (under %.0f%%): "
+			"window %.2f s of %.2f s searched", 100 * jnum(cov, "coverage", 0),
+			jstr(cov, "metric", "?"), 100 * jnum(cov, "threshold", 0),
+			jnum(cov, "window_s", 0), jnum(cov, "search_s", 0));
+		if (cJSON_IsNumber(share))
+			fprintf(out, ", %.1f%% of it attributed to objects", 100 * share->valuedouble);
+		fprintf(out, "; confidences x %.2f\n", factor);
+	}
+	cJSON_ArrayForEach(mi, cJSON_GetObjectItemCaseSensitive(cov, "missing"))
+		if (cJSON_IsString(mi))
+			fprintf(out, "%s: %s\n", factor < 1 ? "warning" : "note", mi->valuestring);
+}
+
 void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_severity)
 {
 	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
@@ -663,6 +842,7 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		fprintf(out, "partial report: %s\n", jstr(root, "reason", "?"));
 	if (jstr(root, "error", NULL))
 		fprintf(out, "error: %s\n", jstr(root, "error", ""));
+	coverage_table(cJSON_GetObjectItemCaseSensitive(root, "coverage"), out);
 	if (nothing_significant(root, out) && nr_shown) {
 		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",
 			"property", "context", "threads", "evidence");

@@ -36,6 +36,17 @@ enum agent_target_state {
 	AGENT_TARGET_GONE,		/* ended; status unknown (attach) */
 };
 
+/*
+ * Coverage (the report's "coverage" block, docs/report-schema.md): below
+ * this share of the program's accesses accounted for, the report says what
+ * is missing and multiplies every finding's confidence by coverage / 0.95.
+ * A search that accounts for everything attributes at least 98% (nway stops
+ * when the unsearched share is under 2%; the objects strategy measures every
+ * object): 95% leaves room for the stack and small objects no strategy
+ * measures, and flags windows that miss a third of the run.
+ */
+#define AGENT_COVERAGE_MIN 0.95
+
 /* Builds the report; NULL on allocation failure. pl may be NULL. */
 cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_info *ri,
 			  const struct agent_plugins *pl);

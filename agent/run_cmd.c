@@ -38,6 +38,7 @@
 #include "provider.h"
 #include "report.h"
 #include "search.h"
+#include "sim.h"
 
 #define RUN_CONNECT_MS_DEFAULT 10000
 
@@ -74,6 +75,10 @@ struct run_opts {
 	double min_severity;		/* table: hide findings below it */
 	uint32_t connect_ms;
 	int gate;
+	int what_if;			/* run: findings whose fix is re-simulated (0: none) */
+	const char *preset;		/* run: AMEBA_PRESET of the target (checked) */
+	const char *nodes;		/* run: AMEBA_NODES of the target (checked) */
+	char preset_path[PATH_MAX];	/* a preset file's absolute path */
 };
 
 static void run_usage(FILE *f, int attach)
@@ -120,7 +125,7 @@ static void run_usage(FILE *f, int attach)
 		"  --min-severity S     leave findings below severity S out of the table (0.001\n"
 		"                       or 0.1%%, the default; 0 = all); the JSON report keeps them\n"
 		"  --connect-timeout T  how long to wait for the target's MRI socket (default 10s)\n"
-		"%s"
+		"%s%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
 		"  -v, --verbose        log the strategy's notes\n"
 		"  -h, --help           this text\n"
@@ -128,7 +133,16 @@ static void run_usage(FILE *f, int attach)
 		"Exit status: 0 report written; 1 error; 2 usage; 3 report written and the\n"
 		"target failed (non-zero exit or killed). See docs/user-guide.md.\n",
 		attach ? "" :
-		"  --no-gate            do not hold CMD at main() until the agent is attached\n");
+		"  --no-gate            do not hold CMD at main() until the agent is attached\n",
+		attach ? "" :
+		"  --preset NAME|FILE   cache geometry and latencies the sim backend simulates:\n"
+		"                       host (default), zen4, skylake-sp, r10000, a preset of\n"
+		"                       `ameba calibrate`, or a config file (`ameba list presets`)\n"
+		"  --nodes N            simulated NUMA nodes (default: the preset's)\n"
+		"  --what-if N          after a clean exit, simulate CMD again with the fix of\n"
+		"                       each of the first N findings that have a mechanical one\n"
+		"                       (false sharing: padding) for their predicted_speedup\n"
+		"                       (default 2; 0 = off; docs/whatif.md)\n");
 }
 
 /* "10s", "500ms", "2m", "1.5" (unit_ms per bare unit). -1 when invalid. */
@@ -169,6 +183,38 @@ static int push_str(const char ***arr, uint32_t *nr, const char *s)
 	return 0;
 }
 
+/*
+ * --preset and --nodes of `ameba run`: loads the geometry as the target's
+ * runtime will (the same code), so that a bad name, file or node count is a
+ * usage error here, naming the file and line, instead of a target that
+ * falls back to its default. A preset file is passed on by absolute path.
+ * 0, or 2 with the message printed.
+ */
+static int check_geometry(struct run_opts *o)
+{
+	struct mon_sim_geom g;
+	char err[512];
+	const char *preset = o->preset ? o->preset : getenv("AMEBA_PRESET");
+
+	if (!o->preset && !o->nodes)
+		return 0;
+	if (!preset || !*preset)
+		preset = "host";
+	if (mon_sim_geom_load(preset, &g, err, sizeof(err))) {
+		fprintf(stderr, "ameba run: --preset %s: %s\n", preset, err);
+		return 2;
+	}
+	if (o->nodes && (mon_sim_geom_set(&g, "nodes", o->nodes, err, sizeof(err)) ||
+			 mon_sim_geom_check(&g, err, sizeof(err)))) {
+		fprintf(stderr, "ameba run: --nodes %s: %s\n", o->nodes, err);
+		return 2;
+	}
+	if (o->preset && (strchr(o->preset, '/') || strstr(o->preset, ".conf")) &&
+	    realpath(o->preset, o->preset_path))
+		o->preset = o->preset_path;
+	return 0;
+}
+
 /* 0, or 2 (usage, message printed), or -1 for --help (printed). */
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
@@ -181,6 +227,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->min_severity = AGENT_MIN_SEVERITY_DEFAULT;
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
+	o->what_if = 2;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
 		char name[64];
@@ -228,7 +275,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--format") || !strcmp(name, "--top") ||
 		    !strcmp(name, "--min-severity") ||
 		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
-		    !strcmp(name, "--refine-after")) {
+		    !strcmp(name, "--refine-after") || !strcmp(name, "--preset") ||
+		    !strcmp(name, "--nodes") || !strcmp(name, "--what-if")) {
 			if (eq) {
 				val = eq + 1;
 			} else if (i + 1 < argc) {
@@ -307,6 +355,33 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			o->metric = val;
+		} else if (!strcmp(name, "--what-if")) {
+			char *end;
+			long v = strtol(val, &end, 10);
+
+			if (o->attach) {
+				fprintf(stderr, "%s: --what-if: only `ameba run` can start the program "
+					"again\n", prog);
+				return 2;
+			}
+			if (*end || v < 0 || v > 100) {
+				fprintf(stderr, "%s: --what-if %s: want a count of findings, 0..100\n",
+					prog, val);
+				return 2;
+			}
+			o->what_if = (int)v;
+		} else if (!strcmp(name, "--preset") || !strcmp(name, "--nodes")) {
+			if (o->attach) {
+				fprintf(stderr, "%s: %s: a running process simulates the geometry it was "
+					"started with; start it with AMEBA_PRESET=NAME|FILE (and "
+					"AMEBA_NODES=N) in its environment, or use `ameba run %s %s`\n",
+					prog, name, name, val);
+				return 2;
+			}
+			if (!strcmp(name, "--preset"))
+				o->preset = val;
+			else
+				o->nodes = val;
 		} else if (!strcmp(name, "--backend")) {
 			o->backend = val;
 		} else if (!strcmp(name, "--output") || !strcmp(name, "-o")) {
@@ -359,6 +434,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			return 2;
 		}
 	} else {
+		if (check_geometry(o))
+			return 2;
 		if (i >= argc) {
 			fprintf(stderr, "%s: no command to run; usage: ameba run [options] -- CMD "
 				"[ARGS...]\n", prog);
@@ -465,6 +542,10 @@ static pid_t launch(const struct run_opts *o, struct gate *g)
 				setenv("AMEBA_GATE_LIB", gate_lib, 1);
 			}
 		}
+		if (o->preset)
+			setenv("AMEBA_PRESET", o->preset, 1);
+		if (o->nodes)
+			setenv("AMEBA_NODES", o->nodes, 1);
 		execvp(o->cmd[0], o->cmd);
 		child_errno = errno;
 		n = write(err_pipe[1], &child_errno, sizeof(child_errno));
@@ -567,6 +648,11 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 		fprintf(stderr, "ameba: out of memory while building the report\n");
 		return AMEBA_ENOMEM;
 	}
+	/* the final report of a run whose target exited cleanly: predicted
+	 * speedups by simulating the fixes (whatif.c) */
+	if (print && !o->attach && o->what_if > 0 && ri->target_state == AGENT_TARGET_EXITED &&
+	    ri->target_exit_code == 0 && (!o->backend || !strcmp(o->backend, "sim")))
+		agent_whatif_apply(root, o->cmd, o->what_if, o->quiet);
 	rc = agent_report_write(root, out_path, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ameba: %s\n", err);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "search.h"
+#include "mri/mri.h"
 
 static const char *const end_names[] = {
 	[AGENT_END_COMPLETE] = "complete",
@@ -478,6 +479,60 @@ static int context_provisional(const char *extra)
 	return v && n == strlen("search_intervals") && !strncmp(v, "search_intervals", n);
 }
 
+/*
+ * The coverage of the run's metric m by the measured object contexts. A
+ * window is told apart by its length and its program count (nway measures
+ * everything it found over one window, restarted by a rescan; objects
+ * measured over one window all carry the same pair).
+ */
+static void summarize_coverage(struct agent_search *s, const struct ameba_context *ctxs,
+			       uint32_t nr, int m)
+{
+	struct agent_coverage *cov = &s->coverage;
+	struct {
+		uint64_t ns;
+		double total;
+	} win[64];	/* the distinct windows (nway: one per rescan) */
+	uint32_t nr_win = 0;
+
+	cov->nr_objects = cov->nr_windows = cov->nr_provisional = 0;
+	cov->total = cov->attributed = 0;
+	cov->window_ns = 0;
+	cov->prov_share = cov->prov_total = 0;
+	cov->prov_window_ns = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct ameba_context *c = &ctxs[i];
+		int seen = 0;
+
+		if (c->kind != AMEBA_CTX_OBJECT || !c->object || !c->has[m])
+			continue;
+		if (context_provisional(c->extra)) {
+			cov->nr_provisional++;
+			if (c->program[m] > 0)
+				cov->prov_share += c->values[m] / c->program[m];
+			if (c->program[m] > cov->prov_total) {
+				cov->prov_total = c->program[m];
+				cov->prov_window_ns = c->window_ns;
+			}
+			continue;
+		}
+		cov->nr_objects++;
+		cov->attributed += c->values[m];
+		for (uint32_t j = 0; j < nr_win && !seen; j++)
+			seen = win[j].ns == c->window_ns && win[j].total == c->program[m];
+		if (seen)
+			continue;
+		if (nr_win < sizeof(win) / sizeof(win[0])) {
+			win[nr_win].ns = c->window_ns;
+			win[nr_win++].total = c->program[m];
+		}
+		cov->nr_windows++;
+		cov->total += c->program[m];
+		if (c->window_ns > cov->window_ns)
+			cov->window_ns = c->window_ns;
+	}
+}
+
 void agent_summarize_contexts(struct agent_search *s, const struct ameba_context *ctxs,
 			      uint32_t nr)
 {
@@ -485,6 +540,7 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 	const struct ameba_context **objs = calloc(nr + 1, sizeof(*objs));
 	int m = s->primary_metric;
 
+	summarize_coverage(s, ctxs, nr, m);
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct ameba_context *c = &ctxs[i];
 
@@ -560,6 +616,62 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 			s->nr_objects++;
 	}
 	free(objs);
+}
+
+/*
+ * The agent's own count of the run's metric over the whole address space,
+ * for the report's coverage: the index of a counter of exp that counts it
+ * already (metric m, no ranges, bins or thread list), or of one appended to
+ * a copy of the experiment (*sent, with *ext, *ext_bins, *ext_except to
+ * free), or UINT32_MAX when the experiment has no room for another counter
+ * or memory ran out (the coverage then says the count is not exact).
+ */
+static uint32_t total_counter(const struct ameba_experiment *exp, int m,
+			      struct ameba_experiment *sent, struct ameba_counter **ext,
+			      struct ameba_counter_bins **ext_bins,
+			      struct ameba_counter_bins **ext_except)
+{
+	uint32_t n = exp->nr_counters;
+
+	*sent = *exp;
+	*ext = NULL;
+	*ext_bins = *ext_except = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ameba_counter *c = &exp->counters[i];
+
+		if (c->metric == m && !c->nr_ranges && !c->nr_threads &&
+		    !(exp->counter_bins && exp->counter_bins[i].nr))
+			return i;
+	}
+	if (n >= MRI_MAX_COUNTERS)
+		return UINT32_MAX;
+	*ext = calloc(n + 1, sizeof(**ext));
+	if (exp->counter_bins)
+		*ext_bins = calloc(n + 1, sizeof(**ext_bins));
+	if (exp->counter_except)
+		*ext_except = calloc(n + 1, sizeof(**ext_except));
+	if (!*ext || (exp->counter_bins && !*ext_bins) || (exp->counter_except && !*ext_except)) {
+		free(*ext);
+		free(*ext_bins);
+		free(*ext_except);
+		*ext = NULL;
+		*ext_bins = *ext_except = NULL;
+		return UINT32_MAX;
+	}
+	if (n)
+		memcpy(*ext, exp->counters, n * sizeof(**ext));
+	(*ext)[n].metric = m;
+	sent->counters = *ext;
+	sent->nr_counters = n + 1;
+	if (*ext_bins) {
+		memcpy(*ext_bins, exp->counter_bins, n * sizeof(**ext_bins));
+		sent->counter_bins = *ext_bins;
+	}
+	if (*ext_except) {
+		memcpy(*ext_except, exp->counter_except, n * sizeof(**ext_except));
+		sent->counter_except = *ext_except;
+	}
+	return n;
 }
 
 /* Final evaluation: contexts -> findings, summary. */
@@ -680,6 +792,7 @@ int agent_search_run(struct agent_search *s)
 	int rc, stop_reason = -1;
 
 	clock_gettime(CLOCK_REALTIME, &s->started);
+	s->coverage.searched_exact = 1;
 	t0 = now_s();
 	deadline = s->opts.duration_ms ? t0 + (double)s->opts.duration_ms / 1e3 : INFINITY;
 	s->primary_metric = s->opts.primary_metric >= 0 ? s->opts.primary_metric : AMEBA_M_MEM_REF;
@@ -735,6 +848,10 @@ int agent_search_run(struct agent_search *s)
 	for (;;) {
 		struct ameba_experiment exp;
 		struct agent_exp_result res;
+		struct ameba_experiment sent;
+		struct ameba_counter *ext;
+		struct ameba_counter_bins *ext_bins, *ext_except;
+		uint32_t tot;
 		uint32_t interval_ms;
 		double t = now_s();
 
@@ -796,7 +913,36 @@ int agent_search_run(struct agent_search *s)
 			interval_ms = 5u << s->nr_iterations;
 		if (deadline != INFINITY && t + interval_ms / 1e3 > deadline)
 			interval_ms = (uint32_t)((deadline - t) * 1e3) + 1;
-		rc = s->prov->ops->experiment(s->prov, &exp, interval_ms, s->opts.stop, &res);
+		tot = UINT32_MAX;
+		sent = exp;
+		ext = NULL;
+		ext_bins = ext_except = NULL;
+		if (s->coverage.searched_exact)
+			tot = total_counter(&exp, s->primary_metric, &sent, &ext, &ext_bins,
+					    &ext_except);
+		memset(&res, 0, sizeof(res));
+		rc = s->prov->ops->experiment(s->prov, &sent, interval_ms, s->opts.stop, &res);
+		if (rc == AMEBA_ENOTSUP && ext) {
+			/* a backend that counts only ranges (watch): no total from now on */
+			s->coverage.searched_exact = 0;
+			tot = UINT32_MAX;
+			memset(&res, 0, sizeof(res));
+			rc = s->prov->ops->experiment(s->prov, &exp, interval_ms, s->opts.stop, &res);
+		}
+		free(ext);
+		free(ext_bins);
+		free(ext_except);
+		if (rc == 0) {
+			/* the strategy sees its own counters only */
+			if (tot != UINT32_MAX && tot < res.r.nr_counters && res.r.values) {
+				s->coverage.searched += (double)res.r.values[tot];
+				s->coverage.nr_searched++;
+			} else {
+				s->coverage.searched_exact = 0;
+			}
+			if (res.r.nr_counters > exp.nr_counters)
+				res.r.nr_counters = exp.nr_counters;
+		}
 		if (rc == AMEBA_EEXITED) {
 			stop_reason = AGENT_END_EXITED;
 			break;

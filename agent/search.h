@@ -108,6 +108,32 @@ struct agent_obj_summary {
 	int provisional;
 };
 
+/*
+ * How much of the program's count of the run's metric the measured objects
+ * account for (the report's "coverage", docs/report-schema.md): every
+ * object context with a final measurement, not only the top objects the
+ * summary keeps, over the distinct windows they were measured in.
+ */
+struct agent_coverage {
+	uint32_t nr_objects;		/* measured object contexts summed */
+	uint32_t nr_windows;		/* distinct windows among them */
+	uint32_t nr_provisional;	/* objects with a search-time count only */
+	/* the provisional objects: the sum of their shares, each over its own
+	 * window, and the longest of those windows (its program count, length) */
+	double prov_share;
+	double prov_total;
+	uint64_t prov_window_ns;
+	double total;			/* the program's count over those windows */
+	double attributed;		/* the objects' counts over them */
+	uint64_t window_ns;		/* the longest of the windows */
+	/* the program's count over every experiment of the search (the agent's
+	 * own total counter, search.c); searched_exact is 0 when an experiment
+	 * had no room left for it (MRI_MAX_COUNTERS) */
+	double searched;
+	int searched_exact;
+	uint32_t nr_searched;		/* experiments summed into searched */
+};
+
 struct agent_thread_summary {
 	uint32_t id;
 	int32_t tid;
@@ -188,6 +214,7 @@ struct agent_search {
 	uint32_t max_alive;
 	char **marks;			/* labels of the oracle marks the monitor wrote */
 	uint32_t nr_marks;
+	struct agent_coverage coverage;
 
 	/* internal */
 	struct ameba_host host;

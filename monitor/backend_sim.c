@@ -10,6 +10,10 @@
  *                  n runs on core n % cores
  *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
  *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
+ *   AMEBA_SIM_ORDER  time (default): with two threads or more, one merger
+ *                  thread simulates every thread's logged accesses in
+ *                  simulated-time order (seq.c); host: each thread simulates
+ *                  its own, in the order the host runs them
  *   AMEBA_SIM_ASM  0 uses the C line entry instead of the x86-64 assembly
  *                  one (same counts; read when the backend is chosen)
  *
@@ -25,10 +29,12 @@
  * credit is thus late by at most one access of the victim; a thread that
  * never accesses memory again after being invalidated is not credited.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mon.h"
+#include "seq.h"
 #include "sim/sim_int.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
@@ -167,7 +173,11 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 		for (uint32_t i = 0; i < n; i++) {
 			if (r[i].cookie >= nr_objs)
 				continue;
-			uint64_t *v = mon_counts_get(t, r[i].cookie);
+			/* ordered mode: the merger runs this for t, and may not
+			 * insert into t's table (t made the vector when it logged
+			 * its access to the line) */
+			uint64_t *v = mon_seq_engaged() ? mon_counts_find(t, r[i].cookie)
+							: mon_counts_get(t, r[i].cookie);
 			if (v && slot >= 0)
 				mon_count_add(v, slot, 1);
 			if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
@@ -270,18 +280,210 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
 		credit_recv(t, c, pc);
 }
 
+/*
+ * What-if (AMEBA_WHATIF=KIND:OBJECT, read once): the run simulates a
+ * program in which one object's problem is fixed, so that the agent can
+ * compare simulated run times (agent/whatif.c, docs/whatif.md). OBJECT is
+ * a report's object name: a global's symbol, or a heap or mapping's site
+ * (func@file:line). Kinds:
+ *   pad   each thread's accesses to the object go to a copy of its own
+ *         (what padding every thread's words to lines of their own gives
+ *         when the threads use disjoint words: no line of it is shared);
+ *   huge  the object's pages are 2 MiB for the TLB: its accesses' TLB cost
+ *         is that of a per-thread shadow TLB of 2 MiB pages (as many L1
+ *         and L2 entries as the geometry's TLBs, fully associative, LRU)
+ *         instead of the simulator's (whose 4 KiB entries of the object
+ *         still take room from the others': slightly pessimistic);
+ *   local every memory access to the object is local (first touch by the
+ *         thread that uses it): a remote one costs mem_local instead.
+ * The what-if backend has no inline fast paths: every access comes through
+ * sim_access, which rewrites the address (pad) or corrects the access's
+ * events (huge, local) around the simulator.
+ */
+enum { WHATIF_NONE, WHATIF_PAD, WHATIF_HUGE, WHATIF_LOCAL };
+
+#define WHATIF_TLB_MAX 2048
+struct whatif_tlb {
+	uint32_t nr1, nr2;			/* entries in use of the L1 / L2 shadow */
+	uint64_t now;
+	uint64_t page1[WHATIF_TLB_MAX], used1[WHATIF_TLB_MAX];
+	uint64_t page2[WHATIF_TLB_MAX], used2[WHATIF_TLB_MAX];
+};
+
+static struct {
+	int kind;
+	char target[512];
+	uint8_t *site_match;		/* per site id: 0 unknown, 1 no, 2 yes */
+	uint32_t nr_sites;
+	struct whatif_tlb *tlb[256];	/* huge: per thread (id % 256) */
+} whatif;
+
+int mon_backend_sim_whatif_wanted(void)
+{
+	const char *e = getenv("AMEBA_WHATIF");
+	const char *colon;
+
+	if (!e || !*e)
+		return 0;
+	colon = strchr(e, ':');
+	if (!colon || !colon[1]) {
+		mon_log("AMEBA_WHATIF=%s: want KIND:OBJECT (pad, huge, local); ignored", e);
+		return 0;
+	}
+	if (!strncmp(e, "pad:", 4))
+		whatif.kind = WHATIF_PAD;
+	else if (!strncmp(e, "huge:", 5))
+		whatif.kind = WHATIF_HUGE;
+	else if (!strncmp(e, "local:", 6))
+		whatif.kind = WHATIF_LOCAL;
+	else {
+		mon_log("AMEBA_WHATIF=%s: unknown kind (pad, huge, local); ignored", e);
+		return 0;
+	}
+	snprintf(whatif.target, sizeof(whatif.target), "%s", colon + 1);
+	return 1;
+}
+
+/* Is obj the what-if's object? Sites are symbolised once each. */
+static int whatif_match(const struct mon_obj *obj)
+{
+	if (obj->kind == MON_OBJ_GLOBAL)
+		return obj->name && !strcmp(obj->name, whatif.target);
+	if (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP)
+		return 0;
+	if (obj->site_id >= whatif.nr_sites) {
+		uint32_t n = mon_site_nr() + 64;
+		uint8_t *m = mon_realloc(whatif.site_match, n);
+
+		if (!m)
+			return 0;
+		memset(m + whatif.nr_sites, 0, n - whatif.nr_sites);
+		whatif.site_match = m;
+		whatif.nr_sites = n;
+		if (obj->site_id >= n)
+			return 0;
+	}
+	if (!whatif.site_match[obj->site_id]) {
+		char name[512];
+		const char *sn = mon_site_name(obj->site_id, name, sizeof(name));
+		size_t l = sn ? strlen(sn) : 0;
+
+		/* the site's name, alone or as the head of a bin label
+		 * ("matrix.bin <- map_input@..." ends with it, "x@a.h:1 <- y" starts) */
+		whatif.site_match[obj->site_id] =
+			l && (!strcmp(whatif.target, sn) ||
+			      (!strncmp(whatif.target, sn, l) && !strncmp(whatif.target + l, " <- ", 4)) ||
+			      (strlen(whatif.target) > l + 4 &&
+			       !strcmp(whatif.target + strlen(whatif.target) - l, sn) &&
+			       !strncmp(whatif.target + strlen(whatif.target) - l - 4, " <- ", 4))) ? 2 : 1;
+	}
+	return whatif.site_match[obj->site_id] == 2;
+}
+
+/* pad: thread t's private copy of obj, at the same offset within a line
+ * (the access stays within one line), 4 GiB apart per thread, above any
+ * address of the program (the simulator keys lines and pages by address). */
+static inline uintptr_t whatif_pad(const struct mon_thread *t, const struct mon_obj *obj,
+				   uintptr_t addr)
+{
+	return ((uintptr_t)1 << 46) + ((uintptr_t)(t->id & 4095) << 32) +
+	       (obj->start & (MON_LINE_SIZE - 1)) + (addr - obj->start);
+}
+
+/* One level of the shadow TLB: 1 if page is in it (made most recent),
+ * else 0 after putting it in (LRU victim when full). */
+static int whatif_tlb_ref(uint64_t *page, uint64_t *used, uint32_t *nr, uint32_t cap,
+			  uint64_t key, uint64_t now)
+{
+	uint32_t v = 0;
+
+	for (uint32_t i = 0; i < *nr; i++) {
+		if (page[i] == key) {
+			used[i] = now;
+			return 1;
+		}
+		if (used[i] < used[v])
+			v = i;
+	}
+	if (*nr < cap)
+		v = (*nr)++;
+	page[v] = key;
+	used[v] = now;
+	return 0;
+}
+
+/* huge, local: the access's events as they would be with the fix. */
+static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mon_sim_events *e)
+{
+	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
+	const struct mon_sim_geom *g = mon_sim_geom_of(sim);
+	int32_t d = 0;
+
+	if (whatif.kind == WHATIF_LOCAL) {
+		if (e->mem_remote) {
+			e->mem_remote = 0;
+			e->mem_local = 1;
+			d = (int32_t)lat->mem_local - (int32_t)lat->mem_remote;
+		}
+	} else if (whatif.kind == WHATIF_HUGE) {
+		struct whatif_tlb *w = whatif.tlb[t->id & 255];
+		uint64_t key = addr >> 21;
+		uint32_t cap1 = g->tlb1.nr_entries < WHATIF_TLB_MAX ? g->tlb1.nr_entries : WHATIF_TLB_MAX;
+		uint32_t cap2 = g->tlb2.nr_entries < WHATIF_TLB_MAX ? g->tlb2.nr_entries : WHATIF_TLB_MAX;
+		int32_t before = e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
+		int32_t after;
+
+		if (!w && !(w = whatif.tlb[t->id & 255] = mon_calloc(1, sizeof(*w))))
+			return;
+		w->now++;
+		if (whatif_tlb_ref(w->page1, w->used1, &w->nr1, cap1 ? cap1 : 1, key, w->now)) {
+			e->tlb1_miss = e->tlb_miss = 0;
+			after = 0;
+		} else if (cap2 && whatif_tlb_ref(w->page2, w->used2, &w->nr2, cap2, key, w->now)) {
+			e->tlb1_miss = 1;
+			e->tlb_miss = 0;
+			after = (int32_t)lat->tlb2_hit;
+		} else {
+			e->tlb1_miss = e->tlb_miss = 1;
+			after = (int32_t)lat->tlb_miss;
+		}
+		d = after - before;
+	}
+	e->est_cycles = (uint32_t)((int32_t)e->est_cycles + d);
+	if (e->est_stall_cycles || d > 0)
+		e->est_stall_cycles = (uint32_t)((int32_t)e->est_stall_cycles + d);
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
 	struct mon_sim_core *c = t->backend_data;
 	struct mon_sim_events e;
-	int wr = (flags & MON_ACC_WRITE) != 0;
+	int wr = (flags & MON_ACC_WRITE) != 0, fix = 0;
 
 	if (mon_unlikely(!c)) {
 		sim_thread_start(t);
 		c = t->backend_data;
 		if (!c)
 			return;
+	}
+	if (mon_unlikely(whatif.kind) && whatif_match(obj)) {
+		if (whatif.kind == WHATIF_PAD)
+			addr = whatif_pad(t, obj, addr);
+		else
+			fix = 1;
+	}
+	if (mon_unlikely(fix)) {
+		int r = mon_sim_access(c, addr, sz, wr, obj->idx, &e);
+
+		if (!r) {	/* a plain hit's events: all zero but its cycles */
+			uint32_t cyc = e.est_cycles;
+			memset(&e, 0, sizeof(e));
+			e.est_cycles = cyc;
+		}
+		whatif_correct(t, addr, &e);
+		report(t, c, &e, flags, pc, ev);
+		return;
 	}
 	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
 		/* a plain L1 hit: what report() would report, with less work */
@@ -898,3 +1100,35 @@ void mon_backend_sim_after_fork(void)
 	}
 const struct mon_backend_ops mon_backend_sim = SIM_OPS(SIM_LINE_FAST);
 const struct mon_backend_ops mon_backend_sim_c = SIM_OPS(mon_sim_line_fast_c);
+/* AMEBA_WHATIF: every access through sim_access (no inline paths) */
+const struct mon_backend_ops mon_backend_sim_whatif = {
+	.name = "sim", .metrics = sim_metrics,
+	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
+	.activate = sim_activate, .thread_start = sim_thread_start,
+	.thread_exit = sim_thread_exit, .access = sim_access,
+};
+
+/* Ordered mode (seq.c): the application's threads log their accesses; the
+ * merger thread calls sim_access (mon_backend_sim's) for each, in simulated
+ * time order. No inline entries: every access goes to the log. */
+static void seq_thread_start(struct mon_thread *t)
+{
+	mon_seq_thread_start(t);
+}
+
+static void seq_thread_exit(struct mon_thread *t)
+{
+	mon_seq_thread_exit(t);
+}
+
+static void seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		       unsigned flags, uintptr_t pc, struct mon_events *ev)
+{
+	mon_seq_access(t, obj, addr, sz, flags, pc, ev->counts);
+}
+
+const struct mon_backend_ops mon_backend_sim_seq = {
+	.name = "sim", .metrics = sim_metrics,
+	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
+	.thread_start = seq_thread_start, .thread_exit = seq_thread_exit, .access = seq_access,
+};

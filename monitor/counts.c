@@ -137,6 +137,24 @@ static int counts_grow(struct mon_counts *c)
 	return 0;
 }
 
+uint64_t *mon_counts_find(struct mon_thread *t, uint32_t obj_idx)
+{
+	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
+	uint32_t key = obj_idx + 1, h;
+	uint64_t *v = NULL;
+
+	if (!c)
+		return NULL;
+	pthread_spin_lock(&c->lock);
+	for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1))
+		if (c->keys[h] == key) {
+			v = c->vals[h];
+			break;
+		}
+	pthread_spin_unlock(&c->lock);
+	return v;
+}
+
 uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 {
 	struct mon_counts *c = t->counts;

@@ -31,10 +31,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "mon.h"
 
@@ -61,6 +63,7 @@ static struct {
 	int (*strncmp)(const char *, const char *, size_t);
 	char *(*strchr)(const char *, int);
 	char *(*strrchr)(const char *, int);
+	wchar_t *(*wmemset)(wchar_t *, wchar_t, size_t);
 	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	void *(*dlopen)(const char *, int);
 	int (*dlclose)(void *);
@@ -93,6 +96,7 @@ static void resolve(void)
 	real.strncmp = dlsym(RTLD_NEXT, "strncmp");
 	real.strchr = dlsym(RTLD_NEXT, "strchr");
 	real.strrchr = dlsym(RTLD_NEXT, "strrchr");
+	real.wmemset = dlsym(RTLD_NEXT, "wmemset");
 	real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real.dlopen = dlsym(RTLD_NEXT, "dlopen");
 	real.dlclose = dlsym(RTLD_NEXT, "dlclose");
@@ -395,7 +399,45 @@ DEFINE_DELETE(_ZdaPvmSt11align_val_t, size_t sz, size_t al)
 DEFINE_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t al, const void *nt)
 DEFINE_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t al, const void *nt)
 
-/* ---- anonymous memory mappings ---- */
+/* ---- memory mappings: anonymous, and of files ---- */
+
+/*
+ * The path of the file open on fd ("/proc/self/fd/N" resolved), interned
+ * as the view at off (mon_file_view), or NULL: nothing with a path (an
+ * anon_inode such as io_uring's rings, no /proc). A deleted file's name
+ * keeps its " (deleted)".
+ */
+static const char *fd_view(int fd, off_t off)
+{
+	char link[32], path[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return NULL;
+	path[n] = '\0';
+	return mon_file_view(path, (uint64_t)off);
+}
+
+/*
+ * A mapping of a file that the program can read or write: an object named
+ * by the file (docs/objmap.md). Its site is a site of its own per file. A
+ * descriptor without a path maps an object named by its site alone, as
+ * anonymous memory is.
+ */
+static void track_file(struct mon_thread *t, void *p, size_t len, int fd, off_t off, uintptr_t ret,
+		       void *frame)
+{
+	const char *view;
+	uint32_t site;
+
+	t->in_rt++;
+	view = fd_view(fd, off);
+	site = mon_site_capture_file(t, ret, frame, view ? mon_file_intern(view) : NULL);
+	mon_objmap_add_file((uintptr_t)p, len, site, t->id, view);
+	t->in_rt--;
+}
 
 static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t ret,
 		     void *frame)
@@ -409,8 +451,12 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		t->in_rt--;
 	}
 	p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && t && (flags & MAP_ANONYMOUS))
+	if (p == MAP_FAILED || !t)
+		return p;
+	if (flags & MAP_ANONYMOUS)
 		track_alloc(t, MON_OBJ_MMAP, p, len, ret, frame);
+	else if (fd >= 0 && (prot & (PROT_READ | PROT_WRITE)))
+		track_file(t, p, len, fd, off, ret, frame);
 	return p;
 }
 
@@ -440,6 +486,7 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 {
 	struct mon_thread *t = track_thread();
 	void *new_addr = NULL, *p;
+	const char *view = NULL;
 	int tracked = 0;
 
 	if (flags & MREMAP_FIXED) {
@@ -455,6 +502,7 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->in_rt++;
 		o = mon_objmap_lookup(NULL, (uintptr_t)old);
 		tracked = o->kind == MON_OBJ_MMAP && o->start == (uintptr_t)old;
+		view = tracked ? o->name : NULL;	/* a file's: the view stays */
 		if (tracked)
 			mon_objmap_unmap_range((uintptr_t)old, (uintptr_t)old + old_len);
 		if (flags & MREMAP_FIXED)
@@ -462,9 +510,17 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->in_rt--;
 	}
 	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
-	if (t && tracked)
+	if (t && tracked && view) {
+		t->in_rt++;
+		mon_objmap_add_file((uintptr_t)(p != MAP_FAILED ? p : old),
+				    p != MAP_FAILED ? new_len : old_len,
+				    mon_site_capture_file(t, RET_PC(), FRAME(), mon_file_intern(view)),
+				    t->id, view);
+		t->in_rt--;
+	} else if (t && tracked) {
 		track_alloc(t, MON_OBJ_MMAP, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len,
 			    RET_PC(), FRAME());
+	}
 	return p;
 }
 
@@ -476,14 +532,67 @@ static inline void range(const void *p, size_t n, unsigned rw, uintptr_t pc)
 		mon_access((uintptr_t)p, n, rw | MON_ACC_RANGE, pc);
 }
 
+/*
+ * Aggregates gcc has counted already. Under -mstringop-strategy=libcall
+ * (ameba cc) gcc compiles an aggregate copy `a = b` that it does not move
+ * by plain stores into
+ *     __tsan_write_range(&a, n); __tsan_read_range(&b, n); memcpy(&a, &b, n);
+ * and a fill `a = (T){0}` into __tsan_write_range + memset. The hooks count
+ * the ranges, so the call must not count them again. Each hook leaves a
+ * note: the range, the caller's frame (its canonical frame address) and the
+ * hook's return address. memcpy, memmove and memset leave out a range that
+ * matches a note from the same frame whose call lies at most
+ * NOTE_CODE_BYTES of code before theirs (the argument set-up between the
+ * calls: 15-50 bytes in gcc 12's code at -O0..-O3 and -Os), and every call clears
+ * both notes, so a note serves at most one call. The reading of `b` by a
+ * struct returned by value (only read_range, then memcpy into the return
+ * slot) is matched the same way; its write is counted by memcpy.
+ * Only an explicit memcpy of exactly the range of an aggregate copy made
+ * just before it, in the same function, with no call in between could be
+ * taken for the aggregate's own: that memcpy would then go uncounted.
+ */
+#define NOTE_CODE_BYTES 96
+struct range_note {
+	uintptr_t addr, size, cfa, pc;
+};
+static __thread struct range_note note_rd __attribute__((tls_model("initial-exec")));
+static __thread struct range_note note_wr __attribute__((tls_model("initial-exec")));
+
+void mon_range_note(unsigned flags, uintptr_t addr, size_t sz, uintptr_t cfa, uintptr_t pc)
+{
+	struct range_note *n = flags & MON_ACC_WRITE ? &note_wr : &note_rd;
+
+	n->addr = addr;
+	n->size = sz;
+	n->cfa = cfa;
+	n->pc = pc;
+}
+
+/* Did a range hook count [p, p + sz) just before this call (see above)? */
+static inline int noted(const struct range_note *n, const void *p, size_t sz, uintptr_t cfa,
+			uintptr_t pc)
+{
+	return n->cfa == cfa && n->addr == (uintptr_t)p && n->size == sz && pc > n->pc &&
+	       pc - n->pc <= NOTE_CODE_BYTES;
+}
+
+/* Counts a copy of n bytes from s to d called from pc in the frame cfa,
+ * leaving out what gcc's range hooks counted already. */
+static void count_copy(void *d, const void *s, size_t n, uintptr_t cfa, uintptr_t pc)
+{
+	if (!noted(&note_rd, s, n, cfa, pc))
+		range(s, n, MON_ACC_READ, pc);
+	if (!noted(&note_wr, d, n, cfa, pc))
+		range(d, n, MON_ACC_WRITE, pc);
+	note_rd.cfa = note_wr.cfa = 0;
+}
+
 MON_EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
 	void *r = resolved() ? real.memcpy(d, s, n) : slow_memmove(d, s, n);
 
-	if (mon_unlikely(count_from(RET_PC()))) {
-		range(s, n, MON_ACC_READ, RET_PC());
-		range(d, n, MON_ACC_WRITE, RET_PC());
-	}
+	if (mon_unlikely(count_from(RET_PC())))
+		count_copy(d, s, n, (uintptr_t)__builtin_dwarf_cfa(), RET_PC());
 	return r;
 }
 
@@ -491,11 +600,38 @@ MON_EXPORT void *memmove(void *d, const void *s, size_t n)
 {
 	void *r = resolved() ? real.memmove(d, s, n) : slow_memmove(d, s, n);
 
+	if (mon_unlikely(count_from(RET_PC())))
+		count_copy(d, s, n, (uintptr_t)__builtin_dwarf_cfa(), RET_PC());
+	return r;
+}
+
+/* mempcpy: memcpy returning the end of the copy (gcc keeps it a call under
+ * ameba cc's -fno-builtin-mempcpy; clang calls memcpy). */
+MON_EXPORT void *mempcpy(void *d, const void *s, size_t n)
+{
+	if (resolved())
+		real.memcpy(d, s, n);
+	else
+		slow_memmove(d, s, n);
 	if (mon_unlikely(count_from(RET_PC()))) {
 		range(s, n, MON_ACC_READ, RET_PC());
 		range(d, n, MON_ACC_WRITE, RET_PC());
 	}
-	return r;
+	return (char *)d + n;
+}
+
+MON_EXPORT void *__mempcpy(void *d, const void *s, size_t n);
+MON_EXPORT void *__mempcpy(void *d, const void *s, size_t n)
+{
+	if (resolved())
+		real.memcpy(d, s, n);
+	else
+		slow_memmove(d, s, n);
+	if (mon_unlikely(count_from(RET_PC()))) {
+		range(s, n, MON_ACC_READ, RET_PC());
+		range(d, n, MON_ACC_WRITE, RET_PC());
+	}
+	return (char *)d + n;
 }
 
 MON_EXPORT void *memset(void *d, int c, size_t n)
@@ -511,8 +647,11 @@ MON_EXPORT void *memset(void *d, int c, size_t n)
 			p[i] = (unsigned char)c;
 		r = d;
 	}
-	if (mon_unlikely(count_from(RET_PC())))
-		range(d, n, MON_ACC_WRITE, RET_PC());
+	if (mon_unlikely(count_from(RET_PC()))) {
+		if (!noted(&note_wr, d, n, (uintptr_t)__builtin_dwarf_cfa(), RET_PC()))
+			range(d, n, MON_ACC_WRITE, RET_PC());
+		note_rd.cfa = note_wr.cfa = 0;
+	}
 	return r;
 }
 
@@ -540,6 +679,63 @@ MON_EXPORT void bzero(void *d, size_t n)
 	}
 	if (mon_unlikely(count_from(RET_PC())))
 		range(d, n, MON_ACC_WRITE, RET_PC());
+}
+
+/* explicit_bzero: bzero that the compiler may not drop (clang and gcc call
+ * it; libc's would write past the hooks). */
+MON_EXPORT void explicit_bzero(void *d, size_t n)
+{
+	if (resolved()) {
+		real.memset(d, 0, n);
+	} else {
+		unsigned char *p = d;
+
+		for (size_t i = 0; i < n; i++)
+			p[i] = 0;
+	}
+	__asm__ volatile("" : : "r"(d) : "memory");
+	if (mon_unlikely(count_from(RET_PC())))
+		range(d, n, MON_ACC_WRITE, RET_PC());
+}
+
+/* Wide-character fills and copies: n units of sizeof(wchar_t) bytes. */
+MON_EXPORT wchar_t *wmemset(wchar_t *d, wchar_t c, size_t n)
+{
+	if (resolved() && real.wmemset) {
+		real.wmemset(d, c, n);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = c;
+	}
+	if (mon_unlikely(count_from(RET_PC())))
+		range(d, n * sizeof(wchar_t), MON_ACC_WRITE, RET_PC());
+	return d;
+}
+
+MON_EXPORT wchar_t *wmemcpy(wchar_t *d, const wchar_t *s, size_t n)
+{
+	if (resolved())
+		real.memcpy(d, s, n * sizeof(wchar_t));
+	else
+		slow_memmove(d, s, n * sizeof(wchar_t));
+	if (mon_unlikely(count_from(RET_PC()))) {
+		range(s, n * sizeof(wchar_t), MON_ACC_READ, RET_PC());
+		range(d, n * sizeof(wchar_t), MON_ACC_WRITE, RET_PC());
+	}
+	return d;
+}
+
+MON_EXPORT wchar_t *wmemmove(wchar_t *d, const wchar_t *s, size_t n)
+{
+	if (resolved())
+		real.memmove(d, s, n * sizeof(wchar_t));
+	else
+		slow_memmove(d, s, n * sizeof(wchar_t));
+	if (mon_unlikely(count_from(RET_PC()))) {
+		range(s, n * sizeof(wchar_t), MON_ACC_READ, RET_PC());
+		range(d, n * sizeof(wchar_t), MON_ACC_WRITE, RET_PC());
+	}
+	return d;
 }
 
 /* Bytes memcmp/strncmp examined: up to and including the first difference. */
@@ -668,6 +864,24 @@ MON_EXPORT char *strncpy(char *d, const char *s, size_t n)
 		range(d, n, MON_ACC_WRITE, RET_PC());
 	}
 	return d;
+}
+
+/* stpncpy: strncpy returning the first NUL it wrote, or d + n. */
+MON_EXPORT char *stpncpy(char *d, const char *s, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && s[k])
+		k++;
+	for (size_t i = 0; i < k; i++)
+		d[i] = s[i];
+	for (size_t i = k; i < n; i++)
+		d[i] = '\0';
+	if (mon_unlikely(count_from(RET_PC()))) {
+		range(s, k < n ? k + 1 : n, MON_ACC_READ, RET_PC());
+		range(d, n, MON_ACC_WRITE, RET_PC());
+	}
+	return d + k;
 }
 
 MON_EXPORT char *strcat(char *d, const char *s)

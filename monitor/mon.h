@@ -86,7 +86,7 @@ enum mon_access_flags {
 enum mon_obj_kind {
 	MON_OBJ_GLOBAL,		/* ELF data symbol of the executable or a DSO */
 	MON_OBJ_HEAP,		/* malloc family, operator new */
-	MON_OBJ_MMAP,		/* anonymous mmap */
+	MON_OBJ_MMAP,		/* anonymous mmap, or mmap of a file (name: mon_file_view) */
 	MON_OBJ_STACK,		/* a thread's stack */
 	MON_OBJ_TLS,		/* a thread's static TLS block of the executable */
 	MON_OBJ_OTHER,		/* "[other]": everything else */
@@ -116,7 +116,9 @@ struct mon_obj {
 	uint64_t seq;		/* allocation sequence number, process-wide, from 1 */
 	uintptr_t start, end;	/* [start, end) */
 	size_t sz_bytes;	/* requested size (end - start for all but heap) */
-	const char *name;	/* global: symbol name; others: NULL (named by site / kind) */
+	const char *name;	/* global: symbol name; mmap of a file: its path, a
+				 * mon_file_view (mon_file_view_off() gives the offset);
+				 * others: NULL (named by site / kind) */
 };
 
 /* The table of all object records; idx < mon_objmap_nr_objs(). */
@@ -144,6 +146,29 @@ struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes,
 void mon_objmap_del_block(uintptr_t start) MON_HIDDEN;
 void mon_objmap_unmap_range(uintptr_t start, uintptr_t end) MON_HIDDEN;
 
+/*
+ * File views: the (path, offset) a file mapping shows, interned for the
+ * life of the process (one small record per distinct pair, never freed,
+ * so names and offsets stay valid without locks). mon_file_view() returns
+ * the path string of the view, NULL when out of memory; it takes a mutex
+ * and allocates (never on the access path). mon_file_view_off() reads the
+ * offset of a string mon_file_view() returned. A file's identity (site
+ * keys) is its view at offset 0: equal paths, equal pointers.
+ */
+const char *mon_file_view(const char *path, uint64_t off) MON_HIDDEN;
+uint64_t mon_file_view_off(const char *view) MON_HIDDEN;
+static inline const char *mon_file_intern(const char *path)
+{
+	return mon_file_view(path, 0);
+}
+
+/* A block mapping [start, start + sz_bytes) of a file: kind MON_OBJ_MMAP,
+ * name view (from mon_file_view(); NULL: a file without a path, named by
+ * its site as anonymous memory is). As mon_objmap_add_block() otherwise;
+ * munmap of a part keeps the view of each remaining part (its own offset). */
+struct mon_obj *mon_objmap_add_file(uintptr_t start, size_t sz_bytes, uint32_t site_id,
+				    uint32_t thread_id, const char *view) MON_HIDDEN;
+
 /* Thread stacks and TLS: registered / removed by the thread registry. */
 void mon_objmap_thread_add(struct mon_thread *t) MON_HIDDEN;
 void mon_objmap_thread_del(struct mon_thread *t) MON_HIDDEN;
@@ -162,6 +187,8 @@ struct mon_site {
 	uint32_t id;		/* dense, from 1; 0 = unknown site */
 	uint32_t nr_frames;
 	uintptr_t frames[MON_SITE_MAX_FRAMES]; /* return addresses, innermost first */
+	const char *file;	/* a file mapping's file (mon_file_intern()), part of
+				 * the site's identity; NULL for every other block */
 	uint64_t nr_allocs;	/* atomic */
 	uint64_t sz_bytes_total;	/* atomic */
 };
@@ -174,6 +201,9 @@ struct mon_site {
  * Async-signal-unsafe but never calls the interposed allocator.
  */
 uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame) MON_HIDDEN;
+/* The same for a mapping of file (mon_file_intern()): a site of its own per file. */
+uint32_t mon_site_capture_file(struct mon_thread *t, uintptr_t ret_pc, void *frame,
+			       const char *file) MON_HIDDEN;
 const struct mon_site *mon_site_get(uint32_t id) MON_HIDDEN;
 uint32_t mon_site_nr(void) MON_HIDDEN;	/* ids are 1 .. mon_site_nr() */
 /* Counts one allocation of sz_bytes at site_id (nr_allocs, sz_bytes_total).
@@ -192,9 +222,30 @@ int mon_symbolize(uintptr_t pc, struct mon_frame_info *out) MON_HIDDEN;
 /* "func@basename:line" of code address pc (func@module or 0x..@module when
  * there is no line information); written to buf, returns buf. */
 const char *mon_frame_label(uintptr_t pc, char *buf, size_t len) MON_HIDDEN;
-/* "func@file:line" of the site's first frame in instrumented code (or the first
- * frame); written to buf, returns buf. file is the basename. */
+/* "func@file:line" of the frame that names the site (mon_site_start()); written
+ * to buf, returns buf. file is the basename. */
 const char *mon_site_name(uint32_t site_id, char *buf, size_t len) MON_HIDDEN;
+
+/*
+ * Allocation wrappers (docs/objmap.md): the frame that names a site is the
+ * first frame in instrumented code (or the first frame), its inlined
+ * scopes counted as frames of their own, that is not an allocation
+ * wrapper: a function named in AMEBA_ALLOC_WRAPPERS (or the default list),
+ * or a small function written in a header of the program. A wrapper
+ * yields to its caller only when the caller is known (an inlined scope, or
+ * the next frame in instrumented code).
+ *
+ * Returns the index in s->frames of the naming frame; its label
+ * ("func@file:line") goes to label[len], and the label of the innermost
+ * wrapper skipped to via[vlen] ("" when none was; via may be NULL).
+ * Symbolises (slow, cached). s NULL or frameless: "[unknown site]", 0.
+ */
+uint32_t mon_site_start(const struct mon_site *s, char *label, size_t len, char *via,
+			size_t vlen) MON_HIDDEN;
+
+/* Is func an allocation wrapper by name (AMEBA_ALLOC_WRAPPERS, read once,
+ * or the default list)? */
+int mon_alloc_wrapper_named(const char *func) MON_HIDDEN;
 
 /* Site bins (sitebins.c): sites grouped by symbolised name; callers are
  * appended to a name only where that tells sites apart (docs/oracle.md). */
@@ -203,6 +254,8 @@ struct mon_site_bins {
 	uint32_t nr_bins;
 	uint32_t *bin_of;	/* [nr_sites + 1]: bin of each site id */
 	char **label;		/* [nr_bins] */
+	char **via;		/* [nr_bins]: the allocation wrapper its first site
+				 * skipped ("xmalloc@util.c:12"), or NULL */
 	uint64_t *nr_allocs;	/* [nr_bins] */
 	uint64_t *bytes;	/* [nr_bins] */
 };
@@ -259,6 +312,7 @@ struct mon_thread {
 	void *cond;			/* conditional counters' per-thread state, cond.c */
 	void *sample;			/* sample streams' per-thread state, sample.c */
 	struct mon_thread *next_all;	/* registry list (never unlinked) */
+	void *seq;			/* this thread's access log in ordered mode (seq.c) */
 };
 
 /*
@@ -350,6 +404,17 @@ int mon_initialized(void) MON_HIDDEN;
  */
 void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc) MON_HIDDEN;
 
+/*
+ * Called by __tsan_read_range/__tsan_write_range after counting [addr,
+ * addr + sz) for code at pc whose stack frame has the canonical frame
+ * address cfa (intercept.c). gcc instruments an aggregate copy or fill with
+ * these hooks and, built with -mstringop-strategy=libcall (ameba cc), then
+ * calls memcpy/memset for it: the interposer, called from the same frame
+ * right after, leaves out the range the hook has counted.
+ */
+void mon_range_note(unsigned flags, uintptr_t addr, size_t sz, uintptr_t cfa,
+		    uintptr_t pc) MON_HIDDEN;
+
 /* ---- per-thread per-object counters (counts.c) ---- */
 
 /*
@@ -365,6 +430,9 @@ int mon_counts_configure(const int *metrics, int nr) MON_HIDDEN;
 /* The counter vector (mon_nr_slots entries) of (t, obj), created on first use;
  * NULL only on allocation failure. Owner thread only. */
 uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
+/* The counter vector of (t, obj) if it exists, else NULL; any thread (takes
+ * t's table lock, inserts nothing, leaves the owner's shortcut alone). */
+uint64_t *mon_counts_find(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
 /* Adds n to slot of (t, obj); owner thread: relaxed store; use
  * mon_counts_add_remote() from any other thread. */
 static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)
@@ -536,6 +604,11 @@ extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */
 /* the same with the C line entry (AMEBA_SIM_ASM=0; backend_sim.c) */
 extern const struct mon_backend_ops mon_backend_sim_c MON_HIDDEN;
+/* AMEBA_WHATIF (backend_sim.c): the sim backend simulating one object's fix
+ * (no inline paths); mon_backend_sim_whatif_wanted() reads the variable
+ * once, non-zero when it names a fix. */
+extern const struct mon_backend_ops mon_backend_sim_whatif MON_HIDDEN;
+int mon_backend_sim_whatif_wanted(void) MON_HIDDEN;
 /* In a forked child: releases simulator locks and cores of lost threads. */
 void mon_backend_sim_after_fork(void) MON_HIDDEN;
 

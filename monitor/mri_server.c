@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "mon.h"
+#include "seq.h"
 #include "mri_cjson.h"
 #include "../mri/dispatch.h"
 #include "../mri/protocol.h"
@@ -168,6 +169,22 @@ static int op_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 	out->site_id = (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP) ? o->site_id : 0;
 	out->bin_id = MRI_NO_BIN;
 	out->name = NULL;
+	out->file = NULL;
+	out->file_off = 0;
+	if (o->kind == MON_OBJ_MMAP && (flags & (MON_OBJF_LIVE | MON_OBJF_ACCESSED))) {
+		/* A file's view (immortal), unless the record died and was
+		 * recycled meanwhile (its name is then a free-list link): a
+		 * record once ACCESSED is never recycled, and one still LIVE
+		 * after the name was read had it then. */
+		const char *view = __atomic_load_n(&o->name, __ATOMIC_RELAXED);
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (view && ((flags & MON_OBJF_ACCESSED) ||
+			     (__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))) {
+			out->file = view;
+			out->file_off = mon_file_view_off(view);
+		}
+	}
 	if (name) {
 		bins_refresh();
 		if (out->site_id && bins_built)
@@ -207,6 +224,7 @@ static int op_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 	out->nr_objects = bins.nr_allocs[id];
 	out->sz_bytes = bins.bytes[id];
 	out->name = NULL;
+	out->via = bins.via ? bins.via[id] : NULL;	/* valid until the bins are rebuilt */
 	if (name) {
 		snprintf(name, MRI_NAME_MAX, "%s", bins.label[id]);
 		out->name = name;
@@ -364,6 +382,7 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 
 static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
 {
+	mon_seq_sync();		/* what was done before the arm counts before it */
 	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL);
 }
 
@@ -371,6 +390,7 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 			    const char *label, char *path, size_t len, char *why, size_t wlen,
 			    int *mark_err)
 {
+	mon_seq_sync();
 	*mark_err = AMEBA_EINVAL;	/* nr == 0 arms nothing to start with */
 	snprintf(why, wlen, "an experiment without counters takes no mark");
 	return arm(c, nr, gen, label, path, len, why, wlen, mark_err);
@@ -379,6 +399,7 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
 			mri_per_thread_fn per_thread, void *arg)
 {
+	mon_seq_sync();		/* the counts as of now, not as far as the merger got */
 	return mon_cond_read(gen, total, nr, per_thread, arg);
 }
 
@@ -394,6 +415,7 @@ static uint32_t op_sample_drain(void *ctx, struct mri_sample *out, uint32_t max,
 
 	if (!buf)
 		return 0;
+	mon_seq_sync();
 	n = mon_sample_drain(buf, max, lost);
 	for (uint32_t i = 0; i < n; i++) {
 		out[i].addr = buf[i].addr;
@@ -414,6 +436,7 @@ static uint64_t op_now_ns(void *ctx)
 
 static int op_mark(void *ctx, const char *label, char *path, size_t len, char *why, size_t wlen)
 {
+	mon_seq_sync();
 	return mon_oracle_mark(label, path, len, why, wlen);
 }
 

@@ -788,12 +788,13 @@ static int rx_add(struct rx_index *ix, struct mon_obj *o)
 }
 
 static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_t sz_bytes,
-				 uint32_t site_id, uint32_t thread_id);
+				 uint32_t site_id, uint32_t thread_id, const char *name);
 
 /*
  * Removes everything of ix overlapping [start, end). With split, an mmap
  * block reaching outside the range is replaced by new records for its
- * remaining parts (new objects: their seq is new, their site the same).
+ * remaining parts (new objects: their seq is new, their site the same; a
+ * file's part shows the file at its own offset).
  */
 static void rx_unmap(struct rx_index *ix, uintptr_t start, uintptr_t end, int split)
 {
@@ -804,12 +805,15 @@ static void rx_unmap(struct rx_index *ix, uintptr_t start, uintptr_t end, int sp
 		uintptr_t ost = LOAD_RLX(&o->start), oend = LOAD_RLX(&o->end);
 		uint32_t site = o->site_id, tid = o->thread_id;
 		int kind = o->kind;
+		const char *view = kind == MON_OBJ_MMAP ? o->name : NULL;	/* before rx_del recycles o */
 
 		if (rx_del(ix, ost, o) == o && split && kind == MON_OBJ_MMAP) {
 			if (ost < start)
-				block_add(MON_OBJ_MMAP, ost, start, start - ost, site, tid);
+				block_add(MON_OBJ_MMAP, ost, start, start - ost, site, tid, view);
 			if (oend > end)
-				block_add(MON_OBJ_MMAP, end, oend, oend - end, site, tid);
+				block_add(MON_OBJ_MMAP, end, oend, oend - end, site, tid,
+					  view ? mon_file_view(view, mon_file_view_off(view) + (end - ost)) :
+						 NULL);
 		}
 		cur = oend > cur ? oend : cur + 1;
 	}
@@ -849,13 +853,13 @@ static inline void objmap_boot(void)
 /* Inserts [start, end) into the heap index under its stripe lock, with a
  * recycled record when the stripe has one. */
 static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_t sz_bytes,
-				 uint32_t site_id, uint32_t thread_id)
+				 uint32_t site_id, uint32_t thread_id, const char *name)
 {
 	struct rx_stripe *st = rx_stripe_of(&heap_ix, start);
 	struct mon_obj *o;
 
 	spin_lock(&st->lock);
-	o = obj_new(&st->free_objs, kind, start, end, sz_bytes, site_id, thread_id, NULL);
+	o = obj_new(&st->free_objs, kind, start, end, sz_bytes, site_id, thread_id, name);
 	if (o && rx_insert_locked(&heap_ix, o, start, end)) {
 		obj_kill(o);
 		o->name = (const char *)st->free_objs;
@@ -866,8 +870,8 @@ static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_
 	return o;
 }
 
-struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes, uint32_t site_id,
-				     uint32_t thread_id)
+static struct mon_obj *add_block(int kind, uintptr_t start, size_t sz_bytes, uint32_t site_id,
+				  uint32_t thread_id, const char *view)
 {
 	uintptr_t end = start + sz_bytes;
 	struct mon_obj *o;
@@ -885,10 +889,70 @@ struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes,
 		sz_bytes = end - start;
 		rx_unmap(&heap_ix, start, end, 1);	/* MAP_FIXED over old blocks */
 	}
-	o = block_add(kind, start, end, sz_bytes, site_id, thread_id);
+	o = block_add(kind, start, end, sz_bytes, site_id, thread_id, view);
 	if (o)
 		mon_site_count(site_id, sz_bytes);
 	return o;
+}
+
+struct mon_obj *mon_objmap_add_block(int kind, uintptr_t start, size_t sz_bytes, uint32_t site_id,
+				     uint32_t thread_id)
+{
+	return add_block(kind, start, sz_bytes, site_id, thread_id, NULL);
+}
+
+struct mon_obj *mon_objmap_add_file(uintptr_t start, size_t sz_bytes, uint32_t site_id,
+				    uint32_t thread_id, const char *view)
+{
+	return add_block(MON_OBJ_MMAP, start, sz_bytes, site_id, thread_id, view);
+}
+
+/* ------------------------------------------------------------------------ */
+/* File views                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One (path, offset) pair; the path string is what a record's name points
+ * at, so the offset is found from it. Interned in a hash table of chains
+ * under a mutex: file mappings are system calls, rare next to accesses.
+ */
+struct file_view {
+	struct file_view *next;
+	uint64_t off;
+	char path[];
+};
+
+#define VIEW_NR_BUCKETS 256
+
+static struct file_view *view_buckets[VIEW_NR_BUCKETS];
+static pthread_mutex_t view_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *mon_file_view(const char *path, uint64_t off)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ off;
+	struct file_view *v;
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)path[i]) * 0x100000001b3ull;
+	h = (h ^ (h >> 29)) % VIEW_NR_BUCKETS;
+	pthread_mutex_lock(&view_lock);
+	for (v = view_buckets[h]; v; v = v->next)
+		if (v->off == off && !strcmp(v->path, path))
+			break;
+	if (!v && (v = mon_malloc(sizeof(*v) + n + 1))) {
+		v->off = off;
+		memcpy(v->path, path, n + 1);
+		v->next = view_buckets[h];
+		view_buckets[h] = v;
+	}
+	pthread_mutex_unlock(&view_lock);
+	return v ? v->path : NULL;
+}
+
+uint64_t mon_file_view_off(const char *view)
+{
+	return ((const struct file_view *)(view - offsetof(struct file_view, path)))->off;
 }
 
 void mon_objmap_del_block(uintptr_t start)
@@ -1405,6 +1469,7 @@ static struct rx_index *const all_ix[] = { &heap_ix, &stack_ix, &tls_ix };
  * taken by a thread that does not exist there. */
 static void objmap_fork_prepare(void)
 {
+	pthread_mutex_lock(&view_lock);	/* a leaf lock: never held with another */
 	pthread_mutex_lock(&mod_lock);
 	for (size_t k = 0; k < sizeof(all_ix) / sizeof(all_ix[0]); k++)
 		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
@@ -1419,6 +1484,7 @@ static void objmap_fork_release(void)
 		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
 			spin_unlock(&all_ix[k]->stripe[i].lock);
 	pthread_mutex_unlock(&mod_lock);
+	pthread_mutex_unlock(&view_lock);
 }
 
 int mon_objmap_init(void)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "mon.h"
+#include "seq.h"
 
 /* Site bins of this dump (built once per write, under oracle_lock). */
 static struct mon_site_bins bins_of_sites;
@@ -224,6 +225,42 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 	}
 }
 
+static int add_cycles(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
+
+	(void)obj_idx;
+	if (slot >= 0)
+		*(uint64_t *)arg += __atomic_load_n(&v[slot], __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * The simulated run time in cycles: in ordered mode the largest thread
+ * clock (threads run side by side in simulated time, a joiner resumes at
+ * the clock of the thread it joins); else the largest sum of one thread's
+ * estimated cycles (exact for one thread; host order has no common clock).
+ */
+static uint64_t est_runtime(void)
+{
+	uint32_t nr = mon_thread_nr();
+	uint64_t best = mon_seq_max_clock();
+
+	if (mon_seq_engaged())
+		return best;
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+		uint64_t sum = 0;
+
+		if (!t)
+			continue;
+		mon_counts_for_each(t, add_cycles, &sum);
+		if (sum > best)
+			best = sum;
+	}
+	return best;
+}
+
 static void write_header(FILE *f, const char *mark, int objects, uint64_t read_ns)
 {
 	char exe[4096];
@@ -242,6 +279,9 @@ static void write_header(FILE *f, const char *mark, int objects, uint64_t read_n
 		fputs(",\"objects_listed\":false", f);
 	fputs(",\"backend\":", f);
 	json_str(f, mon_backend ? mon_backend->name : "none");
+	if (mon_backend && !strcmp(mon_backend->name, "sim"))
+		fprintf(f, ",\"sim_order\":\"%s\",\"est_runtime_cycles\":%llu",
+			mon_seq_engaged() ? "time" : "host", (unsigned long long)est_runtime());
 	fputs(",\"metrics\":[", f);
 	for (int s = 0; s < mon_nr_slots; s++) {
 		fputs(s ? "," : "", f);
@@ -263,7 +303,7 @@ static void write_header(FILE *f, const char *mark, int objects, uint64_t read_n
 static void write_sites(FILE *f)
 {
 	uint32_t nr = mon_site_nr();
-	char name[512];
+	char name[512], via[512];
 
 	fputs("\"sites\":[", f);
 	for (uint32_t id = 1; id <= nr; id++) {
@@ -272,7 +312,16 @@ static void write_sites(FILE *f)
 		if (!s)
 			continue;
 		fprintf(f, "%s\n{\"id\":%u,\"name\":", id > 1 ? "," : "", id);
-		json_str(f, mon_site_name(id, name, sizeof(name)));
+		mon_site_start(s, name, sizeof(name), via, sizeof(via));
+		json_str(f, name);
+		if (via[0]) {
+			fputs(",\"via\":", f);
+			json_str(f, via);
+		}
+		if (s->file) {
+			fputs(",\"file\":", f);
+			json_str(f, s->file);
+		}
 		fputs(",\"bin\":", f);
 		json_str(f, site_bin(id) < bins_of_sites.nr_bins ? bins_of_sites.label[site_bin(id)] : "");
 		fprintf(f, ",\"nr_allocs\":%llu,\"bytes\":%llu,\"frames\":[",
@@ -320,6 +369,11 @@ static void write_objects(FILE *f, struct entries *es, struct entries *bins, int
 				(unsigned long long)o->seq, (unsigned long)o->start, o->sz_bytes,
 				(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ?
 				"true" : "false");
+			if (o->kind == MON_OBJ_MMAP && o->name) {	/* counted: never recycled */
+				fputs("\"file\":", f);
+				json_str(f, o->name);
+				fprintf(f, ",\"offset\":%llu,", (unsigned long long)mon_file_view_off(o->name));
+			}
 			json_thread_counts(f, es->e, i, j);
 			fputc('}', f);
 		}

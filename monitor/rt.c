@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 #include "mon.h"
+#include "seq.h"
+
+static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b);
 
 struct mon_hot mon_hot;
 __thread struct mon_thread *mon_self __attribute__((tls_model("initial-exec")));
@@ -224,6 +227,19 @@ int mon_thread_wrap_start(void *(**fn)(void *), void **arg)
 	st->id = thread_reserve_id();
 	*fn = thread_trampoline;
 	*arg = st;
+	/* a second thread: the sim backend goes to ordered mode; the new thread
+	 * starts at its creator's simulated time */
+	{
+		const struct mon_backend_ops *b = __atomic_load_n(&mon_backend, __ATOMIC_ACQUIRE);
+
+		if (b == &mon_backend_sim || b == &mon_backend_sim_c || b == &mon_backend_sim_whatif) {
+			pthread_mutex_lock(&thread_lock);
+			b = seq_choose(b);
+			__atomic_store_n(&mon_backend, b, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&thread_lock);
+		}
+		mon_seq_thread_created(st->id);
+	}
 	return 0;
 }
 
@@ -266,6 +282,11 @@ static void rt_fork_child(void)
 	if (mon_self)
 		mon_self->tid = (pid_t)syscall(SYS_gettid);
 	mon_backend_sim_after_fork();
+	/* the merger did not survive: the child's thread simulates itself */
+	if (mon_backend == &mon_backend_sim_seq) {
+		mon_seq_after_fork();
+		mon_backend = &mon_backend_sim;
+	}
 	mri_server_after_fork();
 }
 
@@ -395,9 +416,31 @@ static const struct mon_backend_ops *backend_by_name(const char *name)
 			 * assembly one: the same counts (the tests compare) */
 			if (all[i] == &mon_backend_sim && as && !strcmp(as, "0"))
 				return &mon_backend_sim_c;
+			/* a what-if run (agent/whatif.c): the general path only */
+			if (all[i] == &mon_backend_sim && mon_backend_sim_whatif_wanted())
+				return &mon_backend_sim_whatif;
 			return all[i];
 		}
 	return NULL;
+}
+
+/*
+ * The sim backend interleaves threads in simulated time (seq.c) once a
+ * second thread exists: with b the sim backend about to be (or being) the
+ * active one, starts the merger and returns the ordered-mode ops to make
+ * active instead; else b. Called with thread_lock held or from the thread
+ * creating the second thread.
+ */
+static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b)
+{
+	if ((b != &mon_backend_sim && b != &mon_backend_sim_c && b != &mon_backend_sim_whatif) ||
+	    !mon_seq_wanted())
+		return b;
+	if (mon_seq_engage(b)) {
+		mon_log("ordered simulation unavailable: threads simulate in host order");
+		return b;
+	}
+	return &mon_backend_sim_seq;
 }
 
 /* Makes `b` the active backend and starts delivery. */
@@ -409,6 +452,8 @@ static int rt_activate(const struct mon_backend_ops *b)
 		return err;
 	if (b->activate && (err = b->activate()))
 		return err;
+	if (mon_thread_nr() > 1)
+		b = seq_choose(b);
 	mon_backend = b;
 	__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -422,6 +467,9 @@ int mon_activate(const char *name)
 	if (!b)
 		return AMEBA_ENOENT;
 	pthread_mutex_lock(&thread_lock);
+	if (mon_backend == &mon_backend_sim_seq &&
+	    (b == &mon_backend_sim || b == &mon_backend_sim_c || b == &mon_backend_sim_whatif))
+		b = &mon_backend_sim_seq;	/* the same backend, in ordered mode */
 	if (mon_backend && mon_backend != b) {
 		pthread_mutex_unlock(&thread_lock);
 		return AMEBA_EBUSY;
@@ -534,6 +582,10 @@ __attribute__((constructor(101))) static void rt_constructor(void)
 static inline void account(struct mon_thread *t, uint64_t *v, uintptr_t a, uintptr_t pc,
 			   const struct mon_obj *obj, const struct mon_events *ev)
 {
+	/* nothing happened (or it happens later: the ordered mode's merger
+	 * accounts for t, and t must not touch its cond/sample state) */
+	if (mon_unlikely(ev->nr == 0))
+		return;
 	if (mon_likely(v != NULL))
 		for (uint32_t i = 0; i < ev->nr; i++)
 			mon_count_add(v, ev->slot[i], ev->n[i]);

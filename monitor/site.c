@@ -126,9 +126,9 @@ void mon_site_count(uint32_t site_id, size_t sz_bytes)
 	__atomic_fetch_add(&s->sz_bytes_total, sz_bytes, __ATOMIC_RELAXED);
 }
 
-static uint32_t frames_hash(const uintptr_t *f, uint32_t n)
+static uint32_t frames_hash(const uintptr_t *f, uint32_t n, const char *file)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t h = (0x9e3779b97f4a7c15ull ^ n) + (uintptr_t)file * 0x2545f4914f6cdd1dull;
 
 	for (uint32_t i = 0; i < n; i++) {
 		h ^= f[i];
@@ -138,8 +138,9 @@ static uint32_t frames_hash(const uintptr_t *f, uint32_t n)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The id of the site with frames f[0..n) in tab, or 0. No lock. */
-static uint32_t tab_find(const struct site_tab *tab, uint32_t h, const uintptr_t *f, uint32_t n)
+/* The id of the site with frames f[0..n) (and file) in tab, or 0. No lock. */
+static uint32_t tab_find(const struct site_tab *tab, uint32_t h, const uintptr_t *f, uint32_t n,
+			 const char *file)
 {
 	uint32_t mask;
 
@@ -155,7 +156,7 @@ static uint32_t tab_find(const struct site_tab *tab, uint32_t h, const uintptr_t
 		if ((uint32_t)(v >> 32) != h)
 			continue;
 		s = site_at((uint32_t)v);
-		if (s && s->nr_frames == n && !memcmp(s->frames, f, n * sizeof(*f)))
+		if (s && s->nr_frames == n && s->file == file && !memcmp(s->frames, f, n * sizeof(*f)))
 			return s->id;
 	}
 	return 0;
@@ -196,14 +197,14 @@ static int tab_reserve(void)
 	return 0;
 }
 
-/* Finds or adds the site with frames f[0..n): its id, or 0 when out of memory. */
-static uint32_t site_insert(uint32_t h, const uintptr_t *f, uint32_t n)
+/* Finds or adds the site with frames f[0..n) and file: its id, or 0 when out of memory. */
+static uint32_t site_insert(uint32_t h, const uintptr_t *f, uint32_t n, const char *file)
 {
 	uint32_t id;
 
 	pthread_once(&site_once, site_init_once);
 	pthread_mutex_lock(&site_lock);
-	id = tab_find(site_tab, h, f, n);
+	id = tab_find(site_tab, h, f, n, file);
 	if (!id) {
 		uint32_t c = (site_nr + 1) >> SITE_CHUNK_SHIFT;
 		struct mon_site *s;
@@ -221,6 +222,7 @@ static uint32_t site_insert(uint32_t h, const uintptr_t *f, uint32_t n)
 		s = site_at(id);
 		s->id = id;
 		s->nr_frames = n;
+		s->file = file;
 		memcpy(s->frames, f, n * sizeof(*f));
 		tab_put(site_tab, (uint64_t)h << 32 | id);
 		STORE_REL(&site_nr, id);
@@ -262,7 +264,7 @@ static uint32_t walk_frames(struct mon_thread *t, uintptr_t fp, uintptr_t *frame
 	return n;
 }
 
-uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame)
+uint32_t mon_site_capture_file(struct mon_thread *t, uintptr_t ret_pc, void *frame, const char *file)
 {
 	uintptr_t frames[MON_SITE_MAX_FRAMES];
 	uint32_t n = 0, h, id;
@@ -271,17 +273,39 @@ uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame)
 		return 0;
 	frames[n++] = ret_pc;
 	n = walk_frames(t, (uintptr_t)frame, frames, n);
-	h = frames_hash(frames, n);
-	id = tab_find(LOAD_ACQ(&site_tab), h, frames, n);
-	return id ? id : site_insert(h, frames, n);
+	h = frames_hash(frames, n, file);
+	id = tab_find(LOAD_ACQ(&site_tab), h, frames, n, file);
+	return id ? id : site_insert(h, frames, n, file);
+}
+
+uint32_t mon_site_capture(struct mon_thread *t, uintptr_t ret_pc, void *frame)
+{
+	return mon_site_capture_file(t, ret_pc, frame, NULL);
 }
 
 /* ---- symbolisation ---- */
+
+/*
+ * One function scope at a code address (mon_site_start): the first is the
+ * function the address is in (the innermost inlined one), each next one the
+ * function that scope was inlined into, at the line of the inlined call.
+ */
+struct vframe {
+	const char *func;
+	const char *file;	/* full path as in DWARF, or NULL */
+	int line;
+	uint32_t code_bytes;	/* the scope's code over all its ranges; 0 = unknown */
+};
+
+#define SCOPE_MAX 8		/* inlined scopes kept per code address */
 
 struct sym_ent {
 	uintptr_t pc;
 	int found;
 	struct mon_frame_info fi;
+	int chain_done;		/* chain looked up (atomic; set once, under sym_lock) */
+	uint32_t nr_chain;	/* 0 when there are no DWARF scopes */
+	struct vframe *chain;	/* [nr_chain], innermost first */
 	struct sym_ent *next;
 };
 
@@ -379,6 +403,79 @@ static const char *scope_func(Dwfl_Module *mod, Dwarf_Addr a)
 	return name;
 }
 
+/* Bytes of code in die's ranges (a subprogram or an inlined call); 0 if none. */
+static uint32_t scope_bytes(Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint64_t sum = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		sum += hi - lo;
+	return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+/*
+ * The chain of function scopes at a (module address), innermost first, into
+ * e->chain; e->fi (the innermost scope's file:line) must be filled. Leaves
+ * e->chain NULL when there is no DWARF scope (sym_lock held).
+ */
+static void scope_chain(Dwfl_Module *mod, Dwarf_Addr a, struct sym_ent *e)
+{
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, a, &bias);
+	Dwarf_Files *files = NULL;
+	size_t nr_files = 0;
+	const char *file = e->fi.file;
+	int line = e->fi.line, n;
+	struct vframe v[SCOPE_MAX];
+	uint32_t nv = 0;
+
+	Dwarf_Die inner;
+
+	if (!cu || (n = dwarf_getscopes(cu, a - bias, &scopes)) <= 0)
+		return;
+	/* dwarf_getscopes continues an inlined scope with its abstract
+	 * definition's scopes; the concrete containers (the caller it was
+	 * inlined into) come from dwarf_getscopes_die, as eu-addr2line -i does */
+	inner = scopes[0];
+	mon_free(scopes);
+	scopes = NULL;
+	if ((n = dwarf_getscopes_die(&inner, &scopes)) <= 0)
+		return;
+	if (dwarf_getsrcfiles(cu, &files, &nr_files) != 0)
+		files = NULL;
+	for (int i = 0; i < n && nv < SCOPE_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute at;
+		Dwarf_Word w;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		v[nv].func = dup_or_null(dwarf_diename(&scopes[i]));
+		v[nv].file = file == e->fi.file ? file : dup_or_null(file);
+		v[nv].line = line;
+		v[nv].code_bytes = scope_bytes(&scopes[i]);
+		nv++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the next scope's line is where this one was inlined */
+		file = NULL;
+		line = 0;
+		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &w) == 0 &&
+		    w < nr_files)
+			file = dwarf_filesrc(files, w, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &w) == 0)
+			line = (int)w;
+	}
+	mon_free(scopes);	/* malloc'ed by libdw: same glibc heap */
+	if (nv && (e->chain = mon_calloc(nv, sizeof(*e->chain)))) {
+		memcpy(e->chain, v, nv * sizeof(*v));
+		e->nr_chain = nv;
+	}
+}
+
 /* Does mod's own file carry DWARF (.debug_info)? Cached per module for
  * the life of sym_dwfl (sym_lock held). */
 static int own_dwarf(Dwfl_Module *mod)
@@ -451,14 +548,14 @@ static void sym_resolve(uintptr_t pc, struct sym_ent *e)
 	e->found = e->fi.func || e->fi.file;
 }
 
-int mon_symbolize(uintptr_t pc, struct mon_frame_info *out)
+/* The cache entry of pc, symbolised on first use; NULL when out of memory.
+ * Entries are immutable once made and live for ever. */
+static const struct sym_ent *sym_get(uintptr_t pc)
 {
 	uint32_t b = (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & (SYM_NR_BUCKETS - 1);
 	struct mon_thread *t = mon_self;
 	struct sym_ent *e;
-	int err;
 
-	memset(out, 0, sizeof(*out));
 	if (t)
 		t->in_rt++;
 	pthread_once(&site_once, site_init_once);
@@ -474,13 +571,48 @@ int mon_symbolize(uintptr_t pc, struct mon_frame_info *out)
 			sym_buckets[b] = e;
 		}
 	}
-	if (e)
-		*out = e->fi;
-	err = !e ? AMEBA_ENOMEM : e->found ? 0 : AMEBA_ENOENT;
 	pthread_mutex_unlock(&sym_lock);
 	if (t)
 		t->in_rt--;
-	return err;
+	return e;
+}
+
+/*
+ * The cache entry of pc with its chain of inlined scopes, looked up on
+ * first use. Only a frame that may be a wrapper needs it (mon_site_start):
+ * dwarf_getscopes_die walks the compilation unit from its root.
+ */
+static const struct sym_ent *sym_get_chain(uintptr_t pc)
+{
+	struct sym_ent *e = (struct sym_ent *)sym_get(pc);
+	struct mon_thread *t = mon_self;
+	Dwfl_Module *mod;
+
+	if (!e || __atomic_load_n(&e->chain_done, __ATOMIC_ACQUIRE))
+		return e;
+	if (t)
+		t->in_rt++;
+	pthread_mutex_lock(&sym_lock);
+	if (!e->chain_done) {
+		mod = sym_dwfl ? dwfl_addrmodule(sym_dwfl, pc - 1) : NULL;
+		if (mod && own_dwarf(mod))
+			scope_chain(mod, pc - 1, e);
+		__atomic_store_n(&e->chain_done, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sym_lock);
+	if (t)
+		t->in_rt--;
+	return e;
+}
+
+int mon_symbolize(uintptr_t pc, struct mon_frame_info *out)
+{
+	const struct sym_ent *e = sym_get(pc);
+
+	memset(out, 0, sizeof(*out));
+	if (e)
+		*out = e->fi;
+	return !e ? AMEBA_ENOMEM : e->found ? 0 : AMEBA_ENOENT;
 }
 
 static const char *base_name(const char *path)
@@ -504,23 +636,188 @@ const char *mon_frame_label(uintptr_t pc, char *buf, size_t len)
 	return buf;
 }
 
-const char *mon_site_name(uint32_t site_id, char *buf, size_t len)
-{
-	const struct mon_site *s = mon_site_get(site_id);
-	uintptr_t pc;
+/* ---- allocation wrappers ---- */
 
-	if (!len)
-		return buf;
-	if (!s || !s->nr_frames) {
-		snprintf(buf, len, "[unknown site]");
-		return buf;
+/*
+ * Functions that only forward to the allocator under another name, by
+ * convention of common code bases: gnulib and git (x*), Phoenix and others
+ * (CALLOC ...), GLib (g_*, when built with ameba cc), PHP (e*), Tcl (ck*),
+ * Redis (z*), FFmpeg (av_*), and the plain safe_ / my_ / checked_ forms.
+ */
+static const char *const wrapper_default[] = {
+	"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xmallocz", "xstrdup", "xstrndup", "xmemdup",
+	"xnmalloc", "xreallocarray", "MALLOC", "CALLOC", "REALLOC", "g_malloc", "g_malloc0",
+	"g_malloc_n", "g_malloc0_n", "g_realloc", "g_try_malloc", "g_try_malloc0", "g_new",
+	"g_new0", "emalloc", "ecalloc", "erealloc", "ckalloc", "ckrealloc", "zmalloc", "zcalloc",
+	"zrealloc", "av_malloc", "av_mallocz", "av_calloc", "safe_malloc", "safe_calloc",
+	"safe_realloc", "checked_malloc", "checked_calloc", "my_malloc", "my_calloc", "my_realloc",
+};
+
+#define WRAPPER_MAX 256		/* names in the list */
+#define WRAPPER_MAX_BYTES 256	/* code of a header function that only forwards */
+
+static const char *wrapper_names[WRAPPER_MAX];
+static uint32_t wrapper_nr;
+static pthread_once_t wrapper_once = PTHREAD_ONCE_INIT;
+
+static int wrapper_find(const char *name, size_t n)
+{
+	for (uint32_t i = 0; i < wrapper_nr; i++)
+		if (strlen(wrapper_names[i]) == n && !strncmp(wrapper_names[i], name, n))
+			return (int)i;
+	return -1;
+}
+
+/* Adds (op '+') or removes (op '-') name[0..n) from the list. */
+static void wrapper_edit(char op, const char *name, size_t n)
+{
+	int i = wrapper_find(name, n);
+	char *dup;
+
+	if (op == '-') {
+		if (i >= 0)
+			wrapper_names[i] = wrapper_names[--wrapper_nr];
+		return;
 	}
-	pc = s->frames[0];
-	for (uint32_t i = 0; i < s->nr_frames; i++) {
-		if (mon_objmap_pc_instrumented(s->frames[i])) {
-			pc = s->frames[i];
+	if (i >= 0 || n == 0)
+		return;
+	if (wrapper_nr == WRAPPER_MAX) {
+		mon_log("AMEBA_ALLOC_WRAPPERS: more than %d names; '%.*s' and later ones are ignored",
+			WRAPPER_MAX, (int)n, name);
+		return;
+	}
+	if ((dup = mon_malloc(n + 1))) {
+		memcpy(dup, name, n);
+		dup[n] = '\0';
+		wrapper_names[wrapper_nr++] = dup;
+	}
+}
+
+/*
+ * AMEBA_ALLOC_WRAPPERS: a comma-separated list of function names. When its
+ * first entry starts with '+' or '-' the list edits the default ("+name"
+ * adds, "-name" removes); otherwise it replaces the default ("" = none).
+ * Blanks around names are ignored.
+ */
+static void wrapper_init(void)
+{
+	const char *env = getenv("AMEBA_ALLOC_WRAPPERS"), *p;
+
+	while (env && (*env == ' ' || *env == '\t'))
+		env++;
+	if (!env || *env == '+' || *env == '-')
+		for (size_t i = 0; i < sizeof(wrapper_default) / sizeof(wrapper_default[0]); i++)
+			wrapper_names[wrapper_nr++] = wrapper_default[i];
+	for (p = env; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n;
+		char op = '+';
+
+		if (!end)
+			end = p + strlen(p);
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			op = *p++;
+		n = (size_t)(end - p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		wrapper_edit(op, p, n);
+		p = *end ? end + 1 : end;
+	}
+}
+
+int mon_alloc_wrapper_named(const char *func)
+{
+	if (!func)
+		return 0;
+	pthread_once(&wrapper_once, wrapper_init);
+	return wrapper_find(func, strlen(func)) >= 0;
+}
+
+/* A header of the program: .h/.hh/.hpp/.hxx outside the system's include
+ * directories (std::allocator & co. keep their names: docs/objmap.md). */
+static int program_header(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return 0;
+	if (strcmp(dot, ".h") && strcmp(dot, ".hh") && strcmp(dot, ".hpp") && strcmp(dot, ".hxx"))
+		return 0;
+	return strncmp(path, "/usr/include/", 13) && strncmp(path, "/usr/lib/", 9) &&
+	       strncmp(path, "/usr/local/include/", 19);
+}
+
+static int vframe_wrapper(const struct vframe *v)
+{
+	if (mon_alloc_wrapper_named(v->func))
+		return 1;
+	return v->file && program_header(v->file) && v->code_bytes && v->code_bytes <= WRAPPER_MAX_BYTES;
+}
+
+/* The label of scope d of the frame at pc: "func@file:line" as mon_frame_label. */
+static void vframe_label(uintptr_t pc, const struct sym_ent *e, uint32_t d, char *buf, size_t len)
+{
+	const struct vframe *v = &e->chain[d];
+
+	if (d == 0 || !v->file)
+		mon_frame_label(pc, buf, len);
+	else
+		snprintf(buf, len, "%s@%s:%d", v->func ? v->func : "?", base_name(v->file), v->line);
+}
+
+uint32_t mon_site_start(const struct mon_site *s, char *label, size_t len, char *via, size_t vlen)
+{
+	uint32_t first = 0;
+
+	if (via && vlen)
+		via[0] = '\0';
+	if (!s || !s->nr_frames) {
+		snprintf(label, len, "[unknown site]");
+		return 0;
+	}
+	for (uint32_t k = 0; k < s->nr_frames; k++) {
+		if (mon_objmap_pc_instrumented(s->frames[k])) {
+			first = k;
 			break;
 		}
 	}
-	return mon_frame_label(pc, buf, len);
+	for (uint32_t k = first; k < s->nr_frames; k++) {
+		const struct sym_ent *e = sym_get(s->frames[k]);
+		int next_known = k + 1 < s->nr_frames && mon_objmap_pc_instrumented(s->frames[k + 1]);
+
+		/* the innermost scope is no wrapper by name or by file: it names the
+		 * site, and its inlined callers need not be looked up */
+		if (e && !mon_alloc_wrapper_named(e->fi.func) &&
+		    !(e->fi.file && program_header(e->fi.file))) {
+			mon_frame_label(s->frames[k], label, len);
+			return k;
+		}
+		e = sym_get_chain(s->frames[k]);
+		if (!e || !e->nr_chain) {	/* no scopes to judge: this frame names it */
+			mon_frame_label(s->frames[k], label, len);
+			return k;
+		}
+		for (uint32_t d = 0; d < e->nr_chain; d++) {
+			/* a wrapper yields only to a known caller */
+			if ((d + 1 == e->nr_chain && !next_known) || !vframe_wrapper(&e->chain[d])) {
+				vframe_label(s->frames[k], e, d, label, len);
+				return k;
+			}
+			if (via && vlen && !via[0])
+				vframe_label(s->frames[k], e, d, via, vlen);
+		}
+		/* every scope of frame k is a wrapper: on to its caller */
+	}
+	mon_frame_label(s->frames[first], label, len);	/* not reached */
+	return first;
+}
+
+const char *mon_site_name(uint32_t site_id, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	mon_site_start(mon_site_get(site_id), buf, len, NULL, 0);
+	return buf;
 }

@@ -4,7 +4,10 @@
  *
  * Notes:
  *  - A site is a call stack. Its name starts at its first frame in
- *    instrumented code: "alloc_counters@fs.c:41".
+ *    instrumented code that is no allocation wrapper (mon_site_start):
+ *    "alloc_counters@fs.c:41", "make_table@app.c:30" for a block from
+ *    xmalloc() called there. A file mapping's name starts with the file's
+ *    base name: "matrix.bin <- map_input@io.c:52".
  *  - Two sites with one name (a helper such as xmalloc called from several
  *    places) get their callers appended, one frame at a time, until the
  *    names differ: "xmalloc@util.c:12 <- load@io.c:88". Sites whose whole
@@ -24,21 +27,36 @@
 
 struct site_name {
 	uint32_t id;
-	uint32_t first;		/* first frame in instrumented code */
 	uint32_t depth;		/* frames in the name */
 	char *name;
 };
 
-/* The name of site s with depth frames (bounded by what the site has). */
-static char *make_name(const struct mon_site *s, uint32_t first, uint32_t depth)
+static const char *base_name(const char *path)
 {
-	char buf[LABEL_MAX * MON_SITE_MAX_FRAMES + 8 * MON_SITE_MAX_FRAMES], label[LABEL_MAX];
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/*
+ * The name of site s with depth frames (bounded by what the site has): the
+ * naming frame (mon_site_start: past allocation wrappers), then its callers.
+ * A file mapping's name starts with the file: "matrix.bin <- load@io.c:40".
+ */
+static char *make_name(const struct mon_site *s, uint32_t depth)
+{
+	char buf[LABEL_MAX * (MON_SITE_MAX_FRAMES + 1) + 8 * MON_SITE_MAX_FRAMES], label[LABEL_MAX];
 	size_t o = 0;
+	uint32_t first;
 
 	if (!s || s->nr_frames == 0)
 		return mon_strdup("[unknown site]");
+	if (s->file)
+		o += (size_t)snprintf(buf, sizeof(buf), "%.*s <- ", LABEL_MAX, base_name(s->file));
+	first = mon_site_start(s, label, sizeof(label), NULL, 0);
 	for (uint32_t k = first; k < s->nr_frames && k < first + depth; k++) {
-		mon_frame_label(s->frames[k], label, sizeof(label));
+		if (k > first)
+			mon_frame_label(s->frames[k], label, sizeof(label));
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", k > first ? " <- " : "", label);
 		if (o >= sizeof(buf))
 			break;
@@ -63,9 +81,13 @@ static int cmp_id(const void *a, const void *b)
 
 void mon_site_bins_free(struct mon_site_bins *b)
 {
-	for (uint32_t i = 0; i < b->nr_bins; i++)
+	for (uint32_t i = 0; i < b->nr_bins; i++) {
 		mon_free(b->label[i]);
+		if (b->via)
+			mon_free(b->via[i]);
+	}
 	mon_free(b->label);
+	mon_free(b->via);
 	mon_free(b->bin_of);
 	mon_free(b->nr_allocs);
 	mon_free(b->bytes);
@@ -86,13 +108,7 @@ int mon_site_bins_build(struct mon_site_bins *b)
 
 		sn[i].id = i + 1;
 		sn[i].depth = 1;
-		for (uint32_t k = 0; s && k < s->nr_frames; k++) {
-			if (mon_objmap_pc_instrumented(s->frames[k])) {
-				sn[i].first = k;
-				break;
-			}
-		}
-		sn[i].name = make_name(s, sn[i].first, 1);
+		sn[i].name = make_name(s, 1);
 		if (!sn[i].name)
 			goto out;
 	}
@@ -109,19 +125,17 @@ int mon_site_bins_build(struct mon_site_bins *b)
 				j++;
 			if (j - i > 1) {
 				/* Do the full stacks differ at all? */
-				char *full0 = make_name(mon_site_get(sn[i].id), sn[i].first, MON_SITE_MAX_FRAMES);
+				char *full0 = make_name(mon_site_get(sn[i].id), MON_SITE_MAX_FRAMES);
 
 				for (uint32_t k = i + 1; full0 && k < j && !differ; k++) {
-					char *full = make_name(mon_site_get(sn[k].id), sn[k].first,
-							       MON_SITE_MAX_FRAMES);
+					char *full = make_name(mon_site_get(sn[k].id), MON_SITE_MAX_FRAMES);
 
 					differ = !full || strcmp(full, full0) != 0;
 					mon_free(full);
 				}
 				mon_free(full0);
 				for (uint32_t k = i; differ && k < j; k++) {
-					char *deeper = make_name(mon_site_get(sn[k].id), sn[k].first,
-								 sn[k].depth + 1);
+					char *deeper = make_name(mon_site_get(sn[k].id), sn[k].depth + 1);
 
 					if (!deeper)
 						goto out;
@@ -139,14 +153,19 @@ int mon_site_bins_build(struct mon_site_bins *b)
 	qsort(sn, nr, sizeof(*sn), cmp_name);
 	b->bin_of = mon_calloc(nr + 1, sizeof(*b->bin_of));
 	b->label = mon_calloc(nr + 1, sizeof(*b->label));
+	b->via = mon_calloc(nr + 1, sizeof(*b->via));
 	b->nr_allocs = mon_calloc(nr + 1, sizeof(*b->nr_allocs));
 	b->bytes = mon_calloc(nr + 1, sizeof(*b->bytes));
-	if (!b->bin_of || !b->label || !b->nr_allocs || !b->bytes)
+	if (!b->bin_of || !b->label || !b->via || !b->nr_allocs || !b->bytes)
 		goto out;
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct mon_site *s = mon_site_get(sn[i].id);
 
 		if (b->nr_bins == 0 || strcmp(sn[i].name, b->label[b->nr_bins - 1])) {
+			char label[LABEL_MAX], via[LABEL_MAX];
+
+			mon_site_start(s, label, sizeof(label), via, sizeof(via));
+			b->via[b->nr_bins] = via[0] ? mon_strdup(via) : NULL;
 			b->label[b->nr_bins++] = sn[i].name;
 			sn[i].name = NULL;
 		}

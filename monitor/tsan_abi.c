@@ -176,12 +176,16 @@ HOOK_ATTR void __tsan_read_range(const volatile void *addr, unsigned long sz);
 HOOK_ATTR void __tsan_read_range(const volatile void *addr, unsigned long sz)
 {
 	RANGE_HOOK(addr, sz, RD | MON_ACC_RANGE, RET_PC);
+	if (mon_unlikely(mon_active) && sz)
+		mon_range_note(RD, (uintptr_t)addr, sz, (uintptr_t)__builtin_dwarf_cfa(), RET_PC);
 }
 
 HOOK_ATTR void __tsan_write_range(const volatile void *addr, unsigned long sz);
 HOOK_ATTR void __tsan_write_range(const volatile void *addr, unsigned long sz)
 {
 	RANGE_HOOK(addr, sz, WR | MON_ACC_RANGE, RET_PC);
+	if (mon_unlikely(mon_active) && sz)
+		mon_range_note(WR, (uintptr_t)addr, sz, (uintptr_t)__builtin_dwarf_cfa(), RET_PC);
 }
 
 HOOK_ATTR void __tsan_read_range_pc(const volatile void *addr, unsigned long sz, void *pc);

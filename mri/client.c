@@ -896,13 +896,13 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 		cJSON_ArrayForEach(e, names)
 			name_of[k++] = e;
 		cJSON_ArrayForEach(e, mri_json_get(r, "rows")) {
-			const cJSON *f[9] = { NULL }, *x;
+			const cJSON *f[11] = { NULL }, *x;
 			uint32_t i = 0, ni;
 
 			if (n == max)
 				break;
 			cJSON_ArrayForEach(x, e)
-				if (i < 9)
+				if (i < 11)
 					f[i++] = x;
 			if (i < 9)
 				continue;	/* a malformed row: skip it */
@@ -919,6 +919,9 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 				(uint32_t)num_u64(f[6]) : MRI_NO_BIN;
 			out[n].live = num_u64(f[7]) != 0;
 			out[n].name = ni < nr_names ? str_of(name_of[ni]) : NULL;
+			/* a file mapping's row adds [.., path, offset] */
+			out[n].file = i == 11 ? str_of(f[9]) : NULL;
+			out[n].file_off = out[n].file ? num_u64(f[10]) : 0;
 			n++;
 		}
 		free(name_of);
@@ -940,6 +943,8 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 		out[n].site_id = (uint32_t)num_u64(mri_json_get(e, "site"));
 		out[n].bin_id = mri_json_type(bin) == cJSON_Number ? (uint32_t)num_u64(bin) : MRI_NO_BIN;
 		out[n].live = mri_json_type(mri_json_get(e, "live")) == cJSON_True;
+		out[n].file = str_of(mri_json_get(e, "file"));
+		out[n].file_off = out[n].file ? num_u64(mri_json_get(e, "offset")) : 0;
 		n++;
 	}
 	next = mri_json_get(r, "next_offset");
@@ -984,6 +989,7 @@ static int do_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out,
 		out[n].name = str_of(mri_json_get(e, "name"));
 		out[n].nr_objects = num_u64(mri_json_get(e, "nr_objects"));
 		out[n].sz_bytes = num_u64(mri_json_get(e, "size"));
+		out[n].via = str_of(mri_json_get(e, "via"));
 		n++;
 	}
 	next = mri_json_get(r, "next_offset");

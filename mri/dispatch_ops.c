@@ -133,7 +133,9 @@ static cJSON *object_json(const struct mri_object *o)
 	    mri_json_add(j, "size", mri_json_u64(o->sz_bytes)) ||
 	    mri_json_add(j, "site", mri_json_u64(o->site_id)) ||
 	    mri_json_add(j, "bin", o->bin_id == MRI_NO_BIN ? cJSON_CreateNull() : mri_json_u64(o->bin_id)) ||
-	    mri_json_add(j, "live", cJSON_CreateBool(o->live))) {
+	    mri_json_add(j, "live", cJSON_CreateBool(o->live)) ||
+	    (o->file && (mri_json_add(j, "file", cJSON_CreateString(o->file)) ||
+			 mri_json_add(j, "offset", mri_json_u64(o->file_off))))) {
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -300,7 +302,7 @@ static int op_objects(struct mri_req *r)
 	}
 	nr = d->ops->nr_objects(d->ctx);
 	for (id = (uint32_t)off; id < nr && lim > 0; id++) {
-		struct mri_object o;
+		struct mri_object o = { 0 };	/* fields a monitor leaves alone stay 0 (file) */
 		cJSON *j;
 
 		/* Bound the work of one request: the reply says where to go on. */
@@ -329,10 +331,17 @@ static int op_objects(struct mri_req *r)
 				tb_str(&names, o.name ? o.name : "");
 				cost += mri_json_str_cost(o.name);
 			}
-			tb_printf(&rows, "%s[%u,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%lld,%d,%u]",
+			tb_printf(&rows, "%s[%u,%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%lld,%d,%u",
 				  rows.len > 1 ? "," : "", o.id, o.kind, o.start, o.end, o.sz_bytes,
 				  o.site_id, o.bin_id == MRI_NO_BIN ? -1ll : (long long)o.bin_id,
 				  o.live, ni);
+			if (o.file) {	/* a file mapping: its path and offset */
+				tb_printf(&rows, ",");
+				tb_str(&rows, o.file);
+				tb_printf(&rows, ",%" PRIu64, o.file_off);
+				cost += mri_json_str_cost(o.file) + 24;
+			}
+			tb_printf(&rows, "]");
 			cost += 80;
 			lim--;
 			continue;
@@ -384,11 +393,10 @@ static int op_bins(struct mri_req *r)
 	nr = d->ops->nr_bins(d->ctx);
 	/* the site bins, then the two kind bins (ids nr, nr + 1) */
 	for (id = (uint32_t)off; id < nr + 2 && lim > 0 && cost <= MRI_REPLY_BUDGET; id++) {
-		struct mri_bin b;
+		struct mri_bin b = { 0 };	/* fields a monitor leaves alone stay 0 (via) */
 		cJSON *o;
 
 		if (id >= nr) {
-			memset(&b, 0, sizeof(b));
 			b.id = id;
 			b.name = id == nr ? "[stack]" : "[tls]";
 		} else if (d->ops->bin(d->ctx, id, &b, name)) {
@@ -398,11 +406,12 @@ static int op_bins(struct mri_req *r)
 		if (mri_json_push(arr, o) || mri_json_add(o, "id", mri_json_u64(b.id)) ||
 		    mri_json_add(o, "name", cJSON_CreateString(b.name ? b.name : "")) ||
 		    mri_json_add(o, "nr_objects", mri_json_u64(b.nr_objects)) ||
-		    mri_json_add(o, "size", mri_json_u64(b.sz_bytes))) {
+		    mri_json_add(o, "size", mri_json_u64(b.sz_bytes)) ||
+		    (b.via && mri_json_add(o, "via", cJSON_CreateString(b.via)))) {
 			free(name);
 			return mri_req_nomem(r);
 		}
-		cost += 80 + mri_json_str_cost(b.name);
+		cost += 80 + mri_json_str_cost(b.name) + (b.via ? mri_json_str_cost(b.via) : 0);
 		lim--;
 	}
 	free(name);

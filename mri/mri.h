@@ -160,8 +160,11 @@ struct mri_object {
 	uint64_t start, end;		/* [start, end) */
 	uint64_t sz_bytes;		/* requested size */
 	const char *name;		/* global: symbol; heap, mmap: site-bin label
-					 * "func@file.c:LINE"; "[stack T3]", "[tls T3]",
-					 * "[other]" */
+					 * "func@file.c:LINE" (a file mapping's starts with the
+					 * file: "in.mat <- load@io.c:52"); "[stack T3]",
+					 * "[tls T3]", "[other]" */
+	const char *file;		/* mmap of a file: the file's full path; else NULL */
+	uint64_t file_off;		/* mmap of a file: the file offset at start; else 0 */
 };
 
 struct mri_object_query {
@@ -188,6 +191,8 @@ struct mri_bin {
 	uint64_t nr_objects;		/* blocks ever allocated at the site */
 	uint64_t sz_bytes;		/* bytes ever allocated at the site */
 	const char *name;		/* "alloc_counters@false_sharing.c:41" */
+	const char *via;		/* the allocation wrapper the site's name skipped,
+					 * "xmalloc@util.c:12", or NULL */
 };
 /* One page of bins, with a cursor as mri_objects. Returns the number filled. */
 AMEBA_API int mri_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out, uint32_t max);

@@ -65,9 +65,12 @@
  * - Other nodes' LLC copies are dropped when a core gains ownership.
  * - Invalidations and downgrades are delivered to the victim core through
  *   its mailbox and applied at the start of its next access (and before it
- *   changes that line). Cores run in parallel, so the interleaving of
- *   accesses of different threads is the real one; counts of concurrent
- *   threads are as non-deterministic as the program. A write hit that races
+ *   changes that line). The simulator itself lets cores run in parallel;
+ *   by default (seq.c, AMEBA_SIM_ORDER=time) one merger thread drives every
+ *   core in simulated-time order once a second thread exists, so the
+ *   interleaving is the simulated one and does not depend on the host; with
+ *   AMEBA_SIM_ORDER=host each thread drives its own core and the
+ *   interleaving is the host's. A write hit that races
  *   with another core's request for the same line counts as having happened
  *   before it; its written words are then credited to the next owner change
  *   and the request may miss one intervention. inval_recv is counted when

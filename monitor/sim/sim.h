@@ -102,6 +102,13 @@ struct mon_sim_geom {
  */
 int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen);
 
+/* The file of the user's preset `name` (letters, digits, '-', '_', '.'):
+ * $XDG_CONFIG_HOME/ameba/presets/NAME.conf, else
+ * $HOME/.config/ameba/presets/NAME.conf. 0, AMEBA_EINVAL (bad name, too
+ * long) or AMEBA_ENOENT (no home). mon_sim_geom_load(NAME) reads it when
+ * NAME is no built-in preset. */
+int mon_sim_user_preset_path(const char *name, char *buf, size_t len);
+
 /* Parses config text (as if read from file `fname`) on top of g. */
 int mon_sim_geom_parse(const char *text, size_t len, const char *fname,
 		       struct mon_sim_geom *g, char *err, size_t errlen);

@@ -450,17 +450,47 @@ int mon_sim_geom_parse(const char *text, size_t len, const char *fname, struct m
 	return 0;
 }
 
+int mon_sim_user_preset_path(const char *name, char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (!*name || strlen(name) > 64)
+		return AMEBA_EINVAL;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return AMEBA_EINVAL;
+	if (xdg && *xdg == '/')
+		n = snprintf(buf, len, "%s/ameba/presets/%s.conf", xdg, name);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.config/ameba/presets/%s.conf", home, name);
+	else
+		return AMEBA_ENOENT;
+	return n > 0 && (size_t)n < len ? 0 : AMEBA_EINVAL;
+}
+
 int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen)
 {
 	size_t sl = strlen(spec);
 	int r;
 
 	if (!strchr(spec, '/') && !(sl > 5 && strcmp(spec + sl - 5, ".conf") == 0)) {
-		if (preset_load(spec, g))
-			return fail(err, errlen, AMEBA_ENOENT,
-				    "unknown preset '%s' (host, zen4, skylake-sp, r10000, or a config file path)",
-				    spec);
-		return mon_sim_geom_check(g, err, errlen);
+		char path[512];
+		int fd;
+
+		if (!preset_load(spec, g))
+			return mon_sim_geom_check(g, err, errlen);
+		/* a preset of the user's (`ameba calibrate` writes them) */
+		if (mon_sim_user_preset_path(spec, path, sizeof(path)) == 0 &&
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			close(fd);
+			return mon_sim_geom_load(path, g, err, errlen);
+		}
+		return fail(err, errlen, AMEBA_ENOENT,
+			    "unknown preset '%s' (host, zen4, skylake-sp, r10000, a preset file in "
+			    "~/.config/ameba/presets/ such as `ameba calibrate` writes, or a config "
+			    "file path)", spec);
 	}
 	size_t cap = 64 << 10;
 	char *buf = sim_map(cap);

@@ -1144,6 +1144,15 @@ static void test_search_objects(void)
 	CHECK_NEAR(s.objects[2].values[AMEBA_M_MEM_REF], 150);
 	CHECK_NEAR(s.objects[2].values[AMEBA_M_WRITES], 150);
 	CHECK_NEAR(s.threads[1].values[AMEBA_M_MEM_REF], 5 * 500.0);
+	/* coverage: the 4 units over the one window account for every event;
+	 * the strategy's own total counter (no ranges) serves as the agent's */
+	CHECK_EQ_U64(s.coverage.nr_objects, 4);
+	CHECK_EQ_U64(s.coverage.nr_windows, 1);
+	CHECK_NEAR(s.coverage.total, 5 * 2035.0);
+	CHECK_NEAR(s.coverage.attributed, 5 * 2035.0);
+	CHECK_NEAR(s.coverage.searched, 5 * 2035.0);
+	CHECK_EQ_U64(s.coverage.nr_searched, 5);
+	CHECK(s.coverage.searched_exact == 1);
 
 	ri.mode = "run";
 	ri.command = cmd;
@@ -1167,10 +1176,22 @@ static void test_search_objects(void)
 	CHECK(back != NULL);
 	CHECK(back && cJSON_Compare(rep, back, 1));
 	CHECK(agent_jschema_validate(schema, back, err, sizeof(err)) == 0);
+	{
+		const cJSON *cov = cJSON_GetObjectItemCaseSensitive(back, "coverage");
+
+		CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "share")->valuedouble, 1);
+		CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "window_of_search")->valuedouble, 1);
+		CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "factor")->valuedouble, 1);
+		CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "total")->valuedouble, 10175);
+		CHECK_STR(cJSON_GetObjectItemCaseSensitive(cov, "window_of_search_by")->valuestring,
+			  "mem_ref");
+		CHECK_EQ_U64(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cov, "missing")), 0);
+	}
 
 	mem = open_memstream(&table, &table_len);
 	agent_report_table(back, mem, 20, AGENT_MIN_SEVERITY_DEFAULT);
 	fclose(mem);
+	CHECK(strstr(table, "warning:") == NULL && strstr(table, "note:") == NULL);
 	CHECK_HAS(table, "partial report: target exited");
 	CHECK_HAS(table, "rank severity conf property               context                                 threads  evidence\n");
 	CHECK_HAS(table, "   1   78.6%  1.00 HotObject              heap alloc_counters@false_sharing.c:67 (64 B) 1-4      78.6% of mem_ref (8000 of 10.2k)\n");
@@ -1593,6 +1614,110 @@ static void test_provisional_objects(void)
 	agent_search_free(&s);
 }
 
+/*
+ * Coverage under the threshold: 2 objects account for 4,000 of the window's
+ * 10,000 events, and the window for 10,000 of the 20,000 the search saw, so
+ * the figures cover 0.4 x 0.5 = 20% and every confidence is multiplied by
+ * 0.2 / 0.95. The table says so above the findings.
+ */
+static void test_coverage(void)
+{
+	static const struct ameba_object objs[2] = {
+		{ .id = 1, .kind = AMEBA_OBJ_GLOBAL, .name = "grid", .start = 0x1000,
+		  .end = 0x2000, .sz_bytes = 4096, .nr_blocks = 1 },
+		{ .id = 2, .kind = AMEBA_OBJ_GLOBAL, .name = "halo", .start = 0x2000,
+		  .end = 0x2400, .sz_bytes = 1024, .nr_blocks = 1 },
+	};
+	struct ameba_context c[3];
+	struct agent_search s;
+	struct agent_run_info ri = { 0 };
+	static char *const cmd[] = { "wl_hot_arrays" };
+	cJSON *schema = load_schema(), *rep, *cov, *f;
+	char err[512] = "", *table = NULL;
+	size_t table_len = 0;
+	FILE *mem;
+	int m = AMEBA_M_MEM_REF;
+
+	memset(c, 0, sizeof(c));
+	memset(&s, 0, sizeof(s));
+	s.primary_metric = m;
+	s.end = AGENT_END_DURATION;
+	s.started.tv_sec = 100;
+	s.ended.tv_sec = 104;		/* 4 s searched */
+	s.coverage.searched = 20000;	/* what search.c's total counter summed */
+	s.coverage.searched_exact = 1;
+	s.coverage.nr_searched = 7;
+	c[0].kind = AMEBA_CTX_PROGRAM;
+	c[0].has[m] = 1;
+	c[0].values[m] = c[0].program[m] = 10000;
+	c[0].window_ns = 2000000000;
+	for (int i = 1; i < 3; i++) {
+		c[i].kind = AMEBA_CTX_OBJECT;
+		c[i].object = &objs[i - 1];
+		c[i].has[m] = 1;
+		c[i].confidence = 1;
+		c[i].program[m] = 10000;
+		c[i].window_ns = 2000000000;
+	}
+	c[1].values[m] = 3000;
+	c[2].values[m] = 1000;
+	agent_summarize_contexts(&s, c, 3);
+	CHECK_EQ_U64(s.coverage.nr_objects, 2);
+	CHECK_EQ_U64(s.coverage.nr_windows, 1);
+	CHECK_NEAR(s.coverage.total, 10000);
+	CHECK_NEAR(s.coverage.attributed, 4000);
+	CHECK_EQ_U64(s.coverage.window_ns, 2000000000);
+	s.findings.v = calloc(1, sizeof(*s.findings.v));
+	CHECK(s.findings.v != NULL);
+	if (!s.findings.v)
+		return;
+	s.findings.nr = s.findings.cap = 1;
+	s.findings.v[0].property = strdup("HotObject");
+	s.findings.v[0].evidence = strdup("30.0% of mem_ref");
+	s.findings.v[0].advice = strdup("");
+	s.findings.v[0].severity = 0.3;
+	s.findings.v[0].confidence = 0.9;
+	s.findings.v[0].ctx_kind = AMEBA_CTX_PROGRAM;
+
+	ri.mode = "run";
+	ri.command = cmd;
+	ri.nr_command = 1;
+	ri.interval_ms = 100;
+	ri.target_state = AGENT_TARGET_RUNNING;
+	rep = agent_report_build(&s, &ri, NULL);
+	CHECK(rep != NULL);
+	CHECK(agent_jschema_validate(schema, rep, err, sizeof(err)) == 0);
+	if (err[0])
+		fprintf(stderr, "schema: %s\n", err);
+	cov = cJSON_GetObjectItemCaseSensitive(rep, "coverage");
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "share")->valuedouble, 0.4);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "window_of_search")->valuedouble, 0.5);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "coverage")->valuedouble, 0.2);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "factor")->valuedouble, 0.210526);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "searched")->valuedouble, 20000);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "search_s")->valuedouble, 4);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(cov, "window_s")->valuedouble, 2);
+	CHECK_EQ_U64(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cov, "missing")), 3);
+	f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rep, "findings"), 0);
+	CHECK_NEAR(cJSON_GetObjectItemCaseSensitive(f, "confidence")->valuedouble, 0.189474);
+	mem = open_memstream(&table, &table_len);
+	agent_report_table(rep, mem, 20, AGENT_MIN_SEVERITY_DEFAULT);
+	fclose(mem);
+	CHECK_HAS(table, "warning: the figures account for 20.0% of the program's mem_ref (under "
+		  "95%): window 2.00 s of 4.00 s searched, 40.0% of it attributed to objects; "
+		  "confidences x 0.21\n");
+	CHECK_HAS(table, "warning: 50.0% of the mem_ref the search saw (10.0k of 20.0k) fell "
+		  "outside the measured window (2.00 s of 4.00 s)");
+	CHECK_HAS(table, "warning: 60.0% of the mem_ref counted in the measured window (6.0k of "
+		  "10.0k) was not attributed to the 2 objects measured");
+	CHECK_HAS(table, "warning: the search ended (duration) before the program did");
+	CHECK_HAS(table, "   1   30.0%  0.19 HotObject");
+	free(table);
+	cJSON_Delete(rep);
+	cJSON_Delete(schema);
+	agent_search_free(&s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -1624,6 +1749,7 @@ int main(int argc, char **argv)
 	test_doc_totals_strategy();
 	test_report_load_errors();
 	test_provisional_objects();
+	test_coverage();
 	{
 		char cmd[600];
 

@@ -16,6 +16,8 @@ struct fake_obj {
 	uint64_t start, end;
 	uint32_t site, bin;
 	int live;
+	const char *file;	/* a file mapping's path, or NULL */
+	uint64_t off;
 };
 
 static const struct fake_obj objs[FAKE_NR_OBJECTS] = {
@@ -28,7 +30,7 @@ static const struct fake_obj objs[FAKE_NR_OBJECTS] = {
 	{ MRI_OBJ_STACK, "[stack T0]", 0x7000000, 0x7100000, 0, MRI_NO_BIN, 1 },
 	{ MRI_OBJ_TLS, "[tls T0]", 0x7100000, 0x7101000, 0, MRI_NO_BIN, 1 },
 	{ MRI_OBJ_GLOBAL, "quote\"back\\slash", 0x4000, 0x4010, 0, MRI_NO_BIN, 1 },
-	{ MRI_OBJ_MMAP, "grow@b.c:2", 0x30000, 0x40000, 3, 1, 1 },
+	{ MRI_OBJ_MMAP, "grow@b.c:2", 0x30000, 0x40000, 3, 1, 1, "/data/in.mat", 8192 },
 	{ MRI_OBJ_GLOBAL, "garr2", 0x1800, 0x2800, 0, MRI_NO_BIN, 1 },
 };
 
@@ -120,6 +122,8 @@ static int f_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 	out->site_id = o->site;
 	out->bin_id = name ? o->bin : MRI_NO_BIN;
 	out->name = NULL;
+	out->file = o->file;
+	out->file_off = o->off;
 	if (name) {
 		snprintf(name, MRI_NAME_MAX, "%s", o->name);
 		out->name = name;

@@ -6,12 +6,18 @@
  *    socket (from this very process) is refused as busy;
  *  - after mri_close(), the same API by pid: the runtime's server thread
  *    answers this process's own client, and the counts are exact again.
+ *  - a file mapping (a page of the program's own file) is listed with its
+ *    file's path and offset, named by the file and the mapping site.
  * Control code is built without instrumentation so that the counted
  * windows hold exactly the accesses below.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -79,17 +85,66 @@ UNCOUNTED static void count_on(struct mri_session *s, int n, uint32_t interval_m
 	CHECK(mri_detach(s) == 0);
 }
 
+static void *self_map;		/* page 1 of this program's file */
+static int self_map_line;
+static char self_path[PATH_MAX];
+
+UNCOUNTED static void map_self(void)
+{
+	int fd;
+
+	if (!realpath("/proc/self/exe", self_path) || (fd = open(self_path, O_RDONLY)) < 0) {
+		CHECK(!"open /proc/self/exe");
+		return;
+	}
+	self_map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 4096); self_map_line = __LINE__;
+	CHECK(self_map != MAP_FAILED);
+	close(fd);
+}
+
+/* The mapping is listed as an mmap object with its file and offset. */
+UNCOUNTED static void check_file_map(struct mri_session *s)
+{
+	struct mri_object_query q = { .kinds = 1u << MRI_OBJ_MMAP, .live_only = 1 };
+	struct mri_object o[64];
+	uint32_t cursor = 0;
+	char want[PATH_MAX + 64];
+	const char *base = strrchr(self_path, '/') ? strrchr(self_path, '/') + 1 : self_path;
+	int n = 0, got, found = 0;
+
+	while (cursor != MRI_END && n < 64 && (got = mri_objects(s, &q, &cursor, o + n, 64 - (uint32_t)n)) >= 0)
+		n += got;
+	snprintf(want, sizeof(want), "%s <- map_self@mri_local.c:%d", base, self_map_line);
+	for (int i = 0; i < n; i++) {
+		if (o[i].start != (uintptr_t)self_map)
+			continue;
+		found++;
+		CHECK(o[i].kind == MRI_OBJ_MMAP);
+		CHECK_EQ_U64(o[i].end - o[i].start, 4096);
+		CHECK(o[i].file && !strcmp(o[i].file, self_path));
+		CHECK_EQ_U64(o[i].file_off, 4096);
+		CHECK(o[i].name && !strcmp(o[i].name, want));
+		if (o[i].name && strcmp(o[i].name, want))
+			fprintf(stderr, "file mapping named '%s', want '%s'\n", o[i].name, want);
+	}
+	CHECK_EQ_U64(found, 1);
+	for (int i = 0; i < n; i++)	/* anonymous mappings carry no file */
+		CHECK(o[i].start == (uintptr_t)self_map || o[i].file == NULL);
+}
+
 UNCOUNTED int main(void)
 {
 	struct mri_session *s, *s2;
 	struct mri_process_info pi;
 	int err;
 
+	map_self();
 	err = mri_open_local(&s);
 	if (err) {
 		fprintf(stderr, "mri_open_local: %s\n", mri_errmsg(s));
 		return 1;
 	}
+	check_file_map(s);
 	CHECK(mri_process(s, &pi) == 0);
 	CHECK(pi.pid == getpid() && !pi.active);
 	/* Our own socket, while the local session is open: busy. */
@@ -110,8 +165,10 @@ UNCOUNTED int main(void)
 	if (err)
 		fprintf(stderr, "mri_open_pid(self): %s\n", mri_errmsg(s));
 	CHECK(err == 0);
-	if (!err)
+	if (!err) {
 		count_on(s, 3000, 0);
+		check_file_map(s);
+	}
 	CHECK(mri_process(s, &pi) == 0 && !pi.active);
 	mri_close(s);
 	return check_done();

@@ -395,6 +395,10 @@ static void test_discovery(void)
 	o = item(mri_json_get(r, "objects"), 5);
 	CHECK(num(mri_json_get(o, "bin")) == 1);
 	CHECK(num(mri_json_get(o, "site")) == 2);
+	CHECK(mri_json_get(o, "file") == NULL && mri_json_get(o, "offset") == NULL);
+	o = item(mri_json_get(r, "objects"), 9);	/* a file mapping: its path and offset */
+	CHECK_STR(str(mri_json_get(o, "file")), "/data/in.mat");
+	CHECK(num(mri_json_get(o, "offset")) == 8192);
 	CHECK(mri_json_type(mri_json_get(r, "next_offset")) == cJSON_NULL);
 	cJSON_Delete(root);
 
@@ -416,6 +420,11 @@ static void test_discovery(void)
 	o = item(mri_json_get(r, "rows"), 5);
 	CHECK(num(item(o, 5)) == 2);
 	CHECK(num(item(o, 6)) == 1);
+	CHECK(mri_json_count(o) == 9);
+	o = item(mri_json_get(r, "rows"), 9);		/* a file mapping's row adds path, offset */
+	CHECK(mri_json_count(o) == 11);
+	CHECK_STR(str(item(o, 9)), "/data/in.mat");
+	CHECK(num(item(o, 10)) == 8192);
 	CHECK(mri_json_count(mri_json_get(r, "names")) < FAKE_NR_OBJECTS);	/* one per bin */
 	CHECK(mri_json_type(mri_json_get(r, "next_offset")) == cJSON_NULL);
 	cJSON_Delete(root);

@@ -37,3 +37,14 @@ add_test(NAME sim_asm_entry
           ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/wl_phased_solver ${AMEBA_TEST_BIN}/sim_line_tags
           ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_asm_entry PROPERTIES LABELS sim TIMEOUT 600)
+# Threads interleaved in simulated time (monitor/seq.c): the same coherence
+# misses whatever the host's CPUs, no access lost in blocking programs.
+ameba_instrumented(NAME sim_order_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
+ameba_instrumented(NAME sim_order_sync_native NATIVE COMPILER gcc OPT -O1
+  SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
+add_test(NAME sim_order
+  COMMAND ${AMEBA_FRAGMENT_DIR}/order.sh ${AMEBA_TEST_BIN}/wl_false_sharing
+          ${AMEBA_TEST_BIN}/wl_false_sharing_fixed ${AMEBA_TEST_BIN}/sim_order_sync
+          ${AMEBA_TEST_BIN}/sim_order_sync_native)
+set_tests_properties(sim_order PROPERTIES
+  ENVIRONMENT "AMEBA_PRESET=skylake-sp" LABELS sim TIMEOUT 900)

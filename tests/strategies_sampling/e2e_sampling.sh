@@ -28,8 +28,12 @@ churn)
 	# wl_thread_churn: 10,000 threads of ~6 misses each (65 K in all). Each
 	# thread starts its countdown at a random phase, so at a period of 101
 	# the run gives ~650 samples; with a whole period first (before) no
-	# thread ever reached a sample. The oracle: the scratch buffers 69.3%,
-	# slots (the one global the threads write) 14.9%, TLS 14.8%. The
+	# thread ever reached a sample. The oracle (ordered simulation, the
+	# threads of a batch side by side in simulated time): the scratch
+	# buffers 63%, slots (the one global the threads write, four adjacent
+	# words of one line: their coherence misses) 19%, TLS 16%; in host
+	# order (AMEBA_SIM_ORDER=host) slots had 14.9%, the batch's threads
+	# seldom overlapping on the host. The
 	# scratch buffers are freed before the agent lists them: their samples
 	# count for their site by the site each sample carries (before that
 	# they stayed unattributed and the bin was missing). TLS blocks are
@@ -37,10 +41,10 @@ churn)
 	(cd "$T" && AMEBA_BACKEND=sim "$AMEBA" run --strategy sampling:period=101 --metric l1d_miss \
 		-o rep.json -- "$BIN/wl_thread_churn" > out.txt 2> err.txt) ||
 		{ cat "$T/err.txt" >&2; fail "ameba run"; }
-	"$BIN/sampling_check" "$T/rep.json" 6 1 scratch_buffer@=69 slots=15 ||
+	"$BIN/sampling_check" "$T/rep.json" 6 1 scratch_buffer@=63 slots=19 ||
 		{ cat "$T/out.txt"; fail "shares"; }
 	echo "ok: sampling samples the short threads of wl_thread_churn: the freed scratch" \
-		"buffers within 6 points of 69%, slots of 15%"
+		"buffers within 6 points of 63%, slots of 19%"
 	exit 0 ;;
 *) fail "unknown case" ;;
 esac

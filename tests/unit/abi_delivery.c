@@ -42,6 +42,17 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 	nr_delivered++;
 }
 
+/* The range hooks' notes for the memcpy/memset interposers: the last one. */
+static struct delivery last_note;
+static int nr_notes;
+
+void mon_range_note(unsigned flags, uintptr_t addr, size_t sz, uintptr_t cfa, uintptr_t pc)
+{
+	(void)cfa;
+	last_note = (struct delivery){ addr, sz, flags, pc };
+	nr_notes++;
+}
+
 void mon_init(void)
 {
 	nr_init_calls++;
@@ -180,6 +191,7 @@ static void test_pc_and_range_hooks(void)
 
 	mon_active = 1;
 	reset();
+	nr_notes = 0;
 	__tsan_read4_pc(buf, pc);
 	__tsan_write16_pc(buf + 16, pc);
 	__tsan_read_range(buf, 100);
@@ -200,6 +212,10 @@ static void test_pc_and_range_hooks(void)
 	      log_buf[4].pc == (uintptr_t)pc);
 	CHECK(log_buf[5].sz == 9 && log_buf[5].flags == (WR | MON_ACC_RANGE) &&
 	      log_buf[5].pc == (uintptr_t)pc);
+	/* the two compiler-called range hooks leave a note each, with their pc */
+	CHECK_EQ_U64(nr_notes, 2);
+	CHECK(last_note.addr == (uintptr_t)(buf + 1) && last_note.sz == 200 &&
+	      last_note.flags == WR && last_note.pc == log_buf[3].pc);
 
 	/* vtable pointers: one 8-byte access each */
 	void *obj[2] = { NULL, NULL };

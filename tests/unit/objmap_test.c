@@ -9,11 +9,13 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -682,6 +684,161 @@ static void test_sites(void)
 	}
 }
 
+/* ---- file mappings ---- */
+
+static void test_file_maps(void)
+{
+	char dir[] = "/tmp/objmap_test.XXXXXX", path[64], want[128], buf[256];
+	static char page[4096];
+	const char *v1, *v2;
+	const struct mon_site *s;
+	struct mon_obj *o, *a, *b;
+	uint8_t *p, *q;
+	int fd, mline;
+
+	/* Views are interned: one string per (path, offset). */
+	v1 = mon_file_view("/data/in.mat", 4096);
+	CHECK(v1 && v1 == mon_file_view("/data/in.mat", 4096));
+	CHECK_STR(v1, "/data/in.mat");
+	CHECK_EQ_U64(mon_file_view_off(v1), 4096);
+	v2 = mon_file_intern("/data/in.mat");
+	CHECK(v2 && v2 != v1 && v2 == mon_file_view("/data/in.mat", 0));
+	CHECK_EQ_U64(mon_file_view_off(v2), 0);
+	CHECK(mon_file_view("/data/in.mat2", 4096) != v1);
+
+	/* A file of 6 pages, mapped through the interposer from page 1. */
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/objmap_file.bin", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	for (int i = 0; i < 6; i++) {
+		page[0] = (char)i;
+		CHECK(write(fd, page, sizeof(page)) == (ssize_t)sizeof(page));
+	}
+	p = mmap(NULL, 4 * PG, PROT_READ, MAP_SHARED, fd, PG); mline = __LINE__;
+	q = mmap(NULL, PG, PROT_NONE, MAP_PRIVATE, fd, 0);	/* unreadable: no object */
+	close(fd);
+	CHECK(p != MAP_FAILED && q != MAP_FAILED);
+	if (p == MAP_FAILED || q == MAP_FAILED)
+		return;
+	CHECK_EQ_U64(p[0], 1);
+	o = mon_objmap_lookup(NULL, (uintptr_t)p + 5);
+	CHECK(o->kind == MON_OBJ_MMAP && o->start == (uintptr_t)p && o->end == (uintptr_t)p + 4 * PG);
+	CHECK_EQ_U64(o->sz_bytes, 4 * PG);
+	CHECK(o->name && !strcmp(o->name, path));
+	CHECK_EQ_U64(o->name ? mon_file_view_off(o->name) : 0, PG);
+	s = mon_site_get(o->site_id);
+	CHECK(s && s->file == mon_file_intern(path));
+	snprintf(want, sizeof(want), "test_file_maps@objmap_test.c:%d", mline);
+	CHECK_STR(mon_site_name(o->site_id, buf, sizeof(buf)), want);
+	CHECK(is_other(mon_objmap_lookup(NULL, (uintptr_t)q)));
+
+	/*
+	 * before: [F 0 ............. 4p)   file offsets [1p 5p)
+	 * munmap        [1p  2p)
+	 * after:  [0 1p)        [2p  4p)   file offsets 1p and 3p
+	 */
+	CHECK(munmap(p + PG, PG) == 0);
+	a = mon_objmap_lookup(NULL, (uintptr_t)p);
+	b = mon_objmap_lookup(NULL, (uintptr_t)p + 3 * PG);
+	CHECK(is_other(mon_objmap_lookup(NULL, (uintptr_t)p + PG)));
+	CHECK(a != o && a->kind == MON_OBJ_MMAP && a->start == (uintptr_t)p && a->end == (uintptr_t)p + PG);
+	CHECK(a->name && !strcmp(a->name, path) && mon_file_view_off(a->name) == PG);
+	CHECK(b != o && b->kind == MON_OBJ_MMAP && b->start == (uintptr_t)p + 2 * PG &&
+	      b->end == (uintptr_t)p + 4 * PG);
+	CHECK(b->name && !strcmp(b->name, path) && mon_file_view_off(b->name) == 3 * PG);
+	CHECK(a->site_id == o->site_id && b->site_id == o->site_id);
+
+	/* An anonymous mapping has no file; its site none either. */
+	{
+		uint8_t *m = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct mon_obj *mo = mon_objmap_lookup(NULL, (uintptr_t)m);
+
+		CHECK(m != MAP_FAILED && mo->kind == MON_OBJ_MMAP && mo->name == NULL);
+		CHECK(mon_site_get(mo->site_id) && mon_site_get(mo->site_id)->file == NULL);
+		munmap(m, PG);
+	}
+	munmap(p, 4 * PG);
+	munmap(q, PG);
+	CHECK(is_other(mon_objmap_lookup(NULL, (uintptr_t)p)));
+	CHECK(is_other(mon_objmap_lookup(NULL, (uintptr_t)p + 3 * PG)));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ---- allocation wrappers (AMEBA_ALLOC_WRAPPERS is set by main) ---- */
+
+#define WRAPPERS_ENV " +pool_get , -CALLOC,+xmalloc,-no_such_name"
+
+__attribute__((noinline)) void *pool_get(size_t sz);
+__attribute__((noinline)) void *pool_get(size_t sz)
+{
+	void *p = malloc(sz);
+
+	__asm__ __volatile__("" ::: "memory");	/* no tail call */
+	return p;
+}
+
+__attribute__((noinline)) static void *make_pool_block(int *line)
+{
+	void *p = pool_get(48); *line = __LINE__;
+
+	__asm__ __volatile__("" ::: "memory");
+	return p;
+}
+
+static void test_wrappers(void)
+{
+	static const struct {
+		int line;
+		const char *func;
+		int wrapper;
+	} rows[] = {
+		{ __LINE__, "xmalloc", 1 },	  { __LINE__, "pool_get", 1 },	/* added */
+		{ __LINE__, "CALLOC", 0 },	  /* removed from the default */
+		{ __LINE__, "g_malloc0", 1 },	  { __LINE__, "safe_malloc", 1 },
+		{ __LINE__, "alloc_temp", 0 },	  { __LINE__, "alloc_counters", 0 },
+		{ __LINE__, "new_particle", 0 },  { __LINE__, "xmallo", 0 },
+		{ __LINE__, "xmalloc2", 0 },	  { __LINE__, "", 0 },
+		{ __LINE__, "no_such_name", 0 },  { __LINE__, NULL, 0 },
+	};
+	char want[128], label[256], via[256];
+	struct mon_obj *o;
+	void *p;
+	int line = 0;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		CHECK_AT(rows[i].line, mon_alloc_wrapper_named(rows[i].func) == rows[i].wrapper);
+
+	/* A block from a wrapper is named by the wrapper's caller, via it. */
+	p = make_pool_block(&line);
+	o = mon_objmap_lookup(NULL, (uintptr_t)p);
+	CHECK(o->kind == MON_OBJ_HEAP && o->start == (uintptr_t)p);
+	mon_site_start(mon_site_get(o->site_id), label, sizeof(label), via, sizeof(via));
+	snprintf(want, sizeof(want), "make_pool_block@objmap_test.c:%d", line);
+	CHECK_STR(label, want);
+	CHECK(!strncmp(via, "pool_get@objmap_test.c:", 23));
+	CHECK_STR(mon_site_name(o->site_id, label, sizeof(label)), want);
+	/* its bin: the caller's name, the wrapper as via */
+	{
+		struct mon_site_bins b;
+		uint32_t bin;
+
+		CHECK(mon_site_bins_build(&b) == 0);
+		bin = mon_site_bins_of(&b, o->site_id);
+		CHECK(bin < b.nr_bins);
+		if (bin < b.nr_bins) {
+			CHECK_STR(b.label[bin], want);
+			CHECK(b.via[bin] && !strcmp(b.via[bin], via));
+		}
+		mon_site_bins_free(&b);
+	}
+	free(p);
+}
+
 static void test_kind_names(void)
 {
 	static const struct {
@@ -703,8 +860,12 @@ static void test_kind_names(void)
 
 int main(int argc, char **argv)
 {
+	/* before anything names a site: the list is read once */
+	setenv("AMEBA_ALLOC_WRAPPERS", WRAPPERS_ENV, 1);
 	CHECK(mon_initialized());
 	test_kind_names();
+	test_file_maps();
+	test_wrappers();
 	test_bounds();
 	test_reuse();
 	test_unmap();

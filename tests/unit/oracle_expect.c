@@ -11,6 +11,10 @@
  *   objects  NAME-PREFIX  -       count   [OP] VALUE  how many objects carry that name prefix
  *   binshare NAME-PREFIX  THREAD  METRIC  [OP] VALUE  the bin's share (0..1) of METRIC over all bins
  *   ratio    NAME-PREFIX  THREAD  M1/M2   [OP] VALUE  the bin's M1 divided by its M2
+ *   ofield   NAME-PREFIX  -       FIELD   [OP] VALUE  numeric field of the one object (size, offset)
+ *   text     LIST NAME-PREFIX FIELD PATTERN             string field of the one entry of LIST
+ *            (objects, bins, sites) named NAME-PREFIX*: PATTERN "abc" is equal, "abc*"
+ *            a prefix, "*abc" a suffix, "-" the field is absent
  * THREAD is a thread id or "all" (the total). A missing count is 0. OP is one
  * of = >= <= > < (default =). Each row is one check, reported with its SPEC
  * line number.
@@ -79,6 +83,43 @@ static double count_of(const cJSON *item, const char *thread, const char *metric
 	return cJSON_IsNumber(c) ? c->valuedouble : 0;
 }
 
+/* A `text` row: LIST's one entry named name*, its string field against pat. */
+static void check_text(const cJSON *root, const char *spec, int lineno, const char *list_name,
+		       const char *name, const char *field, const char *pat)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, list_name), *item, *f;
+	const char *got = NULL;
+	size_t np = strlen(pat), ng;
+	int nr, ok;
+
+	item = find(list, name, &nr);
+	if (nr != 1) {
+		fprintf(stderr, "%s:%d: %d %s named %s*, want exactly 1\n", spec, lineno, nr, list_name, name);
+		CHECK_AT(lineno, 0);
+		return;
+	}
+	f = cJSON_GetObjectItemCaseSensitive(item, field);
+	got = cJSON_IsString(f) ? f->valuestring : NULL;
+	ng = got ? strlen(got) : 0;
+	if (!strcmp(pat, "-"))
+		ok = !f;
+	else if (!got)
+		ok = 0;
+	else if (np && pat[np - 1] == '*')
+		ok = !strncmp(got, pat, np - 1);
+	else if (pat[0] == '*')
+		ok = ng >= np - 1 && !strcmp(got + ng - (np - 1), pat + 1);
+	else
+		ok = !strcmp(got, pat);
+	if (!ok)
+		fprintf(stderr, "%s:%d: %s %s* %s = %s, want %s\n", spec, lineno, list_name, name, field,
+			got ? got : f ? "(not a string)" : "(absent)", pat);
+	else if (getenv("ORACLE_EXPECT_VERBOSE"))
+		printf("%s:%d: %s %s* %s = %s (%s)\n", spec, lineno, list_name, name, field, got ? got : "-",
+		       pat);
+	CHECK_AT(lineno, ok);
+}
+
 int main(int argc, char **argv)
 {
 	char *text, line[512];
@@ -107,7 +148,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	while (fgets(line, sizeof(line), spec)) {
-		char what[32], name[256], thread[32], metric[64], op[8] = "=", m2[64];
+		char what[32], name[256], thread[32], metric[64], op[8] = "=", m2[64], pat[256];
 		double want, got = -1;
 		const cJSON *list, *item;
 		int nr, ok;
@@ -115,20 +156,25 @@ int main(int argc, char **argv)
 		lineno++;
 		if (strchr(line, '#'))
 			*strchr(line, '#') = '\0';
+		if (sscanf(line, "%31s %31s %255s %63s %255s", what, thread, name, metric, pat) == 5 &&
+		    !strcmp(what, "text")) {
+			check_text(root, argv[2], lineno, thread, name, metric, pat);
+			continue;
+		}
 		if (sscanf(line, "%31s %255s %31s %63s %7s %lf", what, name, thread, metric, op, &want) != 6) {
 			strcpy(op, "=");
 			if (sscanf(line, "%31s %255s %31s %63s %lf", what, name, thread, metric, &want) != 5)
 				continue;
 		}
-		list = cJSON_GetObjectItemCaseSensitive(root, strcmp(what, "object") && strcmp(what, "objects")
-								      ? "bins" : "objects");
+		list = cJSON_GetObjectItemCaseSensitive(root, strcmp(what, "object") && strcmp(what, "objects") &&
+								      strcmp(what, "ofield") ? "bins" : "objects");
 		item = find(list, name, &nr);
 		if (!strcmp(what, "objects")) {
 			got = nr;
 		} else if (nr != 1) {
 			fprintf(stderr, "%s:%d: %d entries named %s*, want exactly 1\n", argv[2], lineno,
 				nr, name);
-		} else if (!strcmp(what, "field")) {
+		} else if (!strcmp(what, "field") || !strcmp(what, "ofield")) {
 			const cJSON *f = cJSON_GetObjectItemCaseSensitive(item, metric);
 
 			got = cJSON_IsNumber(f) ? f->valuedouble : -1;

@@ -54,14 +54,16 @@ function(wl_add_test test mode ref cand)
   set_tests_properties(${test} PROPERTIES LABELS workload TIMEOUT 900)
 endfunction()
 
-# wl_workload(<name> <source> [CXX] [NO_TWIN] [NEEDS_OPENMP] [FLAGS flags...] [ARGS args...])
+# wl_workload(<name> <source> [CXX] [NO_TWIN] [NEEDS_OPENMP] [FLAGS flags...] [ARGS args...]
+#             [DEPENDS headers...])
 #   CXX              the source is C++ (built with g++ / clang++)
 #   NO_TWIN          the workload has no fixed twin (stress programs)
 #   NEEDS_OPENMP     skip the clang builds when clang -fopenmp does not work
 #   FLAGS            extra compiler flags for every build (e.g. -fopenmp)
 #   ARGS             arguments for the test runs (default: none, SCALE 1)
+#   DEPENDS          headers of tests/workloads/ the source includes besides wl.h
 function(wl_workload name src)
-  cmake_parse_arguments(W "CXX;NO_TWIN;NEEDS_OPENMP" "" "FLAGS;ARGS" ${ARGN})
+  cmake_parse_arguments(W "CXX;NO_TWIN;NEEDS_OPENMP" "" "FLAGS;ARGS;DEPENDS" ${ARGN})
   if(W_CXX)
     set(lang CXX)
     set(have_clang ${WL_CLANGXX})
@@ -101,8 +103,12 @@ function(wl_workload name src)
       endif()
     endif()
     # ameba_instrumented() knows only the source; rebuild on header changes too.
+    set(headers ${WL_DIR}/wl.h)
+    foreach(h ${W_DEPENDS})
+      list(APPEND headers ${WL_DIR}/${h})
+    endforeach()
     foreach(o ${outputs})
-      add_custom_command(OUTPUT ${AMEBA_TEST_BIN}/${o} APPEND DEPENDS ${WL_DIR}/wl.h)
+      add_custom_command(OUTPUT ${AMEBA_TEST_BIN}/${o} APPEND DEPENDS ${headers})
     endforeach()
   endforeach()
 
@@ -128,10 +134,12 @@ wl_workload(million_live million_live.c NO_TWIN)
 wl_workload(stencil_grids stencil_grids.c)
 wl_workload(hash_table hash_table.c)
 wl_workload(phased_solver phased_solver.c)
+wl_workload(mmap_input mmap_input.c)
+wl_workload(wrapper_alloc wrapper_alloc.c DEPENDS wrap_alloc.h)
 
 # Oracle checks of the multi-object workloads' designed shares (sim backend,
 # a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
-foreach(w stencil_grids hash_table phased_solver)
+foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc)
   foreach(v "" _fixed)
     add_test(NAME workload_${w}${v}_oracle
       COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
@@ -140,3 +148,10 @@ foreach(w stencil_grids hash_table phased_solver)
       ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
   endforeach()
 endforeach()
+# Allocation wrappers without their names (AMEBA_ALLOC_WRAPPERS empty): the
+# header rule alone (docs/objmap.md, "Allocation wrappers").
+add_test(NAME workload_wrapper_alloc_nolist_oracle
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_wrapper_alloc
+          ${WL_DIR}/wrapper_alloc_nolist.expect)
+set_tests_properties(workload_wrapper_alloc_nolist_oracle PROPERTIES LABELS "workload;sim" TIMEOUT 600
+  ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;AMEBA_ALLOC_WRAPPERS=;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")

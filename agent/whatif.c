@@ -1,0 +1,170 @@
+/*
+ * whatif.c - a finding's predicted speedup, by simulating the program again
+ * with the fix applied virtually (docs/whatif.md).
+ *
+ * Notes:
+ * - Only `ameba run` (the agent can start the program again) and only a
+ *   target that exited with status 0 (the same input gives the same run).
+ * - Two more simulated runs at least: the program as it is, and one per
+ *   finding with a mechanical fix (table below), each with AMEBA_ORACLE so
+ *   the runtime writes est_runtime_cycles (the simulated run time: the
+ *   largest thread clock in ordered mode) at exit, and with AMEBA_MRI=0 (no
+ *   agent). predicted_speedup = cycles as it is / cycles with the fix.
+ * - The runs are sequential and silent (stdin, stdout and stderr of the
+ *   program to /dev/null); a run that fails leaves its finding without a
+ *   prediction, and the report says why in the finding's what_if.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "agent.h"
+
+/* property -> the fix the runtime can simulate (AMEBA_WHATIF kind) */
+static const struct {
+	const char *property;
+	const char *kind;
+	const char *fix;
+} fixes[] = {
+	{ "FalseSharing", "pad", "each thread's words on cache lines of their own" },
+	{ "WordFalseSharing", "pad", "each thread's words on cache lines of their own" },
+	{ "TLBThrashing", "huge", "the object on 2 MiB pages" },
+	{ "RemoteMemAccess", "local", "the object's pages on the node of the thread that uses them" },
+	{ "FirstTouchPlacement", "local", "the object's pages on the node of the thread that uses them" },
+};
+
+/* Runs cmd with AMEBA_BACKEND=sim, AMEBA_ORACLE=oracle, AMEBA_MRI=0 and
+ * (whatif != NULL) AMEBA_WHATIF=whatif; its simulated run time in cycles,
+ * or 0 with why[] set. */
+static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, char *why,
+			    size_t wlen)
+{
+	pid_t pid;
+	int status;
+	char *text;
+	size_t len;
+	const char *p;
+
+	unlink(oracle);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, wlen, "fork: %s", strerror(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setenv("AMEBA_BACKEND", "sim", 1);
+		setenv("AMEBA_ORACLE", oracle, 1);
+		setenv("AMEBA_MRI", "0", 1);
+		if (whatif)
+			setenv("AMEBA_WHATIF", whatif, 1);
+		else
+			unsetenv("AMEBA_WHATIF");
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(why, wlen, "waitpid: %s", strerror(errno));
+			return 0;
+		}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(why, wlen, "the %s run %s %d", whatif ? "what-if" : "baseline",
+			 WIFEXITED(status) ? "exited with status" : "was killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		return 0;
+	}
+	text = agent_read_file(oracle, &len);
+	if (!text) {
+		snprintf(why, wlen, "no oracle file from the %s run (%s)",
+			 whatif ? "what-if" : "baseline", strerror(errno));
+		return 0;
+	}
+	p = strstr(text, "\"est_runtime_cycles\":");
+	uint64_t cycles = p ? strtoull(p + 21, NULL, 10) : 0;
+	free(text);
+	if (!cycles)
+		snprintf(why, wlen, "the %s run's oracle has no simulated run time (not the sim "
+			 "backend?)", whatif ? "what-if" : "baseline");
+	return cycles;
+}
+
+int agent_whatif_apply(cJSON *root, char **cmd, int max_fixes, int quiet)
+{
+	cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings"), *f;
+	char dir[] = "/tmp/ameba-whatif-XXXXXX", base_path[PATH_MAX], fix_path[PATH_MAX];
+	char why[256] = "", spec[600];
+	uint64_t base = 0;
+	int done = 0, tried_base = 0;
+
+	if (max_fixes <= 0 || !cJSON_IsArray(findings) || !mkdtemp(dir))
+		return 0;
+	snprintf(base_path, sizeof(base_path), "%s/base.json", dir);
+	snprintf(fix_path, sizeof(fix_path), "%s/fix.json", dir);
+	cJSON_ArrayForEach(f, findings) {
+		const char *prop = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "property"));
+		cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
+		cJSON *obj = ctx ? cJSON_GetObjectItemCaseSensitive(ctx, "object") : NULL;
+		const char *name = obj ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")) : NULL;
+		const char *kind = NULL, *fix = NULL;
+		cJSON *w;
+
+		if (done >= max_fixes)
+			break;
+		for (size_t i = 0; prop && i < sizeof(fixes) / sizeof(fixes[0]); i++)
+			if (!strcmp(prop, fixes[i].property)) {
+				kind = fixes[i].kind;
+				fix = fixes[i].fix;
+			}
+		if (!kind || !name || !*name)
+			continue;
+		if (!tried_base) {
+			tried_base = 1;
+			if (!quiet)
+				fprintf(stderr, "ameba: what-if: simulating the program again as it is\n");
+			base = sim_runtime(cmd, base_path, NULL, why, sizeof(why));
+		}
+		w = cJSON_AddObjectToObject(f, "what_if");
+		if (!w)
+			break;
+		cJSON_AddStringToObject(w, "fix", fix);
+		done++;
+		if (!base) {
+			cJSON_AddStringToObject(w, "error", why);
+			continue;
+		}
+		snprintf(spec, sizeof(spec), "%s:%s", kind, name);
+		if (!quiet)
+			fprintf(stderr, "ameba: what-if: simulating %s with %s (%s)\n", name, fix, prop);
+		uint64_t fixed = sim_runtime(cmd, fix_path, spec, why, sizeof(why));
+		cJSON_AddNumberToObject(w, "runtime_cycles", (double)base);
+		if (!fixed) {
+			cJSON_AddStringToObject(w, "error", why);
+			continue;
+		}
+		cJSON_AddNumberToObject(w, "runtime_cycles_fixed", (double)fixed);
+		cJSON_AddNumberToObject(f, "predicted_speedup",
+					(double)(uint64_t)((double)base / (double)fixed * 1000 + 0.5) / 1000);
+	}
+	unlink(base_path);
+	unlink(fix_path);
+	rmdir(dir);
+	return done;
+}

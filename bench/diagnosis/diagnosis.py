@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""bench/diagnosis: can the ranking be trusted? (issue 18)
+
+For each ground-truth workload that has a fixed twin:
+  - `ameba run` RUNS times: is rank 1 the designed property on the designed
+    object (top1_correct_<k>, of RUNS), and how much does its severity move
+    (severity_cv_<k>: coefficient of variation over the runs);
+  - predicted_speedup_<k>: the top finding's predicted_speedup (the what-if
+    re-simulation), "n/a" when the report has none;
+  - simulated_speedup_<k>: the workload's simulated run time over its fixed
+    twin's (oracle est_runtime_cycles, sim backend, docs/oracle.md);
+  - measured_speedup_<k>: native kernel time of the original over the twin
+    (WL_TIME=1), NATIVE_RUNS of each, interleaved, median ratio;
+and once: the host's line round trip between two CPUs (`ameba calibrate`).
+On a VM whose vCPUs are time-sliced a native false-sharing fix can gain
+nothing; the line round trip printed beside it says whether the host can
+show it at all.
+
+usage: diagnosis.py BUILD_DIR [WORKLOAD...]
+env:   RUNS (5), NATIVE_RUNS (7), AMEBA_PRESET (default: the tests' pinned
+       design geometry, tests/workloads/design.conf)
+Prints `name: value` lines; never fails on a figure.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# name, designed property, object regex, extra env, workload arguments
+WORKLOADS = [
+    ("false_sharing", "FalseSharing", r"^alloc_counters@false_sharing\.c:", {}, []),
+    ("true_sharing", "TrueSharingContention", r"^total_weight$", {}, ["4"]),
+    ("numa_first_touch", "RemoteMemAccess", r"^alloc_field@numa_first_touch\.c:",
+     {"AMEBA_NODES": "2"}, []),
+    ("imbalance", "UnbalancedThreadMisses", r"^alloc_cells@imbalance\.c:", {}, ["4"]),
+    ("tlb_transpose", "TLBThrashing", r"^alloc_x@tlb_transpose\.c:", {}, []),
+    ("conflict", "ConflictMisses", r"^rows$", {}, []),
+    ("hot_arrays", "HotObject", r"^alloc_grid@hot_arrays\.c:", {}, []),
+    ("stencil_grids", "HotObject", r"^alloc_temp@stencil_grids\.c:", {}, []),
+    ("hash_table", "HotObject", r"^alloc_keys@hash_table\.c:", {}, []),
+    ("phased_solver", "HotObject", r"^alloc_matrix@phased_solver\.c:", {}, []),
+    ("mmap_input", "HotObject", r"mmap_input|\.dat|matrix", {}, []),
+    ("wrapper_alloc", "HotObject", r"@wrapper_alloc\.c:", {}, []),
+]
+
+
+def say(name, value):
+    print(f"{name}: {value}", flush=True)
+
+
+def run_ameba(ameba, exe, args, env, out):
+    cmd = [ameba, "run", "-q", "-o", out, "--", exe] + args
+    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=1800)
+    if p.returncode not in (0, 3):
+        sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+        return None
+    with open(out) as f:
+        return json.load(f)
+
+
+def oracle_runtime(exe, args, env, tmp):
+    path = os.path.join(tmp, "oracle.json")
+    e = dict(env, AMEBA_BACKEND="sim", AMEBA_ORACLE=path)
+    subprocess.run([exe] + args, env=e, stdout=subprocess.DEVNULL, check=True, timeout=1800)
+    with open(path) as f:
+        return json.load(f).get("est_runtime_cycles")
+
+
+def kernel_ms(exe, args):
+    e = dict(os.environ, WL_TIME="1")
+    t0 = time.monotonic()
+    p = subprocess.run([exe] + args, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=600)
+    m = re.search(r"kernel_ms ([0-9.]+)", p.stderr.decode(errors="replace"))
+    return float(m.group(1)) if m else (time.monotonic() - t0) * 1000
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    build = os.path.abspath(sys.argv[1])
+    only = set(sys.argv[2:])
+    ameba = os.path.join(build, "bin", "ameba")
+    bin_dir = os.path.join(build, "tests", "bin")
+    runs = int(os.environ.get("RUNS", "5"))
+    native_runs = int(os.environ.get("NATIVE_RUNS", "7"))
+    env = dict(os.environ)
+    env.setdefault("AMEBA_PRESET", os.path.join(SRC, "tests", "workloads", "design.conf"))
+    say("preset", env["AMEBA_PRESET"])
+    say("runs", runs)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cal = subprocess.run([ameba, "calibrate", "--quick", "-o", os.path.join(tmp, "c.conf")],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        m = re.search(r"line round trip between CPUs: ([0-9.]+) ns", cal.stdout.decode())
+        say("line_round_trip_ns", m.group(1) if m else "n/a (one CPU)")
+
+        for name, prop, obj, extra, args in WORKLOADS:
+            if only and name not in only:
+                continue
+            exe = os.path.join(bin_dir, "wl_" + name)
+            fixed = os.path.join(bin_dir, "wl_" + name + "_fixed")
+            if not (os.path.exists(exe) and os.path.exists(fixed)):
+                say(f"skipped_{name}", "not built")
+                continue
+            wenv = dict(env, **extra)
+            correct, sev, pred = 0, [], None
+            for r in range(runs):
+                rep = run_ameba(ameba, exe, args, wenv, os.path.join(tmp, f"{name}{r}.json"))
+                f0 = (rep or {}).get("findings") or [{}]
+                f0 = f0[0]
+                oname = ((f0.get("context") or {}).get("object") or {}).get("name") or ""
+                ok = f0.get("property") == prop and re.search(obj, oname) is not None
+                correct += ok
+                if ok:
+                    sev.append(float(f0.get("severity", 0)))
+                if pred is None and f0.get("predicted_speedup") is not None:
+                    pred = float(f0["predicted_speedup"])
+                print(f"  {name} run {r + 1}: rank 1 {f0.get('property')} on {oname} "
+                      f"severity {f0.get('severity')}", file=sys.stderr, flush=True)
+            say(f"top1_correct_{name}", f"{correct}/{runs}")
+            if len(sev) >= 2 and statistics.mean(sev) > 0:
+                say(f"severity_cv_{name}", f"{statistics.pstdev(sev) / statistics.mean(sev):.3f}")
+                say(f"severity_mean_{name}", f"{statistics.mean(sev):.4f}")
+            else:
+                say(f"severity_cv_{name}", "n/a")
+            say(f"predicted_speedup_{name}", f"{pred:.3f}" if pred is not None else "n/a")
+            try:
+                a = oracle_runtime(exe, args, wenv, tmp)
+                b = oracle_runtime(fixed, args, wenv, tmp)
+                say(f"simulated_speedup_{name}", f"{a / b:.3f}" if a and b else "n/a")
+            except (subprocess.SubprocessError, OSError, ValueError) as e:
+                say(f"simulated_speedup_{name}", f"n/a ({e})")
+            nexe, nfixed = exe + "_native", fixed + "_native"
+            if os.path.exists(nexe) and os.path.exists(nfixed):
+                ratios = []
+                for _ in range(native_runs):
+                    ta = kernel_ms(nexe, args)
+                    tb = kernel_ms(nfixed, args)
+                    if tb > 0:
+                        ratios.append(ta / tb)
+                say(f"measured_speedup_{name}", f"{statistics.median(ratios):.3f}"
+                    if ratios else "n/a")
+                if ratios:
+                    say(f"measured_speedup_spread_{name}", f"{min(ratios):.3f}..{max(ratios):.3f}")
+            else:
+                say(f"measured_speedup_{name}", "n/a (no native build)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,884 @@
+/*
+ * seq.c - threads interleaved in simulated time: the sim backend's ordered
+ * mode (docs/simulator.md, "Threads in simulated time").
+ *
+ * Notes:
+ * - Why. Run in parallel, each thread simulating its own accesses, the
+ *   simulator sees the interleaving the host happened to give: on a 2-vCPU
+ *   VM the instrumented threads of a false-sharing loop rarely ran side by
+ *   side, and the coherence misses (and with them the severity) varied
+ *   100-fold from run to run and with the host's load. Here the order is
+ *   the simulated one, so it does not depend on the host.
+ * - How. Once a second thread exists, each thread appends its accesses to
+ *   a log of its own (a ring, one producer) instead of simulating them:
+ *   the object it falls in, its counter vector, address, size, flags and
+ *   code address, all found by the thread itself at that moment (the object
+ *   map may change later). One merger thread consumes the logs and drives
+ *   the simulator for every thread, always taking the running thread with
+ *   the smallest simulated clock (ties: the lower thread id) and running it
+ *   while its clock stays at or below the next one's. A thread's clock
+ *   advances by each access's estimated cycles (the latency model), so a
+ *   thread that misses falls behind and a false-sharing loop alternates
+ *   access by access, whatever the host did. Simulation is serial: one host
+ *   CPU simulates; the program's threads run natively ahead of it by at most
+ *   a ring (SEQ_RING accesses), then wait for room.
+ * - Who may hold the others back. Only running threads. A thread blocked in
+ *   a mutex, condition variable, barrier, join, semaphore or sleep (the
+ *   interposers in intercept_sync.c log BLOCK before the call and UNBLOCK
+ *   after) is left out of the minimum until it resumes, and then resumes
+ *   at the simulated time of what released it: releases (unlock, signal,
+ *   barrier arrival, post, thread exit, thread creation) log REL with a
+ *   per-object sequence number taken before the real release, the woken
+ *   thread logs UNBLOCK with the number it sees after waking, and the
+ *   merger resumes it only once it has merged that many releases of the
+ *   object, at the latest one's clock. A thread whose log is empty while
+ *   the OS says it sleeps (/proc state S or D: a futex in an uninstrumented
+ *   library, I/O) is left out too until it logs again, and then resumes at
+ *   the merge frontier; that case alone depends on host timing.
+ * - Counters. The merger is the only writer of the counter vectors, the
+ *   conditional counters and the sample streams of a thread once the thread
+ *   logs (the thread itself writes none), which keeps the one-writer rule
+ *   of counts.c, cond.c and sample.c. It never inserts into a thread's
+ *   counter table (mon_counts_find for the inval_recv credit): the thread
+ *   made the vector when it logged the access.
+ * - Exit. An atexit handler (registered after the oracle's and the MRI
+ *   server's, so it runs before them) has the merger merge every log up to
+ *   what was written when exit began, so the final counts include it.
+ * - Off with AMEBA_SIM_ORDER=host: threads simulate in parallel as before.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mon.h"
+#include "seq.h"
+
+#define SEQ_RING (1u << 14)		/* entries per thread log */
+#define SEQ_BATCH 512			/* entries merged before the next pick at most */
+#define SEQ_SLEEP_NS 20000		/* a waiting merger or producer naps this long */
+#define SEQ_SYNC_SLOTS 4096		/* sync objects tracked (hash; collisions share) */
+#define SEQ_DRAIN_MS 10000		/* exit waits for the merger this long at most */
+#define SEQ_SYNC_MS 2000		/* a reader waits for the merger this long at most */
+#define SEQ_STALL_MS 50			/* a running thread that logs nothing this long holds
+					 * nobody back until it logs again */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#else
+#define cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT };
+
+struct seq_ent {
+	uintptr_t addr;		/* access: address; markers: sync object key */
+	uintptr_t pc;		/* access: code address; REL/UNBLOCK: sequence number */
+	uint64_t *v;		/* access: the thread's counter vector of the object */
+	uint32_t obj_idx;
+	uint16_t sz;
+	uint8_t flags;
+	uint8_t kind;		/* enum seq_kind */
+};
+
+enum seq_state { ST_NEW, ST_RUN, ST_BLOCKED, ST_IDLE, ST_DONE };
+
+struct seq_log {
+	struct seq_ent *ring;
+	uint64_t head;			/* next entry the thread writes (release) */
+	uint64_t tail;			/* next entry the merger reads (release) */
+	struct mon_thread *t;
+	struct seq_log *next;		/* inbox, then the merger's park chain */
+	/* merger only */
+	uint64_t clock;			/* simulated cycles */
+	int state;
+	uintptr_t wait_key;		/* ST_NEW: the creation key it waits for */
+	uint64_t drain_head;		/* head when the exit drain began */
+	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
+	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
+};
+
+struct seq_sync {
+	uintptr_t key;			/* 0 = free */
+	uint64_t issued;		/* releases announced (threads, atomic) */
+	uint64_t done;			/* releases merged (merger) */
+	uint64_t clock;			/* the latest merged release's clock (merger) */
+};
+
+static struct {
+	int engaged;			/* atomic: threads log, the merger runs */
+	int mode;			/* -1 unknown, 0 host order, 1 simulated time */
+	const struct mon_backend_ops *inner;	/* the simulating backend */
+	struct seq_log *logs;		/* atomic: the inbox of new logs (merger takes it) */
+	struct seq_sync *sync;		/* [SEQ_SYNC_SLOTS] */
+	uint64_t frontier;		/* merger: the clock of the last merged pick */
+	uint64_t max_clock;		/* atomic (merger writes): the largest clock reached */
+	int drain;			/* atomic: exit asked for a drain */
+	uint64_t drained;		/* atomic: drain rounds completed */
+	uint64_t nr_done;		/* merger: logs ended since the last reap */
+	uint64_t nr_stalls;		/* merger: running threads given up on (SEQ_STALL_MS) */
+	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
+	uint64_t sync_done;		/* atomic: requests up to this one are served */
+	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
+	pthread_t merger;
+} seq = { .mode = -1 };
+
+/* The merger's mon_self: in_rt for ever, never registered. */
+static struct mon_thread merger_self = { .id = UINT32_MAX - 1, .in_rt = 1 };
+
+static void nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	/* the raw call: our nanosleep interposer would log */
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
+int mon_seq_wanted(void)
+{
+	int m = __atomic_load_n(&seq.mode, __ATOMIC_RELAXED);
+
+	if (m < 0) {
+		const char *e = getenv("AMEBA_SIM_ORDER");
+
+		m = !(e && !strcmp(e, "host"));
+		if (e && *e && strcmp(e, "host") && strcmp(e, "time"))
+			mon_log("AMEBA_SIM_ORDER=%s: want time or host; using time", e);
+		__atomic_store_n(&seq.mode, m, __ATOMIC_RELAXED);
+	}
+	return m;
+}
+
+int mon_seq_engaged(void)
+{
+	return __atomic_load_n(&seq.engaged, __ATOMIC_ACQUIRE);
+}
+
+/* ---- sync objects ---- */
+
+static struct seq_sync *sync_slot(uintptr_t key)
+{
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (SEQ_SYNC_SLOTS - 1);
+
+	if (!seq.sync)
+		return NULL;
+	for (uint32_t i = 0; i < 16; i++, h = (h + 1) & (SEQ_SYNC_SLOTS - 1)) {
+		struct seq_sync *s = &seq.sync[h];
+		uintptr_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE), zero = 0;
+
+		if (k == key)
+			return s;
+		if (k == 0 && (__atomic_compare_exchange_n(&s->key, &zero, key, 0, __ATOMIC_ACQ_REL,
+							   __ATOMIC_ACQUIRE) || zero == key))
+			return s;
+	}
+	/* full neighbourhood: share the home slot (waits become conservative) */
+	return &seq.sync[(uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (SEQ_SYNC_SLOTS - 1)];
+}
+
+/* ---- the thread's side ---- */
+
+static struct seq_log *log_new(struct mon_thread *t)
+{
+	struct seq_log *l = mon_calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->ring = mmap(NULL, SEQ_RING * sizeof(struct seq_ent), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (l->ring == MAP_FAILED) {
+		mon_free(l);
+		return NULL;
+	}
+	l->t = t;
+	return l;
+}
+
+static void log_publish(struct seq_log *l)
+{
+	struct seq_log *head = __atomic_load_n(&seq.logs, __ATOMIC_ACQUIRE);
+
+	do
+		l->next = head;
+	while (!__atomic_compare_exchange_n(&seq.logs, &head, l, 1, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE));
+}
+
+/* Room for one entry in l: waits for the merger while the ring is full. */
+static struct seq_ent *log_slot(struct seq_log *l)
+{
+	uint64_t h = l->head;
+
+	if (mon_unlikely(h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING)) {
+		int spins = 0;
+
+		while (h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING) {
+			if (++spins < 64)
+				cpu_relax();
+			else
+				nap(SEQ_SLEEP_NS);
+		}
+	}
+	return &l->ring[h & (SEQ_RING - 1)];
+}
+
+static inline void log_commit(struct seq_log *l)
+{
+	__atomic_store_n(&l->head, l->head + 1, __ATOMIC_RELEASE);
+}
+
+static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
+{
+	struct seq_ent *e = log_slot(l);
+
+	e->kind = (uint8_t)kind;
+	e->addr = key;
+	e->pc = n;
+	e->v = NULL;
+	log_commit(l);
+}
+
+/* Thread creation key of ameba thread id `id` (never an address). */
+#define SEQ_KEY_THREAD(id) ((uintptr_t)(id) * 2 + 1)
+
+void mon_seq_thread_start(struct mon_thread *t)
+{
+	struct seq_log *l;
+
+	if (t->seq)
+		return;
+	l = log_new(t);
+	if (!l) {
+		mon_log("ordered simulation: no memory for thread %u's log; its accesses are "
+			"not simulated", t->id);
+		return;
+	}
+	/* a thread created while engaged waits for its creation, logged by its
+	 * parent (mon_seq_thread_created); the others start at the frontier */
+	l->state = ST_NEW;
+	l->wait_key = SEQ_KEY_THREAD(t->id);
+	t->seq = l;
+	log_publish(l);
+}
+
+void mon_seq_thread_created(uint32_t id)
+{
+	mon_seq_release(SEQ_KEY_THREAD(id));
+}
+
+void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		    unsigned flags, uintptr_t pc, uint64_t *v)
+{
+	struct seq_log *l = t->seq;
+	struct seq_ent *e;
+
+	if (mon_unlikely(!l))
+		return;
+	if (!v)
+		v = mon_counts_get(t, obj->idx);	/* the owner makes it; the merger only adds */
+	e = log_slot(l);
+	e->addr = addr;
+	e->pc = pc;
+	e->v = v;
+	e->obj_idx = obj->idx;
+	e->sz = (uint16_t)sz;
+	e->flags = (uint8_t)flags;
+	e->kind = SEQ_ACCESS;
+	log_commit(l);
+}
+
+void mon_seq_thread_exit(struct mon_thread *t)
+{
+	struct seq_log *l = t->seq;
+
+	if (!l)
+		return;
+	/* joiners wait on the pthread_t (intercept_sync.c) and resume at this
+	 * thread's last clock (logged here although t is inside the runtime) */
+	struct seq_sync *s = sync_slot((uintptr_t)pthread_self());
+	if (s)
+		log_marker(l, SEQ_REL, (uintptr_t)pthread_self(),
+			   __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL));
+	log_marker(l, SEQ_EXIT, 0, 0);
+	t->seq = NULL;		/* what it still does (TLS destructors) is not logged */
+}
+
+/* The calling thread's log when markers should be logged, else NULL. */
+static struct seq_log *marker_log(void)
+{
+	struct mon_thread *t = mon_self;
+
+	if (!mon_seq_engaged() || !t || t->in_rt || t->ignore)
+		return NULL;
+	return t->seq;
+}
+
+void mon_seq_release(uintptr_t key)
+{
+	struct mon_thread *t = mon_self;
+	struct seq_sync *s;
+	uint64_t n;
+
+	if (!mon_seq_engaged() || !(s = sync_slot(key)))
+		return;
+	n = __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL);
+	/* a release by a thread that logs nothing (the runtime's own threads, a
+	 * thread before its first access) is merged at once by a pseudo entry
+	 * nobody waits behind: count it as merged already */
+	if (!t || t->in_rt || !t->seq) {
+		__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
+		return;
+	}
+	log_marker(t->seq, SEQ_REL, key, n);
+}
+
+void mon_seq_block(uintptr_t key)
+{
+	struct seq_log *l = marker_log();
+
+	if (l)
+		log_marker(l, SEQ_BLOCK, key, 0);
+}
+
+void mon_seq_unblock(uintptr_t key)
+{
+	struct seq_log *l = marker_log();
+	struct seq_sync *s;
+	uint64_t n = 0;
+
+	if (!l)
+		return;
+	if (key && (s = sync_slot(key)))
+		n = __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE);
+	log_marker(l, SEQ_UNBLOCK, key, n);
+}
+
+/* ---- the merger ---- */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* 1 when the OS says thread tid sleeps (S, D, T, t: not running or runnable). */
+static int os_sleeping(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;	/* gone */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || (p[1] == ' ' && p[2] != 'R');
+}
+
+/* Simulates one logged access of l's thread; returns its estimated cycles. */
+static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e)
+{
+	struct mon_thread *t = l->t;
+	struct mon_obj *obj = mon_objmap_get(e->obj_idx);
+	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
+	struct mon_events ev;
+	uint64_t cyc = 0;
+	int armed = __atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED);
+
+	if (!obj)
+		return 1;
+	ev.nr = 0;
+	if (mon_likely(e->v && !armed && slot >= 0)) {
+		uint64_t before = __atomic_load_n(&e->v[slot], __ATOMIC_RELAXED);
+
+		ev.counts = e->v;
+		seq.inner->access(t, obj, e->addr, e->sz, e->flags, e->pc, &ev);
+		cyc = __atomic_load_n(&e->v[slot], __ATOMIC_RELAXED) - before;
+	} else {
+		ev.counts = NULL;
+		seq.inner->access(t, obj, e->addr, e->sz, e->flags, e->pc, &ev);
+		for (uint32_t i = 0; i < ev.nr; i++) {
+			if (e->v)
+				mon_count_add(e->v, ev.slot[i], ev.n[i]);
+			if ((int)ev.slot[i] == slot)
+				cyc += ev.n[i];
+		}
+		if (__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED))
+			mon_cond_account(t, e->addr, obj, &ev);
+		if (__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
+			mon_sample_account(t, e->addr, e->pc, obj, &ev);
+	}
+	return cyc ? cyc : 1;
+}
+
+/* Resumes a waiting log whose wait is over (ST_NEW, ST_BLOCKED); 1 if it did. */
+static int try_resume(struct seq_log *l)
+{
+	uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+	struct seq_sync *s;
+
+	if (l->state == ST_NEW) {
+		s = sync_slot(l->wait_key);
+		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == 0 &&
+		    __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE) != 0 &&
+		    !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
+			return 0;	/* its creation is logged but not merged yet */
+		/* at its creator's simulated time; a thread created before the
+		 * merger knew it (or by a thread that logs nothing): the frontier */
+		l->clock = s && s->clock ? s->clock : seq.frontier;
+		l->state = ST_RUN;
+		return 1;
+	}
+	if (l->tail == h)
+		return 0;
+	const struct seq_ent *e = &l->ring[l->tail & (SEQ_RING - 1)];
+	if (e->kind != SEQ_UNBLOCK) {	/* cannot happen: BLOCK is always followed by UNBLOCK */
+		l->state = ST_RUN;
+		return 1;
+	}
+	if (e->addr) {
+		s = sync_slot(e->addr);
+		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < e->pc &&
+		    !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
+			return 0;
+		if (s && s->clock > l->clock)
+			l->clock = s->clock;
+	} else if (seq.frontier > l->clock) {
+		l->clock = seq.frontier;	/* a sleep: what ran meanwhile */
+	}
+	__atomic_store_n(&l->tail, l->tail + 1, __ATOMIC_RELEASE);
+	l->state = ST_RUN;
+	return 1;
+}
+
+static void unpark(uintptr_t key);
+
+/* Merges up to SEQ_BATCH entries of l while its clock stays <= limit. */
+static void merge_run(struct seq_log *l, uint64_t limit)
+{
+	uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE), tl = l->tail;
+	uint32_t n = 0;
+
+	while (tl != h && n++ < SEQ_BATCH && l->clock <= limit) {
+		const struct seq_ent *e = &l->ring[tl & (SEQ_RING - 1)];
+		struct seq_sync *s;
+
+		switch (e->kind) {
+		case SEQ_ACCESS:
+			l->clock += merge_access(l, e);
+			break;
+		case SEQ_REL:
+			if ((s = sync_slot(e->addr))) {
+				if (l->clock > s->clock)
+					s->clock = l->clock;
+				__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
+			}
+			if (e->addr & 1)	/* a thread's creation: start it */
+				unpark(e->addr);
+			break;
+		case SEQ_BLOCK:
+			l->state = ST_BLOCKED;
+			break;
+		case SEQ_UNBLOCK:	/* an UNBLOCK without BLOCK: a sleep key 0 */
+			break;
+		case SEQ_EXIT:
+			l->state = ST_DONE;
+			break;
+		}
+		tl++;
+		if (l->state != ST_RUN)
+			break;
+	}
+	__atomic_store_n(&l->tail, tl, __ATOMIC_RELEASE);
+	if (l->clock > __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED))
+		__atomic_store_n(&seq.max_clock, l->clock, __ATOMIC_RELAXED);
+	if (l->state == ST_DONE) {
+		if (seq.inner->thread_exit)
+			seq.inner->thread_exit(l->t);	/* its core back, on the merger */
+		seq.nr_done++;
+	}
+}
+
+/*
+ * The merger's logs. Threads push new logs onto seq.logs (an inbox); each
+ * round the merger takes the whole inbox. A new thread whose creation is
+ * not merged yet waits parked (by its creation key, which one REL releases)
+ * and costs nothing per round; every other live log is in act[]. A round
+ * walks act[] only: thousands of short threads created ahead of the merger
+ * (thread churn) do not slow each pick.
+ */
+#define PARK_SLOTS 1024
+static struct seq_log **act;
+static uint32_t nr_act, cap_act;
+static struct seq_log *parked[PARK_SLOTS];
+
+static uint32_t park_hash(uintptr_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 54) & (PARK_SLOTS - 1);
+}
+
+static void act_add(struct seq_log *l)
+{
+	if (nr_act == cap_act) {
+		uint32_t cap = cap_act ? 2 * cap_act : 64;
+		struct seq_log **a = mon_realloc(act, cap * sizeof(*a));
+
+		if (!a) {
+			mon_log("ordered simulation: out of memory; thread %u's accesses are lost",
+				l->t->id);
+			l->state = ST_DONE;
+			return;
+		}
+		act = a;
+		cap_act = cap;
+	}
+	act[nr_act++] = l;
+}
+
+static void log_free(struct seq_log *l)
+{
+	munmap(l->ring, SEQ_RING * sizeof(struct seq_ent));
+	mon_free(l);
+}
+
+/* A new log: to act[] when its thread may start, else parked. */
+static void adopt(struct seq_log *l)
+{
+	if (try_resume(l) || __atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE)) {
+		l->state = ST_RUN;
+		act_add(l);
+		return;
+	}
+	uint32_t h = park_hash(l->wait_key);
+	l->next = parked[h];
+	parked[h] = l;
+}
+
+/* Takes the inbox: the logs threads published since the last round. */
+static void adopt_inbox(void)
+{
+	struct seq_log *l = __atomic_exchange_n(&seq.logs, NULL, __ATOMIC_ACQ_REL), *next;
+
+	for (; l; l = next) {
+		next = l->next;
+		adopt(l);
+	}
+}
+
+/* The creation of key's thread was merged: start the logs parked on it
+ * (all of them when draining: key 0). */
+static void unpark(uintptr_t key)
+{
+	for (uint32_t h = key ? park_hash(key) : 0; h < PARK_SLOTS; h++) {
+		struct seq_log **pp = &parked[h], *l;
+
+		while ((l = *pp)) {
+			if (!key || l->wait_key == key) {
+				*pp = l->next;
+				if (!try_resume(l))
+					l->state = ST_RUN;	/* draining */
+				act_add(l);
+			} else {
+				pp = &l->next;
+			}
+		}
+		if (key)
+			break;
+	}
+}
+
+/* Removes the ended logs from act[] and frees them. */
+static void reap(void)
+{
+	for (uint32_t i = 0; i < nr_act;) {
+		if (act[i]->state == ST_DONE) {
+			log_free(act[i]);
+			act[i] = act[--nr_act];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* One round: resume what may resume, then merge the running log with the
+ * smallest clock. Returns 1 if it merged something. */
+static int merge_round(int draining)
+{
+	struct seq_log *best = NULL, *l;
+	uint64_t second = UINT64_MAX;
+	int progress = 0;
+
+	for (uint32_t i = 0; i < nr_act; i++) {
+		l = act[i];
+		if (l->state == ST_DONE)
+			continue;
+		if (l->state == ST_NEW || l->state == ST_BLOCKED)
+			progress |= try_resume(l);
+		if (l->state == ST_IDLE) {
+			if (l->tail == __atomic_load_n(&l->head, __ATOMIC_ACQUIRE))
+				continue;
+			if (seq.frontier > l->clock)
+				l->clock = seq.frontier;
+			l->state = ST_RUN;
+		}
+		if (l->state != ST_RUN)
+			continue;
+		/* draining: an empty log holds nobody back */
+		if (draining && l->tail == __atomic_load_n(&l->head, __ATOMIC_ACQUIRE))
+			continue;
+		if (!best || l->clock < best->clock ||
+		    (l->clock == best->clock && l->t->id < best->t->id)) {
+			if (best && best->clock < second)
+				second = best->clock;
+			best = l;
+		} else if (l->clock < second) {
+			second = l->clock;
+		}
+	}
+	if (!best)
+		return progress;
+	if (best->tail == __atomic_load_n(&best->head, __ATOMIC_ACQUIRE)) {
+		/* the slowest running thread has logged nothing new: wait for
+		 * it, unless the OS says it sleeps (blocked where no interposer
+		 * sees it), or it ran for SEQ_STALL_MS without logging (a spin
+		 * in uninstrumented code, which may wait for a thread that waits
+		 * for the merger); then it holds nobody back until it logs again */
+		uint64_t now = mono_ms();
+
+		if (!best->empty_since_ms)
+			best->empty_since_ms = now;
+		if (os_sleeping(best->t->tid)) {
+			nap(SEQ_SLEEP_NS);
+			if (best->tail == __atomic_load_n(&best->head, __ATOMIC_ACQUIRE) &&
+			    os_sleeping(best->t->tid))
+				best->state = ST_IDLE;
+		} else if (now - best->empty_since_ms > SEQ_STALL_MS) {
+			best->state = ST_IDLE;
+			seq.nr_stalls++;
+		}
+		if (best->state == ST_IDLE)
+			best->empty_since_ms = 0;
+		return progress;
+	}
+	best->empty_since_ms = 0;
+	if (best->clock > seq.frontier)
+		seq.frontier = best->clock;
+	merge_run(best, second);
+	return 1;
+}
+
+/* Every live log merged up to its mark (drain_head or sync_head). */
+static int merged_up_to(int sync)
+{
+	for (uint32_t i = 0; i < nr_act; i++) {
+		const struct seq_log *l = act[i];
+		if (l->state != ST_DONE && l->tail < (sync ? l->sync_head : l->drain_head))
+			return 0;
+	}
+	for (uint32_t h = 0; h < PARK_SLOTS; h++)
+		for (const struct seq_log *l = parked[h]; l; l = l->next)
+			if (l->tail < (sync ? l->sync_head : l->drain_head))
+				return 0;
+	return 1;
+}
+
+/* Marks every live log's current head (drain_head or sync_head). */
+static void mark_heads(int sync)
+{
+	adopt_inbox();
+	for (uint32_t i = 0; i < nr_act; i++) {
+		struct seq_log *l = act[i];
+		uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+		if (sync)
+			l->sync_head = h;
+		else
+			l->drain_head = h;
+	}
+	for (uint32_t k = 0; k < PARK_SLOTS; k++)
+		for (struct seq_log *l = parked[k]; l; l = l->next) {
+			uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+			if (sync)
+				l->sync_head = h;
+			else
+				l->drain_head = h;
+		}
+}
+
+static void *merger_main(void *arg)
+{
+	uint32_t idle = 0;
+	int snapped = 0;
+	uint64_t sync_seen = 0;
+
+	(void)arg;
+	mon_self = &merger_self;
+	for (;;) {
+		int draining = __atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE);
+		uint64_t req = __atomic_load_n(&seq.sync_req, __ATOMIC_ACQUIRE);
+
+		adopt_inbox();
+		if (draining && !snapped) {
+			/* what was logged when exit began; parked threads start */
+			mark_heads(0);
+			unpark(0);
+			snapped = 1;
+		}
+		if (req != sync_seen) {
+			mark_heads(1);
+			sync_seen = req;
+		}
+		if (__atomic_load_n(&seq.sync_done, __ATOMIC_ACQUIRE) != sync_seen && merged_up_to(1))
+			__atomic_store_n(&seq.sync_done, sync_seen, __ATOMIC_RELEASE);
+		if (seq.nr_done) {
+			reap();
+			seq.nr_done = 0;
+		}
+		if (merge_round(draining)) {
+			idle = 0;
+			if (!draining || !merged_up_to(0))
+				continue;
+		}
+		if (draining) {
+			/* nothing left that can be merged, or everything logged
+			 * before exit began is merged: the drain is done */
+			snapped = 0;
+			__atomic_store_n(&seq.drain, 0, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&seq.drained, 1, __ATOMIC_ACQ_REL);
+			continue;
+		}
+		if (++idle < 64)
+			cpu_relax();
+		else
+			nap(SEQ_SLEEP_NS);
+	}
+	return NULL;
+}
+
+uint64_t mon_seq_max_clock(void)
+{
+	return __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED);
+}
+
+void mon_seq_sync(void)
+{
+	uint64_t want, t0;
+
+	if (!mon_seq_engaged() || mon_self == &merger_self)
+		return;
+	want = __atomic_add_fetch(&seq.sync_req, 1, __ATOMIC_ACQ_REL);
+	t0 = mono_ms();
+	while (__atomic_load_n(&seq.sync_done, __ATOMIC_ACQUIRE) < want) {
+		if (mono_ms() - t0 > SEQ_SYNC_MS) {
+			seq.nr_sync_late++;
+			return;		/* the counts are read a little behind */
+		}
+		nap(SEQ_SLEEP_NS);
+	}
+}
+
+/* atexit: merge what the threads logged, so the final counts have it. */
+static void seq_atexit(void)
+{
+	struct mon_thread *t = mon_self;
+	uint64_t d = __atomic_load_n(&seq.drained, __ATOMIC_ACQUIRE);
+	struct timespec t0, now;
+
+	if (!mon_seq_engaged())
+		return;
+	if (t)
+		t->in_rt++;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	__atomic_store_n(&seq.drain, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&seq.drained, __ATOMIC_ACQUIRE) == d) {
+		nap(100000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >
+		    SEQ_DRAIN_MS) {
+			mon_log("ordered simulation: the merger did not finish within %d ms at exit; "
+				"the last accesses are not counted", SEQ_DRAIN_MS);
+			break;
+		}
+	}
+	{
+		const char *v = getenv("AMEBA_SIM_VERBOSE");
+
+		if (v && !strcmp(v, "1"))
+			mon_log("ordered simulation: frontier %llu cycles, %llu running threads given "
+				"up on after %d ms without logging, %llu reads that did not wait for "
+				"the merger", (unsigned long long)seq.frontier,
+				(unsigned long long)seq.nr_stalls, SEQ_STALL_MS,
+				(unsigned long long)seq.nr_sync_late);
+	}
+	if (t)
+		t->in_rt--;
+}
+
+int mon_seq_engage(const struct mon_backend_ops *inner)
+{
+	static int once;
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int expected = 0, err;
+
+	if (!__atomic_compare_exchange_n(&once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return mon_seq_engaged() ? 0 : AMEBA_EINVAL;
+	seq.inner = inner;
+	seq.sync = mmap(NULL, SEQ_SYNC_SLOTS * sizeof(struct seq_sync), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (seq.sync == MAP_FAILED) {
+		seq.sync = NULL;
+		return AMEBA_ENOMEM;
+	}
+	/* libc's pthread_create: ours would register an application thread */
+	create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+		dlsym(RTLD_NEXT, "pthread_create");
+	if (!create)
+		return AMEBA_ENOENT;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = create(&seq.merger, &attr, merger_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		mon_log("ordered simulation off: cannot start the merger thread (%s)", strerror(err));
+		return AMEBA_ENOMEM;
+	}
+	atexit(seq_atexit);
+	__atomic_store_n(&seq.engaged, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void mon_seq_after_fork(void)
+{
+	/* The merger did not survive the fork. The child's one thread goes back
+	 * to simulating its own accesses (what its log held is not counted). */
+	if (!mon_seq_engaged())
+		return;
+	__atomic_store_n(&seq.engaged, 0, __ATOMIC_RELEASE);
+	if (mon_self)
+		mon_self->seq = NULL;
+	seq.logs = NULL;
+}

@@ -1,0 +1,58 @@
+/*
+ * seq.h - the sim backend's ordered mode: threads interleaved in simulated
+ * time by one merger thread (seq.c; docs/simulator.md, "Threads in
+ * simulated time"). Everything here is a no-op until mon_seq_engage().
+ */
+#ifndef AMEBA_MON_SEQ_H
+#define AMEBA_MON_SEQ_H
+
+#include <stdint.h>
+
+#include "mon.h"
+
+/* AMEBA_SIM_ORDER: 1 (time, the default) or 0 (host: threads simulate in
+ * parallel, in the order the host runs them). */
+int mon_seq_wanted(void) MON_HIDDEN;
+/* Non-zero once the merger runs and threads log. */
+int mon_seq_engaged(void) MON_HIDDEN;
+/* Starts the merger, which drives `inner` (the sim backend) for every
+ * thread. Once; 0 or an AMEBA_E* code (then nothing changed). The caller
+ * then makes mon_backend_sim_seq the active backend. */
+int mon_seq_engage(const struct mon_backend_ops *inner) MON_HIDDEN;
+
+/* On the thread itself: its log (thread_start), one access (v: its counter
+ * vector of obj, NULL to look it up), its end (thread_exit). */
+void mon_seq_thread_start(struct mon_thread *t) MON_HIDDEN;
+void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
+		    unsigned flags, uintptr_t pc, uint64_t *v) MON_HIDDEN;
+void mon_seq_thread_exit(struct mon_thread *t) MON_HIDDEN;
+
+/* Synchronisation seen by the interposers (intercept_sync.c), keyed by the
+ * object's address: a release that may wake a thread blocked on key (before
+ * the real release), and a block around the real blocking call (key 0: a
+ * sleep, which nothing releases). Called on the application's threads. */
+void mon_seq_release(uintptr_t key) MON_HIDDEN;
+void mon_seq_block(uintptr_t key) MON_HIDDEN;
+void mon_seq_unblock(uintptr_t key) MON_HIDDEN;
+/* In the parent, before pthread_create: the new thread (ameba id) starts at
+ * the parent's simulated time. */
+void mon_seq_thread_created(uint32_t id) MON_HIDDEN;
+
+/* Waits (at most 2 s) until the merger has merged everything every thread
+ * logged before the call: readers and experiment boundaries (the MRI
+ * server's arm, read, samples and marks) then see the counts as of now.
+ * Not on the merger; a no-op when not engaged. */
+void mon_seq_sync(void) MON_HIDDEN;
+
+/* The largest simulated clock any thread reached (cycles): the simulated
+ * run time of what was merged. 0 when never engaged. */
+uint64_t mon_seq_max_clock(void) MON_HIDDEN;
+
+/* In a forked child: back to simulating on the thread itself. */
+void mon_seq_after_fork(void) MON_HIDDEN;
+
+/* The ordered-mode face of the sim backend (backend_sim.c): accesses go to
+ * the thread's log; the merger calls the sim backend proper. */
+extern const struct mon_backend_ops mon_backend_sim_seq MON_HIDDEN;
+
+#endif

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# order.sh FS FS_FIXED SYNC SYNC_NATIVE - the ordered simulation (monitor/seq.c):
+#  1. the 4-thread false-sharing workload gets the same coherence misses on
+#     its packed block with two host CPUs or one (taskset -c 0), within 10%,
+#     and at least one per worker iteration (1.6 M); the padded twin none;
+#  2. a program that blocks in barriers, mutexes, condition variables,
+#     semaphores, sleeps and joins ends, prints what it prints natively, and
+#     every one of its 3 x 40 x 4096 slice writes is counted.
+set -u
+FS=$1 FS_FIXED=$2 SYNC=$3 SYNC_NATIVE=$4
+T=$(mktemp -d "${TMPDIR:-/tmp}/ameba-order-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export AMEBA_BACKEND=sim AMEBA_SIM_ORDER=time
+fail() { echo "FAIL: $*" >&2; exit 1; }
+coh() {	# coherence misses on the objects whose name matches $2 in oracle $1
+	jq -r --arg o "$2" '[.objects[] | select(.name | test($o)) | .total.coh_miss // 0] | add // 0' "$1"
+}
+
+runs=()
+for how in "2cpu" "1cpu" "2cpu"; do
+	pre=()
+	[ $how = 1cpu ] && pre=(taskset -c 0)
+	AMEBA_ORACLE=$T/fs.json timeout 300 "${pre[@]}" "$FS" > "$T/fs.out" || fail "$FS ($how) failed"
+	c=$(coh "$T/fs.json" '^alloc_counters@')
+	echo "false_sharing $how: coherence misses on the packed block: $c"
+	runs+=("$c")
+done
+min=$(printf '%s\n' "${runs[@]}" | sort -n | head -1)
+max=$(printf '%s\n' "${runs[@]}" | sort -n | tail -1)
+[ "$min" -ge 1600000 ] || fail "only $min coherence misses (want >= 1.6 M: one per worker iteration)"
+awk -v a="$min" -v b="$max" 'BEGIN { exit !(b <= 1.10 * a) }' || fail "runs differ by more than 10%: $min .. $max"
+AMEBA_ORACLE=$T/fx.json timeout 300 "$FS_FIXED" > /dev/null || fail "$FS_FIXED failed"
+c=$(coh "$T/fx.json" '^alloc_counters@')
+echo "false_sharing_fixed: coherence misses on the padded block: $c"
+[ "$c" -le 8 ] || fail "the padded twin has $c coherence misses"
+
+"$SYNC_NATIVE" > "$T/native.out" || fail "$SYNC_NATIVE failed"
+for how in "2cpu" "1cpu"; do
+	pre=()
+	[ $how = 1cpu ] && pre=(taskset -c 0)
+	AMEBA_ORACLE=$T/sync.json timeout 300 "${pre[@]}" "$SYNC" > "$T/sync.out" || fail "$SYNC ($how) failed or hung"
+	diff "$T/native.out" "$T/sync.out" || fail "$SYNC ($how) printed something else than natively"
+	w=$(jq -r '[.objects[] | select(.name == "slices") | .total.writes] | add' "$T/sync.json")
+	echo "order_sync $how: writes to slices $w (want $((3 * 40 * 4096)))"
+	[ "$w" = $((3 * 40 * 4096)) ] || fail "order_sync ($how): $w writes to slices counted"
+done
+echo "ok: ordered simulation"

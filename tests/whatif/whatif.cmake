@@ -1,0 +1,7 @@
+# What-if (docs/whatif.md): ameba run's predicted_speedup for a false-sharing
+# finding agrees with the simulated run times of the workload and its real
+# padded twin, and the what-if runtime mode pads only the named object.
+add_test(NAME whatif_false_sharing
+  COMMAND ${AMEBA_FRAGMENT_DIR}/whatif.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(whatif_false_sharing PROPERTIES
+  ENVIRONMENT "AMEBA_PRESET=skylake-sp" LABELS "whatif;e2e" TIMEOUT 600)
