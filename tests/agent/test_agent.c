@@ -1249,6 +1249,10 @@ static void test_search_objects(void)
 			{ __LINE__, "property", "7", "at /findings/0/property: a integer where the schema wants \"string\"" },
 			{ __LINE__, "refined_from", "3.5", "at /findings/0/refined_from: a number where" },
 			{ __LINE__, "extra", "1", "member \"extra\" is not in the schema" },
+			{ __LINE__, "predicted_speedup", "0",
+			  "at /findings/0/predicted_speedup: 0 is not above the exclusive minimum 0" },
+			{ __LINE__, "absorbed", "[{\"rank\": 1}]",
+			  "at /findings/0/absorbed/0: the required member \"property\" is missing" },
 		};
 
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
