@@ -226,10 +226,10 @@ static const struct param *ctx_of(struct asl *a, struct env *e, const struct nod
 		for (uint32_t i = 0; e->fn && i < e->fn->nr_fparams; i++)
 			shadowed |= !strcmp(e->fn->fparams[i].name, base->name);
 		p = shadowed ? NULL : find_param(e->pr, base->name);
-		if (p && (p->type == P_PARPERF || p->type == P_SEQPERF))
+		if (p && (ASL_IS_CTX(p->type)))
 			return p;
 	}
-	fail(a, base->line, base->col, "only a context parameter (ParPerf, SeqPerf) has fields; "
+	fail(a, base->line, base->col, "only a context parameter (ParPerf, SeqPerf, ConcPerf) has fields; "
 	     "'.%s' follows %s", field, base->kind == N_NAME ? "a number" : "an expression");
 }
 
@@ -238,7 +238,8 @@ static void unknown_field(struct asl *a, const struct node *n, const struct para
 	fail(a, n->line, n->col, "%s %s has no field '%s'; fields are nrThreads, parT, program, "
 	     "confidence, samples, window_s, lc1_miss, lc2_miss, lc3_miss (and _rd/_wr) and every "
 	     "metric name of `ameba list metrics`",
-	     ctx->type == P_PARPERF ? "ParPerf" : "SeqPerf", ctx->name, n->name);
+	     ctx->type == P_PARPERF ? "ParPerf" : ctx->type == P_CONCPERF ? "ConcPerf" : "SeqPerf",
+	     ctx->name, n->name);
 }
 
 /* pp.f (not indexed): a total or a scalar field. */
@@ -390,7 +391,8 @@ static void gen_range(struct asl *a, struct env *e, const struct node *call,
 	emit(a, " end}");
 }
 
-static const char *const builtins[] = { "sum", "max", "min", "mean", "abs", "sqrt" };
+static const char *const builtins[] = { "sum", "max", "min", "mean", "abs", "sqrt",
+					"severity_of" };
 
 static int gen_call(struct asl *a, struct env *e, const struct node *n)
 {
@@ -430,11 +432,20 @@ static int gen_call(struct asl *a, struct env *e, const struct node *n)
 			fail(a, n->line, n->col, "%s() is used before its definition; a definition "
 			     "may use only the ones above it", n->name);
 		fail(a, n->line, n->col, "unknown function %s(); the functions are sum, max, min, "
-		     "mean, abs, sqrt and those defined under let", n->name);
+		     "mean, abs, sqrt, severity_of and those defined under let", n->name);
 	}
 	if (!is_agg) {
 		if (n->nr_args != 1 || n->args[0]->kind == N_ELLIPSIS)
 			fail(a, n->line, n->col, "%s() takes one argument", n->name);
+		if (!strcmp(n->name, "severity_of")) {
+			/* the cost model (ameba_severity_of): cycles saved / the
+			 * program's est_cycles */
+			need_metric(e->pr, AMEBA_M_EST_CYCLES);
+			emit(a, "asl.severity(ctx, ");
+			gen_num(a, e, n->args[0], "the argument");
+			emit(a, ", 0)");
+			return TY_NUM;
+		}
 		emit(a, "math.%s(", n->name);
 		gen_num(a, e, n->args[0], "the argument");
 		emit(a, ")");
@@ -487,7 +498,7 @@ static int gen_name(struct asl *a, struct env *e, const struct node *n)
 	}
 	p = find_param(e->pr, n->name);
 	if (p) {
-		if (p->type == P_PARPERF || p->type == P_SEQPERF)
+		if (ASL_IS_CTX(p->type))
 			fail(a, n->line, n->col, "%s is a context: use one of its fields, e.g. "
 			     "%s.mem_ref[tid] or %s.nrThreads", n->name, n->name, n->name);
 		emit(a, "p[\"%s\"]", n->name);
@@ -721,8 +732,17 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 		emit(a, " end ");
 	}
 	emit(a, "return _r end ");
-	emit(a, "local function _env(ctx, p) if _c ~= ctx then _e = _let(ctx, p) _c = ctx end "
-	     "return _e end ");
+	{
+		int conc = 0;
+
+		for (uint32_t i = 0; i < pr->nr_params; i++)
+			conc |= pr->params[i].type == P_CONCPERF;
+		/* ConcPerf: the let definitions and clauses see the view of the
+		 * context over its concurrent users (with at least p.min_refs
+		 * accesses each when the property has that parameter) */
+		emit(a, "local function _env(ctx, p) if _c ~= ctx then _e = _let(%s, p) _c = ctx end "
+		     "return _e end ", conc ? "asl.users_view(ctx, p.min_refs)" : "ctx");
+	}
 	emit(a, "return { name = ");
 	emit_str(a, pr->name);
 	emit(a, ", summary = ");
@@ -739,7 +759,7 @@ static void gen_property(struct asl *a, struct property *pr, const char *base)
 	for (uint32_t i = 0, k = 0; i < pr->nr_params; i++) {
 		const struct param *p = &pr->params[i];
 
-		if (p->type == P_PARPERF || p->type == P_SEQPERF)
+		if (ASL_IS_CTX(p->type))
 			continue;
 		emit(a, "%s[\"%s\"] = ", k++ ? ", " : " ", p->name);
 		emit_num(a, p->def, p->type == P_INT);

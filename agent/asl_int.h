@@ -57,7 +57,13 @@ struct node {
 	uint32_t nr_args;
 };
 
-enum ptype { P_PARPERF, P_SEQPERF, P_INT, P_FLOAT };
+/*
+ * Context types: ParPerf (seed 004: totals and per-thread arrays), SeqPerf
+ * (totals only), ConcPerf (a ParPerf over the context's concurrent users
+ * only: asl.users_view, docs/asl.md). Then the number types.
+ */
+enum ptype { P_PARPERF, P_SEQPERF, P_CONCPERF, P_INT, P_FLOAT };
+#define ASL_IS_CTX(t) ((t) == P_PARPERF || (t) == P_SEQPERF || (t) == P_CONCPERF)
 
 struct param {
 	char *name;

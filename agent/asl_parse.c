@@ -593,7 +593,8 @@ static struct node *parse_expr(struct asl *a)
 static int parse_type(struct asl *a, int allow_ctx)
 {
 	static const char *const names[] = { [P_PARPERF] = "ParPerf", [P_SEQPERF] = "SeqPerf",
-					     [P_INT] = "int", [P_FLOAT] = "float" };
+					     [P_CONCPERF] = "ConcPerf", [P_INT] = "int",
+					     [P_FLOAT] = "float" };
 	const struct tok *t = peek(a);
 	char d[64];
 
@@ -603,14 +604,14 @@ static int parse_type(struct asl *a, int allow_ctx)
 			return i;
 		}
 	if (t->kind == T_IDENT && allow_ctx)
-		fail(a, t->line, t->col, "unknown parameter type %s: expected ParPerf, SeqPerf, int or "
-		     "float", describe(t, d, sizeof(d)));
+		fail(a, t->line, t->col, "unknown parameter type %s: expected ParPerf, SeqPerf, "
+		     "ConcPerf, int or float", describe(t, d, sizeof(d)));
 	if (t->kind == T_IDENT && !allow_ctx &&
-	    (is_word(t, "ParPerf") || is_word(t, "SeqPerf")))
+	    (is_word(t, "ParPerf") || is_word(t, "SeqPerf") || is_word(t, "ConcPerf")))
 		fail(a, t->line, t->col, "a function defined under let takes numbers (int or float), "
 		     "not %s", describe(t, d, sizeof(d)));
 	fail(a, t->line, t->col, "expected a parameter type (%s), got %s",
-	     allow_ctx ? "ParPerf, SeqPerf, int or float" : "int or float",
+	     allow_ctx ? "ParPerf, SeqPerf, ConcPerf, int or float" : "int or float",
 	     describe(t, d, sizeof(d)));
 }
 
@@ -640,7 +641,7 @@ static void parse_params(struct asl *a, struct param **out, uint32_t *nr, int al
 			int neg = 0;
 
 			t = next(a);
-			if (!allow_ctx || p.type == P_PARPERF || p.type == P_SEQPERF)
+			if (!allow_ctx || ASL_IS_CTX(p.type))
 				fail(a, t->line, t->col, "only int and float parameters of a property take "
 				     "a default");
 			if (is_punct(peek(a), "-")) {
@@ -828,7 +829,7 @@ static void apply_pragmas(struct asl *a, struct property *pr, size_t off)
 	for (uint32_t i = 0; i < pr->nr_params; i++) {
 		struct param *p = &pr->params[i];
 
-		if (p->type == P_PARPERF || p->type == P_SEQPERF || p->has_def)
+		if (ASL_IS_CTX(p->type) || p->has_def)
 			continue;
 		p->def = p->type == P_INT ? 0 : ASL_FLOAT_DEFAULT;
 		/* the last `// default:` above the property wins */
@@ -862,7 +863,7 @@ static struct property *parse_property(struct asl *a)
 	expect(a, "(", "after the property's name");
 	parse_params(a, &pr->params, &pr->nr_params, 1, pr->name);
 	for (uint32_t i = 0; i < pr->nr_params; i++)
-		if (pr->params[i].type == P_PARPERF || pr->params[i].type == P_SEQPERF)
+		if (ASL_IS_CTX(pr->params[i].type))
 			if (++nr_ctx > 1)
 				fail(a, pr->params[i].line, pr->params[i].col, "%s has a second context "
 				     "parameter %s; a property is evaluated on one context", pr->name,

@@ -78,7 +78,7 @@ static int check_keyword_set(struct jv *v, const cJSON *s, const char *path)
 	static const char *const known[] = { "$schema", "$id", "title", "description", "$defs",
 					     "type", "const", "enum", "required", "properties",
 					     "additionalProperties", "items", "minimum", "maximum",
-					     "pattern", "$ref", NULL };
+					     "exclusiveMinimum", "pattern", "$ref", NULL };
 	const cJSON *k;
 
 	cJSON_ArrayForEach(k, s) {
@@ -170,6 +170,15 @@ static int validate(struct jv *v, const cJSON *s, const cJSON *d, const char *pa
 			snprintf(buf, sizeof(buf), "%g", d->valuedouble);
 			snprintf(m, sizeof(m), "%g", kw->valuedouble);
 			fail(v, path, "%s is below the minimum %s", buf, m);
+			goto bad;
+		}
+		if ((kw = cJSON_GetObjectItemCaseSensitive(s, "exclusiveMinimum")) &&
+		    d->valuedouble <= kw->valuedouble) {
+			char m[64];
+
+			snprintf(buf, sizeof(buf), "%g", d->valuedouble);
+			snprintf(m, sizeof(m), "%g", kw->valuedouble);
+			fail(v, path, "%s is not above the exclusive minimum %s", buf, m);
 			goto bad;
 		}
 		if ((kw = cJSON_GetObjectItemCaseSensitive(s, "maximum")) && d->valuedouble > kw->valuedouble) {

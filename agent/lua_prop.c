@@ -148,6 +148,19 @@ static int sandbox_msgh(lua_State *L)
 	return 1;
 }
 
+/*
+ * asl.severity_of(saved_cycles, est_cycles): ameba_severity_of() for Lua
+ * (and ASL-compiled) properties; -1 when est_cycles is nil or not positive.
+ */
+static int prop_lua_severity_of(lua_State *L)
+{
+	double saved = luaL_checknumber(L, 1);
+	double total = luaL_optnumber(L, 2, 0);
+
+	lua_pushnumber(L, ameba_severity_of(saved, total));
+	return 1;
+}
+
 static int sandbox_print(lua_State *L)
 {
 	struct agent_lua *l = sandbox_of(L);
@@ -416,6 +429,39 @@ static int load_table(struct agent_lua *l, struct agent_property *p, char *msg, 
 		return AMEBA_EINVAL;
 	}
 	lua_pop(L, 1);
+	type = field_type(L, t, "explains");
+	if (type == LUA_TTABLE) {
+		lua_Integer n = luaL_len(L, -1);
+
+		for (lua_Integer i = 1; i <= n; i++) {
+			lua_geti(L, -1, i);
+			if (lua_type(L, -1) != LUA_TSTRING || !lua_tostring(L, -1)[0]) {
+				snprintf(msg, len, "%s: explains[%lld] must be a property name (a "
+					 "string), e.g. explains = { \"ThreadMissRate\" }", l->path,
+					 (long long)i);
+				return AMEBA_EINVAL;
+			}
+			if (agent_property_add_explains(p, lua_tostring(L, -1)))
+				return AMEBA_ENOMEM;
+			lua_pop(L, 1);
+		}
+	} else if (type != LUA_TNIL) {
+		snprintf(msg, len, "%s: explains must be a list of property names, e.g. explains = "
+			 "{ \"ThreadMissRate\" }", l->path);
+		return AMEBA_EINVAL;
+	}
+	lua_pop(L, 1);
+	type = field_type(L, t, "evaluate_where");
+	if (type == LUA_TSTRING && ameba_metric_by_name(lua_tostring(L, -1)) >= 0) {
+		p->has_where = 1;
+		p->where_metric = ameba_metric_by_name(lua_tostring(L, -1));
+	} else if (type != LUA_TNIL) {
+		snprintf(msg, len, "%s: evaluate_where must be a metric name (`ameba list metrics`), "
+			 "e.g. evaluate_where = \"coh_miss\"; got %s", l->path,
+			 type == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+		return AMEBA_EINVAL;
+	}
+	lua_pop(L, 1);
 	type = field_type(L, t, "context");
 	if (type == LUA_TNIL) {
 		p->ctx_kind = AMEBA_CTX_OBJECT;
@@ -564,6 +610,12 @@ int agent_lua_load_text(struct agent_property *p, const char *path, const char *
 		return AMEBA_EPROTO;
 	}
 	lua_setglobal(l->L, "asl");
+	/* the cost model's severity (ameba_severity_of, plugin.h), the one
+	 * function every property's severity goes through */
+	lua_getglobal(l->L, "asl");
+	lua_pushcfunction(l->L, prop_lua_severity_of);
+	lua_setfield(l->L, -2, "severity_of");
+	lua_pop(l->L, 1);
 	/* the cost model and ctx.extra parser (lua_proplib.h), into asl */
 	if (luaL_loadbufferx(l->L, sandbox_proplib, sizeof(sandbox_proplib) - 1,
 			     "=ameba-proplib", "t")) {
@@ -789,6 +841,7 @@ static void push_params(struct agent_lua *l, const struct agent_property *p)
 }
 
 struct eval_args {
+	const struct agent_plugins *pl;
 	struct agent_lua *l;
 	struct agent_property *p;
 	const struct ameba_context *ctx;
@@ -842,6 +895,40 @@ static void want_string(lua_State *L, struct agent_lua *l, const char *key, int 
 	lua_pop(L, 1);
 }
 
+/*
+ * ctx.life[i] = { seen, from, to } for thread index i (the snapshots of the
+ * thread table that listed it first and saw it alive first and last; from
+ * and to are -1 when it lived between two snapshots), absent when the
+ * agent has no lifetimes (then every thread counts as concurrent with
+ * every other); ctx.max_alive: the most threads besides main seen alive
+ * at once (0: unknown).
+ */
+static void push_lives(lua_State *L, int c, const struct agent_plugins *pl,
+		       const struct ameba_context *ctx)
+{
+	if (!pl || !pl->lives || !ctx->thread_ids)
+		return;
+	lua_createtable(L, (int)ctx->nr_threads, 0);
+	for (uint32_t i = 0; i < ctx->nr_threads; i++) {
+		const struct agent_thread_life *t;
+
+		if (ctx->thread_ids[i] >= pl->nr_lives)
+			continue;
+		t = &pl->lives[ctx->thread_ids[i]];
+		lua_createtable(L, 0, 3);
+		lua_pushinteger(L, t->seen);
+		lua_setfield(L, -2, "seen");
+		lua_pushinteger(L, t->from);
+		lua_setfield(L, -2, "from");
+		lua_pushinteger(L, t->to);
+		lua_setfield(L, -2, "to");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, c, "life");
+	lua_pushinteger(L, pl->max_alive);
+	lua_setfield(L, c, "max_alive");
+}
+
 /* lua_CFunction(args): one evaluation, run protected by agent_lua_eval. */
 static int eval_body(lua_State *L)
 {
@@ -852,6 +939,7 @@ static int eval_body(lua_State *L)
 
 	push_ctx(L, a->ctx, a->primary);
 	ci = lua_gettop(L);
+	push_lives(L, ci, a->pl, a->ctx);
 	push_params(l, a->p);
 	pi = lua_gettop(L);
 
@@ -892,11 +980,12 @@ static int eval_body(lua_State *L)
 	return 0;
 }
 
-int agent_lua_eval(struct agent_property *p, const struct ameba_context *ctx, int primary_metric,
-		   struct agent_verdict *out, char *msg, size_t len)
+int agent_lua_eval(const struct agent_plugins *pl, struct agent_property *p,
+		   const struct ameba_context *ctx, int primary_metric, struct agent_verdict *out,
+		   char *msg, size_t len)
 {
 	struct agent_lua *l = p->lua;
-	struct eval_args a = { l, p, ctx, primary_metric, out };
+	struct eval_args a = { pl, l, p, ctx, primary_metric, out };
 	int rc;
 
 	if (!l->L) {

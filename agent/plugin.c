@@ -107,6 +107,9 @@ static void property_release(struct agent_property *p)
 	free(p->name);
 	free(p->summary);
 	free(p->refines);
+	for (uint32_t i = 0; i < p->nr_explains; i++)
+		free(p->explains[i]);
+	free(p->explains);
 	free(p->path);
 	free(p->error);
 	agent_params_free(&p->values);
@@ -303,6 +306,29 @@ static int prop_from_desc(struct agent_property *p, const char *path, char *msg,
 	p->nr_params = d->nr_params;
 	if (!p->name || !p->summary || (d->refines && *d->refines && !p->refines))
 		return AMEBA_ENOMEM;
+	for (uint32_t i = 0; d->explains && d->explains[i]; i++) {
+		if (i >= 64) {
+			snprintf(msg, len, "%s: refused: property %s: explains has more than 64 "
+				 "names, or lacks its NULL terminator", path, d->name);
+			return AMEBA_EINVAL;
+		}
+		if (agent_property_add_explains(p, d->explains[i]))
+			return AMEBA_ENOMEM;
+	}
+	return 0;
+}
+
+int agent_property_add_explains(struct agent_property *p, const char *name)
+{
+	char **v = realloc(p->explains, (p->nr_explains + 1) * sizeof(*v));
+
+	if (!v)
+		return AMEBA_ENOMEM;
+	p->explains = v;
+	v[p->nr_explains] = strdup(name);
+	if (!v[p->nr_explains])
+		return AMEBA_ENOMEM;
+	p->nr_explains++;
 	return 0;
 }
 
@@ -724,7 +750,7 @@ int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
 	memset(out, 0, sizeof(*out));
 	out->v.confidence = ctx->confidence;
 	if (p->lang == AGENT_PROP_LUA) {
-		rc = agent_lua_eval(p, ctx, primary_metric, out, msg, sizeof(msg));
+		rc = agent_lua_eval(pl, p, ctx, primary_metric, out, msg, sizeof(msg));
 		if (rc < 0) {
 			agent_property_disable(pl, p, msg);
 			return rc;

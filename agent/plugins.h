@@ -83,6 +83,21 @@ struct agent_property {
 	char *error;
 	struct agent_property *parent;	/* resolved `refines`, or NULL */
 	unsigned depth;		/* 0 for a root of the hierarchy */
+	/*
+	 * `explains`: the properties (and, through `refines`, their
+	 * refinements) whose findings on the same context are symptoms of this
+	 * one; agent_findings_rank() absorbs them under its finding.
+	 */
+	char **explains;
+	uint32_t nr_explains;
+	/*
+	 * `evaluate_where = "metric"`: also evaluated, as a root, on every
+	 * context where that metric is non-zero and the property it refines
+	 * does not hold (coherence properties on every object with coherence
+	 * events, not only hot ones). has_where 0: only where the parent holds.
+	 */
+	int has_where;
+	int where_metric;
 	/* C plugins */
 	struct ameba_property_desc desc;	/* copy, zero-extended to our size */
 	/* Lua plugins */
@@ -104,6 +119,19 @@ struct agent_lua_limits {
 #define AGENT_LUA_MEM_DEFAULT (16u << 20)
 #define AGENT_LUA_INSTR_DEFAULT 10000000ull
 
+/*
+ * What the agent saw of one target thread over the run, indexed by ameba
+ * thread id (search.c keeps them from each refresh of the thread table, a
+ * snapshot): the snapshot that first listed it, and the first and last
+ * snapshots that saw it alive (-1: it lived and ended between two
+ * snapshots). The properties' concurrency rules read them (ctx.life,
+ * asl.users: docs/properties.md, "Concurrent users").
+ */
+struct agent_thread_life {
+	int32_t seen;
+	int32_t from, to;
+};
+
 struct agent_plugins {
 	struct agent_strategy *strategies;
 	uint32_t nr_strategies;
@@ -115,6 +143,12 @@ struct agent_plugins {
 	uint32_t nr_dls;
 	struct agent_lua_limits lua_limits;
 	int quiet;		/* do not print warnings (still recorded) */
+	/* the search's view of the threads' lifetimes, or NULL (nr_lives 0):
+	 * every thread is then taken as concurrent with every other; and the
+	 * most threads besides main seen alive in one snapshot (0: unknown) */
+	const struct agent_thread_life *lives;
+	uint32_t nr_lives;
+	uint32_t max_alive;
 };
 
 void agent_plugins_init(struct agent_plugins *pl);
@@ -145,6 +179,9 @@ int agent_plugins_add_file(struct agent_plugins *pl, const char *path, int from_
  */
 int agent_plugins_link(struct agent_plugins *pl, const char *const *select_specs, uint32_t nr,
 		       char *err, size_t len);
+
+/* Appends name to p's `explains` list. 0 or AMEBA_ENOMEM. */
+int agent_property_add_explains(struct agent_property *p, const char *name);
 
 struct agent_strategy *agent_plugins_strategy(struct agent_plugins *pl, const char *name);
 struct agent_property *agent_plugins_property(struct agent_plugins *pl, const char *name);
@@ -189,7 +226,8 @@ int agent_lua_load_text(struct agent_property *p, const char *path, const char *
 			size_t text_len, const struct agent_lua_limits *lim, char *msg, size_t len);
 /* Runs the property's functions on ctx. Same returns as agent_property_eval
  * minus the kind/needs checks; msg is set on failure. */
-int agent_lua_eval(struct agent_property *p, const struct ameba_context *ctx,
+int agent_lua_eval(const struct agent_plugins *pl, struct agent_property *p,
+		   const struct ameba_context *ctx,
 		   int primary_metric, struct agent_verdict *out, char *msg, size_t len);
 void agent_lua_free(struct agent_lua *l);
 

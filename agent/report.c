@@ -248,7 +248,104 @@ static cJSON *finding_json(const struct agent_finding *f, uint32_t rank)
 		cJSON_AddStringToObject(j, "refined_from", f->refined_from);
 	else
 		cJSON_AddNullToObject(j, "refined_from");
+	if (f->severity_own != f->severity) {
+		cJSON_AddNumberToObject(j, "severity_own", round6(f->severity_own));
+		if (f->overlaps)
+			cJSON_AddStringToObject(j, "overlaps", f->overlaps);
+	}
+	/* the symptoms this root cause explains, with the root's rank */
+	if (f->nr_absorbed) {
+		cJSON *a = cJSON_AddArrayToObject(j, "absorbed");
+
+		for (uint32_t i = 0; i < f->nr_absorbed; i++)
+			cJSON_AddItemToArray(a, finding_json(&f->absorbed[i], rank));
+	}
 	return j;
+}
+
+/*
+ * An object's share of the stall cycles over its own window (its share of
+ * the run's metric without a time model): where the memory time goes.
+ */
+static double stall_share(const struct agent_search *s, const struct agent_obj_summary *o,
+			  const char **metric)
+{
+	int m = AMEBA_M_EST_STALL_CYCLES;
+	double prog;
+
+	if (!o->has[m])
+		m = s->primary_metric;
+	*metric = ameba_metric_info(m) ? ameba_metric_info(m)->name : "?";
+	prog = o->window[m] > 0 ? o->window[m] : s->program_totals[m];
+	if (!(prog > 0))
+		return 0;
+	return o->values[m] / prog < 1 ? o->values[m] / prog : 1;
+}
+
+/*
+ * The verdict: "nothing significant" when no finding reaches
+ * AGENT_SIGNIFICANT_SEVERITY, with the top objects by their share of the
+ * stall cycles (provisional ones left out: not comparable).
+ */
+static cJSON *summary_json(const struct agent_search *s)
+{
+	cJSON *sum = cJSON_CreateObject(), *a;
+	uint32_t order[AGENT_SUMMARY_TOP_OBJECTS], n = 0;
+	double best = 0;
+
+	for (uint32_t i = 0; i < s->findings.nr; i++)
+		if (s->findings.v[i].severity > best)
+			best = s->findings.v[i].severity;
+	cJSON_AddStringToObject(sum, "verdict", best >= AGENT_SIGNIFICANT_SEVERITY ?
+				"findings" : "nothing significant");
+	cJSON_AddNumberToObject(sum, "threshold", AGENT_SIGNIFICANT_SEVERITY);
+	/* insertion into the top AGENT_SUMMARY_TOP_OBJECTS by stall share */
+	for (uint32_t i = 0; i < s->nr_objects; i++) {
+		const char *m;
+		double x = stall_share(s, &s->objects[i], &m);
+		uint32_t k;
+
+		if (s->objects[i].provisional || !(x > 0))
+			continue;
+		for (k = n; k > 0; k--) {
+			const char *m2;
+
+			if (stall_share(s, &s->objects[order[k - 1]], &m2) >= x)
+				break;
+			if (k < AGENT_SUMMARY_TOP_OBJECTS)
+				order[k] = order[k - 1];
+		}
+		if (k < AGENT_SUMMARY_TOP_OBJECTS) {
+			order[k] = i;
+			if (n < AGENT_SUMMARY_TOP_OBJECTS)
+				n++;
+		}
+	}
+	/* then provisional objects (a strategy's counts while it searched, over
+	 * their own window), marked, while there is room */
+	for (uint32_t i = 0; i < s->nr_objects && n < AGENT_SUMMARY_TOP_OBJECTS; i++)
+		if (s->objects[i].provisional)
+			order[n++] = i;
+	a = cJSON_AddArrayToObject(sum, "top_objects");
+	for (uint32_t k = 0; k < n; k++) {
+		const struct agent_obj_summary *o = &s->objects[order[k]];
+		cJSON *j = cJSON_CreateObject();
+		const char *m;
+		double x = stall_share(s, o, &m);
+
+		cJSON_AddStringToObject(j, "name", o->name);
+		cJSON_AddStringToObject(j, "kind", agent_obj_kind_name(o->kind));
+		cJSON_AddNumberToObject(j, "size", (double)o->sz_bytes);
+		cJSON_AddNumberToObject(j, "blocks", o->nr_blocks);
+		cJSON_AddNumberToObject(j, "stall_share", round6(x));
+		cJSON_AddStringToObject(j, "metric", m);
+		if (o->provisional) {
+			cJSON_AddBoolToObject(j, "provisional", 1);
+			cJSON_AddNumberToObject(j, "seconds", round6((double)o->window_ns / 1e9));
+		}
+		cJSON_AddItemToArray(a, j);
+	}
+	return sum;
 }
 
 cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_info *ri,
@@ -411,6 +508,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	a = cJSON_AddArrayToObject(root, "warnings");
 	for (uint32_t i = 0; pl && i < pl->nr_warnings; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(pl->warnings[i]));
+	cJSON_AddItemToObject(root, "summary", summary_json(s));
 	return root;
 }
 
@@ -624,6 +722,68 @@ int agent_parse_min_severity(const char *s, double *out)
 	return 0;
 }
 
+/* "; explains P, Q (in the JSON: absorbed)" for a root cause with symptoms, else "". */
+static const char *absorbed_text(const cJSON *f, char *buf, size_t len)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "absorbed"), *s;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!cJSON_GetArraySize(a))
+		return buf;
+	n = (size_t)snprintf(buf, len, "; explains");
+	cJSON_ArrayForEach(s, a) {
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, "%s %s", s == a->child ? "" : ",",
+				      jstr(s, "property", "?"));
+	}
+	return buf;
+}
+
+/*
+ * The report's verdict is "nothing significant": prints (when out is not
+ * NULL) one line saying so and where the memory time goes, the summary's
+ * top objects with their share of the stall cycles. Returns 1 then, else 0
+ * (also for a report written before the summary existed).
+ */
+static int nothing_significant(const cJSON *root, FILE *out)
+{
+	const cJSON *sum = cJSON_GetObjectItemCaseSensitive(root, "summary"), *o;
+	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
+	const cJSON *top = cJSON_GetArrayItem(findings, 0);
+	char sz[32], ctext[512];
+
+	if (strcmp(jstr(sum, "verdict", ""), "nothing significant"))
+		return 0;
+	if (!out)
+		return 1;
+	fprintf(out, "nothing significant: no finding reaches severity %.1f%%",
+		100 * jnum(sum, "threshold", 0));
+	if (top)
+		fprintf(out, " (the largest: %.2f%% %s on %s)", 100 * jnum(top, "severity", 0),
+			jstr(top, "property", "?"),
+			context_text(cJSON_GetObjectItemCaseSensitive(top, "context"), ctext,
+				     sizeof(ctext)));
+	fputc('\n', out);
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sum, "top_objects")))
+		fprintf(out, "where the memory time goes (share of %s):\n",
+			jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "top_objects"), 0),
+			     "metric", "est_stall_cycles"));
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(sum, "top_objects")) {
+		int prov = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "provisional"));
+
+		fprintf(out, "  %5.1f%%%s %s %s (", 100 * jnum(o, "stall_share", 0), prov ? "~" : " ",
+			jstr(o, "kind", "?"), jstr(o, "name", "?"));
+		fprintf(out, "%s)", size_text(jnum(o, "size", 0), sz, sizeof(sz)));
+		if (prov)
+			fprintf(out, " (provisional: over the %.2f s the search measured it in, not "
+				"the others' window)", jnum(o, "seconds", 0));
+		fputc('\n', out);
+	}
+	return 1;
+}
+
 /* Shown in the table: severity at least min (a finding without one is shown). */
 static int finding_shown(const cJSON *f, double min)
 {
@@ -683,7 +843,12 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 	if (jstr(root, "error", NULL))
 		fprintf(out, "error: %s\n", jstr(root, "error", ""));
 	coverage_table(cJSON_GetObjectItemCaseSensitive(root, "coverage"), out);
-	if (nr_shown == 0) {
+	if (nothing_significant(root, out) && nr_shown) {
+		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",
+			"property", "context", "threads", "evidence");
+	} else if (nothing_significant(root, NULL)) {
+		/* said above; nothing to rank */
+	} else if (nr_shown == 0) {
 		const cJSON *objs = cJSON_GetObjectItemCaseSensitive(root, "objects"), *o;
 		uint32_t n = 0;
 
@@ -718,7 +883,7 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
 		uint32_t ids[256], nr = 0;
-		char ctext[512], ttext[128];
+		char ctext[512], ttext[128], atext[256];
 
 		rank++;
 		if (!finding_shown(f, min_severity))
@@ -728,11 +893,13 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		cJSON_ArrayForEach(t, tids)
 			if (cJSON_IsNumber(t) && nr < 256)
 				ids[nr++] = (uint32_t)t->valuedouble;
-		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s\n", jnum(f, "rank", rank),
+		/* dozens of short-lived threads: their number (the JSON lists them) */
+		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
+			snprintf(ttext, sizeof(ttext), "%u threads", nr);
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
-			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)),
-			agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext)),
-			jstr(f, "evidence", ""));
+			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)), ttext,
+			jstr(f, "evidence", ""), absorbed_text(f, atext, sizeof(atext)));
 		shown++;
 	}
 	if (shown < nr_shown)

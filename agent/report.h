@@ -73,6 +73,16 @@ cJSON *agent_report_load(const char *path, char *err, size_t len);
 #define AGENT_MIN_SEVERITY_DEFAULT 0.001
 
 /*
+ * Significance: when no finding reaches this severity (2% of the run's
+ * estimated time), the report's verdict is "nothing significant" and the
+ * table says so, showing where the memory time goes (the top objects by
+ * their share of the stall cycles) rather than ranking noise.
+ */
+#define AGENT_SIGNIFICANT_SEVERITY 0.02
+/* Objects in the summary's top_objects. */
+#define AGENT_SUMMARY_TOP_OBJECTS 5
+
+/*
  * The ranked table (design.md section 1): the findings whose severity is at
  * least min_severity, top rows of them (0: all), a line counting the hidden
  * ones, then advice. Ranks are the report's, so a row matches its JSON

@@ -273,6 +273,49 @@ static int world_has(const struct agent_world *w, int m)
 	return 0;
 }
 
+/*
+ * One snapshot of the thread table: who is alive now. A thread first listed
+ * already exited lived between this snapshot and the last (from = to = -1).
+ * Thread ids are dense (0 main, then creation order), so the lives array is
+ * indexed by id.
+ */
+static void threads_snapshot(struct agent_search *s)
+{
+	const struct agent_world *w = &s->world;
+	struct agent_thread_life *l = realloc(s->lives, (s->nr_threads + 1) * sizeof(*l));
+	uint32_t alive = 0;
+
+	if (!l)
+		return;
+	s->lives = l;
+	for (uint32_t i = 0; i < s->nr_threads; i++) {
+		struct agent_thread_life *t = &s->threads[i].life;
+		int listed = i < w->nr_threads;
+
+		if (!listed)
+			continue;
+		if (!t->seen) {
+			/* first listing (snapshots count from 1) */
+			t->seen = s->nr_snaps + 1;
+			t->from = t->to = -1;
+		}
+		if (!w->threads[i].exited) {
+			if (t->from < 0)
+				t->from = s->nr_snaps + 1;
+			t->to = s->nr_snaps + 1;
+			alive += w->threads[i].id != 0;
+		}
+	}
+	s->nr_snaps++;
+	if (alive > s->max_alive)
+		s->max_alive = alive;
+	for (uint32_t i = 0; i < s->nr_threads; i++)
+		l[i] = s->threads[i].life;
+	s->pl->lives = l;
+	s->pl->nr_lives = s->nr_threads;
+	s->pl->max_alive = s->max_alive;
+}
+
 /* Keeps what the report needs from the latest tables. */
 static void world_keep(struct agent_search *s)
 {
@@ -301,6 +344,7 @@ static void world_keep(struct agent_search *s)
 		s->threads[i].tid = w->threads[i].tid;
 		s->threads[i].exited = w->threads[i].exited;
 	}
+	threads_snapshot(s);
 }
 
 static int choose_metric(struct agent_search *s)
@@ -358,7 +402,7 @@ static void progress_draw(struct agent_search *s, int force)
 	if (stage_strat(s)->desc.contexts(stage_state(s), &ctxs, &nr) == 0 && nr) {
 		/* quietly: a failing property reports itself once anyway */
 		agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &f);
-		agent_findings_sort(&f);
+		agent_findings_rank(s->pl, &f);
 		if (f.nr)
 			snprintf(best, sizeof(best), "%s %s %.1f%%", f.v[0].property,
 				 f.v[0].has_object ? f.v[0].object.name :
@@ -646,7 +690,7 @@ static void finish(struct agent_search *s)
 		if (u)
 			agent_evaluate(s->pl, u, s->nr_contexts, s->primary_metric, &s->findings);
 		free(u);
-		agent_findings_sort(&s->findings);
+		agent_findings_rank(s->pl, &s->findings);
 		agent_summarize_contexts(s, s->seeds, s->nr_seeds);
 		return;
 	}
@@ -656,7 +700,7 @@ static void finish(struct agent_search *s)
 		nr = 0;
 	s->nr_contexts = nr;
 	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
-	agent_findings_sort(&s->findings);
+	agent_findings_rank(s->pl, &s->findings);
 	agent_summarize_contexts(s, ctxs, nr);
 }
 
@@ -968,6 +1012,12 @@ void agent_search_free(struct agent_search *s)
 		free(s->marks[i]);
 	free(s->marks);
 	free(s->threads);
+	if (s->pl && s->pl->lives == s->lives) {
+		s->pl->lives = NULL;
+		s->pl->nr_lives = 0;
+	}
+	free(s->lives);
+	s->lives = NULL;
 	free(s->program);
 	free(s->backend);
 	s->objects = NULL;

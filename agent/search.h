@@ -41,6 +41,20 @@ struct agent_finding {
 	uint32_t nr_threads;
 	char *evidence;
 	char *advice;
+	/*
+	 * Ranking (agent_findings_rank): the context's est_stall_cycles over
+	 * the program's est_cycles, the most that the findings shown on it
+	 * may add up to (-1: no time model); the severity the property
+	 * computed when the shown one leaves out a part another finding on
+	 * the same context already counts (else equal to severity), and that
+	 * finding's property (NULL: none); the symptoms this root cause
+	 * explains, absorbed under it.
+	 */
+	double stall_budget;
+	double severity_own;
+	char *overlaps;
+	struct agent_finding *absorbed;
+	uint32_t nr_absorbed;
 };
 
 struct agent_findings {
@@ -58,6 +72,18 @@ int agent_evaluate(struct agent_plugins *pl, const struct ameba_context *ctxs, u
 		   int primary_metric, struct agent_findings *out);
 /* Ranks by severity, then confidence, then property and context name. */
 void agent_findings_sort(struct agent_findings *f);
+/*
+ * One finding per root cause (docs/properties.md, "Root causes and
+ * symptoms"): sorts, then moves every finding that a higher-ranked
+ * finding's property `explains` (directly or as a refinement of a property
+ * it explains) on the same context, with a thread in common, under that
+ * finding (absorbed), when its severity is at most the cause's; a symptom
+ * costlier than its cause stays, with only the part the cause does not
+ * explain. Then the findings shown on one context are capped, in rank
+ * order, so that they add up to at most the context's stall budget; and
+ * sorted again. 0 or AMEBA_ENOMEM (f is then still valid, partly ranked).
+ */
+int agent_findings_rank(const struct agent_plugins *pl, struct agent_findings *f);
 void agent_findings_free(struct agent_findings *f);
 
 /* ---- the loop ---- */
@@ -112,6 +138,7 @@ struct agent_thread_summary {
 	uint32_t id;
 	int32_t tid;
 	int exited;
+	struct agent_thread_life life;	/* snapshots (refreshes) it was seen in */
 	int has_values;
 	double values[AMEBA_M_NR];
 };
@@ -179,6 +206,12 @@ struct agent_search {
 	struct agent_thread_summary *threads;
 	uint32_t nr_threads;
 	char error[512];		/* why the run failed, when it did */
+	/* thread snapshots taken (refreshes), the threads' lifetimes in them
+	 * (copied from threads[] for the properties: pl->lives), the most
+	 * threads besides main alive in one */
+	int32_t nr_snaps;
+	struct agent_thread_life *lives;
+	uint32_t max_alive;
 	char **marks;			/* labels of the oracle marks the monitor wrote */
 	uint32_t nr_marks;
 	struct agent_coverage coverage;

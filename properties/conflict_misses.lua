@@ -12,6 +12,8 @@ return {
   name = "ConflictMisses",
   summary = "most L1D misses on an object are conflict misses (power-of-two strides)",
   refines = "HotObject",
+  -- the symptoms: the conflict misses raise the threads' L1D and L2 miss rates
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "UnbalancedLC1DataMissRateInThreads" },
   context = "object",
   needs = { "conflict_miss", "l1d_miss" },
   params = { threshold = 0.5, min_misses = 1000 },

@@ -70,6 +70,14 @@ return {
   name = "FalseSharing",
   summary = "coherence misses on an object are mostly false sharing between writing threads",
   refines = "HotObject",
+  -- evaluated on every object with coherence misses, hot or not
+  evaluate_where = "coh_miss",
+  -- the symptoms of this cause on the same object (docs/properties.md, "Root
+  -- causes and symptoms"): the coherence misses raise the threads' miss
+  -- rates and their stall cycles; their findings are reported under this one
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "LLCThreadMissRate",
+               "UnbalancedThreadMisses", "UnbalancedLC1DataMissRateInThreads",
+               "WriteMissesToReadMostly" },
   context = "object",
   needs = { "coh_miss", "coh_miss_false", "writes" },
   params = { min_misses = 16, dominance = 0.5 },
@@ -99,7 +107,7 @@ return {
     local text = string.format("%s coherence misses, %s false sharing; %s interventions, %s " ..
       "invalidations sent; %d threads write it (%s)", asl.count(ctx.v.coh_miss),
       asl.pct(ctx.v.coh_miss_false / ctx.v.coh_miss), asl.count(ctx.v.intervention or 0),
-      asl.count(ctx.v.inval_sent or 0), #writers(ctx), asl.threads(writers(ctx)))
+      asl.count(ctx.v.inval_sent or 0), #writers(ctx), asl.thread_list(ctx, writers(ctx)))
     if #L.th > 0 then
       text = text .. string.format("; %d line(s) with false sharing, line %d: %s", #L.lines,
                                    L.hot_line or 0, ranges_text(L))
@@ -139,12 +147,12 @@ return {
         "bytes */ char pad[%d]; } __attribute__((aligned(%d))), allocated with " ..
         "aligned_alloc(%d, " ..
         "nr * %d); or keep per-thread copies and combine them at the end.",
-        asl.threads(w), where, o.size, elem, math.ceil(o.size / LINE), LINE, elem, pad, LINE,
+        asl.thread_list(ctx, w), where, o.size, elem, math.ceil(o.size / LINE), LINE, elem, pad, LINE,
         LINE, LINE)
     end
     return string.format("Threads %s write different words of the same %d-byte lines of %s " ..
       "(%s): give each thread a contiguous, %d-byte aligned part (block rather than " ..
       "round-robin distribution, e.g. schedule(static)), or pad per-thread data to %d bytes.",
-      asl.threads(w), LINE, where, asl.bytes(o.size), LINE, LINE)
+      asl.thread_list(ctx, w), LINE, where, asl.bytes(o.size), LINE, LINE)
   end,
 }

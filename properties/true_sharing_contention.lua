@@ -15,6 +15,14 @@ return {
   name = "TrueSharingContention",
   summary = "threads write the same words of an object: coherence misses are mostly true sharing",
   refines = "HotObject",
+  -- evaluated on every object with coherence misses, hot or not
+  evaluate_where = "coh_miss",
+  -- the symptoms of this cause on the same object (docs/properties.md, "Root
+  -- causes and symptoms"): the coherence misses raise the threads' miss
+  -- rates and their stall cycles; their findings are reported under this one
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "LLCThreadMissRate",
+               "UnbalancedThreadMisses", "UnbalancedLC1DataMissRateInThreads",
+               "WriteMissesToReadMostly" },
   context = "object",
   needs = { "coh_miss", "coh_miss_true", "writes" },
   params = { min_misses = 16, dominance = 0.5 },
@@ -43,7 +51,7 @@ return {
     local w = writers(ctx)
     return string.format("%s coherence misses, %s true sharing; %d threads write it (%s), " ..
                          "%s writes, %s interventions", asl.count(ctx.v.coh_miss),
-                         asl.pct(ctx.v.coh_miss_true / ctx.v.coh_miss), #w, asl.threads(w),
+                         asl.pct(ctx.v.coh_miss_true / ctx.v.coh_miss), #w, asl.thread_list(ctx, w),
                          asl.count(ctx.v.writes), asl.count(ctx.v.intervention or 0))
   end,
 
@@ -53,7 +61,7 @@ return {
     return string.format("Threads %s all write the same words of %s (%s, %s writes): " ..
       "accumulate in a per-thread local variable (or a per-thread slot padded to 64 bytes) " ..
       "and combine once per thread at the end, a reduction: %s writes to the shared line " ..
-      "become %d.", asl.threads(w), o.name, asl.bytes(o.size), asl.count(ctx.v.writes),
+      "become %d.", asl.thread_list(ctx, w), o.name, asl.bytes(o.size), asl.count(ctx.v.writes),
       asl.count(ctx.v.writes), #w)
   end,
 }

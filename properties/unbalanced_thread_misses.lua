@@ -7,10 +7,15 @@
 -- rates and unequal work: this property.)
 --
 --   work(i)     est_cycles[i] on the object (mem_ref[i] without a latency
---               model), over the threads with >= min_refs accesses; thread
---               0 (main) is left out when at least two other threads share
---               the object: its serial set-up and checking does not run
---               beside the workers (no region data in an object context)
+--               model), over the object's concurrent users
+--               (asl.users_view, docs/properties.md "Concurrent users"):
+--               the threads with >= min_refs accesses and >= 5% of the mean
+--               of the threads that touch it; thread 0 (main) left out when
+--               at least two other threads share the object (its serial
+--               set-up and checking does not run beside the workers); only
+--               the threads alive together with the busiest one (an earlier
+--               phase's workers are not compared with this one's); workers
+--               recreated every iteration compared by worker slot
 --   condition   max(work) - mean(work) > threshold * mean(work)
 --   severity    (max(work) - mean(work)) / the program's estimated cycles:
 --               the cycles the slowest thread runs beyond a balanced share,
@@ -18,20 +23,11 @@
 --               the same over the program's mem_ref)
 --   confidence  the context's (asl.confidence)
 local function work(ctx, p)
-  local w_m = ctx.t.est_cycles and "est_cycles" or "mem_ref"
-  local refs, w = ctx.t.mem_ref, ctx.t[w_m]
-  local ids, v, ref = {}, {}, {}
-  local others = 0
-  for i = 1, ctx.nr_threads do
-    if refs[i] >= p.min_refs and ctx.threads[i] ~= 0 then others = others + 1 end
-  end
-  for i = 1, ctx.nr_threads do
-    if refs[i] >= p.min_refs and (ctx.threads[i] ~= 0 or others < 2) then
-      ids[#ids + 1], v[#v + 1], ref[#ref + 1] = ctx.threads[i], w[i], refs[i]
-    end
-  end
-  if #v < 2 then return nil end
-  local s = { m = w_m, ids = ids, v = v, ref = ref, mean = asl.mean(v) }
+  local u = asl.users_view(ctx, p.min_refs)
+  local w_m = u.t.est_cycles and "est_cycles" or "mem_ref"
+  local v, ref = u.t[w_m], u.t.mem_ref
+  if u.nr_threads < 2 then return nil end
+  local s = { m = w_m, u = u, ids = u.threads, v = v, ref = ref, mean = asl.mean(v) }
   s.hi = asl.argmax(v)
   s.excess = v[s.hi] - s.mean
   return s
@@ -60,14 +56,15 @@ return {
 
   threads = function(ctx, p)
     local s = work(ctx, p)
-    return { s.ids[s.hi] }
+    return s.u.members[s.hi]
   end,
 
   evidence = function(ctx, p)
     local s = work(ctx, p)
     local tot = asl.sum(s.ref)
-    return string.format("thread %d: %s of the %d threads' accesses (%s of %s), %.1fx the mean " ..
-                         "(%s %s vs %s)", s.ids[s.hi], asl.pct(s.ref[s.hi] / tot), #s.v,
+    return string.format("%s: %s of the %d %s' accesses (%s of %s), %.1fx the mean " ..
+                         "(%s %s vs %s)", asl.who(s.u, s.hi), asl.pct(s.ref[s.hi] / tot), #s.v,
+                         s.u.slots and "worker slots" or "threads",
                          asl.count(s.ref[s.hi]), asl.count(tot), s.v[s.hi] / s.mean,
                          asl.count(s.v[s.hi]), s.m, asl.count(s.mean))
   end,
@@ -75,10 +72,12 @@ return {
   advice = function(ctx, p)
     local s = work(ctx, p)
     local tot = asl.sum(s.ref)
-    return string.format("Thread %d does %s of the work on %s (%s) while %d threads share it: " ..
+    local who = asl.who(s.u, s.hi)
+    return string.format("%s%s does %s of the work on %s (%s) while %d %s share it: " ..
       "split the object in parts of equal work (%s each instead of the current split), or " ..
       "hand out smaller chunks dynamically so that the threads finish together.",
-      s.ids[s.hi], asl.pct(s.ref[s.hi] / tot), ctx.object.name, asl.bytes(ctx.object.size), #s.v,
+      who:sub(1, 1):upper(), who:sub(2), asl.pct(s.ref[s.hi] / tot), ctx.object.name,
+      asl.bytes(ctx.object.size), #s.v, s.u.slots and "worker slots" or "threads",
       asl.pct(1 / #s.v))
   end,
 }

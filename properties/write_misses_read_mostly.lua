@@ -18,6 +18,11 @@ return {
   name = "WriteMissesToReadMostly",
   summary = "a read-mostly object whose rare writes miss and invalidate the readers",
   refines = "HotObject",
+  -- evaluated on every object with coherence misses, hot or not
+  evaluate_where = "coh_miss",
+  -- the symptoms: the readers' misses on the lines the writes invalidate
+  explains = { "ThreadMissRate", "L2ThreadMissRate", "LLCThreadMissRate",
+               "UnbalancedThreadMisses", "UnbalancedLC1DataMissRateInThreads" },
   context = "object",
   needs = { "reads", "writes", "mem_ref", "l1d_miss_wr", "coh_miss" },
   params = { read_share = 0.9, write_miss_rate = 0.5, min_misses = 16 },

@@ -332,7 +332,48 @@ struct ameba_property_desc {
 	/* Evaluates the property on ctx. 0 (verdict filled) or AMEBA_E*. */
 	int (*evaluate)(const struct ameba_context *ctx, const struct ameba_params *params,
 			struct ameba_verdict *out);
+	/*
+	 * Appended (ABI 1, compatible growth; zero in older plugins): NULL, or
+	 * a NULL-terminated list of the properties this one explains: their
+	 * findings on the same context (and those of their refinements) are
+	 * symptoms of this cause and are reported under it ("absorbed",
+	 * docs/properties.md, "Root causes and symptoms").
+	 */
+	const char *const *explains;
 };
+
+/*
+ * The cost model's severity, the one scale of every property (C, Lua and
+ * ASL; design.md section 7): the estimated cycles the program would save if
+ * the problem were gone, over the program's estimated cycles in the same
+ * window (ameba_context.program[AMEBA_M_EST_CYCLES]), clamped to 0..1.
+ * Lua properties reach it as asl.severity(ctx, saved_cycles, fallback) and
+ * asl.severity_of(saved_cycles, est_cycles), ASL ones as
+ * severity_of(saved_cycles) (docs/properties.md).
+ *
+ * ameba_severity_of() returns -1 when est_cycles is not positive (a backend
+ * without a time model: count, perf); the property then falls back to a
+ * documented share of a metric. ameba_severity() does the same for a
+ * context that did not measure est_cycles.
+ */
+static inline double ameba_severity_of(double saved_cycles, double est_cycles)
+{
+	double s;
+
+	if (!(est_cycles > 0))
+		return -1;
+	s = saved_cycles / est_cycles;
+	if (!(s > 0))		/* negative or NaN: nothing saved */
+		return 0;
+	return s < 1 ? s : 1;
+}
+
+static inline double ameba_severity(const struct ameba_context *ctx, double saved_cycles)
+{
+	if (!ctx->has[AMEBA_M_EST_CYCLES])
+		return -1;
+	return ameba_severity_of(saved_cycles, ctx->program[AMEBA_M_EST_CYCLES]);
+}
 
 /* Entry symbols. */
 typedef const struct ameba_strategy_desc *(*ameba_strategy_entry_fn)(void);

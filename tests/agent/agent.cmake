@@ -57,7 +57,7 @@ set_target_properties(report_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_T
 
 # End to end through the MRI: the acceptance of issue 5.
 foreach(c run_false_sharing attach lua_properties wrong_abi sigterm target_status
-    not_instrumented usage)
+    not_instrumented usage nothing_significant)
   add_test(NAME agent_e2e_${c}
     COMMAND ${AMEBA_FRAGMENT_DIR}/e2e.sh ${c} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
             ${CMAKE_SOURCE_DIR}/docs/report-schema.json ${AMEBA_TEST_BIN}/report_check

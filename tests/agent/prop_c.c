@@ -46,6 +46,9 @@ static int evaluate(const struct ameba_context *ctx, const struct ameba_params *
 	return 0;
 }
 
+/* its symptoms (the `explains` appended to the descriptor) */
+static const char *const explains[] = { "ThreadWriteMissRate", NULL };
+
 struct desc_plus {
 	struct ameba_property_desc d;
 	uint64_t tail[4];
@@ -73,6 +76,7 @@ static const struct desc_plus desc = {
 		.params = params,
 		.nr_params = 1,
 		.evaluate = evaluate,
+		.explains = explains,
 	},
 #if VARIANT == V_NEWER
 	.tail = { 0, 42, 0, 0 },

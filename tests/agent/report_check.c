@@ -61,6 +61,104 @@ static int has_finding(const cJSON *rep, const char *prop)
 	return 0;
 }
 
+static const cJSON *object_of(const cJSON *f)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(f, "context"), "object");
+}
+
+static int same_object(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x = object_of(a), *y = object_of(b);
+
+	return cJSON_IsObject(x) && cJSON_IsObject(y) &&
+	       !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "name")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(y, "name"))) &&
+	       !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "addr")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(y, "addr")));
+}
+
+/*
+ * --alone PROP: one root cause shown once: exactly one finding of PROP, and
+ * no other finding on its object that the table shows (severity >= 0.1%);
+ * its symptoms, if any, are under it ("absorbed"), never ranked. Prints the
+ * absorbed properties.
+ */
+static void check_alone(const cJSON *rep, const char *prop)
+{
+	const cJSON *all = cJSON_GetObjectItem(rep, "findings"), *f, *root = NULL, *a;
+	int n = 0;
+
+	cJSON_ArrayForEach(f, all) {
+		const cJSON *p = cJSON_GetObjectItem(f, "property");
+
+		if (cJSON_IsString(p) && !strcmp(p->valuestring, prop)) {
+			root = f;
+			n++;
+		}
+	}
+	if (n != 1 || !object_of(root) || !cJSON_IsObject(object_of(root))) {
+		char nr[16];
+
+		snprintf(nr, sizeof(nr), "%d", n);
+		fail("%s findings of %s on an object, want one", nr, prop);
+		return;
+	}
+	cJSON_ArrayForEach(f, all) {
+		double sev = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "severity"));
+
+		if (f != root && same_object(f, root) && sev >= 0.001)
+			fail("%s, shown in the table, is on the object of %s: want it absorbed",
+			     cJSON_GetStringValue(cJSON_GetObjectItem(f, "property")), prop);
+	}
+	printf("report_check: %s rank %.0f, absorbed:", prop,
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(root, "rank")));
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(root, "absorbed")) {
+		if (!same_object(a, root))
+			fail("absorbed %s is on another object%s",
+			     cJSON_GetStringValue(cJSON_GetObjectItem(a, "property")), "");
+		printf(" %s", cJSON_GetStringValue(cJSON_GetObjectItem(a, "property")));
+	}
+	printf("\n");
+}
+
+/*
+ * --verdict V: summary.verdict is V, consistent with the findings (some
+ * finding reaches summary.threshold iff V is "findings"), and top_objects
+ * are sorted by stall_share, each in (0, 1].
+ */
+static void check_verdict(const cJSON *rep, const char *want)
+{
+	const cJSON *sum = cJSON_GetObjectItem(rep, "summary"), *f, *o;
+	const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(sum, "verdict"));
+	double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(sum, "threshold")), best = 0, prev = 2;
+	int n = 0;
+
+	if (!got || strcmp(got, want)) {
+		fail("verdict %s, want %s", got ? got : "(none)", want);
+		return;
+	}
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(rep, "findings"))
+		if (cJSON_GetNumberValue(cJSON_GetObjectItem(f, "severity")) > best)
+			best = cJSON_GetNumberValue(cJSON_GetObjectItem(f, "severity"));
+	if ((best >= thr) != !strcmp(want, "findings"))
+		fail("verdict %s, but the largest severity is %s the threshold", want,
+		     best >= thr ? "at or over" : "under");
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(sum, "top_objects")) {
+		double x = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "stall_share"));
+
+		if (cJSON_IsTrue(cJSON_GetObjectItem(o, "provisional")))
+			continue;	/* after the measured ones, not comparable */
+		if (!(x > 0 && x <= prev))
+			fail("top_objects: %s is out of order or has no stall share%s",
+			     cJSON_GetStringValue(cJSON_GetObjectItem(o, "name")), "");
+		prev = x;
+		n++;
+	}
+	if (!n)
+		fail("summary.top_objects is empty%s%s", "", "");
+	printf("report_check: verdict %s, largest severity %.4f, %d top objects\n", want, best, n);
+}
+
 int main(int argc, char **argv)
 {
 	cJSON *schema, *rep;
@@ -106,6 +204,16 @@ int main(int argc, char **argv)
 		} else if (!strcmp(opt, "--finding")) {
 			if (!has_finding(rep, val))
 				fail("no finding of property %s%s", val, "");
+		} else if (!strcmp(opt, "--nr-findings")) {
+			char got[16];
+
+			snprintf(got, sizeof(got), "%d", cJSON_GetArraySize(cJSON_GetObjectItem(rep, "findings")));
+			if (atoi(got) != atoi(val))
+				fail("%s findings (not counting absorbed ones), want %s", got, val);
+		} else if (!strcmp(opt, "--verdict")) {
+			check_verdict(rep, val);
+		} else if (!strcmp(opt, "--alone")) {
+			check_alone(rep, val);
 		} else if (!strcmp(opt, "--no-finding")) {
 			if (has_finding(rep, val))
 				fail("a finding of property %s%s, want none", val, "");

@@ -129,7 +129,7 @@ static void test_seed004(void)
 	static const double cycles[4] = { 3000, 1000, 1000, 1000 };
 	static const double even[4] = { 125, 250, 250, 250 };
 
-	snprintf(path, sizeof(path), "%s/properties/seed004_unbalanced_l1.asl", src_dir);
+	snprintf(path, sizeof(path), "%s/properties/examples/seed004_unbalanced_l1.asl", src_dir);
 	agent_plugins_init(&pl);
 	pl.quiet = 1;
 	CHECK(agent_plugins_add_file(&pl, path, 1) == 0);
@@ -214,6 +214,109 @@ static void test_seed004(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * The default, corrected seed-004 rule (properties/seed004_unbalanced_l1.asl,
+ * ConcPerf): only the object's concurrent users are compared. The verbatim
+ * example fires on the first three contexts; the corrected rule does not.
+ */
+static void test_seed004_corrected(void)
+{
+	char path[512], verbatim[512], err[256];
+	struct agent_plugins pl, plv;
+	struct agent_property *p, *pv;
+	struct agent_verdict v;
+	struct hand_ctx h;
+	static const double refs[4] = { 1000, 2000, 2000, 2000 };
+	static const double miss[4] = { 125, 125, 125, 125 };
+	static const double walk_refs[4] = { 8000, 0, 0, 0 };
+	static const double walk_miss[4] = { 1000, 0, 0, 0 };
+	static const double cyc[4] = { 3000, 1000, 1000, 1000 };
+	/* main touches it 10 times (under 5% of the mean); T3 misses 20% */
+	static const double skew_refs[4] = { 10, 2000, 2000, 2000 };
+	static const double skew_miss[4] = { 1, 125, 125, 400 };
+	static const double skew_stall[4] = { 100, 12500, 12500, 40000 };
+	/* phases: T1, T2 (earlier, 0.0625 and 0.2) and T3, T4 (now, balanced) */
+	static const double ph_refs[5] = { 0, 2000, 2000, 4000, 4000 };
+	static const double ph_miss[5] = { 0, 125, 400, 250, 250 };
+	static const double ph_cyc[5] = { 0, 1000, 1000, 1000, 1000 };
+	static const struct agent_thread_life lives[5] = {
+		{ 1, 1, 9 }, { 1, 1, 3 }, { 1, 1, 3 }, { 4, 4, 9 }, { 4, 4, 9 },
+	};
+
+	snprintf(path, sizeof(path), "%s/properties/seed004_unbalanced_l1.asl", src_dir);
+	snprintf(verbatim, sizeof(verbatim), "%s/properties/examples/seed004_unbalanced_l1.asl",
+		 src_dir);
+	agent_plugins_init(&pl);
+	pl.quiet = 1;
+	CHECK(agent_plugins_add_file(&pl, path, 1) == 0);
+	CHECK_EQ_U64(pl.nr_warnings, 0);
+	CHECK(agent_plugins_link(&pl, NULL, 0, err, sizeof(err)) == 0);
+	load_selected(&plv, verbatim, NULL, 0);
+	p = agent_plugins_property(&pl, "UnbalancedLC1DataMissRateInThreads");
+	pv = agent_plugins_property(&plv, "UnbalancedLC1DataMissRateInThreads");
+	CHECK(p != NULL && pv != NULL);
+	if (!p || !pv)
+		goto out;
+
+	/* main initialised the table (0.125), three balanced workers (0.0625) */
+	hand_init(&h, 4);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 7000);
+	hand_set(&h, AMEBA_M_L1D_MISS, miss, 500);
+	hand_set(&h, AMEBA_M_EST_CYCLES, cyc, 12000);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, cyc, 12000);
+	CHECK(agent_property_eval(&plv, pv, &h.c, AMEBA_M_L1D_MISS, &v) == 0 && v.v.holds);
+	CHECK(agent_property_eval(&pl, p, &h.c, AMEBA_M_L1D_MISS, &v) == 0);
+	CHECK(v.v.holds == 0);
+
+	/* a single-threaded walk in a 4-thread program */
+	hand_set(&h, AMEBA_M_MEM_REF, walk_refs, 8000);
+	hand_set(&h, AMEBA_M_L1D_MISS, walk_miss, 1000);
+	CHECK(agent_property_eval(&plv, pv, &h.c, AMEBA_M_L1D_MISS, &v) == 0 && v.v.holds);
+	CHECK(agent_property_eval(&pl, p, &h.c, AMEBA_M_L1D_MISS, &v) == 0);
+	CHECK(v.v.holds == 0);
+
+	/*
+	 * two phases of two workers each; the current ones (T3, T4: 4000
+	 * accesses each, the busiest) are balanced; T1 and T2 ended (last seen
+	 * alive in snapshot 3) before T3 and T4 started (first seen in 4)
+	 */
+	hand_init(&h, 5);
+	hand_set(&h, AMEBA_M_MEM_REF, ph_refs, 12000);
+	hand_set(&h, AMEBA_M_L1D_MISS, ph_miss, 1025);
+	hand_set(&h, AMEBA_M_EST_CYCLES, ph_cyc, 4000);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, ph_cyc, 4000);
+	pl.lives = plv.lives = lives;
+	pl.nr_lives = plv.nr_lives = 5;
+	pl.max_alive = plv.max_alive = 2;
+	CHECK(agent_property_eval(&plv, pv, &h.c, AMEBA_M_L1D_MISS, &v) == 0 && v.v.holds);
+	CHECK(agent_property_eval(&pl, p, &h.c, AMEBA_M_L1D_MISS, &v) == 0);
+	CHECK(v.v.holds == 0);
+	/* without the lifetimes the four workers are compared: T2 misses 20% */
+	pl.lives = NULL;
+	pl.nr_lives = 0;
+	CHECK(agent_property_eval(&pl, p, &h.c, AMEBA_M_L1D_MISS, &v) == 0);
+	CHECK(v.v.holds == 1);
+
+	/*
+	 * a real imbalance: T3 misses 20% of its accesses, T1 and T2 6.25%;
+	 * main (10 accesses, under 5% of the mean 1502.5) is not a user. mean
+	 * rate 0.108333, max - mean 0.091667; severity: 0.091667 x 2000 mean
+	 * accesses x 100 stall cycles per miss (65,100 / 651) over 10^6 cycles
+	 */
+	hand_init(&h, 4);
+	hand_set(&h, AMEBA_M_MEM_REF, skew_refs, 7000);
+	hand_set(&h, AMEBA_M_L1D_MISS, skew_miss, 700);
+	hand_set(&h, AMEBA_M_EST_CYCLES, cyc, 1000000);
+	hand_set(&h, AMEBA_M_EST_STALL_CYCLES, skew_stall, 200000);
+	CHECK(agent_property_eval(&pl, p, &h.c, AMEBA_M_L1D_MISS, &v) == 0);
+	CHECK(v.v.holds == 1);
+	CHECK_NEAR(v.v.severity, (0.2 - 0.325 / 3) * 2000 * 100 / 1e6);
+	CHECK_STR(v.v.evidence, "3 concurrent users: mean=0.108, max=0.2, min=0.0625, t=0.02");
+out:
+	agent_plugins_destroy(&plv);
+	agent_plugins_destroy(&pl);
+}
+
 /* ---- valid inputs: compiled, loaded and evaluated ---- */
 
 /*
@@ -280,6 +383,10 @@ static void test_valid(void)
 		{ __LINE__, P0 PC "  severity: 1 / (pp.nrThreads - 4) + 0.5;\n}\n", 1, 0.5 },
 		/* parT: thread 2's share of the program's cycles, and the context's */
 		{ __LINE__, P0 PC "  severity: pp.parT[2] + pp.parT;\n}\n", 1, 0.15 + 0.5 },
+		/* the cost model: cycles saved / the program's est_cycles, half
+		 * the context's cycles of a context with half the program's */
+		{ __LINE__, P0 PC "  severity: severity_of(pp.est_cycles / 2);\n}\n", 1, 0.25 },
+		{ __LINE__, P0 PC "  severity: severity_of(0 - pp.est_cycles);\n}\n", 1, 0 },
 		{ __LINE__, P0 PC "  severity: sqrt(abs(-0.25)) + pp.nrThreads / 100;\n}\n", 1, 0.54 },
 		/* booleans, both spellings */
 		{ __LINE__, P0 "  condition: not (1 > 2) and (2 >= 2 || 0 == 1) && !(1 != 1);\n"
@@ -482,7 +589,7 @@ static void test_errors(void)
 		{ __LINE__, "property P ParPerf pp) {}",
 		  "1:12: expected '(' after the property's name, got 'ParPerf'" },
 		{ __LINE__, "property P(Parperf pp) {}",
-		  "1:12: unknown parameter type 'Parperf': expected ParPerf, SeqPerf, int or float" },
+		  "1:12: unknown parameter type 'Parperf': expected ParPerf, SeqPerf, ConcPerf, int or float" },
 		{ __LINE__, "property P(ParPerf pp float t) {}",
 		  "1:23: expected ',' or ')' after parameter pp, got 'float'" },
 		{ __LINE__, "property P(ParPerf pp, float t, int t) {}",
@@ -558,7 +665,7 @@ static void test_errors(void)
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: pp.program > 0;\n  severity: 1;\n}",
 		  "2:16: pp.program is the program's totals: name a metric, e.g. pp.program.l1d_miss" },
 		{ __LINE__, "property P(ParPerf pp, float t) {\n  condition: t.mem_ref > 0;\n  severity: 1;\n}",
-		  "2:14: only a context parameter (ParPerf, SeqPerf) has fields; '.mem_ref' follows a "
+		  "2:14: only a context parameter (ParPerf, SeqPerf, ConcPerf) has fields; '.mem_ref' follows a "
 		  "number" },
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: pp > 0;\n  severity: 1;\n}",
 		  "2:14: pp is a context: use one of its fields, e.g. pp.mem_ref[tid] or pp.nrThreads" },
@@ -580,8 +687,8 @@ static void test_errors(void)
 			    "  condition: x(1) > 0;\n  severity: 1;\n}",
 		  "4:14: x is a value (line 2), not a function" },
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: avg(1, 2) > 0;\n  severity: 1;\n}",
-		  "2:14: unknown function avg(); the functions are sum, max, min, mean, abs, sqrt and "
-		  "those defined under let" },
+		  "2:14: unknown function avg(); the functions are sum, max, min, mean, abs, sqrt, "
+		  "severity_of and those defined under let" },
 		{ __LINE__, "property P(ParPerf pp) {\n  condition: sum(pp.mem_ref[0],...,pp.mem_ref[0]) > 0;\n"
 			    "  severity: 1;\n}",
 		  "2:32: sum(...): the terms around '...' must be the same expression but for the "
@@ -724,6 +831,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_seed004();
+	test_seed004_corrected();
 	test_valid();
 	test_refines();
 	test_runtime_error();
