@@ -722,6 +722,18 @@ int agent_parse_min_severity(const char *s, double *out)
 	return 0;
 }
 
+/* "; fixed: x28.0 predicted" for a finding whose fix was simulated (what_if,
+ * docs/whatif.md), else "". */
+static const char *predicted_text(const cJSON *f, char *buf, size_t len)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "predicted_speedup");
+
+	buf[0] = 0;
+	if (cJSON_IsNumber(p))
+		snprintf(buf, len, "; fixed: x%.2f predicted", p->valuedouble);
+	return buf;
+}
+
 /* "; explains P, Q (in the JSON: absorbed)" for a root cause with symptoms, else "". */
 static const char *absorbed_text(const cJSON *f, char *buf, size_t len)
 {
@@ -883,7 +895,7 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
 		uint32_t ids[256], nr = 0;
-		char ctext[512], ttext[128], atext[256];
+		char ctext[512], ttext[128], atext[256], ptext[64];
 
 		rank++;
 		if (!finding_shown(f, min_severity))
@@ -896,10 +908,11 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		/* dozens of short-lived threads: their number (the JSON lists them) */
 		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
 			snprintf(ttext, sizeof(ttext), "%u threads", nr);
-		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s\n", jnum(f, "rank", rank),
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s%s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
 			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)), ttext,
-			jstr(f, "evidence", ""), absorbed_text(f, atext, sizeof(atext)));
+			jstr(f, "evidence", ""), predicted_text(f, ptext, sizeof(ptext)),
+			absorbed_text(f, atext, sizeof(atext)));
 		shown++;
 	}
 	if (shown < nr_shown)
