@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       libpfm4-dev libcjson-dev liblua5.4-dev libdw-dev libelf-dev
       clang libomp-14-dev libclang-rt-14-dev
-      valgrind gdb)
+      valgrind gdb jq python3 util-linux)
 
 missing=()
 for p in "${pkgs[@]}"; do
