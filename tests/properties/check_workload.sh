@@ -83,6 +83,13 @@ check_main() {
 	fi
 	top_prop=$(jq -r '.findings[0].property // ""' "$T/$WL.json")
 	top_obj=$(jq -r '.findings[0].context.object.name // ""' "$T/$WL.json")
+	if [ -z "$top_prop" ]; then
+		# no finding at all: say what the run measured, so that a failure
+		# on a loaded machine can be told from a wrong rule
+		echo "  (no finding: $(jq -c '{reason, iterations, measured_s, partial,
+			verdict: .summary.verdict, coverage: .coverage.coverage, warnings}' "$T/$WL.json"))"
+		tail -5 "$T/$WL.err" | sed 's/^/  stderr: /'
+	fi
 	[ "$top_prop" = "$PROP" ] || { why="rank 1 is $top_prop, want $PROP"; return 1; }
 	echo "$top_obj" | grep -Eq -- "$OBJ" || { why="rank 1 is on '$top_obj', want /$OBJ/"; return 1; }
 	if [ -n "$threads" ]; then

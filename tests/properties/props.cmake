@@ -104,7 +104,11 @@ props_case(cxx FalseSharing "<- (main|make_tally)@cxx\\.cpp:[0-9]+$|^make_tally@
            --threads "[1,2,3,4]" --scale 8 --attempts 3)
 # thread_churn (no twin): the four threads alive together write adjacent
 # slots of one line.
-props_case(thread_churn FalseSharing "^slots$" --no-twin)
+# Up to 3 attempts: three full ctest runs on a machine loaded by other
+# builds and tests (load 10-13 on 2 vCPUs) had a run with no finding at all
+# (the output was not kept then; check_workload.sh now prints what such a
+# run measured); alone or beside props_cxx it passed 20 times in a row.
+props_case(thread_churn FalseSharing "^slots$" --no-twin --attempts 3)
 # million_live (no twin): the 834 K blocks of new_small() (734 K, plus the
 # second round's 100 K) hold the most misses (oracle: 51% of L1D misses, the
 # table of a million pointers 25%); with site bins the agent measures the
