@@ -3,6 +3,7 @@
 #  1. the 4-thread false-sharing workload gets the same coherence misses on
 #     its packed block with two host CPUs or one (taskset -c 0), within 10%,
 #     and at least one per worker iteration (1.6 M); the padded twin none;
+#     the host-ordered mode still counts every access;
 #  2. a program that blocks in barriers, mutexes, condition variables,
 #     semaphores, sleeps and joins ends, prints what it prints natively, and
 #     every one of its 3 x 40 x 4096 slice writes is counted.
@@ -33,6 +34,15 @@ AMEBA_ORACLE=$T/fx.json timeout 300 "$FS_FIXED" > /dev/null || fail "$FS_FIXED f
 c=$(coh "$T/fx.json" '^alloc_counters@')
 echo "false_sharing_fixed: coherence misses on the padded block: $c"
 [ "$c" -le 8 ] || fail "the padded twin has $c coherence misses"
+
+# the host-ordered mode (AMEBA_SIM_ORDER=host) still simulates every access
+AMEBA_SIM_ORDER=host AMEBA_ORACLE=$T/host.json timeout 300 "$FS" > "$T/host.out" || fail "$FS (host order) failed"
+cmp -s "$T/fs.out" "$T/host.out" || fail "host order printed something else"
+refs=$(jq -r '[.objects[] | select(.name | test("^alloc_counters@")) | .total.mem_ref] | add' "$T/host.json")
+order=$(jq -r '.sim_order' "$T/host.json")
+echo "false_sharing host order ($order): accesses to the packed block $refs"
+[ "$order" = host ] || fail "AMEBA_SIM_ORDER=host ran in $order order"
+[ "$refs" -ge 3200000 ] && [ "$refs" -le 3200100 ] || fail "host order counted $refs accesses (want 3.2 M + main's few)"
 
 "$SYNC_NATIVE" > "$T/native.out" || fail "$SYNC_NATIVE failed"
 for how in "2cpu" "1cpu"; do
