@@ -197,51 +197,21 @@ MON_EXPORT int sem_post(sem_t *s)
 
 /* Sleeps: nothing releases them (key 0); the thread resumes at the merge
  * frontier, having held nobody back meanwhile. */
-MON_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
-{
-	int r;
+#define SLEEP(type, name, call_args, ...)                                    \
+	MON_EXPORT type name(__VA_ARGS__)                                   \
+	{                                                                   \
+		type r;                                                     \
+                                                                            \
+		if (!seen())                                                \
+			return get_##name() call_args;                      \
+		mon_seq_block(0);                                           \
+		r = get_##name() call_args;                                 \
+		mon_seq_unblock(0);                                         \
+		return r;                                                   \
+	}
 
-	if (!seen())
-		return get_nanosleep()(req, rem);
-	mon_seq_block(0);
-	r = get_nanosleep()(req, rem);
-	mon_seq_unblock(0);
-	return r;
-}
-
-MON_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
-			       struct timespec *rem)
-{
-	int r;
-
-	if (!seen())
-		return get_clock_nanosleep()(clk, flags, req, rem);
-	mon_seq_block(0);
-	r = get_clock_nanosleep()(clk, flags, req, rem);
-	mon_seq_unblock(0);
-	return r;
-}
-
-MON_EXPORT int usleep(useconds_t us)
-{
-	int r;
-
-	if (!seen())
-		return get_usleep()(us);
-	mon_seq_block(0);
-	r = get_usleep()(us);
-	mon_seq_unblock(0);
-	return r;
-}
-
-MON_EXPORT unsigned sleep(unsigned s)
-{
-	unsigned r;
-
-	if (!seen())
-		return get_sleep()(s);
-	mon_seq_block(0);
-	r = get_sleep()(s);
-	mon_seq_unblock(0);
-	return r;
-}
+SLEEP(int, nanosleep, (req, rem), const struct timespec *req, struct timespec *rem)
+SLEEP(int, clock_nanosleep, (clk, flags, req, rem), clockid_t clk, int flags,
+      const struct timespec *req, struct timespec *rem)
+SLEEP(int, usleep, (us), useconds_t us)
+SLEEP(unsigned, sleep, (s), unsigned s)

@@ -173,7 +173,8 @@ int mon_seq_engaged(void)
 
 static struct seq_sync *sync_slot(uintptr_t key)
 {
-	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (SEQ_SYNC_SLOTS - 1);
+	const uint32_t home = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (SEQ_SYNC_SLOTS - 1);
+	uint32_t h = home;
 
 	if (!seq.sync)
 		return NULL;
@@ -188,7 +189,7 @@ static struct seq_sync *sync_slot(uintptr_t key)
 			return s;
 	}
 	/* full neighbourhood: share the home slot (waits become conservative) */
-	return &seq.sync[(uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (SEQ_SYNC_SLOTS - 1)];
+	return &seq.sync[home];
 }
 
 /* ---- the thread's side ---- */
@@ -451,17 +452,14 @@ static int try_resume(struct seq_log *l)
 
 	if (l->state == ST_NEW) {
 		uint32_t id = l->t->id;
+		uint64_t born = id < seq.nr_born ? seq.born[id] : 0;
 
 		/* a thread created before the engagement has no creation
 		 * logged: it starts at the frontier; a later one at its
 		 * creator's clock, once that creation is merged */
-		if (id < seq.first_id || __atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE)) {
-			l->clock = id < seq.nr_born && seq.born[id] ? seq.born[id] - 1 : seq.frontier;
-		} else if (id < seq.nr_born && seq.born[id]) {
-			l->clock = seq.born[id] - 1;
-		} else {
+		if (!born && id >= seq.first_id && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
 			return 0;
-		}
+		l->clock = born ? born - 1 : seq.frontier;
 		l->state = ST_RUN;
 		return 1;
 	}
