@@ -53,7 +53,6 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 	int status;
 	char *text;
 	size_t len;
-	const char *p;
 
 	unlink(oracle);
 	fflush(NULL);
@@ -97,8 +96,10 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 			 whatif ? "what-if" : "baseline", strerror(errno));
 		return 0;
 	}
-	p = strstr(text, "\"est_runtime_cycles\":");
-	uint64_t cycles = p ? strtoull(p + 21, NULL, 10) : 0;
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	cJSON *rt = cJSON_GetObjectItemCaseSensitive(root, "est_runtime_cycles");
+	uint64_t cycles = cJSON_IsNumber(rt) && rt->valuedouble > 0 ? (uint64_t)rt->valuedouble : 0;
+	cJSON_Delete(root);
 	free(text);
 	if (!cycles)
 		snprintf(why, wlen, "the %s run's oracle has no simulated run time (not the sim "
