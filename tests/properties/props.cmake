@@ -67,7 +67,11 @@ props_case(hash_table HotObject "^alloc_keys@hash_table\\.c:")
 # hottest by design (46% of the misses), so the test asserts what the fix
 # changes: every access to mat misses L1D (1.00 per access measured), in
 # the twin about one in two (0.46).
-props_case(phased_solver HotObject "^alloc_matrix@phased_solver\\.c:" --twin-miss-rate 0.75)
+# Up to 3 attempts, as stencil_grids: the twin's rate is of the window the
+# agent measured, and a window that holds mostly one phase gave 0.757 once
+# (clean-clone CI, 2026-11-24 21:40 UTC; 0.46-0.49 over whole runs).
+props_case(phased_solver HotObject "^alloc_matrix@phased_solver\\.c:" --twin-miss-rate 0.75
+           --attempts 3)
 # The four workloads that stress the MRI's limits (docs/mri.md, "Decisions
 # on the message limit"): a million blocks (sampled ranges, a listing spread
 # over refreshes), thousands of threads (sparse rows, totals-only readings).
