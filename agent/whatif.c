@@ -30,24 +30,54 @@
 
 #include "agent.h"
 
-/* property -> the fix the runtime can simulate (AMEBA_WHATIF kind) */
-static const struct {
+/*
+ * property -> the fix the runtime can simulate (AMEBA_WHATIF kind), and
+ * what to try when that kind finds nothing to fix: transpose and rowpad
+ * learn the object's row stride from the run (docs/whatif.md) and may find
+ * no strided walk; TLBThrashing then falls back to 2 MiB pages, HotObject
+ * has no mechanical fix (no prediction). min_stride: the learnt stride
+ * must exceed it (HotObject: a walk that skips lines, not one that steps
+ * a line at a time, which is a structure-splitting question).
+ */
+static const struct fix {
 	const char *property;
 	const char *kind;
 	const char *fix;
+	const char *fallback;	/* kind if kind's walk is not found, or NULL */
+	const char *fallback_fix;
+	unsigned min_stride;
 } fixes[] = {
-	{ "FalseSharing", "pad", "each thread's words on cache lines of their own" },
-	{ "WordFalseSharing", "pad", "each thread's words on cache lines of their own" },
-	{ "TLBThrashing", "huge", "the object on 2 MiB pages" },
-	{ "RemoteMemAccess", "local", "the object's pages on the node of the thread that uses them" },
-	{ "FirstTouchPlacement", "local", "the object's pages on the node of the thread that uses them" },
+	{ "FalseSharing", "pad", "each thread's words on cache lines of their own", NULL, NULL, 0 },
+	{ "WordFalseSharing", "pad", "each thread's words on cache lines of their own", NULL, NULL,
+	  0 },
+	{ "TrueSharingContention", "private",
+	  "each thread's updates kept in a local variable, combined once at the end", NULL, NULL,
+	  0 },
+	{ "TLBThrashing", "transpose",
+	  "the strided walk made sequential (loops interchanged, or the object stored transposed)",
+	  "huge", "the object on 2 MiB pages", 0 },
+	{ "HotObject", "transpose",
+	  "the strided walk made sequential (loops interchanged, or the object stored transposed)",
+	  NULL, NULL, 64 },
+	{ "ConflictMisses", "rowpad", "each row padded by one cache line", NULL, NULL, 0 },
+	{ "RemoteMemAccess", "local", "the object's pages on the node of the thread that uses them",
+	  NULL, NULL, 0 },
+	{ "FirstTouchPlacement", "local",
+	  "the object's pages on the node of the thread that uses them", NULL, NULL, 0 },
+};
+
+/* What a layout what-if learnt (the oracle's "what_if"): applied is -1
+ * when the kind learns nothing. */
+struct learnt {
+	int applied;
+	unsigned long long stride, elem;
 };
 
 /* Runs cmd with AMEBA_BACKEND=sim, AMEBA_ORACLE=oracle, AMEBA_MRI=0 and
  * (whatif != NULL) AMEBA_WHATIF=whatif; its simulated run time in cycles,
  * or 0 with why[] set. */
 static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, char *why,
-			    size_t wlen)
+			    size_t wlen, struct learnt *learnt)
 {
 	pid_t pid;
 	int status;
@@ -99,6 +129,16 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 	cJSON *root = cJSON_ParseWithLength(text, len);
 	cJSON *rt = cJSON_GetObjectItemCaseSensitive(root, "est_runtime_cycles");
 	uint64_t cycles = cJSON_IsNumber(rt) && rt->valuedouble > 0 ? (uint64_t)rt->valuedouble : 0;
+	cJSON *wi = cJSON_GetObjectItemCaseSensitive(root, "what_if");
+	cJSON *ap = cJSON_GetObjectItemCaseSensitive(wi, "applied");
+	cJSON *st = cJSON_GetObjectItemCaseSensitive(wi, "stride");
+	cJSON *el = cJSON_GetObjectItemCaseSensitive(wi, "element");
+
+	if (learnt) {
+		learnt->applied = cJSON_IsBool(ap) ? cJSON_IsTrue(ap) : -1;
+		learnt->stride = cJSON_IsNumber(st) ? (unsigned long long)st->valuedouble : 0;
+		learnt->elem = cJSON_IsNumber(el) ? (unsigned long long)el->valuedouble : 0;
+	}
 	cJSON_Delete(root);
 	free(text);
 	if (!cycles)
@@ -124,41 +164,69 @@ int agent_whatif_apply(cJSON *root, char **cmd, int max_fixes, int quiet)
 		cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		cJSON *obj = ctx ? cJSON_GetObjectItemCaseSensitive(ctx, "object") : NULL;
 		const char *name = obj ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")) : NULL;
-		const char *kind = NULL, *fix = NULL;
+		const struct fix *fx = NULL;
+		struct learnt learnt;
 		cJSON *w;
 
 		if (done >= max_fixes)
 			break;
 		for (size_t i = 0; prop && i < sizeof(fixes) / sizeof(fixes[0]); i++)
-			if (!strcmp(prop, fixes[i].property)) {
-				kind = fixes[i].kind;
-				fix = fixes[i].fix;
-			}
-		if (!kind || !name || !*name)
+			if (!strcmp(prop, fixes[i].property))
+				fx = &fixes[i];
+		if (!fx || !name || !*name)
 			continue;
 		if (!tried_base) {
 			tried_base = 1;
 			if (!quiet)
 				fprintf(stderr, "ameba: what-if: simulating the program again as it is\n");
-			base = sim_runtime(cmd, base_path, NULL, why, sizeof(why));
+			base = sim_runtime(cmd, base_path, NULL, why, sizeof(why), NULL);
 		}
 		w = cJSON_AddObjectToObject(f, "what_if");
 		if (!w)
 			break;
-		cJSON_AddStringToObject(w, "fix", fix);
 		done++;
 		if (!base) {
+			cJSON_AddStringToObject(w, "fix", fx->fix);
 			cJSON_AddStringToObject(w, "error", why);
 			continue;
 		}
-		snprintf(spec, sizeof(spec), "%s:%s", kind, name);
-		if (!quiet)
-			fprintf(stderr, "ameba: what-if: simulating %s with %s (%s)\n", name, fix, prop);
-		uint64_t fixed = sim_runtime(cmd, fix_path, spec, why, sizeof(why));
+		const char *kind = fx->kind, *fix = fx->fix;
+		uint64_t fixed = 0;
+
+		for (int attempt = 0; attempt < 2 && kind; attempt++) {
+			snprintf(spec, sizeof(spec), "%s:%s", kind, name);
+			if (!quiet)
+				fprintf(stderr, "ameba: what-if: simulating %s with %s (%s)\n", name, fix,
+					prop);
+			fixed = sim_runtime(cmd, fix_path, spec, why, sizeof(why), &learnt);
+			if (!fixed || learnt.applied < 0 ||
+			    (learnt.applied && learnt.stride > fx->min_stride))
+				break;
+			if (learnt.applied)
+				snprintf(why, sizeof(why),
+					 "the object's walks step by %llu B at most: no strided walk "
+					 "to make sequential (the fix is not mechanical)", learnt.stride);
+			else
+				snprintf(why, sizeof(why),
+					 "no strided walk of the object dominates its accesses (the "
+					 "fix is not mechanical)");
+			fixed = 0;
+			if (fx->fallback && !attempt) {
+				kind = fx->fallback;
+				fix = fx->fallback_fix;
+			} else {
+				kind = NULL;
+			}
+		}
+		cJSON_AddStringToObject(w, "fix", fix);
 		cJSON_AddNumberToObject(w, "runtime_cycles", (double)base);
 		if (!fixed) {
 			cJSON_AddStringToObject(w, "error", why);
 			continue;
+		}
+		if (learnt.applied > 0) {
+			cJSON_AddNumberToObject(w, "row_stride", (double)learnt.stride);
+			cJSON_AddNumberToObject(w, "element_size", (double)learnt.elem);
 		}
 		cJSON_AddNumberToObject(w, "runtime_cycles_fixed", (double)fixed);
 		cJSON_AddNumberToObject(f, "predicted_speedup",

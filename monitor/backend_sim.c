@@ -295,12 +295,36 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
  *         instead of the simulator's (whose 4 KiB entries of the object
  *         still take room from the others': slightly pessimistic);
  *   local every memory access to the object is local (first touch by the
- *         thread that uses it): a remote one costs mem_local instead.
+ *         thread that uses it): a remote one costs mem_local instead;
+ *   private  as pad, and a hit on the copy costs nothing: the object's
+ *         updates kept in a local variable (a register) of each thread and
+ *         combined once at the end, the usual fix of a contended
+ *         accumulator (a miss on the copy, its first touch, still costs);
+ *   transpose  the object's dominant strided walk made sequential: the
+ *         object stored transposed (rows of the learnt stride S become
+ *         columns), which is what interchanging the loops of a column walk
+ *         gives its cache lines and pages;
+ *   rowpad  each row of the learnt stride S padded by one cache line (a
+ *         leading dimension that is not a power of two).
+ * transpose and rowpad learn the row stride S and element size e from the
+ * run: the distance between a thread's consecutive accesses to the object,
+ * counted over its first WHATIF_LEARN accesses that move by a line or more
+ * (a sequential initialisation teaches nothing and is skipped). S is the
+ * most frequent such distance when it is at least half of them; else the
+ * object has no strided walk and the run simulates the program as it is
+ * (the oracle says so: mon_backend_sim_whatif_json). Accesses before the
+ * decision use the object's own addresses: their lines are cold again in
+ * the new layout (at most one pass over the object, a small pessimism).
  * The what-if backend has no inline fast paths: every access comes through
- * sim_access, which rewrites the address (pad) or corrects the access's
- * events (huge, local) around the simulator.
+ * sim_access, which rewrites the address (pad, transpose, rowpad) or
+ * corrects the access's events (huge, local) around the simulator.
  */
-enum { WHATIF_NONE, WHATIF_PAD, WHATIF_HUGE, WHATIF_LOCAL };
+enum { WHATIF_NONE, WHATIF_PAD, WHATIF_HUGE, WHATIF_LOCAL, WHATIF_TRANSPOSE, WHATIF_ROWPAD,
+       WHATIF_PRIVATE };
+
+#define WHATIF_LEARN 4096
+#define WHATIF_CAND 8
+#define WHATIF_STEPS 4096	/* (pc, thread) step trackers, a power of two */
 
 #define WHATIF_TLB_MAX 2048
 struct whatif_tlb {
@@ -316,6 +340,17 @@ static struct {
 	uint8_t *site_match;		/* per site id: 0 unknown, 1 no, 2 yes */
 	uint32_t nr_sites;
 	struct whatif_tlb *tlb[256];	/* huge: per thread (id % 256) */
+	/* transpose, rowpad: the learnt shape (state 0 learning, 1 applied,
+	 * 2 no strided walk), per-thread last address, candidate strides */
+	int state;
+	uint64_t stride, elem, nr_far;
+	uint64_t cand[WHATIF_CAND], cand_nr[WHATIF_CAND], size_nr[5];
+	struct whatif_step {
+		uint64_t key;	/* (pc, thread) + 1; 0 free */
+		uintptr_t last;
+		uint64_t nr_s, nr_other;
+	} *steps;
+	struct { uint32_t idx; uint8_t *bits; } seen[16];	/* new-layout lines touched */
 } whatif;
 
 int mon_backend_sim_whatif_wanted(void)
@@ -327,7 +362,8 @@ int mon_backend_sim_whatif_wanted(void)
 		return 0;
 	colon = strchr(e, ':');
 	if (!colon || !colon[1]) {
-		mon_log("AMEBA_WHATIF=%s: want KIND:OBJECT (pad, huge, local); ignored", e);
+		mon_log("AMEBA_WHATIF=%s: want KIND:OBJECT (pad, private, huge, local, transpose, rowpad); "
+			"ignored", e);
 		return 0;
 	}
 	if (!strncmp(e, "pad:", 4))
@@ -336,9 +372,42 @@ int mon_backend_sim_whatif_wanted(void)
 		whatif.kind = WHATIF_HUGE;
 	else if (!strncmp(e, "local:", 6))
 		whatif.kind = WHATIF_LOCAL;
+	else if (!strncmp(e, "private:", 8))
+		whatif.kind = WHATIF_PRIVATE;
+	else if (!strncmp(e, "transpose", 9) && (e[9] == ':' || e[9] == '/'))
+		whatif.kind = WHATIF_TRANSPOSE;
+	else if (!strncmp(e, "rowpad", 6) && (e[6] == ':' || e[6] == '/'))
+		whatif.kind = WHATIF_ROWPAD;
 	else {
-		mon_log("AMEBA_WHATIF=%s: unknown kind (pad, huge, local); ignored", e);
+		mon_log("AMEBA_WHATIF=%s: unknown kind (pad, private, huge, local, transpose, rowpad); "
+			"ignored", e);
 		return 0;
+	}
+	if (whatif.kind == WHATIF_TRANSPOSE || whatif.kind == WHATIF_ROWPAD) {
+		const char *sl = strchr(e, '/');
+		unsigned long long st = 0, el = 0;
+
+		/* KIND/STRIDE/ELEMENT: the shape given (a learning run's), applied
+		 * from the first access */
+		if (sl && sl < colon) {
+			if (sscanf(sl, "/%llu/%llu:", &st, &el) != 2 || st < MON_LINE_SIZE || !el ||
+			    (el & (el - 1)) || el > 16 || st % el) {
+				mon_log("AMEBA_WHATIF=%s: want KIND/STRIDE/ELEMENT:OBJECT with STRIDE >= %u "
+					"a multiple of ELEMENT (1, 2, 4, 8 or 16); ignored", e,
+					MON_LINE_SIZE);
+				whatif.kind = WHATIF_NONE;
+				return 0;
+			}
+			whatif.stride = st;
+			whatif.elem = el;
+			whatif.state = 1;
+		}
+		whatif.steps = mon_calloc(WHATIF_STEPS, sizeof(*whatif.steps));
+		if (!whatif.steps) {
+			mon_log("AMEBA_WHATIF=%s: out of memory; ignored", e);
+			whatif.kind = WHATIF_NONE;
+			return 0;
+		}
 	}
 	snprintf(whatif.target, sizeof(whatif.target), "%s", colon + 1);
 	return 1;
@@ -388,6 +457,156 @@ static inline uintptr_t whatif_pad(const struct mon_thread *t, const struct mon_
 {
 	return ((uintptr_t)1 << 46) + ((uintptr_t)(t->id & 4095) << 32) +
 	       (obj->start & (MON_LINE_SIZE - 1)) + (addr - obj->start);
+}
+
+/* transpose, rowpad: the step tracker of (pc, thread): the last address
+ * it accessed in the object, and how many of its steps were the learnt
+ * stride S and how many were not. */
+static struct whatif_step *whatif_step_of(const struct mon_thread *t, uintptr_t pc, int add)
+{
+	uint64_t key = ((uint64_t)pc << 12) ^ (t->id & 4095), h = key * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < WHATIF_STEPS; i++) {
+		struct whatif_step *st = &whatif.steps[((h >> 52) + i) & (WHATIF_STEPS - 1)];
+
+		if (st->key == key + 1)
+			return st;
+		if (!st->key) {
+			if (!add)
+				return NULL;
+			st->key = key + 1;
+			return st;
+		}
+	}
+	return NULL;	/* table full: the access keeps its address */
+}
+
+/* While the shape is learnt (state 0): a step of d bytes of size sz. */
+static void whatif_learn(uint64_t d, uint32_t sz)
+{
+	unsigned k = sz >= 16 ? 4 : sz >= 8 ? 3 : sz >= 4 ? 2 : sz >= 2 ? 1 : 0;
+	unsigned i, v = 0;
+
+	whatif.size_nr[k]++;
+	if (d < MON_LINE_SIZE)
+		return;
+	for (i = 0; i < WHATIF_CAND; i++) {
+		if (whatif.cand[i] == d)
+			break;
+		if (whatif.cand_nr[i] < whatif.cand_nr[v])
+			v = i;
+	}
+	if (i == WHATIF_CAND) {	/* replace the rarest (its count carries over) */
+		i = v;
+		whatif.cand[i] = d;
+	}
+	whatif.cand_nr[i]++;
+	if (++whatif.nr_far < WHATIF_LEARN)
+		return;
+	v = 0;
+	for (i = 1; i < WHATIF_CAND; i++)
+		if (whatif.cand_nr[i] > whatif.cand_nr[v])
+			v = i;
+	k = 0;
+	for (i = 1; i < 5; i++)
+		if (whatif.size_nr[i] > whatif.size_nr[k])
+			k = i;
+	whatif.elem = (uint64_t)1 << k;
+	whatif.stride = whatif.cand[v];
+	whatif.state = 2 * whatif.cand_nr[v] >= whatif.nr_far && whatif.stride % whatif.elem == 0 ? 1 : 2;
+	mon_log("what-if: %s (stride %llu B in %llu of %llu far steps; element %llu B)",
+		whatif.state == 1 ? "applied" : "no dominant strided walk, not applied",
+		(unsigned long long)whatif.stride, (unsigned long long)whatif.cand_nr[v],
+		(unsigned long long)whatif.nr_far, (unsigned long long)whatif.elem);
+}
+
+/*
+ * transpose, rowpad: addr in obj's new layout, in a region of its own per
+ * object (16 GiB each, above pad's; page offset kept); addr itself while
+ * learning, without a strided walk, or for an object too large. rowpad is
+ * a layout and applies to every access; transpose stands for the loop
+ * interchange, so it applies to the accesses of the instructions that walk
+ * with stride S (most of their steps are S), and the others (a sequential
+ * initialisation or checksum) keep the object's own addresses.
+ */
+/* Is line n (of the new layout) of obj touched for the first time? Marks
+ * it. 0 when it cannot tell (more than 16 objects of the site). */
+static int whatif_first_touch(const struct mon_obj *obj, uint64_t n)
+{
+	uint8_t **bits = NULL;
+
+	for (unsigned i = 0; i < 16 && !bits; i++)
+		if (whatif.seen[i].bits && whatif.seen[i].idx == obj->idx)
+			bits = &whatif.seen[i].bits;
+		else if (!whatif.seen[i].bits) {
+			whatif.seen[i].idx = obj->idx;
+			whatif.seen[i].bits = mon_calloc(1, ((uint64_t)1 << 34) / MON_LINE_SIZE / 8);
+			if (!whatif.seen[i].bits)
+				return 0;
+			bits = &whatif.seen[i].bits;
+		}
+	if (!bits)
+		return 0;
+	n /= MON_LINE_SIZE;
+	if ((*bits)[n / 8] & (1u << (n % 8)))
+		return 0;
+	(*bits)[n / 8] |= (uint8_t)(1u << (n % 8));
+	return 1;
+}
+
+static uintptr_t whatif_layout(const struct mon_thread *t, const struct mon_obj *obj,
+			       uintptr_t addr, uint32_t sz, uintptr_t pc, int target, int *first)
+{
+	struct whatif_step *st = whatif_step_of(t, pc, target);
+	uint64_t o = addr - obj->start, S, e, size, r, rem, n, d;
+
+	if (!st)
+		return addr;
+	d = st->last ? (addr > st->last ? addr - st->last : st->last - addr) : 0;
+	st->last = addr;
+	if (whatif.state == 0 && d && target)
+		whatif_learn(d, sz);
+	if (whatif.state != 1)
+		return addr;
+	S = whatif.stride;
+	e = whatif.elem;
+	if (d == S)
+		st->nr_s++;
+	else if (d)
+		st->nr_other++;
+	if (whatif.kind == WHATIF_TRANSPOSE && st->nr_s <= st->nr_other)
+		return addr;
+	size = obj->end - obj->start;
+	r = o / S;
+	rem = o % S;
+	if (whatif.kind == WHATIF_TRANSPOSE) {
+		uint64_t rows = (size + S - 1) / S;
+		n = (rem / e) * rows * e + r * e + rem % e;
+	} else {
+		n = r * (S + MON_LINE_SIZE) + rem;
+	}
+	if (size > ((uint64_t)1 << 33) || n >= ((uint64_t)1 << 34) - 4096)
+		return addr;
+	*first = whatif_first_touch(obj, n + (obj->start & 4095));
+	return ((uintptr_t)3 << 45) + ((uintptr_t)(obj->idx & 1023) << 34) +
+	       (obj->start & 4095) + n;
+}
+
+void mon_backend_sim_whatif_json(FILE *f)
+{
+	static const char *const kinds[] = { "", "pad", "huge", "local", "transpose", "rowpad",
+					     "private" };
+
+	if (!whatif.kind)
+		return;
+	fputs(",\"what_if\":{\"kind\":\"", f);
+	fputs(kinds[whatif.kind], f);
+	fputs("\"", f);
+	if (whatif.kind == WHATIF_TRANSPOSE || whatif.kind == WHATIF_ROWPAD)
+		fprintf(f, ",\"applied\":%s,\"stride\":%llu,\"element\":%llu,\"far_steps\":%llu",
+			whatif.state == 1 ? "true" : "false", (unsigned long long)whatif.stride,
+			(unsigned long long)whatif.elem, (unsigned long long)whatif.nr_far);
+	fputs("}", f);
 }
 
 /* One level of the shadow TLB: 1 if page is in it (made most recent),
@@ -454,6 +673,60 @@ static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mo
 		e->est_stall_cycles = (uint32_t)((int32_t)e->est_stall_cycles + d);
 }
 
+/* Does an access to obj go through the what-if? Its object's; and for
+ * transpose, once the walk is learnt, any heap, mapped or global object's
+ * (the instructions that walk the object with stride S are interchanged,
+ * and so are their walks of other objects: whatif_layout moves only the
+ * accesses of those instructions). */
+static inline int whatif_wants(const struct mon_obj *obj)
+{
+	if (whatif.kind == WHATIF_TRANSPOSE && whatif.state == 1 &&
+	    (obj->kind == MON_OBJ_HEAP || obj->kind == MON_OBJ_MMAP || obj->kind == MON_OBJ_GLOBAL))
+		return 1;
+	return whatif_match(obj);
+}
+
+/* The TLB part of an access's cycles (whatif_correct's rule). */
+static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
+{
+	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
+
+	return e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
+}
+
+/*
+ * transpose, rowpad: the first access to a line of the new layout. Its
+ * data is where the program as it is left it (a sequential initialisation
+ * may have put the object in the LLC; the twin with the real fix finds it
+ * there): the access is simulated and counted at its own address (addr),
+ * with the TLB events of the new one, and the new line is then brought in
+ * without counting, so that the next accesses find it.
+ */
+static __attribute__((noinline)) void whatif_first(struct mon_thread *t, struct mon_sim_core *c,
+						   struct mon_obj *obj, uintptr_t addr, uintptr_t moved,
+						   uint32_t sz, unsigned flags, uintptr_t pc,
+						   struct mon_events *ev)
+{
+	struct mon_sim_events e, e2;
+	int wr = (flags & MON_ACC_WRITE) != 0;
+	int32_t d;
+
+	if (!mon_sim_access(c, addr, sz, wr, obj->idx, &e)) {
+		uint32_t cyc = e.est_cycles;
+		memset(&e, 0, sizeof(e));
+		e.est_cycles = cyc;
+	}
+	if (!mon_sim_access(c, moved, sz, wr, obj->idx, &e2))
+		memset(&e2, 0, sizeof(e2));
+	d = whatif_tlb_cycles(&e2) - whatif_tlb_cycles(&e);
+	e.tlb1_miss = e2.tlb1_miss;
+	e.tlb_miss = e2.tlb_miss;
+	e.est_cycles = (uint32_t)((int32_t)e.est_cycles + d);
+	if (e.est_stall_cycles || d > 0)
+		e.est_stall_cycles = (uint32_t)((int32_t)e.est_stall_cycles + d);
+	report(t, c, &e, flags, pc, ev);
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
@@ -467,10 +740,26 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
-	if (mon_unlikely(whatif.kind) && whatif_match(obj)) {
-		if (whatif.kind == WHATIF_PAD)
+	if (mon_unlikely(whatif.kind) && whatif_wants(obj)) {
+		if (whatif.kind == WHATIF_PAD || whatif.kind == WHATIF_PRIVATE) {
 			addr = whatif_pad(t, obj, addr);
-		else
+			fix = whatif.kind == WHATIF_PRIVATE;
+		} else if (whatif.kind == WHATIF_TRANSPOSE || whatif.kind == WHATIF_ROWPAD) {
+			/* one at a time: in host order the threads come here at once */
+			static char busy;
+
+			while (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE))
+				;
+			int first = 0;
+			uintptr_t moved = whatif_layout(t, obj, addr, sz, pc, whatif_match(obj), &first);
+
+			__atomic_clear(&busy, __ATOMIC_RELEASE);
+			if (first) {
+				whatif_first(t, c, obj, addr, moved, sz, flags, pc, ev);
+				return;
+			}
+			addr = moved;
+		} else
 			fix = 1;
 	}
 	if (mon_unlikely(fix)) {
@@ -479,9 +768,10 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!r) {	/* a plain hit's events: all zero but its cycles */
 			uint32_t cyc = e.est_cycles;
 			memset(&e, 0, sizeof(e));
-			e.est_cycles = cyc;
+			e.est_cycles = whatif.kind == WHATIF_PRIVATE ? 0 : cyc;
 		}
-		whatif_correct(t, addr, &e);
+		if (whatif.kind != WHATIF_PRIVATE)
+			whatif_correct(t, addr, &e);
 		report(t, c, &e, flags, pc, ev);
 		return;
 	}

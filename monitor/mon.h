@@ -24,6 +24,7 @@
 #ifndef AMEBA_MON_H
 #define AMEBA_MON_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -611,6 +612,9 @@ extern const struct mon_backend_ops mon_backend_sim_c MON_HIDDEN;
  * once, non-zero when it names a fix. */
 extern const struct mon_backend_ops mon_backend_sim_whatif MON_HIDDEN;
 int mon_backend_sim_whatif_wanted(void) MON_HIDDEN;
+/* The oracle's "what_if" member (with its leading comma) when AMEBA_WHATIF
+ * named a fix: its kind and, for a layout fix, the shape learnt. */
+void mon_backend_sim_whatif_json(FILE *f) MON_HIDDEN;
 /* In a forked child: releases simulator locks and cores of lost threads. */
 void mon_backend_sim_after_fork(void) MON_HIDDEN;
 

@@ -282,6 +282,7 @@ static void write_header(FILE *f, const char *mark, int objects, uint64_t read_n
 	if (mon_backend && !strcmp(mon_backend->name, "sim"))
 		fprintf(f, ",\"sim_order\":\"%s\",\"est_runtime_cycles\":%llu",
 			mon_seq_engaged() ? "time" : "host", (unsigned long long)est_runtime());
+	mon_backend_sim_whatif_json(f);
 	fputs(",\"metrics\":[", f);
 	for (int s = 0; s < mon_nr_slots; s++) {
 		fputs(s ? "," : "", f);

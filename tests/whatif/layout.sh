@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# layout.sh AMEBA TEST_BIN: the layout what-ifs (docs/whatif.md) learn the
+# row stride from the run and predict the real fix's simulated gain
+set -u
+AMEBA=$1 BIN=$2
+T=$(mktemp -d "${TMPDIR:-/tmp}/ameba-whatif-layout-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export HOME=$T/home XDG_CONFIG_HOME=$T/config
+mkdir -p "$HOME"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+runtime() { jq -r '.est_runtime_cycles' "$1"; }
+sim() { # sim WORKLOAD ORACLE [WHATIF]: the workload's output in ORACLE.out
+	AMEBA_BACKEND=sim AMEBA_ORACLE=$T/$2.json AMEBA_WHATIF=${3:-} "$BIN/wl_$1" > "$T/$2.out" 2> "$T/$2.err" ||
+		{ cat "$T/$2.err"; fail "$1 ${3:-} run"; }
+}
+within() { # within P S FRACTION: |P - S| <= FRACTION * S
+	awk -v p="$1" -v s="$2" -v f="$3" 'BEGIN { d = p - s; if (d < 0) d = -d; exit !(d <= f * s) }'
+}
+
+# 1. transpose on the column walk: the learnt shape is the grid's (rows of
+#    2048 doubles); the run time is the interchanged twin's within 10%;
+#    the program prints the same and makes the same accesses
+sim loop_order lo
+sim loop_order_fixed lof
+site=$(jq -r '.objects[] | select(.name | test("^alloc_grid@")) | .name' "$T/lo.json")
+[ -n "$site" ] || fail "no alloc_grid object in the oracle"
+sim loop_order lot "transpose:$site"
+cmp -s "$T/lo.out" "$T/lot.out" || fail "the what-if run printed something else"
+jq -e '.what_if | .kind == "transpose" and .applied and .stride == 16384 and .element == 8' \
+	"$T/lot.json" > /dev/null || fail "transpose learnt $(jq -c .what_if "$T/lot.json")"
+a=$(runtime "$T/lo.json") b=$(runtime "$T/lof.json") c=$(runtime "$T/lot.json")
+echo "loop_order: as is $a, interchanged twin $b, transpose:$site $c"
+within "$(awk -v a="$a" -v c="$c" 'BEGIN { print a / c }')" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
+	fail "transpose's speedup $a/$c is not within 10% of the twin's $a/$b"
+refs() { jq -r '[.objects[] | select(.name | test("^alloc_grid@")) | .total.mem_ref] | add' "$1"; }
+[ "$(refs "$T/lo.json")" = "$(refs "$T/lot.json")" ] || fail "the what-if run counted other accesses"
+
+# 2. rowpad on the power-of-two rows: the padded twin's run time within 5%
+sim conflict co
+sim conflict_fixed cof
+sim conflict cor "rowpad:rows"
+jq -e '.what_if | .kind == "rowpad" and .applied and .stride == 32768' "$T/cor.json" > /dev/null ||
+	fail "rowpad learnt $(jq -c .what_if "$T/cor.json")"
+a=$(runtime "$T/co.json") b=$(runtime "$T/cof.json") c=$(runtime "$T/cor.json")
+echo "conflict: as is $a, padded twin $b, rowpad:rows $c"
+within "$c" "$b" 0.05 || fail "rowpad's run time $c is not within 5% of the twin's $b"
+
+# 3. a given shape is applied from the first access; a bad one is refused
+sim conflict cog "rowpad/32768/8:rows"
+c=$(runtime "$T/cog.json")
+within "$c" "$b" 0.02 || fail "rowpad/32768/8 run time $c is not within 2% of the twin's $b"
+sim conflict cob "rowpad/100/8:rows"
+grep -q "want KIND/STRIDE/ELEMENT:OBJECT" "$T/cob.err" || fail "rowpad/100/8 not refused: $(cat "$T/cob.err")"
+jq -e 'has("what_if") | not' "$T/cob.json" > /dev/null || fail "a refused shape still ran a what-if"
+
+# 4. no strided walk (random probes of a hash table): nothing is moved
+sim hash_table ht
+site=$(jq -r '.objects[] | select(.name | test("^alloc_keys@")) | .name' "$T/ht.json")
+sim hash_table htt "transpose:$site"
+jq -e '.what_if.applied == false' "$T/htt.json" > /dev/null || fail "hash_table: $(jq -c .what_if "$T/htt.json")"
+# (two runs as is differ by ~0.0001%: addresses move with ASLR)
+within "$(runtime "$T/htt.json")" "$(runtime "$T/ht.json")" 0.001 ||
+	fail "an unapplied transpose changed the run time ($(runtime "$T/htt.json") vs $(runtime "$T/ht.json"))"
+
+# 5. ameba run: ConflictMisses and TLBThrashing carry the layout prediction
+for w in conflict:ConflictMisses:co:cof loop_order:TLBThrashing:lo:lof; do
+	IFS=: read -r wl prop o f <<< "$w"
+	(cd "$T" && "$AMEBA" run -q --what-if 1 -o "r_$wl.json" -- "$BIN/wl_$wl" > /dev/null 2> "r_$wl.err") ||
+		{ cat "$T/r_$wl.err"; fail "ameba run $wl"; }
+	p=$(jq -r --arg p "$prop" '[.findings[] | select(.property == $p)][0].predicted_speedup // empty' "$T/r_$wl.json")
+	[ -n "$p" ] || { jq -c '.findings[] | [.property, .what_if]' "$T/r_$wl.json"; fail "$wl: no prediction on $prop"; }
+	a=$(runtime "$T/$o.json") b=$(runtime "$T/$f.json")
+	echo "$wl: $prop predicted_speedup $p; simulated twin $a / $b"
+	within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
+		fail "$wl: predicted $p is not within 10% of the simulated $a / $b"
+done
+echo "ok: layout what-ifs"
