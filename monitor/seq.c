@@ -107,6 +107,8 @@ struct seq_log {
 	uint64_t drain_head;		/* head when the exit drain began */
 	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
 	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
+	uint64_t clock0;		/* a thread older than the engagement: its cycles
+					 * simulated before it (in host order, inline) */
 };
 
 struct seq_sync {
@@ -256,6 +258,16 @@ static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
 
 /* Thread creation key of ameba thread id `id` (never an address). */
 
+static int add_cycles(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
+
+	(void)obj_idx;
+	if (slot >= 0)
+		*(uint64_t *)arg += __atomic_load_n(&v[slot], __ATOMIC_RELAXED);
+	return 0;
+}
+
 void mon_seq_thread_start(struct mon_thread *t)
 {
 	struct seq_log *l;
@@ -270,6 +282,11 @@ void mon_seq_thread_start(struct mon_thread *t)
 	}
 	/* a thread created while engaged waits for its creation, logged by its
 	 * parent (mon_seq_thread_created); the others start at the frontier */
+	/* a thread older than the engagement (the program's main thread, as a
+	 * rule) carries on from the cycles it ran alone, so that the run time
+	 * counts a serial prefix (an initialisation before the workers) */
+	if (t->id < seq.first_id)
+		mon_counts_for_each(t, add_cycles, &l->clock0);
 	l->state = ST_NEW;
 	l->wait_key = (uintptr_t)t->id + 1;
 	t->seq = l;
@@ -455,11 +472,12 @@ static int try_resume(struct seq_log *l)
 		uint64_t born = id < seq.nr_born ? seq.born[id] : 0;
 
 		/* a thread created before the engagement has no creation
-		 * logged: it starts at the frontier; a later one at its
-		 * creator's clock, once that creation is merged */
+		 * logged: it starts at the frontier or its own cycles so far
+		 * (clock0), whichever is later; a later one at its creator's
+		 * clock, once that creation is merged */
 		if (!born && id >= seq.first_id && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
 			return 0;
-		l->clock = born ? born - 1 : seq.frontier;
+		l->clock = born ? born - 1 : seq.frontier > l->clock0 ? seq.frontier : l->clock0;
 		l->state = ST_RUN;
 		return 1;
 	}

@@ -91,15 +91,15 @@ within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
 
 # 7. private: the contended counter kept in each thread's local variable;
 #    the twin also privatises the second counter (1/64 of the updates), so
-#    the prediction for the first alone lies between 10x and the twin's
+#    the prediction for the first alone is at most the twin's, within 10%
 sim true_sharing ts
 sim true_sharing_fixed tsf
 sim true_sharing tsp "private:total_weight"
 cmp -s "$T/ts.out" "$T/tsp.out" || fail "the private what-if run printed something else"
 a=$(runtime "$T/ts.json") b=$(runtime "$T/tsf.json") c=$(runtime "$T/tsp.json")
 echo "true_sharing: as is $a, twin $b, private:total_weight $c"
-awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN { exit !(a / c >= 10 && c >= b) }' ||
-	fail "private:total_weight's speedup $a/$c is not in [10, $a/$b]"
+awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN { exit !(a / c >= 0.9 * a / b && c >= b) }' ||
+	fail "private:total_weight's speedup $a/$c is not in [0.9, 1] x the twin's $a/$b"
 coh=$(jq -r '[.objects[] | select(.name == "total_weight") | .total.coh_miss // 0] | add' "$T/tsp.json")
 [ "$coh" = 0 ] || fail "the privatised counter still has $coh coherence misses"
 echo "ok: what-if fixes"
