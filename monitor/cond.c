@@ -33,6 +33,20 @@
  *  - Exceptions: a counter's ranges may leave out the blocks of some sites
  *    and kinds (what an address search measures by bin apart). Checked per
  *    counter of the access's interval, only in sets that have any.
+ *  - Served counters: with a backend whose per-object, per-thread counts
+ *    are exact (sim, count), a counter whose where-set is made of whole
+ *    objects -- no ranges (the whole space), site bins, kinds, or ranges
+ *    that begin and end at object boundaries (the objects strategy's
+ *    extents) -- is not matched per access at all: it is read from the
+ *    counts the backend keeps anyway (counts.c), as the difference between
+ *    the read and a snapshot taken when the set was armed. An object counts
+ *    for such a counter's ranges when its start lies in them. Ranges that
+ *    cut an object or end in unknown memory ([other]: nway's spans, the
+ *    words strategy's) stay per access. A set made only of served counters
+ *    leaves the access path untouched (mon_cond_armed drops back to 0 once
+ *    the snapshot is taken); in a mixed one a served counter does not apply
+ *    to any thread on the access path. AMEBA_COND_SERVED=0 matches every
+ *    counter per access (the reference the tests compare against).
  *  - Lifetime: a set is referenced by the global slot and by each thread
  *    state that adopted it; it is freed when the last reference goes.
  *    Adopting a set (once per thread per arm) and arming take cond_lock; the
@@ -66,6 +80,14 @@ struct cond_set {
 	uint32_t *ex_off, *ex_site;
 	uint8_t *ex_kinds;
 	int has_ex;
+	/* served counters (Notes): served[i]; the snapshot at the arm, per
+	 * thread id below nr_base: base[id] ([nr] values, NULL: the thread had
+	 * no counts), gone[id]: it had exited (its counts can change no more) */
+	uint8_t *served;
+	uint32_t nr_served;
+	uint32_t nr_base;
+	uint64_t **base;
+	uint8_t *gone;
 };
 
 /* One access's events by counter slot (a slot appears at most once per
@@ -109,6 +131,11 @@ static void set_free(struct cond_set *s)
 	mon_free(s->ex_off);
 	mon_free(s->ex_site);
 	mon_free(s->ex_kinds);
+	mon_free(s->served);
+	for (uint32_t id = 0; s->base && id < s->nr_base; id++)
+		mon_free(s->base[id]);
+	mon_free(s->base);
+	mon_free(s->gone);
 	mon_free(s);
 }
 
@@ -271,6 +298,8 @@ static int except_build(struct cond_set *s, const struct mon_cond_spec *specs, u
 	return 0;
 }
 
+static int iv_has(const struct cond_set *s, long k, uint32_t c, const struct mon_obj *obj);
+
 /* Does counter c leave obj out of its ranges? */
 static int excepted(const struct cond_set *s, uint32_t c, const struct mon_obj *obj)
 {
@@ -283,6 +312,138 @@ static int excepted(const struct cond_set *s, uint32_t c, const struct mon_obj *
 	if (!n || (obj->kind != MON_OBJ_HEAP && obj->kind != MON_OBJ_MMAP))
 		return 0;
 	return bsearch(&obj->site_id, s->ex_site + s->ex_off[c], n, sizeof(uint32_t), cmp_u32) != NULL;
+}
+
+/* Are the active backend's per-object counts exact (every access counted
+ * where it falls)? The perf backend's come from samples. */
+static int counts_exact(void)
+{
+	const struct mon_backend_ops *b = mon_backend;
+	const char *e = getenv("AMEBA_COND_SERVED");
+
+	if (e && !strcmp(e, "0"))
+		return 0;
+	return b && (!strcmp(b->name, "sim") || !strcmp(b->name, "count"));
+}
+
+/* Can counter spec be read from the per-object counts? Its ranges (if any)
+ * must each begin at the start of a known object and end at the end of
+ * one, and cut no object at either end. */
+static int servable(const struct mon_cond_spec *spec)
+{
+	for (uint32_t j = 0; j < spec->nr_ranges; j++) {
+		const struct mon_range *r = &spec->ranges[j];
+		const struct mon_obj *a = mon_objmap_lookup(NULL, r->start);
+		const struct mon_obj *z = mon_objmap_lookup(NULL, r->end - 1);
+
+		if (!a || !z || a->kind == MON_OBJ_OTHER || z->kind == MON_OBJ_OTHER ||
+		    a->start != r->start || z->end != r->end)
+			return 0;
+	}
+	return 1;
+}
+
+/* served_sum's walk of one thread's counts */
+struct served_walk {
+	const struct cond_set *s;
+	uint64_t *out;
+};
+
+static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	const struct served_walk *w = arg;
+	const struct cond_set *s = w->s;
+	const struct mon_obj *obj = mon_objmap_get(obj_idx);
+	uint64_t *out = w->out;
+	long k = -1;
+
+	if (!obj)
+		return 0;
+	for (uint32_t i = 0; i < s->nr_global; i++) {
+		uint32_t c = s->global[i];
+
+		if (s->served[c])
+			out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
+	}
+	if (obj->kind == MON_OBJ_OTHER)
+		return 0;
+	k = find_interval(s, obj->start);
+	if (k >= 0)
+		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
+			uint32_t c = s->iv_ctr[j];
+
+			if (s->served[c] && !(s->has_ex && excepted(s, c, obj)))
+				out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
+		}
+	if (!s->by_obj)
+		return 0;
+	if (obj->kind < MON_OBJ_NR_KINDS)
+		for (uint32_t j = s->kind_off[obj->kind]; j < s->kind_off[obj->kind + 1]; j++) {
+			uint32_t c = s->kind_ctr[j];
+
+			if (s->served[c] && (!s->both[c] || !iv_has(s, k, c, obj)))
+				out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
+		}
+	if (obj->site_id < s->nr_site_ids &&
+	    (obj->kind == MON_OBJ_HEAP || obj->kind == MON_OBJ_MMAP))
+		for (uint32_t j = s->site_off[obj->site_id]; j < s->site_off[obj->site_id + 1]; j++) {
+			uint32_t c = s->site_ctr[j];
+
+			if (s->served[c] && (!s->both[c] || !iv_has(s, k, c, obj)))
+				out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
+		}
+	return 0;
+}
+
+/* Thread t's counts so far for the served counters of s that apply to it,
+ * into out[0..s->nr) (zeroed here); 1 if any is non-zero. */
+static int served_sum(const struct cond_set *s, struct mon_thread *t, uint64_t *out)
+{
+	struct served_walk w = { s, out };
+	int any = 0;
+
+	memset(out, 0, s->nr * sizeof(*out));
+	mon_counts_for_each(t, served_obj, &w);
+	for (uint32_t i = 0; i < s->nr; i++) {
+		uint32_t n = s->thr_off[i + 1] - s->thr_off[i];
+
+		if (out[i] && n && !bsearch(&t->id, s->thr + s->thr_off[i], n, sizeof(uint32_t), cmp_u32))
+			out[i] = 0;
+		any |= out[i] != 0;
+	}
+	return any;
+}
+
+/* The snapshot of the served counters at the arm (cond_lock held, every
+ * thread stopped at its next access). 0 or AMEBA_ENOMEM. */
+static int served_snapshot(struct cond_set *s)
+{
+	uint32_t nr = mon_thread_nr();
+
+	if (!s->nr_served)
+		return 0;
+	s->base = mon_calloc(nr + 1, sizeof(*s->base));
+	s->gone = mon_calloc(nr + 1, sizeof(*s->gone));
+	if (!s->base || !s->gone)
+		return AMEBA_ENOMEM;
+	s->nr_base = nr;
+	for (uint32_t id = 0; id < nr; id++) {
+		struct mon_thread *t = mon_thread_get(id);
+
+		if (!t)
+			continue;
+		if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+			s->gone[id] = 1;
+			continue;
+		}
+		if (!mon_counts_nr(t))
+			continue;
+		s->base[id] = mon_calloc(s->nr, sizeof(uint64_t));
+		if (!s->base[id])
+			return AMEBA_ENOMEM;
+		served_sum(s, t, s->base[id]);
+	}
+	return 0;
 }
 
 /* Builds the immutable set; NULL with *err set on failure. */
@@ -372,6 +533,17 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 		*err = AMEBA_ENOMEM;
 		goto fail;
 	}
+	s->served = mon_calloc(nr + 1, sizeof(*s->served));
+	if (!s->served) {
+		*err = AMEBA_ENOMEM;
+		goto fail;
+	}
+	if (counts_exact())
+		for (uint32_t i = 0; i < nr; i++)
+			if (servable(&specs[i])) {
+				s->served[i] = 1;
+				s->nr_served++;
+			}
 	mon_free(mark);
 	mon_free(fill);
 	*err = 0;
@@ -443,13 +615,20 @@ int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *
 			 __ATOMIC_RELEASE);
 	if (gen)
 		*gen = __atomic_load_n(&cond_cur_gen, __ATOMIC_RELAXED);
-	if (then) {
-		/* every thread counts into the new set only once it adopted it,
-		 * under cond_lock: until then() returns, a thread stops at its
-		 * first access (at most one uncounted in-flight event each) */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		then(arg);
+	/* every thread counts into the new set only once it adopted it,
+	 * under cond_lock: until the lock is released, a thread stops at its
+	 * first access (at most one uncounted in-flight event each); so the
+	 * served counters' snapshot and then() see the same instant */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (s && served_snapshot(s)) {
+		/* no memory for the snapshot: every counter per access */
+		memset(s->served, 0, s->nr);
+		s->nr_served = 0;
 	}
+	if (then)
+		then(arg);
+	if (s && s->nr_served == s->nr)
+		__atomic_store_n(&mon_cond_armed, 0, __ATOMIC_RELEASE);	/* nothing per access */
 	set_put(old);
 	/* Exited threads will never adopt the new set: release what they hold. */
 	for (uint32_t id = 0; id < mon_thread_nr(); id++) {
@@ -504,8 +683,9 @@ static struct cond_tstate *cond_adopt(struct mon_thread *t)
 		for (uint32_t i = 0; i < s->nr; i++) {
 			uint32_t n = s->thr_off[i + 1] - s->thr_off[i];
 
-			applies[i] = n == 0 || bsearch(&t->id, s->thr + s->thr_off[i], n, sizeof(uint32_t),
-						       cmp_u32) != NULL;
+			applies[i] = !s->served[i] &&
+				     (n == 0 || bsearch(&t->id, s->thr + s->thr_off[i], n,
+							sizeof(uint32_t), cmp_u32) != NULL);
 		}
 		s->refs++;
 	}
@@ -622,7 +802,7 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 		  void *arg)
 {
 	uint32_t nr_threads = mon_thread_nr();
-	uint64_t *mine = NULL;
+	uint64_t *mine = NULL, *now = NULL;
 	int err = 0;
 
 	pthread_mutex_lock(&cond_lock);
@@ -637,31 +817,59 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 		err = AMEBA_ENOMEM;
 		goto out;
 	}
+	if (cond_cur->nr_served && !(now = mon_calloc(cond_cur->nr + 1, sizeof(*now)))) {
+		err = AMEBA_ENOMEM;
+		goto out;
+	}
 	for (uint32_t id = 0; id < nr_threads; id++) {
 		struct mon_thread *t = mon_thread_get(id);
+		const struct cond_set *s = cond_cur;
 		struct cond_tstate *ts;
-		int any = 0;
+		int any = 0, served = 0;
 
-		if (!t || !(ts = __atomic_load_n(&t->cond, __ATOMIC_ACQUIRE)))
+		if (!t)
 			continue;
-		pthread_spin_lock(&ts->lock);
-		if (ts->gen == gen && ts->vals) {
-			for (uint32_t i = 0; i < nr; i++) {
-				uint64_t v = __atomic_load_n(&ts->vals[i], __ATOMIC_RELAXED);
+		if (mine)
+			memset(mine, 0, nr * sizeof(*mine));
+		/* the served counters: now minus the snapshot */
+		if (s->nr_served && !(id < s->nr_base && s->gone[id]) && served_sum(s, t, now)) {
+			const uint64_t *b = id < s->nr_base ? s->base[id] : NULL;
 
+			for (uint32_t i = 0; i < nr; i++) {
+				uint64_t v = now[i] - (b ? b[i] : 0);
+
+				if (!s->served[i] || !v)
+					continue;
 				total[i] += v;
 				if (mine)
 					mine[i] = v;
-				any |= v != 0;
+				served = 1;
 			}
 		}
-		pthread_spin_unlock(&ts->lock);
+		any = served;
+		if ((ts = __atomic_load_n(&t->cond, __ATOMIC_ACQUIRE))) {
+			pthread_spin_lock(&ts->lock);
+			if (ts->gen == gen && ts->vals) {
+				for (uint32_t i = 0; i < nr; i++) {
+					uint64_t v = __atomic_load_n(&ts->vals[i], __ATOMIC_RELAXED);
+
+					if (s->served[i])
+						continue;
+					total[i] += v;
+					if (mine)
+						mine[i] = v;
+					any |= v != 0;
+				}
+			}
+			pthread_spin_unlock(&ts->lock);
+		}
 		if (any && per_thread)
 			per_thread(id, mine, nr, arg);
 	}
 out:
 	pthread_mutex_unlock(&cond_lock);
 	mon_free(mine);
+	mon_free(now);
 	return err;
 }
 

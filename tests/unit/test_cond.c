@@ -269,8 +269,23 @@ int main(void)
 	CHECK_EQ_U64(seen.v[3][1], 4);
 	CHECK_EQ_U64(seen.v[3][2], 48);
 
-	/* Re-arming starts from zero; the old generation is gone. */
+	/* Re-arming starts from zero; the old generation is gone. The first
+	 * three counters' where-sets are whole objects (A and B are globals of
+	 * their exact extents) or everything: read from the per-object counts
+	 * (cond.c, "Served counters"), so nothing is left per access, unless
+	 * AMEBA_COND_SERVED=0 (the same values, every counter per access). */
+	const struct mon_obj *oa = mon_objmap_lookup(NULL, (uintptr_t)A);
+	const struct mon_obj *ob = mon_objmap_lookup(NULL, (uintptr_t)B);
+	const char *sv = getenv("AMEBA_COND_SERVED");
+	int off = sv && !strcmp(sv, "0");	/* before the arm: strcmp is an access */
+	int whole = oa->kind == MON_OBJ_GLOBAL && oa->start == (uintptr_t)A &&
+		    oa->end == (uintptr_t)A + sizeof(A) && ob->kind == MON_OBJ_GLOBAL &&
+		    ob->start == (uintptr_t)B && ob->end == (uintptr_t)B + sizeof(B);
+
+	printf("A and B are %swhole objects; served counters %s\n", whole ? "" : "not ",
+	       off ? "off" : "on");
 	CHECK(mon_cond_arm(specs, 3, &gen2) == 0);
+	CHECK(mon_cond_armed == !(whole && !off));
 	CHECK(gen2 != gen);
 	CHECK(mon_cond_read(gen, total, 4, NULL, NULL) == AMEBA_ENOENT);
 	CHECK(mon_cond_read(gen2, total, 3, NULL, NULL) == 0);

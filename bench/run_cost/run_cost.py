@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""bench/run_cost: what an `ameba run` costs over the simulation alone (issue 19)
+
+For each program (bench/run_cost/programs.c, built with `ameba cc -O2`):
+  - oracle_cpu_s_<k>: CPU seconds (user + system, the process tree) of the
+    program under AMEBA_BACKEND=sim with AMEBA_ORACLE set (every access
+    simulated, every metric counted per object and thread);
+  - run_cpu_s_<k>: the same for `ameba run --what-if 0 -- PROGRAM` (the
+    default strategy objects,threads, all metrics; agent and target);
+  - run_over_oracle_<k>: their ratio (target: <= 1.15);
+  - run_one_metric_cpu_s_<k>, run_all_metrics_cpu_s_<k>: `ameba run
+    --what-if 0 --strategy objects:metrics=l1d_miss` and `...:metrics=all`;
+  - run_all_metrics_over_one_<k>: their ratio (target: <= 1.05);
+  - whatif_cpu_s_<k>: a default `ameba run` (with its what-if
+    re-simulations, docs/whatif.md) minus run_cpu_s: what the predictions
+    add, reported apart (each is one more simulated run of the program).
+Each figure is the median of RUNS (3) runs, interleaved; the spread is
+printed beside it.
+
+usage: run_cost.py BUILD_DIR [PROGRAM...]
+env:   RUNS (3), AMEBA_PRESET (default: skylake-sp)
+"""
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# name, arguments: long runs (>= 20 s for jacobi under the simulator on the
+# 2-vCPU development VM; start-up under 5% of each)
+PROGRAMS = [
+    ("jacobi", ["jacobi", "60"]),
+    ("stream", ["stream", "24"]),
+    ("fs2", ["fs2", "6000000"]),
+    ("blocks", ["blocks", "120"]),
+]
+
+
+def say(name, value):
+    print(f"{name}: {value}", flush=True)
+
+
+def cpu_of(cmd, env):
+    """CPU seconds of cmd and every process it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=3600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 3):
+        sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+        raise SystemExit(f"run_cost: {' '.join(cmd)} exited with {p.returncode}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    build = os.path.abspath(sys.argv[1])
+    only = set(sys.argv[2:])
+    ameba = os.path.join(build, "bin", "ameba")
+    prog = os.path.join(build, "bench", "run_cost", "programs")
+    runs = int(os.environ.get("RUNS", "3"))
+    env = dict(os.environ)
+    env.setdefault("AMEBA_PRESET", "skylake-sp")
+    say("preset", env["AMEBA_PRESET"])
+    say("runs", runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        for name, args in PROGRAMS:
+            if only and name not in only:
+                continue
+            cmd = [prog] + args
+            kinds = {
+                "oracle": (cmd, dict(env, AMEBA_BACKEND="sim",
+                                     AMEBA_ORACLE=os.path.join(tmp, "o.json"))),
+                "run": ([ameba, "run", "-q", "--what-if", "0", "-o", out, "--"] + cmd, env),
+                "one": ([ameba, "run", "-q", "--what-if", "0", "--strategy",
+                         "objects:metrics=l1d_miss", "-o", out, "--"] + cmd, env),
+                "all": ([ameba, "run", "-q", "--what-if", "0", "--strategy",
+                         "objects:metrics=all", "-o", out, "--"] + cmd, env),
+                "default": ([ameba, "run", "-q", "-o", out, "--"] + cmd, env),
+            }
+            t = {k: [] for k in kinds}
+            for r in range(runs):
+                for k, (c, e) in kinds.items():
+                    t[k].append(cpu_of(c, e))
+                    sys.stderr.write(f"  {name} run {r + 1} {k}: {t[k][-1]:.2f} s\n")
+            med = {k: statistics.median(v) for k, v in t.items()}
+
+            def spread(k):
+                return f"{min(t[k]):.2f}..{max(t[k]):.2f}"
+            say(f"oracle_cpu_s_{name}", f"{med['oracle']:.2f} ({spread('oracle')})")
+            say(f"run_cpu_s_{name}", f"{med['run']:.2f} ({spread('run')})")
+            say(f"run_over_oracle_{name}", f"{med['run'] / med['oracle']:.3f}")
+            say(f"run_one_metric_cpu_s_{name}", f"{med['one']:.2f} ({spread('one')})")
+            say(f"run_all_metrics_cpu_s_{name}", f"{med['all']:.2f} ({spread('all')})")
+            say(f"run_all_metrics_over_one_{name}", f"{med['all'] / med['one']:.3f}")
+            say(f"whatif_cpu_s_{name}", f"{med['default'] - med['run']:.2f}")
+    say("done", "")
+
+
+if __name__ == "__main__":
+    main()
