@@ -34,6 +34,12 @@ add_test(NAME strategy_nway_window
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_window_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
 set_tests_properties(strategy_nway_window PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
 
+# A window's counts on whole objects, read from the per-object counts, equal
+# the oracle's over the same window exactly (issue 19).
+add_test(NAME strategy_served_exact
+  COMMAND ${AMEBA_FRAGMENT_DIR}/served_exact_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
+set_tests_properties(strategy_served_exact PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+
 add_test(NAME strategy_nway_churn
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_bins_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
           churn)

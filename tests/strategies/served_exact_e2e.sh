@@ -1,0 +1,56 @@
+#!/bin/sh
+# served_exact_e2e.sh - the counts of a window equal the oracle's, exactly
+# (issue 19): `ameba run --strategy nway` on the single-threaded, determin-
+# istic wl_hot_arrays with AMEBA_ORACLE (sim backend). The final window
+# starts with an exact oracle mark (docs/oracle.md, "Marks"); its counters
+# on whole objects and bins are read from the per-object counts (cond.c,
+# "Served counters"). Every object of the report must have exactly the
+# l1d_miss of the oracle at exit minus the mark.
+#
+#   served_exact_e2e.sh AMEBA WORKLOAD_BIN_DIR
+set -eu
+ameba=$1
+bin=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The search must end before the program does: SCALE 8, else 20.
+for scale in 8 20; do
+	rm -f "$tmp"/o.json*
+	AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric l1d_miss \
+		--strategy nway:n=10,final_intervals=0 --output "$tmp/r.json" \
+		-- "$bin/wl_hot_arrays" $scale >"$tmp/out" 2>"$tmp/err" || {
+		echo "ameba run failed:"; cat "$tmp/err"; exit 1; }
+	grep -q "oracle mark" "$tmp/err" && break
+	echo "SCALE $scale: the search did not end before the program"
+done
+
+python3 - "$tmp/r.json" "$tmp/o.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+objs = r["objects"]
+marks = {o["window"]["mark"] for o in objs}
+if len(marks) != 1 or None in marks:
+    print("FAIL: the objects' windows start at marks %s, want one mark" % sorted(map(str, marks)))
+    sys.exit(1)
+mark = marks.pop()
+def counts(path):
+    d = json.load(open(path))
+    by = {}
+    for o in d["objects"]:
+        by[o["name"]] = by.get(o["name"], 0) + o["total"].get("l1d_miss", 0)
+    for b in d.get("bins", []):
+        by[b["name"]] = b["total"].get("l1d_miss", 0)
+    return by
+end, start = counts(sys.argv[2]), counts(sys.argv[2] + ".mark-" + mark)
+bad = 0
+for o in objs:
+    want = end.get(o["name"], 0) - start.get(o["name"], 0)
+    got = o["totals"]["l1d_miss"]
+    print("  %-32s report %10d  oracle (exit - mark) %10d" % (o["name"], got, want))
+    if got != want:
+        print("FAIL: %s: %d != %d" % (o["name"], got, want)); bad = 1
+if len(objs) < 5:
+    print("FAIL: %d objects, want the 7 of hot_arrays" % len(objs)); bad = 1
+sys.exit(bad)
+PY
