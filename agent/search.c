@@ -101,6 +101,10 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->metrics = s->world.metrics;
 	h->nr_metrics = s->world.nr_metrics;
 	h->exact = s->world.exact;
+	h->max_counters = AMEBA_MAX_COUNTERS;
+	h->max_ranges = AMEBA_MAX_RANGES;
+	h->whole_objects_free = s->world.backend &&
+				(!strcmp(s->world.backend, "sim") || !strcmp(s->world.backend, "count"));
 	h->log = host_log;
 	h->agent = s;
 }

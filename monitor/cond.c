@@ -88,7 +88,10 @@ struct cond_set {
 	uint32_t nr_base;
 	uint64_t **base;
 	uint8_t *gone;
+	struct served_walk *walk;	/* served_sum's scratch, made at first use */
 };
+
+static void served_scratch_free(struct served_walk *w);
 
 /* One access's events by counter slot (a slot appears at most once per
  * access, mon_events): a counter then finds its amount in one load instead
@@ -136,8 +139,10 @@ static void set_free(struct cond_set *s)
 		mon_free(s->base[id]);
 	mon_free(s->base);
 	mon_free(s->gone);
+	served_scratch_free(s->walk);
 	mon_free(s);
 }
+
 
 /* Drops one reference; caller holds cond_lock. */
 static void set_put(struct cond_set *s)
@@ -314,6 +319,14 @@ static int excepted(const struct cond_set *s, uint32_t c, const struct mon_obj *
 	return bsearch(&obj->site_id, s->ex_site + s->ex_off[c], n, sizeof(uint32_t), cmp_u32) != NULL;
 }
 
+/* AMEBA_COND_DEBUG=1: each arm logs how many counters are served. */
+static int cond_debug(void)
+{
+	const char *e = getenv("AMEBA_COND_DEBUG");
+
+	return e && *e && strcmp(e, "0");
+}
+
 /* Are the active backend's per-object counts exact (every access counted
  * where it falls)? The perf backend's come from samples. */
 static int counts_exact(void)
@@ -343,30 +356,58 @@ static int servable(const struct mon_cond_spec *spec)
 	return 1;
 }
 
-/* served_sum's walk of one thread's counts */
+/*
+ * served_sum's walk of one thread's counts. A read walks every object the
+ * thread ever touched (200,000 for a program of many blocks), so the walk
+ * adds each object's whole vector into one sum per place it belongs to --
+ * the thread's total, its interval of the ranges, its kind, its site --
+ * and the counters take their metric's slot from those sums afterwards:
+ * one vector add per place and object instead of one indirect add per
+ * counter and object. With exceptions or counters that have both ranges
+ * and sites (an access in both counts once), each object goes to its
+ * counters one by one instead (served_obj_exact).
+ */
 struct served_walk {
 	const struct cond_set *s;
 	uint64_t *out;
+	uint32_t nr_slots;
+	uint64_t *tot;			/* [nr_slots] */
+	uint64_t *iv_sum, *kind_sum, *site_sum;	/* [place][nr_slots] */
+	uint32_t *iv_touched, nr_iv_touched;
+	uint32_t *site_touched, nr_site_touched;
+	uint8_t *iv_on, *site_on;	/* in the touched lists */
+	uint8_t kind_on[MON_OBJ_NR_KINDS];
 };
 
-static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
+static void served_scratch_free(struct served_walk *w)
 {
-	const struct served_walk *w = arg;
+	if (!w)
+		return;
+	mon_free(w->tot);
+	mon_free(w->iv_sum);
+	mon_free(w->iv_touched);
+	mon_free(w->iv_on);
+	mon_free(w->kind_sum);
+	mon_free(w->site_sum);
+	mon_free(w->site_touched);
+	mon_free(w->site_on);
+	mon_free(w);
+}
+
+static inline void vec_add(uint64_t *restrict sum, const uint64_t *restrict v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		sum[i] += __atomic_load_n(&v[i], __ATOMIC_RELAXED);
+}
+
+static void served_obj_exact(struct served_walk *w, const struct mon_obj *obj, const uint64_t *v)
+{
 	const struct cond_set *s = w->s;
-	const struct mon_obj *obj = mon_objmap_get(obj_idx);
 	uint64_t *out = w->out;
-	long k = -1;
+	long k;
 
-	if (!obj)
-		return 0;
-	for (uint32_t i = 0; i < s->nr_global; i++) {
-		uint32_t c = s->global[i];
-
-		if (s->served[c])
-			out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
-	}
 	if (obj->kind == MON_OBJ_OTHER)
-		return 0;
+		return;
 	k = find_interval(s, obj->start);
 	if (k >= 0)
 		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
@@ -376,7 +417,7 @@ static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
 				out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
 		}
 	if (!s->by_obj)
-		return 0;
+		return;
 	if (obj->kind < MON_OBJ_NR_KINDS)
 		for (uint32_t j = s->kind_off[obj->kind]; j < s->kind_off[obj->kind + 1]; j++) {
 			uint32_t c = s->kind_ctr[j];
@@ -392,22 +433,166 @@ static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
 			if (s->served[c] && (!s->both[c] || !iv_has(s, k, c, obj)))
 				out[c] += __atomic_load_n(&v[s->slot[c]], __ATOMIC_RELAXED);
 		}
+}
+
+static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	struct served_walk *w = arg;
+	const struct cond_set *s = w->s;
+	const struct mon_obj *obj = mon_objmap_get(obj_idx);
+	uint32_t n = w->nr_slots;
+	long k;
+
+	if (!obj)
+		return 0;
+	vec_add(w->tot, v, n);
+	if (!w->iv_sum) {	/* exceptions or counters on ranges and sites */
+		served_obj_exact(w, obj, v);
+		return 0;
+	}
+	if (obj->kind == MON_OBJ_OTHER)
+		return 0;
+	if ((k = find_interval(s, obj->start)) >= 0 && s->iv_off[k] < s->iv_off[k + 1]) {
+		if (!w->iv_on[k]) {
+			w->iv_on[k] = 1;
+			w->iv_touched[w->nr_iv_touched++] = (uint32_t)k;
+		}
+		vec_add(w->iv_sum + (size_t)k * n, v, n);
+	}
+	if (!s->by_obj)
+		return 0;
+	if (obj->kind < MON_OBJ_NR_KINDS && s->kind_off[obj->kind] < s->kind_off[obj->kind + 1]) {
+		w->kind_on[obj->kind] = 1;
+		vec_add(w->kind_sum + (size_t)obj->kind * n, v, n);
+	}
+	if (obj->site_id < s->nr_site_ids && (obj->kind == MON_OBJ_HEAP || obj->kind == MON_OBJ_MMAP) &&
+	    s->site_off[obj->site_id] < s->site_off[obj->site_id + 1]) {
+		if (!w->site_on[obj->site_id]) {
+			w->site_on[obj->site_id] = 1;
+			w->site_touched[w->nr_site_touched++] = obj->site_id;
+		}
+		vec_add(w->site_sum + (size_t)obj->site_id * n, v, n);
+	}
+	return 0;
+}
+
+/* The sums' scratch of s (one per set: reads and the snapshot run under
+ * cond_lock), made at the first use; 0 or AMEBA_ENOMEM. Without it (the
+ * exact walk) when the set has exceptions or counters on both ranges and
+ * sites or kinds. */
+static int served_scratch(struct cond_set *s)
+{
+	uint32_t n = (uint32_t)mon_nr_slots, nr_iv = s->nr_bounds > 1 ? s->nr_bounds - 1 : 0;
+	struct served_walk *w;
+	int both = 0;
+
+	if (s->walk)
+		return 0;
+	w = mon_calloc(1, sizeof(*w));
+	if (!w)
+		return AMEBA_ENOMEM;
+	w->s = s;
+	w->nr_slots = n;
+	w->tot = mon_calloc(n + 1, sizeof(uint64_t));
+	for (uint32_t i = 0; s->both && i < s->nr; i++)
+		both |= s->both[i];
+	if (!s->has_ex && !both) {
+		w->iv_sum = mon_calloc((size_t)(nr_iv + 1) * n, sizeof(uint64_t));
+		w->iv_touched = mon_calloc(nr_iv + 1, sizeof(uint32_t));
+		w->iv_on = mon_calloc(nr_iv + 1, 1);
+		w->kind_sum = mon_calloc((size_t)MON_OBJ_NR_KINDS * n, sizeof(uint64_t));
+		w->site_sum = mon_calloc((size_t)(s->nr_site_ids + 1) * n, sizeof(uint64_t));
+		w->site_touched = mon_calloc(s->nr_site_ids + 1, sizeof(uint32_t));
+		w->site_on = mon_calloc(s->nr_site_ids + 1, 1);
+		if (!w->iv_sum || !w->iv_touched || !w->iv_on || !w->kind_sum || !w->site_sum ||
+		    !w->site_touched || !w->site_on) {
+			served_scratch_free(w);
+			w = mon_calloc(1, sizeof(*w));	/* the exact walk needs no sums */
+			if (!w)
+				return AMEBA_ENOMEM;
+			w->s = s;
+			w->nr_slots = n;
+			w->tot = mon_calloc(n + 1, sizeof(uint64_t));
+		}
+	}
+	if (!w->tot) {
+		served_scratch_free(w);
+		return AMEBA_ENOMEM;
+	}
+	s->walk = w;
 	return 0;
 }
 
 /* Thread t's counts so far for the served counters of s that apply to it,
  * into out[0..s->nr) (zeroed here); 1 if any is non-zero. */
-static int served_sum(const struct cond_set *s, struct mon_thread *t, uint64_t *out)
+static int served_sum(struct cond_set *s, struct mon_thread *t, uint64_t *out)
 {
-	struct served_walk w = { s, out };
+	struct served_walk *w;
+	uint32_t n;
 	int any = 0;
 
 	memset(out, 0, s->nr * sizeof(*out));
-	mon_counts_for_each(t, served_obj, &w);
-	for (uint32_t i = 0; i < s->nr; i++) {
-		uint32_t n = s->thr_off[i + 1] - s->thr_off[i];
+	if (served_scratch(s))
+		return 0;
+	w = s->walk;
+	n = w->nr_slots;
+	w->out = out;
+	memset(w->tot, 0, n * sizeof(uint64_t));
+	mon_counts_for_each(t, served_obj, w);
+	for (uint32_t i = 0; i < s->nr_global; i++) {
+		uint32_t c = s->global[i];
 
-		if (out[i] && n && !bsearch(&t->id, s->thr + s->thr_off[i], n, sizeof(uint32_t), cmp_u32))
+		if (s->served[c])
+			out[c] += w->tot[s->slot[c]];
+	}
+	if (w->iv_sum) {
+		for (uint32_t i = 0; i < w->nr_iv_touched; i++) {
+			uint32_t k = w->iv_touched[i];
+			uint64_t *sum = w->iv_sum + (size_t)k * n;
+
+			for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
+				uint32_t c = s->iv_ctr[j];
+
+				if (s->served[c])
+					out[c] += sum[s->slot[c]];
+			}
+			memset(sum, 0, n * sizeof(uint64_t));
+			w->iv_on[k] = 0;
+		}
+		w->nr_iv_touched = 0;
+		for (int kind = 0; kind < MON_OBJ_NR_KINDS; kind++) {
+			uint64_t *sum = w->kind_sum + (size_t)kind * n;
+
+			if (!w->kind_on[kind])
+				continue;
+			for (uint32_t j = s->kind_off[kind]; j < s->kind_off[kind + 1]; j++) {
+				uint32_t c = s->kind_ctr[j];
+
+				if (s->served[c])
+					out[c] += sum[s->slot[c]];
+			}
+			memset(sum, 0, n * sizeof(uint64_t));
+			w->kind_on[kind] = 0;
+		}
+		for (uint32_t i = 0; i < w->nr_site_touched; i++) {
+			uint32_t id = w->site_touched[i];
+			uint64_t *sum = w->site_sum + (size_t)id * n;
+
+			for (uint32_t j = s->site_off[id]; j < s->site_off[id + 1]; j++) {
+				uint32_t c = s->site_ctr[j];
+
+				if (s->served[c])
+					out[c] += sum[s->slot[c]];
+			}
+			memset(sum, 0, n * sizeof(uint64_t));
+			w->site_on[id] = 0;
+		}
+		w->nr_site_touched = 0;
+	}
+	for (uint32_t i = 0; i < s->nr; i++) {
+		uint32_t nt = s->thr_off[i + 1] - s->thr_off[i];
+
+		if (out[i] && nt && !bsearch(&t->id, s->thr + s->thr_off[i], nt, sizeof(uint32_t), cmp_u32))
 			out[i] = 0;
 		any |= out[i] != 0;
 	}
@@ -627,6 +812,25 @@ int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *
 	}
 	if (then)
 		then(arg);
+	if (s && cond_debug()) {
+		uint32_t shown = 0;
+
+		uint32_t both = 0;
+
+		for (uint32_t i = 0; s->both && i < s->nr; i++)
+			both += s->both[i];
+		mon_log("cond: armed %u counters, %u served from the per-object counts (%u with "
+			"ranges and bins%s)", s->nr, s->nr_served, both,
+			s->has_ex ? ", exceptions" : "");
+		for (uint32_t i = 0; i < nr && shown < 4; i++)
+			if (!s->served[i] && specs[i].nr_ranges) {
+				shown++;
+				mon_log("cond:   per access: counter %u, %u ranges, the first "
+					"[%#lx, %#lx)", i, specs[i].nr_ranges,
+					(unsigned long)specs[i].ranges[0].start,
+					(unsigned long)specs[i].ranges[0].end);
+			}
+	}
 	if (s && s->nr_served == s->nr)
 		__atomic_store_n(&mon_cond_armed, 0, __ATOMIC_RELEASE);	/* nothing per access */
 	set_put(old);
@@ -823,7 +1027,7 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 	}
 	for (uint32_t id = 0; id < nr_threads; id++) {
 		struct mon_thread *t = mon_thread_get(id);
-		const struct cond_set *s = cond_cur;
+		struct cond_set *s = cond_cur;
 		struct cond_tstate *ts;
 		int any = 0, served = 0;
 

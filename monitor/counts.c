@@ -9,6 +9,10 @@
  *  - Vectors live in per-thread arenas and never move, so a pointer returned
  *    by mon_counts_get() stays valid for the life of the process (the
  *    backend and the thread's last-object shortcut keep such pointers).
+ *    Each vector is preceded by one word: its object index + 1 and its
+ *    length, so that mon_counts_for_each() walks the arenas in address
+ *    order (a read of every object's counts streams through memory; in
+ *    hash order, 200,000 objects' vectors cost a cache miss each, ~95 ms).
  *  - Readers on other threads (the oracle at exit, an MRI client) take the
  *    table's lock, which the owner also takes while inserting; counter values
  *    are read and written with relaxed atomics.
@@ -83,9 +87,14 @@ static struct mon_counts *counts_new(void)
 	return c;
 }
 
-static uint64_t *arena_alloc(struct mon_counts *c)
+/* A vector's header word: object index + 1, and the vector's length. */
+#define HDR(key, n) ((uint64_t)(key) | (uint64_t)(n) << 32)
+#define HDR_KEY(h) ((uint32_t)(h))
+#define HDR_LEN(h) ((uint32_t)((h) >> 32))
+
+static uint64_t *arena_alloc(struct mon_counts *c, uint32_t key)
 {
-	size_t need = (size_t)mon_nr_slots * sizeof(uint64_t);
+	size_t need = (size_t)(mon_nr_slots + 1) * sizeof(uint64_t);
 	struct counts_arena *a = c->arena;
 
 	if (!a || a->used + need > a->size) {
@@ -104,7 +113,8 @@ static uint64_t *arena_alloc(struct mon_counts *c)
 	}
 	uint64_t *v = (uint64_t *)((char *)a->data + a->used);
 	a->used += need;
-	return v;
+	v[0] = HDR(key, (uint32_t)mon_nr_slots);
+	return v + 1;
 }
 
 /* Doubles the table; caller holds the lock. */
@@ -179,7 +189,7 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 	}
 	/* A new object for this thread. */
 	pthread_spin_lock(&c->lock);
-	v = arena_alloc(c);
+	v = arena_alloc(c, key);
 	if (v && (c->nr + 1) * 4 > c->cap * 3) {
 		if (counts_grow(c))
 			v = NULL;
@@ -206,10 +216,20 @@ void mon_counts_for_each(struct mon_thread *t,
 	if (!c)
 		return;
 	pthread_spin_lock(&c->lock);
-	for (uint32_t i = 0; i < c->cap; i++) {
-		if (c->keys[i] && cb(c->keys[i] - 1, c->vals[i], arg))
-			break;
+	/* in address order, arena by arena (a vector of a failed insert has
+	 * no table entry and only zeros: it adds nothing) */
+	for (struct counts_arena *a = c->arena; a; a = a->next) {
+		size_t off = 0;
+
+		while (off < a->used) {
+			const uint64_t *h = (const uint64_t *)((const char *)a->data + off);
+
+			if (HDR_KEY(*h) && cb(HDR_KEY(*h) - 1, h + 1, arg))
+				goto out;
+			off += (size_t)(HDR_LEN(*h) + 1) * sizeof(uint64_t);
+		}
 	}
+out:
 	pthread_spin_unlock(&c->lock);
 }
 

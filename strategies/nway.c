@@ -210,8 +210,8 @@ static const struct ameba_param nway_params[] = {
 	{ "per_thread", AMEBA_PARAM_INT, "0", "1: one search per thread" },
 	{ "group", AMEBA_PARAM_INT, "8", "regions of at most this many units with interleaved "
 	  "heap blocks are split by allocation site" },
-	{ "max_ranges", AMEBA_PARAM_INT, "24000", "address ranges per experiment (what fits in one "
-	  "1 MiB monitor request, ~37 bytes a range)" },
+	{ "max_ranges", AMEBA_PARAM_STRING, "host", "address ranges per experiment (host: what fits "
+	  "in one 1 MiB monitor request, ~37 bytes a range)" },
 	{ "bins", AMEBA_PARAM_INT, "1", "1: measure an allocation site with several blocks by its bin "
 	  "(the monitor resolves the blocks, new ones included); 0: by its blocks' ranges" },
 };
@@ -2771,7 +2771,9 @@ static int nway_create(const struct ameba_host *host, const struct ameba_params 
 	long long max_intervals = param_int(params, "max_intervals", 200);
 	long long final_intervals = param_int(params, "final_intervals", 2);
 	long long group = param_int(params, "group", 8);
-	long long max_ranges = param_int(params, "max_ranges", 24000);
+	long long max_ranges = strategy_limit(ameba_param_get(params, "max_ranges"),
+					      AMEBA_HOST_HAS(host, max_ranges) ? host->max_ranges : 0,
+					      AMEBA_MAX_RANGES);
 	long long use_bins = param_int(params, "bins", 1);
 	long long more = param_int(params, "more", 0), per_thread = param_int(params, "per_thread", 0);
 	double grow = param_double(params, "grow", 2);

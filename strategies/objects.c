@@ -37,9 +37,12 @@
  *    since the last interval), then the rest in turns.
  *  - Budgets: at most max_counters counters per experiment and max_ranges
  *    ranges in all counters together (each metric's counter repeats its
- *    unit's ranges, so a unit's ranges count nr_metrics times). The
- *    default, 24,000, keeps a start request under the MRI's 1 MiB message
- *    limit (~37 bytes of JSON per range) and under its 65,536 ranges.
+ *    unit's ranges, so a unit's ranges count nr_metrics times). Both
+ *    default to the host's limits (host->max_counters, max_ranges: 4096
+ *    and 24,000, what one 1 MiB start request carries at ~37 bytes of JSON
+ *    a range). Under the sim backend the counters themselves cost nothing
+ *    per access (every unit is whole objects: docs/mri.md), so the
+ *    budgets bound the request, not the program's slowdown.
  *    Units beyond the counter budget are measured in turns, hottest first;
  *    their confidence is the share of the window they were measured in.
  *  - Sites with more ranges than fit (a million small blocks) are sampled:
@@ -85,9 +88,9 @@ static const struct ameba_param objects_params[] = {
 	{ "metric", AMEBA_PARAM_METRIC, "mem_ref", "metric that orders the units (the run's --metric)" },
 	{ "metrics", AMEBA_PARAM_STRING, "all", "metrics to measure: all, or a list like l1d_miss+mem_ref" },
 	{ "rounds", AMEBA_PARAM_INT, "0", "intervals to measure, then stop (0: until the target exits)" },
-	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
-	{ "max_ranges", AMEBA_PARAM_INT, "24000", "address ranges per experiment, over all counters "
-	  "(the monitor's limits)" },
+	{ "max_counters", AMEBA_PARAM_STRING, "host", "counters per experiment (host: the monitor's limit)" },
+	{ "max_ranges", AMEBA_PARAM_STRING, "host", "address ranges per experiment, over all counters "
+	  "(host: the monitor's limit)" },
 	{ "bins", AMEBA_PARAM_INT, "1", "1: measure an allocation site with several blocks by its bin "
 	  "(the monitor resolves the blocks, new ones included); 0: by its blocks' ranges" },
 };
@@ -835,8 +838,11 @@ static int objects_create(const struct ameba_host *host, const struct ameba_para
 	const char *metrics = ameba_param_get(params, "metrics");
 	const char *metric = ameba_param_get(params, "metric");
 	long long rounds = atoll(ameba_param_get(params, "rounds") ?: "0");
-	long long max_counters = atoll(ameba_param_get(params, "max_counters") ?: "4096");
-	long long max_ranges = atoll(ameba_param_get(params, "max_ranges") ?: "24000");
+	int has = AMEBA_HOST_HAS(host, max_ranges);
+	long long max_counters = strategy_limit(ameba_param_get(params, "max_counters"),
+						has ? host->max_counters : 0, AMEBA_MAX_COUNTERS);
+	long long max_ranges = strategy_limit(ameba_param_get(params, "max_ranges"),
+					      has ? host->max_ranges : 0, AMEBA_MAX_RANGES);
 	long long use_bins = atoll(ameba_param_get(params, "bins") ?: "1");
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {

@@ -19,6 +19,22 @@
 #include "ameba/plugin.h"
 
 /* Whether the host's backend measures metric m. */
+/*
+ * A budget parameter (max_counters, max_ranges): its value, or when it is
+ * "host" (the default) the host's limit `host_value` (fallback when the
+ * host is older and does not say). -1 when the value is not a number.
+ */
+static inline long long strategy_limit(const char *value, uint32_t host_value, long long fallback)
+{
+	char *end;
+	long long v;
+
+	if (!value || !strcmp(value, "host"))
+		return host_value ? (long long)host_value : fallback;
+	v = strtoll(value, &end, 10);
+	return end != value && !*end ? v : -1;
+}
+
 static inline int strategy_host_has(const struct ameba_host *h, int m)
 {
 	for (uint32_t i = 0; i < h->nr_metrics; i++)

@@ -77,8 +77,8 @@ static const struct ameba_param threads_params[] = {
 	{ "max_lines", AMEBA_PARAM_INT, "16", "cache lines per object with word-level evidence" },
 	{ "survey", AMEBA_PARAM_INT, "1", "intervals each set of survey segments is counted before it is narrowed" },
 	{ "rounds", AMEBA_PARAM_INT, "0", "intervals after the surveys, then stop (0: until the end)" },
-	{ "max_counters", AMEBA_PARAM_INT, "4096", "counters per experiment (the monitor's limit)" },
-	{ "max_ranges", AMEBA_PARAM_INT, "60000", "address ranges per experiment (the monitor's limit)" },
+	{ "max_counters", AMEBA_PARAM_STRING, "host", "counters per experiment (host: the monitor's limit)" },
+	{ "max_ranges", AMEBA_PARAM_STRING, "host", "address ranges per experiment (host: the monitor's limit)" },
 };
 
 struct line {
@@ -976,8 +976,11 @@ static int threads_create(const struct ameba_host *host, const struct ameba_para
 	long long max_lines = param_int(params, "max_lines", "16");
 	long long survey = param_int(params, "survey", "1");
 	long long rounds = param_int(params, "rounds", "0");
-	long long max_counters = param_int(params, "max_counters", "4096");
-	long long max_ranges = param_int(params, "max_ranges", "60000");
+	int has = AMEBA_HOST_HAS(host, max_ranges);
+	long long max_counters = strategy_limit(ameba_param_get(params, "max_counters"),
+						has ? host->max_counters : 0, AMEBA_MAX_COUNTERS);
+	long long max_ranges = strategy_limit(ameba_param_get(params, "max_ranges"),
+					      has ? host->max_ranges : 0, AMEBA_MAX_RANGES);
 
 	if (host->abi_version != AMEBA_PLUGIN_ABI_VERSION) {
 		snprintf(msg, 256, "host speaks plugin ABI %u, threads.so was built for %d",

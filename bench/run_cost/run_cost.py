@@ -27,11 +27,11 @@ import subprocess
 import sys
 import tempfile
 
-# name, arguments: long runs (>= 20 s for jacobi under the simulator on the
-# 2-vCPU development VM; start-up under 5% of each)
+# name, arguments: long runs (~22 s for jacobi under the simulator on the
+# 2-vCPU development VM, 7-17 s for the others; start-up under 5% of each)
 PROGRAMS = [
-    ("jacobi", ["jacobi", "60"]),
-    ("stream", ["stream", "24"]),
+    ("jacobi", ["jacobi", "120"]),
+    ("stream", ["stream", "100"]),
     ("fs2", ["fs2", "6000000"]),
     ("blocks", ["blocks", "120"]),
 ]

@@ -140,7 +140,26 @@ struct ameba_host {
 	 */
 	const struct ameba_context *seeds;
 	uint32_t nr_seeds;
+	/*
+	 * Appended (ABI 2, compatible growth; AMEBA_HOST_HAS): the limits of
+	 * one experiment -- counters, and address ranges over all its counters
+	 * (what the monitor holds and what one MRI request carries) -- and
+	 * whether counters on whole objects, bins, kinds or threads cost
+	 * nothing per access (the sim and count backends serve them from
+	 * their per-object counts, docs/mri.md): then a strategy need not
+	 * ration metrics or units, only sub-object ranges cost. A strategy's
+	 * max_counters and max_ranges parameters default to these.
+	 */
+	uint32_t max_counters;
+	uint32_t max_ranges;
+	int whole_objects_free;
 };
+
+/* The monitor's limits for one experiment (the host reports them in
+ * max_counters and max_ranges): counters, and ranges that fit one 1 MiB MRI
+ * start request (~37 bytes of JSON each) under the monitor's 65,536. */
+#define AMEBA_MAX_COUNTERS 4096
+#define AMEBA_MAX_RANGES 24000
 
 /* Whether host carries the field f (a host older than the plugin may not). */
 #define AMEBA_HOST_HAS(host, f)                                                        \

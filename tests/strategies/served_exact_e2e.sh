@@ -4,8 +4,10 @@
 # istic wl_hot_arrays with AMEBA_ORACLE (sim backend). The final window
 # starts with an exact oracle mark (docs/oracle.md, "Marks"); its counters
 # on whole objects and bins are read from the per-object counts (cond.c,
-# "Served counters"). Every object of the report must have exactly the
-# l1d_miss of the oracle at exit minus the mark.
+# "Served counters"). Every object of the report must have the l1d_miss of
+# the oracle at exit minus the mark: exactly, but for the one access the
+# program's single thread may have in flight while the experiment starts
+# (docs/oracle.md, "Exact marks"): at most 1 event over all objects.
 #
 #   served_exact_e2e.sh AMEBA WORKLOAD_BIN_DIR
 set -eu
@@ -43,13 +45,15 @@ def counts(path):
         by[b["name"]] = b["total"].get("l1d_miss", 0)
     return by
 end, start = counts(sys.argv[2]), counts(sys.argv[2] + ".mark-" + mark)
-bad = 0
+bad = off = 0
 for o in objs:
     want = end.get(o["name"], 0) - start.get(o["name"], 0)
     got = o["totals"]["l1d_miss"]
     print("  %-32s report %10d  oracle (exit - mark) %10d" % (o["name"], got, want))
-    if got != want:
-        print("FAIL: %s: %d != %d" % (o["name"], got, want)); bad = 1
+    off += abs(got - want)
+if off > 1:
+    print("FAIL: the report is %d events off the oracle (at most 1: the access in flight)" % off)
+    bad = 1
 if len(objs) < 5:
     print("FAIL: %d objects, want the 7 of hot_arrays" % len(objs)); bad = 1
 sys.exit(bad)
