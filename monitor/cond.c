@@ -523,6 +523,17 @@ static int served_scratch(struct cond_set *s)
 	return 0;
 }
 
+/* One place's sum (of nr_slots slots) into its served counters ctr[from,
+ * to), each its metric's slot; clears the sum for the next walk. */
+static void take_sum(const struct cond_set *s, uint64_t *out, uint64_t *sum, uint32_t nr_slots,
+		     const uint32_t *ctr, uint32_t from, uint32_t to)
+{
+	for (uint32_t j = from; j < to; j++)
+		if (s->served[ctr[j]])
+			out[ctr[j]] += sum[s->slot[ctr[j]]];
+	memset(sum, 0, nr_slots * sizeof(uint64_t));
+}
+
 /* Thread t's counts so far for the served counters of s that apply to it,
  * into out[0..s->nr) (zeroed here); 1 if any is non-zero. */
 static int served_sum(struct cond_set *s, struct mon_thread *t, uint64_t *out)
@@ -548,43 +559,23 @@ static int served_sum(struct cond_set *s, struct mon_thread *t, uint64_t *out)
 	if (w->iv_sum) {
 		for (uint32_t i = 0; i < w->nr_iv_touched; i++) {
 			uint32_t k = w->iv_touched[i];
-			uint64_t *sum = w->iv_sum + (size_t)k * n;
 
-			for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
-				uint32_t c = s->iv_ctr[j];
-
-				if (s->served[c])
-					out[c] += sum[s->slot[c]];
-			}
-			memset(sum, 0, n * sizeof(uint64_t));
+			take_sum(s, out, w->iv_sum + (size_t)k * n, n, s->iv_ctr, s->iv_off[k],
+				 s->iv_off[k + 1]);
 			w->iv_on[k] = 0;
 		}
 		w->nr_iv_touched = 0;
-		for (int kind = 0; kind < MON_OBJ_NR_KINDS; kind++) {
-			uint64_t *sum = w->kind_sum + (size_t)kind * n;
-
-			if (!w->kind_on[kind])
-				continue;
-			for (uint32_t j = s->kind_off[kind]; j < s->kind_off[kind + 1]; j++) {
-				uint32_t c = s->kind_ctr[j];
-
-				if (s->served[c])
-					out[c] += sum[s->slot[c]];
+		for (int kind = 0; kind < MON_OBJ_NR_KINDS; kind++)
+			if (w->kind_on[kind]) {
+				take_sum(s, out, w->kind_sum + (size_t)kind * n, n, s->kind_ctr,
+					 s->kind_off[kind], s->kind_off[kind + 1]);
+				w->kind_on[kind] = 0;
 			}
-			memset(sum, 0, n * sizeof(uint64_t));
-			w->kind_on[kind] = 0;
-		}
 		for (uint32_t i = 0; i < w->nr_site_touched; i++) {
 			uint32_t id = w->site_touched[i];
-			uint64_t *sum = w->site_sum + (size_t)id * n;
 
-			for (uint32_t j = s->site_off[id]; j < s->site_off[id + 1]; j++) {
-				uint32_t c = s->site_ctr[j];
-
-				if (s->served[c])
-					out[c] += sum[s->slot[c]];
-			}
-			memset(sum, 0, n * sizeof(uint64_t));
+			take_sum(s, out, w->site_sum + (size_t)id * n, n, s->site_ctr, s->site_off[id],
+				 s->site_off[id + 1]);
 			w->site_on[id] = 0;
 		}
 		w->nr_site_touched = 0;
