@@ -45,8 +45,9 @@
  *    words strategy's) stay per access. A set made only of served counters
  *    leaves the access path untouched (mon_cond_armed drops back to 0 once
  *    the snapshot is taken); in a mixed one a served counter does not apply
- *    to any thread on the access path. AMEBA_COND_SERVED=0 matches every
- *    counter per access (the reference the tests compare against).
+ *    to any thread on the access path. Opt-in (AMEBA_COND_SERVED=1) and
+ *    all or none per set, until the excess of served program totals seen
+ *    on a threaded program (docs/mri.md) is understood.
  *  - Lifetime: a set is referenced by the global slot and by each thread
  *    state that adopted it; it is freed when the last reference goes.
  *    Adopting a set (once per thread per arm) and arming take cond_lock; the
@@ -327,15 +328,19 @@ static int cond_debug(void)
 	return e && *e && strcmp(e, "0");
 }
 
+/* AMEBA_COND_SERVED=1: serve whole-object counters (off by default). */
+static int served_forced(void)
+{
+	const char *e = getenv("AMEBA_COND_SERVED");
+
+	return e && !strcmp(e, "1");
+}
+
 /* Are the active backend's per-object counts exact (every access counted
  * where it falls)? The perf backend's come from samples. */
 static int counts_exact(void)
 {
 	const struct mon_backend_ops *b = mon_backend;
-	const char *e = getenv("AMEBA_COND_SERVED");
-
-	if (e && !strcmp(e, "0"))
-		return 0;
 	return b && (!strcmp(b->name, "sim") || !strcmp(b->name, "count"));
 }
 
@@ -714,12 +719,20 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 		*err = AMEBA_ENOMEM;
 		goto fail;
 	}
-	if (counts_exact())
+	/* opt-in (AMEBA_COND_SERVED=1) and all or none: on a 5-thread program
+	 * (wl_imbalance, asl_e2e_broken_asl) served windows gave program
+	 * totals up to 1.7% above the sum of the units in 3-4 runs of 5, which
+	 * per-access matching does not; not understood yet (docs/mri.md) */
+	if (counts_exact() && served_forced()) {
+		uint32_t n = 0;
+
 		for (uint32_t i = 0; i < nr; i++)
-			if (servable(&specs[i])) {
-				s->served[i] = 1;
-				s->nr_served++;
-			}
+			n += (s->served[i] = (uint8_t)servable(&specs[i]));
+		if (n == nr)
+			s->nr_served = n;
+		else
+			memset(s->served, 0, nr);
+	}
 	mon_free(mark);
 	mon_free(fill);
 	*err = 0;

@@ -18,7 +18,8 @@ Each figure is the median of RUNS (3) runs, interleaved; the spread is
 printed beside it.
 
 usage: run_cost.py BUILD_DIR [PROGRAM...]
-env:   RUNS (3), AMEBA_PRESET (default: skylake-sp)
+env:   RUNS (3), AMEBA_PRESET (default: skylake-sp), AMEBA_COND_SERVED
+       (default here: 1, the served counters, docs/mri.md; 0 = per access)
 """
 import os
 import resource
@@ -63,7 +64,9 @@ def main():
     runs = int(os.environ.get("RUNS", "3"))
     env = dict(os.environ)
     env.setdefault("AMEBA_PRESET", "skylake-sp")
+    env.setdefault("AMEBA_COND_SERVED", "1")
     say("preset", env["AMEBA_PRESET"])
+    say("served", env["AMEBA_COND_SERVED"])
     say("runs", runs)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")

@@ -37,6 +37,6 @@ target_link_libraries(test_cond PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMA
 target_link_options(test_cond PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
 set_target_properties(test_cond PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_test(NAME runtime_cond_sample COMMAND ${AMEBA_TEST_BIN}/test_cond)
-# the same values with every counter matched per access (no served counters)
-add_test(NAME runtime_cond_per_access COMMAND ${AMEBA_TEST_BIN}/test_cond)
-set_tests_properties(runtime_cond_per_access PROPERTIES ENVIRONMENT "AMEBA_COND_SERVED=0")
+# the same values with whole-object counters served from the per-object counts
+add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
+set_tests_properties(runtime_cond_served PROPERTIES ENVIRONMENT "AMEBA_COND_SERVED=1")

@@ -272,12 +272,12 @@ int main(void)
 	/* Re-arming starts from zero; the old generation is gone. The first
 	 * three counters' where-sets are whole objects (A and B are globals of
 	 * their exact extents) or everything: read from the per-object counts
-	 * (cond.c, "Served counters"), so nothing is left per access, unless
-	 * AMEBA_COND_SERVED=0 (the same values, every counter per access). */
+	 * (cond.c, "Served counters") with AMEBA_COND_SERVED=1, so nothing is
+	 * left per access; without it, the same values per access. */
 	const struct mon_obj *oa = mon_objmap_lookup(NULL, (uintptr_t)A);
 	const struct mon_obj *ob = mon_objmap_lookup(NULL, (uintptr_t)B);
 	const char *sv = getenv("AMEBA_COND_SERVED");
-	int off = sv && !strcmp(sv, "0");	/* before the arm: strcmp is an access */
+	int off = !(sv && !strcmp(sv, "1"));	/* before the arm: strcmp is an access */
 	int whole = oa->kind == MON_OBJ_GLOBAL && oa->start == (uintptr_t)A &&
 		    oa->end == (uintptr_t)A + sizeof(A) && ob->kind == MON_OBJ_GLOBAL &&
 		    ob->start == (uintptr_t)B && ob->end == (uintptr_t)B + sizeof(B);
