@@ -631,6 +631,14 @@ static int whatif_tlb_ref(uint64_t *page, uint64_t *used, uint32_t *nr, uint32_t
 	return 0;
 }
 
+/* The TLB part of an access's cycles (a 2-level TLB: an L2 hit or a walk). */
+static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
+{
+	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
+
+	return e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
+}
+
 /* huge, local: the access's events as they would be with the fix. */
 static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mon_sim_events *e)
 {
@@ -649,7 +657,7 @@ static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mo
 		uint64_t key = addr >> 21;
 		uint32_t cap1 = g->tlb1.nr_entries < WHATIF_TLB_MAX ? g->tlb1.nr_entries : WHATIF_TLB_MAX;
 		uint32_t cap2 = g->tlb2.nr_entries < WHATIF_TLB_MAX ? g->tlb2.nr_entries : WHATIF_TLB_MAX;
-		int32_t before = e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
+		int32_t before = whatif_tlb_cycles(e);
 		int32_t after;
 
 		if (!w && !(w = whatif.tlb[t->id & 255] = mon_calloc(1, sizeof(*w))))
@@ -684,14 +692,6 @@ static inline int whatif_wants(const struct mon_obj *obj)
 	    (obj->kind == MON_OBJ_HEAP || obj->kind == MON_OBJ_MMAP || obj->kind == MON_OBJ_GLOBAL))
 		return 1;
 	return whatif_match(obj);
-}
-
-/* The TLB part of an access's cycles (whatif_correct's rule). */
-static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
-{
-	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
-
-	return e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
 }
 
 /*

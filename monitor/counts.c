@@ -254,3 +254,21 @@ void mon_counts_after_fork(struct mon_thread *t)
 	if (c)
 		pthread_spin_init(&c->lock, PTHREAD_PROCESS_PRIVATE);
 }
+
+static int add_cycles(uint32_t obj_idx, const uint64_t *v, void *arg)
+{
+	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
+
+	(void)obj_idx;
+	if (slot >= 0)
+		*(uint64_t *)arg += __atomic_load_n(&v[slot], __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t mon_counts_cycles(struct mon_thread *t)
+{
+	uint64_t sum = 0;
+
+	mon_counts_for_each(t, add_cycles, &sum);
+	return sum;
+}

@@ -456,6 +456,9 @@ static inline void mon_count_add(uint64_t *v, int slot, uint64_t n)
 void mon_counts_after_fork(struct mon_thread *t) MON_HIDDEN;
 /* Objects in t's counter table now (a hint: the owner may add more). */
 uint32_t mon_counts_nr(struct mon_thread *t) MON_HIDDEN;
+/* Thread t's estimated cycles so far, over all its objects (0 without a
+ * latency model). */
+uint64_t mon_counts_cycles(struct mon_thread *t) MON_HIDDEN;
 /* Iterates (obj_idx, counters) of thread t; the callback returns non-zero to stop. */
 void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;

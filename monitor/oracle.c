@@ -225,16 +225,6 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 	}
 }
 
-static int add_cycles(uint32_t obj_idx, const uint64_t *v, void *arg)
-{
-	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
-
-	(void)obj_idx;
-	if (slot >= 0)
-		*(uint64_t *)arg += __atomic_load_n(&v[slot], __ATOMIC_RELAXED);
-	return 0;
-}
-
 /*
  * The simulated run time in cycles: in ordered mode the largest thread
  * clock (threads run side by side in simulated time, a joiner resumes at
@@ -250,11 +240,11 @@ static uint64_t est_runtime(void)
 		return best;
 	for (uint32_t id = 0; id < nr; id++) {
 		struct mon_thread *t = mon_thread_get(id);
-		uint64_t sum = 0;
+		uint64_t sum;
 
 		if (!t)
 			continue;
-		mon_counts_for_each(t, add_cycles, &sum);
+		sum = mon_counts_cycles(t);
 		if (sum > best)
 			best = sum;
 	}

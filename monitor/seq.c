@@ -258,16 +258,6 @@ static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
 
 /* Thread creation key of ameba thread id `id` (never an address). */
 
-static int add_cycles(uint32_t obj_idx, const uint64_t *v, void *arg)
-{
-	int slot = mon_slot_of_metric[AMEBA_M_EST_CYCLES];
-
-	(void)obj_idx;
-	if (slot >= 0)
-		*(uint64_t *)arg += __atomic_load_n(&v[slot], __ATOMIC_RELAXED);
-	return 0;
-}
-
 void mon_seq_thread_start(struct mon_thread *t)
 {
 	struct seq_log *l;
@@ -286,7 +276,7 @@ void mon_seq_thread_start(struct mon_thread *t)
 	 * rule) carries on from the cycles it ran alone, so that the run time
 	 * counts a serial prefix (an initialisation before the workers) */
 	if (t->id < seq.first_id)
-		mon_counts_for_each(t, add_cycles, &l->clock0);
+		l->clock0 = mon_counts_cycles(t);
 	l->state = ST_NEW;
 	l->wait_key = (uintptr_t)t->id + 1;
 	t->seq = l;
