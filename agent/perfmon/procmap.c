@@ -188,25 +188,34 @@ int pm_procmap_refresh(struct pm_procmap *m, const struct pm_extra_obj *extra,
 		m->names = malloc(need);
 		m->names_cap = m->names ? need : 0;
 	}
+	/*
+	 * The executable's symbols keep their bare names. Its path is read
+	 * once per refresh and kept: a target that exits between reading its
+	 * maps and its exe link must not rename its globals "sym (prog)".
+	 */
+	{
+		char link[64], exe[sizeof(m->exe)];
+		ssize_t l;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)m->pid);
+		l = readlink(link, exe, sizeof(exe) - 1);
+		if (l > 0) {
+			exe[l] = 0;
+			memcpy(m->exe, exe, (size_t)l + 1);
+		}
+	}
 	for (uint32_t i = 0; i < nr_me; i++) {
 		struct pm_file *f;
 		uint64_t bias;
 		const char *base;
-		int is_exe = 0;
-		char exe[512], link[64];
-		ssize_t l;
+		int is_exe;
 
 		if (me[i].path[0] != '/' || me[i].offset != 0)
 			continue;
 		f = file_get(m, me[i].path, me[i].ino);
 		if (!f || !f->ok)
 			continue;
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)m->pid);
-		l = readlink(link, exe, sizeof(exe) - 1);
-		if (l > 0) {
-			exe[l] = 0;
-			is_exe = !strcmp(exe, f->path);
-		}
+		is_exe = m->exe[0] && !strcmp(m->exe, f->path);
 		base = strrchr(f->path, '/') + 1;
 		bias = pm_elf_bias(&f->elf, me[i].start, 0);
 		for (uint32_t s = 0; s < f->elf.nr_syms; s++) {

@@ -34,6 +34,8 @@ struct pm_procmap {
 	char *names;			/* generated names of this refresh */
 	size_t names_used, names_cap;
 	uintptr_t heap_start, heap_end;	/* [heap], 0 when none */
+	char exe[512];			/* the executable's path, kept from the
+					   last refresh that could read it */
 };
 
 /*
