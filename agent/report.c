@@ -305,7 +305,7 @@ static cJSON *summary_json(const struct agent_search *s)
 		double x = stall_share(s, &s->objects[i], &m);
 		uint32_t k;
 
-		if (s->objects[i].provisional || !(x > 0))
+		if (s->objects[i].provisional || !(round6(x) > 0))	/* a share that prints as 0 is no top object */
 			continue;
 		for (k = n; k > 0; k--) {
 			const char *m2;

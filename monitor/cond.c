@@ -42,12 +42,18 @@
  *    the read and a snapshot taken when the set was armed. An object counts
  *    for such a counter's ranges when its start lies in them. Ranges that
  *    cut an object or end in unknown memory ([other]: nway's spans, the
- *    words strategy's) stay per access. A set made only of served counters
- *    leaves the access path untouched (mon_cond_armed drops back to 0 once
- *    the snapshot is taken); in a mixed one a served counter does not apply
- *    to any thread on the access path. Opt-in (AMEBA_COND_SERVED=1) and
- *    all or none per set, until the excess of served program totals seen
- *    on a threaded program (docs/mri.md) is understood.
+ *    words strategy's) stay per access. All or none per set: a set made
+ *    only of served counters leaves the access path untouched
+ *    (mon_cond_armed drops back to 0 once the snapshot is taken); one with
+ *    any per-access counter is matched per access whole.
+ *    AMEBA_COND_SERVED=0 turns serving off.
+ *  - Before: the snapshot is also what a served counter's objects counted
+ *    from their births until the arm; a read hands it out (mon_cond_read's
+ *    before) so that a strategy counting an object born during the last
+ *    interval can count it from its birth.
+ *  - Swap: mon_cond_arm_swap reads the replaced set in the instant the new
+ *    one is published (every thread stopped at its next access), so that
+ *    consecutive intervals leave no access uncounted between them.
  *  - Lifetime: a set is referenced by the global slot and by each thread
  *    state that adopted it; it is freed when the last reference goes.
  *    Adopting a set (once per thread per arm) and arming take cond_lock; the
@@ -328,12 +334,13 @@ static int cond_debug(void)
 	return e && *e && strcmp(e, "0");
 }
 
-/* AMEBA_COND_SERVED=1: serve whole-object counters (off by default). */
-static int served_forced(void)
+/* AMEBA_COND_SERVED=0: match every counter per access (a check of the
+ * served path, and a way around it). */
+static int served_allowed(void)
 {
 	const char *e = getenv("AMEBA_COND_SERVED");
 
-	return e && !strcmp(e, "1");
+	return !e || strcmp(e, "0");
 }
 
 /* Are the active backend's per-object counts exact (every access counted
@@ -719,11 +726,9 @@ static struct cond_set *set_build(const struct mon_cond_spec *specs, uint32_t nr
 		*err = AMEBA_ENOMEM;
 		goto fail;
 	}
-	/* opt-in (AMEBA_COND_SERVED=1) and all or none: on a 5-thread program
-	 * (wl_imbalance, asl_e2e_broken_asl) served windows gave program
-	 * totals up to 1.7% above the sum of the units in 3-4 runs of 5, which
-	 * per-access matching does not; not understood yet (docs/mri.md) */
-	if (counts_exact() && served_forced()) {
+	/* all or none: a set with any per-access counter keeps the access
+	 * path, and then gains little from serving the others */
+	if (counts_exact() && served_allowed()) {
 		uint32_t n = 0;
 
 		for (uint32_t i = 0; i < nr; i++)
@@ -744,6 +749,11 @@ fail:
 	return NULL;
 }
 
+static int arm_set(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		   void (*then)(void *arg), void *arg, struct mon_cond_final *fin);
+static int set_read(struct cond_set *set, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+		    mon_cond_row_fn per_thread, void *arg);
+
 int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 {
 	return mon_cond_arm_then(specs, nr, gen, NULL, NULL);
@@ -751,6 +761,18 @@ int mon_cond_arm(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen)
 
 int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
 		      void (*then)(void *arg), void *arg)
+{
+	return arm_set(specs, nr, gen, then, arg, NULL);
+}
+
+int mon_cond_arm_swap(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		      struct mon_cond_final *fin)
+{
+	return arm_set(specs, nr, gen, NULL, NULL, fin);
+}
+
+static int arm_set(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		   void (*then)(void *arg), void *arg, struct mon_cond_final *fin)
 {
 	struct cond_set *s = NULL, *old;
 	uint32_t nr_ranges = 0, nr_threads = mon_thread_nr();
@@ -809,6 +831,13 @@ int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *
 	 * first access (at most one uncounted in-flight event each); so the
 	 * served counters' snapshot and then() see the same instant */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (fin) {
+		/* the threads have not adopted s yet: old holds their counts */
+		fin->err = old && old->gen == fin->gen ?
+				   set_read(old, fin->gen, fin->total, fin->before, fin->nr,
+					    fin->per_thread, fin->arg) :
+				   AMEBA_ENOENT;
+	}
 	if (s && served_snapshot(s)) {
 		/* no memory for the snapshot: every counter per access */
 		memset(s->served, 0, s->nr);
@@ -1005,44 +1034,46 @@ void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj
 	ev_unspread(b, ev);
 }
 
-int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
-		  void (*per_thread)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg),
-		  void *arg)
+/* Reads set (generation gen) as mon_cond_read does; cond_lock held. */
+static int set_read(struct cond_set *set, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+		    mon_cond_row_fn per_thread, void *arg)
 {
 	uint32_t nr_threads = mon_thread_nr();
 	uint64_t *mine = NULL, *now = NULL;
 	int err = 0;
 
-	pthread_mutex_lock(&cond_lock);
-	if (!cond_cur || cond_cur->gen != gen) {
-		err = AMEBA_ENOENT;
-		goto out;
-	}
-	if (nr > cond_cur->nr)
-		nr = cond_cur->nr;
+	if (nr > set->nr)
+		nr = set->nr;
 	memset(total, 0, nr * sizeof(*total));
+	if (before)
+		memset(before, 0, nr * sizeof(*before));
 	if (per_thread && !(mine = mon_calloc(nr + 1, sizeof(*mine)))) {
 		err = AMEBA_ENOMEM;
 		goto out;
 	}
-	if (cond_cur->nr_served && !(now = mon_calloc(cond_cur->nr + 1, sizeof(*now)))) {
+	if (set->nr_served && !(now = mon_calloc(set->nr + 1, sizeof(*now)))) {
 		err = AMEBA_ENOMEM;
 		goto out;
 	}
 	for (uint32_t id = 0; id < nr_threads; id++) {
 		struct mon_thread *t = mon_thread_get(id);
-		struct cond_set *s = cond_cur;
+		struct cond_set *s = set;
 		struct cond_tstate *ts;
+		const uint64_t *b = id < s->nr_base ? s->base[id] : NULL;
 		int any = 0, served = 0;
 
 		if (!t)
 			continue;
+		/* the served counters' objects before the arm (NULL: none) */
+		for (uint32_t i = 0; b && i < nr; i++) {
+			if (before)
+				before[i] += b[i];
+			served |= b[i] != 0;
+		}
 		if (mine)
 			memset(mine, 0, nr * sizeof(*mine));
 		/* the served counters: now minus the snapshot */
 		if (s->nr_served && !(id < s->nr_base && s->gone[id]) && served_sum(s, t, now)) {
-			const uint64_t *b = id < s->nr_base ? s->base[id] : NULL;
-
 			for (uint32_t i = 0; i < nr; i++) {
 				uint64_t v = now[i] - (b ? b[i] : 0);
 
@@ -1072,12 +1103,23 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
 			pthread_spin_unlock(&ts->lock);
 		}
 		if (any && per_thread)
-			per_thread(id, mine, nr, arg);
+			per_thread(id, mine, b, nr, arg);
 	}
 out:
-	pthread_mutex_unlock(&cond_lock);
 	mon_free(mine);
 	mon_free(now);
+	return err;
+}
+
+int mon_cond_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+		  mon_cond_row_fn per_thread, void *arg)
+{
+	int err = AMEBA_ENOENT;
+
+	pthread_mutex_lock(&cond_lock);
+	if (cond_cur && cond_cur->gen == gen)
+		err = set_read(cond_cur, gen, total, before, nr, per_thread, arg);
+	pthread_mutex_unlock(&cond_lock);
 	return err;
 }
 

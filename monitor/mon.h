@@ -692,10 +692,34 @@ int mon_cond_arm_then(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *
  * i < nr. If per_thread is given it is called once per thread that counted
  * anything, with that thread's nr values. AMEBA_ENOENT when gen is no longer
  * armed. Values grow monotonically while the set stays armed.
+ * before (may be NULL): what each served counter's objects had counted from
+ * their births until the arm (the snapshot; 0 for counters matched per
+ * access), summed over the threads alive at the arm; per_thread gets the
+ * thread's row of it, or NULL. Constant while the set stays armed.
  */
-int mon_cond_read(uint64_t gen, uint64_t *total, uint32_t nr,
-		  void (*per_thread)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg),
-		  void *arg) MON_HIDDEN;
+typedef void (*mon_cond_row_fn)(uint32_t thread_id, const uint64_t *vals, const uint64_t *before,
+				uint32_t nr, void *arg);
+int mon_cond_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+		  mon_cond_row_fn per_thread, void *arg) MON_HIDDEN;
+
+/*
+ * The old set's last reading at the instant a new one replaces it
+ * (mon_cond_arm_swap): what mon_cond_read(gen, total, before, nr,
+ * per_thread, arg) would give there; err its result (AMEBA_ENOENT when
+ * generation gen was not the armed one).
+ */
+struct mon_cond_final {
+	uint64_t gen;
+	uint64_t *total, *before;
+	uint32_t nr;
+	mon_cond_row_fn per_thread;
+	void *arg;
+	int err;
+};
+/* mon_cond_arm, reading the replaced set into *fin in the same instant: no
+ * access falls between the two sets' counts. */
+int mon_cond_arm_swap(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen,
+		      struct mon_cond_final *fin) MON_HIDDEN;
 
 /* Hot path (rt.c): non-zero while a set is armed. */
 void mon_cond_after_fork(void) MON_HIDDEN;	/* in a forked child */

@@ -326,7 +326,8 @@ static uint32_t bin_sites(const uint32_t *ids, uint32_t nr, uint32_t *out, uint3
 /* Arms c (mon_cond_arm), and with a label writes that mark at the same
  * instant (mon_oracle_mark_armed; *mark_err its result). */
 static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char *label,
-	       char *path, size_t len, char *why, size_t wlen, int *mark_err)
+	       char *path, size_t len, char *why, size_t wlen, int *mark_err,
+	       struct mon_cond_final *fin)
 {
 	struct mon_cond_spec *specs;
 	struct mon_range *ranges;
@@ -372,8 +373,11 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 						     &specs[i].except_kinds);
 		ks += specs[i].nr_except_sites;
 	}
-	err = label ? mon_oracle_mark_armed(label, specs, nr, gen, path, len, why, wlen, mark_err) :
+	err = fin   ? mon_cond_arm_swap(specs, nr, gen, fin) :
+	      label ? mon_oracle_mark_armed(label, specs, nr, gen, path, len, why, wlen, mark_err) :
 		      mon_cond_arm(specs, nr, gen);
+	if (!err && fin)
+		err = fin->err;	/* armed; the old set's reading failed (ENOMEM) */
 	mon_free(specs);
 	mon_free(ranges);
 	mon_free(sites);
@@ -383,7 +387,18 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
 {
 	mon_seq_sync();		/* what was done before the arm counts before it */
-	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL);
+	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL);
+}
+
+static int op_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
+			uint64_t old_gen, uint64_t *total, uint64_t *before, uint32_t old_nr,
+			mri_per_thread_fn per_thread, void *arg)
+{
+	struct mon_cond_final fin = { .gen = old_gen, .total = total, .before = before,
+				      .nr = old_nr, .per_thread = per_thread, .arg = arg };
+
+	mon_seq_sync();
+	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, &fin);
 }
 
 static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
@@ -393,14 +408,14 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 	mon_seq_sync();
 	*mark_err = AMEBA_EINVAL;	/* nr == 0 arms nothing to start with */
 	snprintf(why, wlen, "an experiment without counters takes no mark");
-	return arm(c, nr, gen, label, path, len, why, wlen, mark_err);
+	return arm(c, nr, gen, label, path, len, why, wlen, mark_err, NULL);
 }
 
-static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
+static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 			mri_per_thread_fn per_thread, void *arg)
 {
 	mon_seq_sync();		/* the counts as of now, not as far as the merger got */
-	return mon_cond_read(gen, total, nr, per_thread, arg);
+	return mon_cond_read(gen, total, before, nr, per_thread, arg);
 }
 
 static int op_sample_arm(void *ctx, int metric, uint64_t period, int randomized, uint64_t seed)
@@ -455,6 +470,7 @@ static const struct mri_monitor_ops rt_ops = {
 	.backend = op_backend,
 	.cond_arm = op_cond_arm,
 	.cond_arm_mark = op_cond_arm_mark,
+	.cond_swap = op_cond_swap,
 	.cond_read = op_cond_read,
 	.sample_arm = op_sample_arm,
 	.sample_drain = op_sample_drain,

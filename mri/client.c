@@ -46,7 +46,7 @@ enum slot {
 
 struct slot_mem {
 	cJSON *root;
-	void *mem[4];
+	void *mem[6];
 };
 
 struct mri_session {
@@ -217,12 +217,25 @@ static const char *str_of(const cJSON *j)
 	return mri_json_type(j) == cJSON_String ? j->valuestring : NULL;
 }
 
+/* [index, value, ...] (the non-zero entries) into v[nr]. */
+static void pairs_into(const cJSON *a, uint64_t *v, uint32_t nr)
+{
+	const cJSON *x;
+
+	for (x = mri_json_type(a) == cJSON_Array ? a->child : NULL; x && x->next; x = x->next->next) {
+		uint64_t j = num_u64(x);
+
+		if (j < nr)
+			v[j] = num_u64(x->next);
+	}
+}
+
 /* Fills r from a reading object; arrays go into slot k. */
 static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, struct mri_reading *r)
 {
 	const cJSON *vals = mri_json_get(o, "values"), *dl = mri_json_get(o, "deltas");
 	const cJSON *th = mri_json_get(o, "threads"), *e;
-	uint64_t *v, *dv, *tv = NULL;
+	uint64_t *v, *dv, *tv = NULL, *bv = NULL, *tbv = NULL;
 	uint32_t *tid = NULL, nr = mri_json_count(vals), i = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -248,16 +261,29 @@ static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 		if (i < nr)
 			dv[i++] = num_u64(e);
 	}
+	if (mri_json_type(mri_json_get(o, "before")) == cJSON_Array) {
+		bv = calloc(nr + 1, sizeof(*bv));
+		if (!bv) {
+			free(v);
+			free(dv);
+			return AMEBA_ENOMEM;
+		}
+		pairs_into(mri_json_get(o, "before"), bv, nr);
+	}
 	if (mri_json_type(th) == cJSON_Array) {
 		uint32_t nt = mri_json_count(th), t = 0;
 
 		tid = calloc(nt + 1, sizeof(*tid));
 		tv = calloc((size_t)nt * nr + 1, sizeof(*tv));
-		if (!tid || !tv) {
+		if (bv)
+			tbv = calloc((size_t)nt * nr + 1, sizeof(*tbv));
+		if (!tid || !tv || (bv && !tbv)) {
 			free(v);
 			free(dv);
+			free(bv);
 			free(tid);
 			free(tv);
+			free(tbv);
 			return AMEBA_ENOMEM;
 		}
 		cJSON_ArrayForEach(e, th) {
@@ -270,14 +296,9 @@ static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 					tv[(size_t)t * nr + i++] = num_u64(x);
 			}
 			/* [index, value, ...]: the non-zero values only */
-			x = mri_json_get(e, "sparse");
-			for (x = mri_json_type(x) == cJSON_Array ? x->child : NULL; x && x->next;
-			     x = x->next->next) {
-				uint64_t j = num_u64(x);
-
-				if (j < nr)
-					tv[(size_t)t * nr + j] = num_u64(x->next);
-			}
+			pairs_into(mri_json_get(e, "sparse"), tv + (size_t)t * nr, nr);
+			if (tbv)
+				pairs_into(mri_json_get(e, "before"), tbv + (size_t)t * nr, nr);
 			t++;
 		}
 		r->nr_threads = nt;
@@ -286,15 +307,21 @@ static int parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 	free(s->slots[k].mem[1]);
 	free(s->slots[k].mem[2]);
 	free(s->slots[k].mem[3]);
+	free(s->slots[k].mem[4]);
+	free(s->slots[k].mem[5]);
 	s->slots[k].mem[0] = v;
 	s->slots[k].mem[1] = dv;
 	s->slots[k].mem[2] = tid;
 	s->slots[k].mem[3] = tv;
+	s->slots[k].mem[4] = bv;
+	s->slots[k].mem[5] = tbv;
 	r->nr = nr;
 	r->values = v;
 	r->deltas = dv;
 	r->thread_ids = tid;
 	r->thread_values = tv;
+	r->before = bv;
+	r->thread_before = tbv;
 	return 0;
 }
 
@@ -1187,7 +1214,7 @@ fail:
 
 static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
 		    uint32_t interval_ms, const char *mark, uint64_t *experiment, int *written,
-		    char *path, size_t len)
+		    char *path, size_t len, const uint64_t *replace, struct mri_reading *final)
 {
 	cJSON *req = request("start"), *arr = cJSON_CreateArray(), *root;
 	const cJSON *r;
@@ -1209,6 +1236,7 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 		}
 	}
 	if ((interval_ms && add_uint(req, "interval_ms", interval_ms)) ||
+	    (replace && add_uint(req, "replace", *replace)) ||
 	    (mark && mri_json_add(req, "mark", cJSON_CreateString(mark)))) {
 		cJSON_Delete(req);
 		return set_err(s, AMEBA_ENOMEM, "out of memory");
@@ -1222,6 +1250,16 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 		return err;
 	if (experiment)
 		*experiment = num_u64(mri_json_get(r, "experiment"));
+	if (replace) {
+		struct mri_reading tmp;
+
+		err = parse_reading(s, SLOT_STOP, mri_json_get(r, "replaced"), final ? final : &tmp);
+		if (err) {
+			cJSON_Delete(root);
+			return set_err(s, err, "cannot read the replaced experiment's reading: %s",
+				       ameba_strerror(err));
+		}
+	}
 	if (mark) {
 		const cJSON *m = mri_json_get(r, "mark");
 		const char *t;
@@ -1238,7 +1276,15 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 int mri_experiment_start(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
 			 uint32_t interval_ms, uint64_t *experiment)
 {
-	return GUARDED(s, do_start(s, c, nr, interval_ms, NULL, experiment, NULL, NULL, 0));
+	return GUARDED(s, do_start(s, c, nr, interval_ms, NULL, experiment, NULL, NULL, 0, NULL, NULL));
+}
+
+int mri_experiment_replace(struct mri_session *s, uint64_t running, const struct mri_counter *c,
+			   uint32_t nr, uint32_t interval_ms, uint64_t *experiment,
+			   struct mri_reading *final)
+{
+	return GUARDED(s, do_start(s, c, nr, interval_ms, NULL, experiment, NULL, NULL, 0, &running,
+				   final));
 }
 
 int mri_experiment_start_marked(struct mri_session *s, const struct mri_counter *c, uint32_t nr,
@@ -1247,7 +1293,8 @@ int mri_experiment_start_marked(struct mri_session *s, const struct mri_counter 
 {
 	if (!mark)
 		return set_err(s, AMEBA_EINVAL, "mri_experiment_start_marked needs a mark label");
-	return GUARDED(s, do_start(s, c, nr, interval_ms, mark, experiment, written, path, len));
+	return GUARDED(s, do_start(s, c, nr, interval_ms, mark, experiment, written, path, len, NULL,
+				   NULL));
 }
 
 static int do_read(struct mri_session *s, uint64_t experiment, unsigned flags, enum slot k,

@@ -306,6 +306,19 @@ int mri_req_array(struct mri_req *r, const cJSON *j, const char *name, uint32_t 
 
 /* ---- readings ---- */
 
+/* [index, value, ...] of the non-zero entries of v[nr]. */
+static cJSON *pairs_array(const uint64_t *v, uint32_t nr)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (uint32_t i = 0; a && i < nr; i++)
+		if (v[i] && (mri_json_push(a, mri_json_u64(i)) || mri_json_push(a, mri_json_u64(v[i])))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
 struct thread_rows {
 	cJSON *arr;
 	int err;
@@ -321,24 +334,29 @@ struct thread_rows {
  * MRI_REPLY_BUDGET bytes (estimated at 21 per number): the read fails with
  * ERANGE before the target builds a reply it could not send.
  */
-static void add_thread_row(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg)
+static void add_thread_row(uint32_t thread_id, const uint64_t *vals, const uint64_t *before,
+			   uint32_t nr, void *arg)
 {
 	struct thread_rows *tr = arg;
-	uint32_t nr_nonzero = 0;
+	uint32_t nr_nonzero = 0, nr_before = 0;
 	cJSON *row, *a;
 
 	if (tr->err)
 		return;
-	for (uint32_t i = 0; i < nr; i++)
+	for (uint32_t i = 0; i < nr; i++) {
 		nr_nonzero += vals[i] != 0;
+		nr_before += before && before[i] != 0;
+	}
 	tr->nr_threads++;
-	tr->bytes += 24 + 21ull * (tr->sparse && 2 * nr_nonzero < nr ? 2 * nr_nonzero : nr);
+	tr->bytes += 24 + 21ull * (tr->sparse && 2 * nr_nonzero < nr ? 2 * nr_nonzero : nr) +
+		     42ull * nr_before;
 	if (tr->bytes > MRI_REPLY_BUDGET) {
 		tr->err = AMEBA_ERANGE;
 		return;
 	}
 	row = cJSON_CreateObject();
-	if (mri_json_push(tr->arr, row) || mri_json_add(row, "id", mri_json_u64(thread_id))) {
+	if (mri_json_push(tr->arr, row) || mri_json_add(row, "id", mri_json_u64(thread_id)) ||
+	    (nr_before && mri_json_add(row, "before", pairs_array(before, nr)))) {
 		tr->err = AMEBA_ENOMEM;
 		return;
 	}
@@ -382,21 +400,44 @@ static cJSON *deltas_array(const struct mri_disp *d)
  */
 cJSON *mri_disp_read_now(struct mri_disp *d, int per_thread, int *err)
 {
-	uint64_t now = d->ops->now_ns(d->ctx);
+	return mri_disp_read_swap(d, per_thread, NULL, 0, NULL, err);
+}
+
+/*
+ * mri_disp_read_now, or with c (nr counters) the reading at the instant
+ * the monitor arms c in place of the running experiment (cond_swap); *gen
+ * the new experiment's. On failure the old experiment still runs.
+ */
+cJSON *mri_disp_read_swap(struct mri_disp *d, int per_thread, const struct mri_cond *c,
+			  uint32_t nr, uint64_t *gen, int *err)
+{
+	uint64_t now = d->ops->now_ns(d->ctx), *before = calloc(d->exp_nr + 1, sizeof(*before));
 	struct thread_rows tr = { .sparse = per_thread > 1 };
 	cJSON *o = cJSON_CreateObject();
+	int any_before = 0;
 
 	*err = AMEBA_ENOMEM;
-	if (!o)
+	if (!o || !before) {
+		free(before);
+		cJSON_Delete(o);
 		return NULL;
+	}
 	tr.bytes = 42ull * d->exp_nr;	/* the values and deltas arrays */
 	if (per_thread && !(tr.arr = cJSON_CreateArray()))
 		goto fail;
-	*err = d->ops->cond_read(d->ctx, d->exp_id, d->exp_cur, d->exp_nr,
-				 per_thread ? add_thread_row : NULL, &tr);
+	*err = c ? d->ops->cond_swap(d->ctx, c, nr, gen, d->exp_id, d->exp_cur, before, d->exp_nr,
+				     per_thread ? add_thread_row : NULL, &tr) :
+		   d->ops->cond_read(d->ctx, d->exp_id, d->exp_cur, before, d->exp_nr,
+				     per_thread ? add_thread_row : NULL, &tr);
 	if (*err)
 		goto fail;
-	if (tr.err) {
+	if (tr.err && c) {
+		/* swapped already: the old experiment's rows did not fit (or
+		 * there was no memory for them); its totals still do */
+		cJSON_Delete(tr.arr);
+		tr.arr = NULL;
+		per_thread = 0;
+	} else if (tr.err) {
 		*err = tr.err;
 		goto fail;
 	}
@@ -406,6 +447,10 @@ cJSON *mri_disp_read_now(struct mri_disp *d, int per_thread, int *err)
 	    mri_json_add(o, "dt_ns", mri_json_u64(now >= d->exp_prev_ns ? now - d->exp_prev_ns : 0)) ||
 	    mri_json_add(o, "values", mri_json_u64_array(d->exp_cur, d->exp_nr)) ||
 	    mri_json_add(o, "deltas", deltas_array(d)))
+		goto fail;
+	for (uint32_t i = 0; i < d->exp_nr; i++)
+		any_before |= before[i] != 0;
+	if (any_before && mri_json_add(o, "before", pairs_array(before, d->exp_nr)))
 		goto fail;
 	if (per_thread) {
 		cJSON *a = tr.arr;
@@ -418,9 +463,11 @@ cJSON *mri_disp_read_now(struct mri_disp *d, int per_thread, int *err)
 	memcpy(d->exp_prev, d->exp_cur, d->exp_nr * sizeof(*d->exp_prev));
 	d->exp_prev_ns = now;
 	d->exp_seq++;
+	free(before);
 	*err = 0;
 	return o;
 fail:
+	free(before);
 	cJSON_Delete(tr.arr);
 	cJSON_Delete(o);
 	return NULL;

@@ -71,11 +71,14 @@ struct mri_cond {
 #define MRI_BIN_STACK (UINT32_MAX - 2)
 #define MRI_BIN_TLS (UINT32_MAX - 1)
 
-typedef void (*mri_per_thread_fn)(uint32_t thread_id, const uint64_t *vals, uint32_t nr, void *arg);
+/* One thread's row of a reading: vals[nr], and before[nr] or NULL (see
+ * cond_read). */
+typedef void (*mri_per_thread_fn)(uint32_t thread_id, const uint64_t *vals, const uint64_t *before,
+				  uint32_t nr, void *arg);
 
 /*
  * What the dispatcher asks of a monitor. ctx is the table's own pointer,
- * passed back first. All callbacks are required.
+ * passed back first. All callbacks are required but cond_swap.
  */
 struct mri_monitor_ops {
 	/* The process: pid, program, threads, activity. 0 or an error. */
@@ -133,7 +136,15 @@ struct mri_monitor_ops {
 	int (*cond_arm_mark)(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
 			     const char *label, char *path, size_t len, char *why, size_t wlen,
 			     int *mark_err);
-	int (*cond_read)(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
+	/* before[nr]: mon_cond_read's (what served counters' objects counted
+	 * until the arm); all 0 from a monitor that serves none. */
+	int (*cond_read)(void *ctx, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+			 mri_per_thread_fn per_thread, void *arg);
+	/* Optional (NULL: start cannot replace): arms c in place of
+	 * generation old_gen and reads old_gen as cond_read would in the same
+	 * instant (mon_cond_arm_swap). On failure old_gen stays armed. */
+	int (*cond_swap)(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
+			 uint64_t old_gen, uint64_t *total, uint64_t *before, uint32_t old_nr,
 			 mri_per_thread_fn per_thread, void *arg);
 
 	/* mon_sample_arm / mon_sample_drain (period == 0 disarms). */

@@ -121,6 +121,8 @@ int mri_req_array(struct mri_req *r, const cJSON *j, const char *name, uint32_t 
 /* A reading of the running experiment (values, deltas since the previous
  * reading, per-thread rows); NULL with *err on failure (dispatch.c). */
 cJSON *mri_disp_read_now(struct mri_disp *d, int per_thread, int *err);
+cJSON *mri_disp_read_swap(struct mri_disp *d, int per_thread, const struct mri_cond *c,
+			  uint32_t nr, uint64_t *gen, int *err);
 /* Forgets the experiment's state (not the monitor's: disarm first). */
 void mri_disp_forget_experiment(struct mri_disp *d);
 /* Disarms the experiment and the sample stream (dispatch_ops.c). */

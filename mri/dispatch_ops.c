@@ -960,10 +960,12 @@ static int mark_result(struct mri_req *r, cJSON *to, const char *label, int err,
 static int op_start(struct mri_req *r)
 {
 	static const char *const fields[] = { "v", "id", "op", "counters", "interval_ms", "mark",
-					      NULL };
+					      "replace", NULL };
 	struct mri_disp *d = r->d;
 	const cJSON *jc = mri_json_get(r->msg, "counters"), *e;
-	const cJSON *jl = mri_json_get(r->msg, "mark");
+	const cJSON *jl = mri_json_get(r->msg, "mark"), *jr = mri_json_get(r->msg, "replace");
+	cJSON *replaced = NULL;
+	uint64_t *nprev, *ncur, old_id = 0;
 	struct counters cs = { 0 };
 	struct mri_backend_rec b;
 	uint64_t interval, gen = 0;
@@ -982,9 +984,26 @@ static int op_start(struct mri_req *r)
 			    "(0 turns interval events off)", interval, MIN_INTERVAL_MS);
 	if (!d->attached)
 		return mri_req_fail(r, AMEBA_EINVAL, "not attached: send attach before start");
-	if (d->exp_on)
+	if (jr) {
+		if (mri_req_uint(r, jr, "replace", 0, MAX_INTEGER, &old_id))
+			return r->code;
+		if (jl)
+			return mri_req_fail(r, AMEBA_EINVAL, "replace: a marked experiment starts "
+				    "from zero at its mark; stop the running one and start without replace");
+		if (!d->exp_on)
+			return mri_req_fail(r, AMEBA_ENOENT, "replace: no experiment is running; leave "
+				    "replace out");
+		if (old_id != d->exp_id)
+			return mri_req_fail(r, AMEBA_ENOENT, "replace: %" PRIu64 " is not running "
+				    "(experiment %" PRIu64 " is)", old_id, d->exp_id);
+		if (!d->ops->cond_swap)
+			return mri_req_fail(r, AMEBA_ENOTSUP, "replace: this monitor cannot replace "
+				    "an experiment; stop it, then start");
+	} else if (d->exp_on) {
 		return mri_req_fail(r, AMEBA_EBUSY, "experiment %" PRIu64 " is running; stop it first "
-			    "(one experiment at a time)", d->exp_id);
+			    "or start with \"replace\": %" PRIu64 " (one experiment at a time)",
+			    d->exp_id, d->exp_id);
+	}
 	if (!jc)
 		return mri_req_fail(r, AMEBA_EINVAL, "counters is missing: a list such as "
 			    "[{\"metric\":\"mem_ref\"}]");
@@ -1012,13 +1031,31 @@ static int op_start(struct mri_req *r)
 		cs.c[j].bins = cs.c[j].nr_bins ? cs.bins + (uintptr_t)cs.c[j].bins : NULL;
 		cs.c[j].except = cs.c[j].nr_except ? cs.bins + (uintptr_t)cs.c[j].except : NULL;
 	}
-	d->exp_prev = calloc(cs.nr, sizeof(*d->exp_prev));
-	d->exp_cur = calloc(cs.nr, sizeof(*d->exp_cur));
-	if (!d->exp_prev || !d->exp_cur) {
-		mri_disp_forget_experiment(d);
+	nprev = calloc(cs.nr, sizeof(*nprev));
+	ncur = calloc(cs.nr, sizeof(*ncur));
+	if (!nprev || !ncur) {
+		free(nprev);
+		free(ncur);
 		counters_free(&cs);
 		return mri_req_nomem(r);
 	}
+	if (jr) {
+		/* the old experiment's last reading, taken as the new one starts */
+		replaced = mri_disp_read_swap(d, 2, cs.c, cs.nr, &gen, &err);
+		counters_free(&cs);
+		if (!replaced) {
+			free(nprev);
+			free(ncur);
+			return mri_req_fail(r, err, "the monitor refused the counters (experiment %"
+				    PRIu64 " runs on): %s", old_id, ameba_strerror(err));
+		}
+		mri_disp_forget_experiment(d);
+		d->exp_prev = nprev;
+		d->exp_cur = ncur;
+		goto armed;
+	}
+	d->exp_prev = nprev;
+	d->exp_cur = ncur;
 	if (label && d->ops->cond_arm_mark) {
 		err = d->ops->cond_arm_mark(d->ctx, cs.c, cs.nr, &gen, label, path, sizeof(path), why,
 					    sizeof(why), &mark_err);
@@ -1036,6 +1073,7 @@ static int op_start(struct mri_req *r)
 		mri_disp_forget_experiment(d);
 		return mri_req_fail(r, err, "the monitor refused the counters: %s", ameba_strerror(err));
 	}
+armed:
 	d->exp_on = 1;
 	d->exp_id = gen;
 	d->exp_nr = i;
@@ -1045,7 +1083,8 @@ static int op_start(struct mri_req *r)
 	d->next_tick_ns = interval ? d->exp_prev_ns + interval * 1000000ull : UINT64_MAX;
 	if (mri_json_add(r->result, "experiment", mri_json_u64(gen)) ||
 	    mri_json_add(r->result, "nr_counters", mri_json_u64(d->exp_nr)) ||
-	    mri_json_add(r->result, "t_ns", mri_json_u64(d->exp_prev_ns)))
+	    mri_json_add(r->result, "t_ns", mri_json_u64(d->exp_prev_ns)) ||
+	    (replaced && mri_json_add(r->result, "replaced", replaced)))
 		return mri_req_nomem(r);
 	if (label) {
 		/* the experiment runs whatever became of the mark: a mark is

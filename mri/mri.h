@@ -280,6 +280,10 @@ struct mri_counter {
  * dt_ns the time since the previous one. With MRI_READ_THREADS, one row of
  * nr values per thread that counted anything: thread_values[k * nr + i] is
  * counter i of thread thread_ids[k].
+ * before (NULL when the monitor sent none): what each counter's objects
+ * counted from their births until the experiment started, for counters the
+ * monitor serves from its per-object counts (docs/mri.md, "before");
+ * thread_before[k * nr + i] the same per thread (NULL when none).
  */
 struct mri_reading {
 	uint64_t experiment;
@@ -291,6 +295,8 @@ struct mri_reading {
 	uint32_t nr_threads;
 	const uint32_t *thread_ids;
 	const uint64_t *thread_values;
+	const uint64_t *before;
+	const uint64_t *thread_before;
 };
 
 #define MRI_READ_THREADS (1u << 0)
@@ -318,6 +324,16 @@ AMEBA_API int mri_experiment_start_marked(struct mri_session *s, const struct mr
 					  uint32_t nr, uint32_t interval_ms, const char *mark,
 					  uint64_t *experiment, int *written, char *path,
 					  size_t len);
+
+/*
+ * Starts c in place of the running experiment `running` in one step: no
+ * access falls between the two. final (optional) receives the old one's
+ * last reading, per thread, taken in the same instant. AMEBA_ENOTSUP from
+ * a monitor that cannot (stop, then start). On failure `running` runs on.
+ */
+AMEBA_API int mri_experiment_replace(struct mri_session *s, uint64_t running,
+				     const struct mri_counter *c, uint32_t nr, uint32_t interval_ms,
+				     uint64_t *experiment, struct mri_reading *final);
 
 /* Reads the running experiment now (flags: MRI_READ_THREADS). */
 AMEBA_API int mri_experiment_read(struct mri_session *s, uint64_t experiment, unsigned flags,

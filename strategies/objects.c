@@ -109,6 +109,8 @@ struct unit {
 	int last_taken;
 	uint64_t all_bytes, taken_bytes;
 	int cold;			/* folded into the cold group */
+	uint32_t born_round;		/* the plan that made the unit */
+	int was_armed;			/* measured in an earlier interval */
 	uint32_t zero_rounds;		/* consecutive intervals without a count */
 	uint64_t zero_ns;		/* and their length */
 	/* this plan */
@@ -215,6 +217,7 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	}
 	u = &st->units[st->nr_units];
 	memset(u, 0, sizeof(*u));
+	u->born_round = st->nr_rounds;
 	u->stride = 1;
 	u->scale = 1.0;
 	u->key = strdup(key);
@@ -695,17 +698,35 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			tot = &st->program[m];
 			pt = st->program_pt[m];
 		} else {
-			tot = &st->units[u].values[m];
-			pt = st->units[u].pt[m];
-			st->units[u].counted |= res->values[i] != 0;
-			scale = st->units[u].scale;
-			st->units[u].ever_sampled |= st->units[u].sampled;
+			struct unit *un = &st->units[u];
+
+			tot = &un->values[m];
+			pt = un->pt[m];
+			un->counted |= res->values[i] != 0;
+			scale = un->scale;
+			un->ever_sampled |= un->sampled;
+			/*
+			 * A unit the program made after the first plan, measured
+			 * for the first time: what its objects counted between
+			 * their births and this interval (the program's counter
+			 * counted it in the intervals before) -- an array
+			 * allocated and filled at once is counted whole.
+			 */
+			if (res->before && un->born_round > 0 && !un->was_armed) {
+				*tot += scale * (double)res->before[i];
+				un->counted |= res->before[i] != 0;
+				if (res->per_thread_before && res->per_thread_before[i])
+					for (uint32_t t = 0; t < res->nr_threads; t++)
+						pt[t] += scale * (double)res->per_thread_before[i][t];
+			}
 		}
 		*tot += scale * (double)res->values[i];
 		if (res->per_thread && res->per_thread[i])
 			for (uint32_t t = 0; t < res->nr_threads; t++)
 				pt[t] += scale * (double)res->per_thread[i][t];
 	}
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		st->units[u].was_armed |= st->units[u].active;
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
 

@@ -64,7 +64,7 @@ def main():
     runs = int(os.environ.get("RUNS", "3"))
     env = dict(os.environ)
     env.setdefault("AMEBA_PRESET", "skylake-sp")
-    env.setdefault("AMEBA_COND_SERVED", "1")
+    env.setdefault("AMEBA_COND_SERVED", "1")    # the default; 0 matches every counter per access
     say("preset", env["AMEBA_PRESET"])
     say("served", env["AMEBA_COND_SERVED"])
     say("runs", runs)

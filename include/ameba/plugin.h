@@ -258,6 +258,18 @@ struct ameba_results {
 	const struct ameba_sample *samples;
 	uint64_t nr_samples_lost;
 	int target_exited;		/* the target ended during this interval */
+	/*
+	 * On the first interval of newly started counters, with a backend
+	 * whose per-object counts are exact (NULL otherwise): before[i] is
+	 * what counter i's objects counted from their births until the
+	 * counters started (the threads alive then); per_thread_before[i]
+	 * (NULL unless counter i asked for per-thread values) the same per
+	 * thread. A strategy that arms a counter on an object born during the
+	 * previous interval adds it to count the object from its birth; the
+	 * program's counters counted those accesses in that interval.
+	 */
+	const uint64_t *before;
+	const uint64_t *const *per_thread_before;
 };
 
 /* ---- contexts: what properties are evaluated on ---- */

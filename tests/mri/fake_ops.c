@@ -256,7 +256,7 @@ static int f_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t
 	return 0;
 }
 
-static int f_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
+static int f_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		       mri_per_thread_fn per_thread, void *arg)
 {
 	struct fake_mon *f = ctx;
@@ -269,12 +269,23 @@ static int f_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint32_t nr,
 	for (uint32_t i = 0; i < nr; i++) {
 		v[i] = f->ticks * (i + 1) * 10;
 		total[i] = 2 * v[i];	/* threads 0 and 1 count */
+		before[i] = 0;		/* serves no counter */
 	}
 	if (per_thread && f->ticks) {
-		per_thread(0, v, nr, arg);
-		per_thread(1, v, nr, arg);
+		per_thread(0, v, NULL, nr, arg);
+		per_thread(1, v, NULL, nr, arg);
 	}
 	return 0;
+}
+
+/* Reads old_gen as f_cond_read, then arms c; both or neither. */
+static int f_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
+		       uint64_t old_gen, uint64_t *total, uint64_t *before, uint32_t old_nr,
+		       mri_per_thread_fn per_thread, void *arg)
+{
+	int err = f_cond_read(ctx, old_gen, total, before, old_nr, per_thread, arg);
+
+	return err ? err : f_cond_arm(ctx, c, nr, gen);
 }
 
 static int f_sample_arm(void *ctx, int metric, uint64_t period, int randomized, uint64_t seed)
@@ -350,6 +361,7 @@ const struct mri_monitor_ops fake_ops = {
 	.backend = f_backend,
 	.cond_arm = f_cond_arm,
 	.cond_read = f_cond_read,
+	.cond_swap = f_cond_swap,
 	.sample_arm = f_sample_arm,
 	.sample_drain = f_sample_drain,
 	.site_label = f_site_label,

@@ -211,6 +211,10 @@ static const struct bad bad[] = {
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"samples_stop\"}", AMEBA_ENOENT, "no sample stream", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"mem_ref\"}]}", AMEBA_EBUSY, "experiment 101 is running; stop it first", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\"}", AMEBA_EINVAL, "experiment is missing", 3 },
+	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"mem_ref\"}],\"replace\":999}", AMEBA_ENOENT, "replace: 999 is not running (experiment 101 is)", 3 },
+	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"mem_ref\"}],\"replace\":101,\"mark\":\"m\"}", AMEBA_EINVAL, "replace: a marked experiment starts from zero", 3 },
+	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"mem_ref\"}],\"replace\":\"101\"}", AMEBA_EINVAL, "replace: \"101\" is not a number", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{\"metric\":\"mem_ref\"}],\"replace\":101}", AMEBA_ENOENT, "replace: no experiment is running; leave replace out", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"read\",\"experiment\":999}", AMEBA_ENOENT, "experiment: 999 is not running (experiment 101 is)", 3 },
 	{ __LINE__, RUNNING, "{\"v\":1,\"id\":3,\"op\":\"stop\",\"experiment\":\"101\"}", AMEBA_EINVAL, "experiment: \"101\" is not a number", 3 },
 	/* fields */
@@ -508,6 +512,38 @@ static void test_reply_budget(void)
 		cJSON_Delete(root);
 	}
 	CHECK_EQ_U64(total, 6000);
+}
+
+/*
+ * start with replace: the old experiment's last reading comes with the
+ * reply, taken as the new one starts (fake: two ticks, threads 0 and 1 at
+ * 20 and 40 each); the new one starts from zero.
+ */
+static void test_replace(void)
+{
+	const cJSON *r, *old;
+	cJSON *root;
+
+	session(RUNNING);
+	fake_tick(&f);
+	fake_tick(&f);
+	r = ok(__LINE__, "{\"v\":1,\"id\":4,\"op\":\"start\",\"counters\":[{\"metric\":\"reads\"}],"
+	       "\"replace\":101}", &root);
+	CHECK(num(mri_json_get(r, "experiment")) == 102);
+	CHECK(num(mri_json_get(r, "nr_counters")) == 1);
+	old = mri_json_get(r, "replaced");
+	CHECK(num(mri_json_get(old, "experiment")) == 101);
+	CHECK(num(item(mri_json_get(old, "values"), 0)) == 40);
+	CHECK(num(item(mri_json_get(old, "values"), 1)) == 80);
+	CHECK(mri_json_count(mri_json_get(old, "threads")) == 2);
+	CHECK(mri_json_get(old, "before") == NULL);	/* the fake serves nothing */
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.nr_cond, 1);
+	CHECK_EQ_U64(f.cond_metric[0], AMEBA_M_READS);
+	r = ok(__LINE__, "{\"v\":1,\"id\":5,\"op\":\"read\",\"experiment\":102}", &root);
+	CHECK(num(item(mri_json_get(r, "values"), 0)) == 0);
+	CHECK(num(mri_json_get(r, "seq")) == 1);
+	cJSON_Delete(root);
 }
 
 static void test_experiment(void)
@@ -932,6 +968,7 @@ int main(void)
 	test_discovery();
 	test_reply_budget();
 	test_experiment();
+	test_replace();
 	test_thread_events();
 	test_exit();
 	test_bye_and_errors();

@@ -4,7 +4,7 @@
 # istic wl_hot_arrays with AMEBA_ORACLE (sim backend). The final window
 # starts with an exact oracle mark (docs/oracle.md, "Marks"); its counters
 # on whole objects and bins are read from the per-object counts (cond.c,
-# "Served counters", AMEBA_COND_SERVED=1). Every object of the report must have the l1d_miss of
+# "Served counters", the default). Every object of the report must have the l1d_miss of
 # the oracle at exit minus the mark: exactly, but for the one access the
 # program's single thread may have in flight while the experiment starts
 # (docs/oracle.md, "Exact marks"): at most 1 event over all objects.
@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The search must end before the program does: SCALE 8, else 20.
 for scale in 8 20; do
 	rm -f "$tmp"/o.json*
-	AMEBA_COND_SERVED=1 AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric l1d_miss \
+	AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric l1d_miss \
 		--strategy nway:n=10,final_intervals=0 --output "$tmp/r.json" \
 		-- "$bin/wl_hot_arrays" $scale >"$tmp/out" 2>"$tmp/err" || {
 		echo "ameba run failed:"; cat "$tmp/err"; exit 1; }

@@ -36,7 +36,9 @@ target_compile_definitions(test_cond PRIVATE _GNU_SOURCE)
 target_link_libraries(test_cond PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
 target_link_options(test_cond PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
 set_target_properties(test_cond PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+# every counter matched per access ...
 add_test(NAME runtime_cond_sample COMMAND ${AMEBA_TEST_BIN}/test_cond)
-# the same values with whole-object counters served from the per-object counts
+set_tests_properties(runtime_cond_sample PROPERTIES ENVIRONMENT "AMEBA_COND_SERVED=0")
+# ... and the same values with whole-object counters served from the
+# per-object counts (the default)
 add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
-set_tests_properties(runtime_cond_served PROPERTIES ENVIRONMENT "AMEBA_COND_SERVED=1")

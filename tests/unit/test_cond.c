@@ -33,6 +33,7 @@ static char A[4096] __attribute__((aligned(64)));
 static char B[4096] __attribute__((aligned(64)));
 static char C[8 * 256] __attribute__((aligned(64)));
 static char D[256] __attribute__((aligned(64)));
+static char E[256] __attribute__((aligned(64)));
 
 /* Every line of [p, p + n) once. */
 static void touch_lines(const char *p, size_t n)
@@ -82,7 +83,7 @@ static void test_sites(void)
 	touch_lines(C, sizeof(C));
 	touch_lines(D, sizeof(D));
 	touch_lines(A, sizeof(A));		/* a global: no site's */
-	CHECK(mon_cond_read(gen, total, 3, NULL, NULL) == 0);
+	CHECK(mon_cond_read(gen, total, NULL, 3, NULL, NULL) == 0);
 	CHECK_EQ_U64(total[0], 4 * 4 + 4);
 	CHECK_EQ_U64(total[1], 4 * 4 + 4);
 	CHECK_EQ_U64(total[2], 4 * 4 + 4);
@@ -149,7 +150,7 @@ static void test_kinds_except(void)
 	touch_lines(T, sizeof(T));
 	touch_lines(S, sizeof(S));
 	touch_lines(A, sizeof(A));		/* a global: none of the kinds */
-	CHECK(mon_cond_read(gen, total, 5, NULL, NULL) == 0);
+	CHECK(mon_cond_read(gen, total, NULL, 5, NULL, NULL) == 0);
 	CHECK_EQ_U64(total[0], 4);
 	CHECK_EQ_U64(total[1], 8);
 	CHECK_EQ_U64(total[2], 16 + 4);
@@ -172,6 +173,59 @@ static void touch(char *base, int n, unsigned flags)
 		mon_access((uintptr_t)base + (uintptr_t)(i % 64) * 64, 8, flags, (uintptr_t)touch);
 }
 
+/*
+ * A swap and `before`: set 1 counts mem_ref on A; E becomes a heap block
+ * after set 1's arm and gets 4 accesses; set 2 replaces set 1 with counters
+ * on A and on E. Set 1's last reading (taken in the swap) has A's 3
+ * accesses; set 2 starts from zero, and its `before` has E's 4 when E's
+ * counter is served (from E's birth), 0 per access.
+ */
+static void test_swap_before(void)
+{
+	struct mon_range ra = { (uintptr_t)A, (uintptr_t)A + sizeof(A) };
+	struct mon_range re = { (uintptr_t)E, (uintptr_t)E + sizeof(E) };
+	struct mon_cond_spec one = { .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = &ra };
+	struct mon_cond_spec two[2] = {
+		{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = &ra },
+		{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = &re },
+	};
+	uint64_t g1, g2, g3, fin_total[1], fin_before[1], total[2], before[2];
+	struct mon_cond_final fin = { 0 };
+	const char *sv = getenv("AMEBA_COND_SERVED");
+	int served = !(sv && !strcmp(sv, "0"));
+	const struct mon_obj *oa = mon_objmap_lookup(NULL, (uintptr_t)A), *oe;
+
+	served &= oa->start == (uintptr_t)A && oa->end == (uintptr_t)A + sizeof(A);
+	CHECK(mon_cond_arm(&one, 1, &g1) == 0);
+	touch(A, 3, MON_ACC_READ);
+	CHECK(mon_objmap_add_block(MON_OBJ_HEAP, (uintptr_t)E, sizeof(E), 1, 0) != NULL);
+	oe = mon_objmap_lookup(NULL, (uintptr_t)E);
+	served &= oe->start == (uintptr_t)E && oe->end == (uintptr_t)E + sizeof(E);
+	touch_lines(E, sizeof(E));
+	fin.gen = g1;
+	fin.total = fin_total;
+	fin.before = fin_before;
+	fin.nr = 1;
+	CHECK(mon_cond_arm_swap(two, 2, &g2, &fin) == 0);
+	CHECK(fin.err == 0);
+	CHECK_EQ_U64(fin_total[0], 3);
+	CHECK(g2 != g1);
+	CHECK(mon_cond_read(g1, total, NULL, 1, NULL, NULL) == AMEBA_ENOENT);
+	touch_lines(E, sizeof(E));
+	CHECK(mon_cond_read(g2, total, before, 2, NULL, NULL) == 0);
+	CHECK_EQ_U64(total[0], 0);
+	CHECK_EQ_U64(total[1], 4);
+	CHECK_EQ_U64(before[1], served ? 4 : 0);
+	CHECK(served ? before[0] >= 3 : before[0] == 0);	/* A's since its birth */
+	/* a swap naming a generation that is not armed: armed, err ENOENT */
+	fin.gen = g1;
+	CHECK(mon_cond_arm_swap(&one, 1, &g3, &fin) == 0);
+	CHECK(fin.err == AMEBA_ENOENT);
+	CHECK(mon_cond_arm(NULL, 0, &g3) == 0);
+	printf("swap: E's counter %s, before %lu\n", served ? "served" : "per access",
+	       (unsigned long)before[1]);
+}
+
 static void *run(void *arg)
 {
 	struct job *j = arg;
@@ -187,10 +241,12 @@ struct per_thread_seen {
 	uint64_t v[4][8];
 };
 
-static void per_thread_cb(uint32_t id, const uint64_t *vals, uint32_t nr, void *arg)
+static void per_thread_cb(uint32_t id, const uint64_t *vals, const uint64_t *before, uint32_t nr,
+			  void *arg)
 {
 	struct per_thread_seen *s = arg;
 
+	(void)before;
 	for (uint32_t i = 0; i < nr && i < 4 && id < 8; i++)
 		s->v[i][id] = vals[i];
 }
@@ -252,7 +308,7 @@ int main(void)
 	CHECK(mon_cond_armed == 1);
 	run_two(&j1, &j2);
 	memset(&seen, 0, sizeof(seen));
-	CHECK(mon_cond_read(gen, total, 4, per_thread_cb, &seen) == 0);
+	CHECK(mon_cond_read(gen, total, NULL, 4, per_thread_cb, &seen) == 0);
 	CHECK_EQ_U64(total[0], 10 + 64);		/* reads on A, both threads */
 	CHECK_EQ_U64(total[1], 20 + 30);		/* writes of thread 1 only */
 	CHECK_EQ_U64(total[2], 10 + 20 + 30 + 64 + 5 + 7);
@@ -272,12 +328,12 @@ int main(void)
 	/* Re-arming starts from zero; the old generation is gone. The first
 	 * three counters' where-sets are whole objects (A and B are globals of
 	 * their exact extents) or everything: read from the per-object counts
-	 * (cond.c, "Served counters") with AMEBA_COND_SERVED=1, so nothing is
-	 * left per access; without it, the same values per access. */
+	 * (cond.c, "Served counters"), so nothing is left per access; with
+	 * AMEBA_COND_SERVED=0, the same values per access. */
 	const struct mon_obj *oa = mon_objmap_lookup(NULL, (uintptr_t)A);
 	const struct mon_obj *ob = mon_objmap_lookup(NULL, (uintptr_t)B);
 	const char *sv = getenv("AMEBA_COND_SERVED");
-	int off = !(sv && !strcmp(sv, "1"));	/* before the arm: strcmp is an access */
+	int off = sv && !strcmp(sv, "0");	/* before the arm: strcmp is an access */
 	int whole = oa->kind == MON_OBJ_GLOBAL && oa->start == (uintptr_t)A &&
 		    oa->end == (uintptr_t)A + sizeof(A) && ob->kind == MON_OBJ_GLOBAL &&
 		    ob->start == (uintptr_t)B && ob->end == (uintptr_t)B + sizeof(B);
@@ -287,11 +343,11 @@ int main(void)
 	CHECK(mon_cond_arm(specs, 3, &gen2) == 0);
 	CHECK(mon_cond_armed == !(whole && !off));
 	CHECK(gen2 != gen);
-	CHECK(mon_cond_read(gen, total, 4, NULL, NULL) == AMEBA_ENOENT);
-	CHECK(mon_cond_read(gen2, total, 3, NULL, NULL) == 0);
+	CHECK(mon_cond_read(gen, total, NULL, 4, NULL, NULL) == AMEBA_ENOENT);
+	CHECK(mon_cond_read(gen2, total, NULL, 3, NULL, NULL) == 0);
 	CHECK_EQ_U64(total[2], 0);
 	touch(A, 3, MON_ACC_READ);			/* main thread: id 0 */
-	CHECK(mon_cond_read(gen2, total, 3, NULL, NULL) == 0);
+	CHECK(mon_cond_read(gen2, total, NULL, 3, NULL, NULL) == 0);
 	CHECK_EQ_U64(total[0], 3);
 	CHECK_EQ_U64(total[1], 0);
 	CHECK_EQ_U64(total[2], 3);
@@ -302,6 +358,7 @@ int main(void)
 
 	test_sites();
 	test_kinds_except();
+	test_swap_before();
 
 	/* Sample streams: every 7th mem_ref per thread, fixed period. */
 	struct mon_sample smp[512];
