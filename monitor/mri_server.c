@@ -18,12 +18,15 @@
  *    reading is dropped after MRI_SEND_TIMEOUT_MS; one that vanishes is
  *    noticed at the next read; either way its session ends as if it had
  *    detached: counters and samples disarmed, the hooks dormant again.
- *  - Socket: $XDG_RUNTIME_DIR/ameba/PID.sock, else /tmp/ameba-UID/PID.sock.
- *    The directory must be ours, a real directory (not a symlink) and mode
- *    0700, else the next place is tried, and with none the server stays
- *    off: the directory is what keeps other users out; SO_PEERCRED (same
- *    uid, or root) is the second check, and a refused peer is told why
- *    before the connection closes. The socket is made on the initialising
+ *  - Socket: $XDG_RUNTIME_DIR/ameba/PID.sock, else /tmp/ameba-UID/PID.sock,
+ *    else (that directory is someone else's, or broken) a directory of our
+ *    own made by mkdtemp, /tmp/ameba-UID.XXXXXX/PID.sock, removed at exit:
+ *    another user who pre-creates /tmp/ameba-UID cannot switch profiling
+ *    off. The directory must be ours, a real directory (not a symlink) and
+ *    mode 0700: the directory is what keeps other users out; SO_PEERCRED
+ *    (same uid, or root) is the second check, and a refused peer is told
+ *    why before the connection closes. The client checks the same from
+ *    its side (mri/client.c, mri_open_pid). The socket is made on the initialising
  *    thread, before main(): a tool that starts a target can connect at once.
  *  - libcjson is loaded when the first client connects (mri_cjson.c): a
  *    program that is never attached to never loads it.
@@ -82,6 +85,7 @@ static struct {
 	pid_t pid;			/* the process the socket belongs to */
 	int listen_fd, client_fd, wake_rd, wake_wr;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char own_dir[sizeof(((struct sockaddr_un *)0)->sun_path)];	/* made by mkdtemp, removed at exit */
 	enum owner owner;
 	pid_t peer_pid;
 	struct mri_disp *disp;
@@ -812,13 +816,25 @@ static int listen_socket(void)
 	if (!ok) {
 		snprintf(dir, sizeof(dir), "/tmp/ameba-%u", (unsigned)geteuid());
 		if (make_dir(dir, msg, sizeof(msg))) {
-			mon_log("MRI server off: %s%s%s", msg, why[0] ? "; " : "", why);
-			return -1;
-		}
-		/* $XDG_RUNTIME_DIR was set but unusable: say why once, since
-		 * the socket is not where the user may look for it. */
-		if (why[0])
+			/*
+			 * Someone else made /tmp/ameba-UID (or it is broken): a
+			 * directory of our own with a name nobody could know in
+			 * advance, so that no other user can switch profiling
+			 * off; the client finds it by its prefix and checks its
+			 * owner and mode, and the server's credentials.
+			 */
+			snprintf(dir, sizeof(dir), "/tmp/ameba-%u.XXXXXX", (unsigned)geteuid());
+			if (!mkdtemp(dir)) {
+				mon_log("MRI server off: %s; mkdtemp %s: %s", msg, dir, strerror(errno));
+				return -1;
+			}
+			snprintf(srv.own_dir, sizeof(srv.own_dir), "%s", dir);
+			mon_log("MRI socket in %s instead: %s", dir, msg);
+		} else if (why[0]) {
+			/* $XDG_RUNTIME_DIR was set but unusable: say why once,
+			 * since the socket is not where the user may look. */
 			mon_log("MRI socket in %s instead: %s", dir, why);
+		}
 	}
 	sweep_stale(dir);
 	snprintf(srv.path, sizeof(srv.path), "%s/%d.sock", dir, (int)getpid());
@@ -960,6 +976,8 @@ static void server_atexit(void)
 	free(ev);
 	if (srv.path[0])
 		unlink(srv.path);
+	if (srv.own_dir[0] && srv.pid == getpid())
+		rmdir(srv.own_dir);
 	/* If the write fails the thread still sees exiting at its next wake-up. */
 	if (srv.wake_wr >= 0 && write(srv.wake_wr, "x", 1) < 0)
 		srv.wake_wr = -1;
@@ -1011,6 +1029,7 @@ void mri_server_after_fork(void)
 		close(srv.wake_wr);
 	srv.listen_fd = srv.client_fd = srv.wake_rd = srv.wake_wr = -1;
 	srv.path[0] = '\0';
+	srv.own_dir[0] = '\0';	/* the parent's, removed by the parent */
 	pthread_mutex_init(&srv.lock, NULL);
 	pthread_mutex_init(&srv.send_lock, NULL);
 	mri_reader_destroy(&srv.rd);

@@ -17,7 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -621,10 +623,70 @@ static void target_env(pid_t pid, const char *name, char *buf, size_t len)
 	free(env);
 }
 
+/* "uid N (name)" of uid into buf. */
+static const char *uid_text(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	snprintf(buf, len, "uid %u%s%s%s", (unsigned)uid, pw ? " (" : "", pw ? pw->pw_name : "",
+		 pw ? ")" : "");
+	return buf;
+}
+
+/*
+ * Is the directory of socket path the target's: a real directory (not a
+ * symlink) owned by uid with no access for others? What keeps another
+ * user from standing in for the target's server. 0, or AMEBA_EPERM with
+ * the reason.
+ */
+static int socket_dir_ok(struct mri_session *s, const char *path, uid_t uid)
+{
+	char dir[300], who[128], want[128];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	if (lstat(dir, &st))
+		return set_err(s, AMEBA_ENOENT, "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return set_err(s, AMEBA_EPERM, "refusing %s: %s is not a directory (a symlink or a "
+			       "file); remove it", path, dir);
+	if (st.st_uid != uid)
+		return set_err(s, AMEBA_EPERM, "refusing %s: its directory %s belongs to %s, not to "
+			       "the target's %s; remove the directory (the target then makes a "
+			       "directory of its own)", path, dir, uid_text(st.st_uid, who, sizeof(who)),
+			       uid_text(uid, want, sizeof(want)));
+	if (st.st_mode & 077)
+		return set_err(s, AMEBA_EPERM, "refusing %s: its directory %s has mode %04o (others "
+			       "may replace the socket); chmod 700 it", path, dir,
+			       (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* The server on the connected socket is process pid of uid? 0, or
+ * AMEBA_EPERM with the reason. */
+static int peer_ok(struct mri_session *s, const char *path, pid_t pid, uid_t uid)
+{
+	struct sock_tr *st = s->tr.ctx;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char who[128], want[128];
+
+	if (getsockopt(st->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		return set_err(s, AMEBA_EIO, "%s: SO_PEERCRED: %s", path, strerror(errno));
+	if (cred.uid != uid || cred.pid != pid)
+		return set_err(s, AMEBA_EPERM, "refusing %s: it is served by process %d of %s, not by "
+			       "the target (process %d of %s)", path, (int)cred.pid,
+			       uid_text(cred.uid, who, sizeof(who)), (int)pid,
+			       uid_text(uid, want, sizeof(want)));
+	return 0;
+}
+
 int mri_open_pid(struct mri_session **out, pid_t pid, int timeout_ms)
 {
 	struct mri_session *s = session_new();
-	char cand[4][300], xdg[256], tried[1400], first_err[1024] = "";
+	char cand[8][300], xdg[256], tried[2400], first_err[1024] = "";
+	glob_t gl = { 0 };
 	struct stat st;
 	uid_t target_uid;
 	int nr = 0, err = AMEBA_ENOENT, first_code = 0;
@@ -655,6 +717,12 @@ int mri_open_pid(struct mri_session **out, pid_t pid, int timeout_ms)
 	if (geteuid() != target_uid)
 		snprintf(cand[nr++], sizeof(cand[0]), "/tmp/ameba-%u/%d.sock", (unsigned)geteuid(),
 			 (int)pid);
+	/* where a target puts it when /tmp/ameba-UID is not its own */
+	snprintf(cand[nr], sizeof(cand[0]), "/tmp/ameba-%u.*/%d.sock", (unsigned)target_uid, (int)pid);
+	if (glob(cand[nr], 0, NULL, &gl) == 0)
+		for (size_t g = 0; g < gl.gl_pathc && nr < 8; g++)
+			snprintf(cand[nr++], sizeof(cand[0]), "%s", gl.gl_pathv[g]);
+	globfree(&gl);
 
 	tried[0] = '\0';
 	for (int i = 0; i < nr; i++) {
@@ -664,7 +732,12 @@ int mri_open_pid(struct mri_session **out, pid_t pid, int timeout_ms)
 			o = sizeof(tried);
 		if (stat(cand[i], &st) && errno == ENOENT)
 			continue;
-		err = connect_path(s, cand[i], timeout_ms);
+		err = socket_dir_ok(s, cand[i], target_uid);
+		if (!err) {
+			err = connect_path(s, cand[i], timeout_ms);
+			if (!err && (err = peer_ok(s, cand[i], pid, target_uid)))
+				disconnect(s);
+		}
 		if (!err) {
 			err = hello(s);
 			if (err)

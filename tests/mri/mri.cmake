@@ -71,6 +71,9 @@ set_target_properties(mri_peer_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA
 add_test(NAME mri_other_user COMMAND sh ${MRI_TEST_DIR}/mri_other_user.sh $<TARGET_FILE:ameba>
   ${AMEBA_TEST_BIN}/mri_target ${AMEBA_TEST_BIN}/mri_peer_check)
 set_tests_properties(mri_other_user PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+add_test(NAME mri_squat COMMAND sh ${MRI_TEST_DIR}/mri_squat.sh $<TARGET_FILE:ameba>
+  ${AMEBA_TEST_BIN}/mri_target)
+set_tests_properties(mri_squat PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77)
 
 # libFuzzer: the parser and dispatcher over the fake monitor, built by clang
 # with ASan + UBSan as a program of its own (it never links the runtime,
