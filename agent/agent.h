@@ -27,6 +27,14 @@ int agent_cmd_attach(int argc, char **argv);	/* run_cmd.c */
 int agent_cmd_report(int argc, char **argv);	/* report_cmd.c */
 int agent_cmd_mri(int argc, char **argv);	/* cmd_mri.c */
 
+/*
+ * guard.c: fn(arg) under a guard against its faults. Returns fn's result,
+ * or AMEBA_EIO with *sig the signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) when
+ * fn faulted; *sig is 0 otherwise. One thread at a time.
+ */
+#define AGENT_GUARD_STACK (64 * 1024)
+int agent_guard_call(int (*fn)(void *arg), void *arg, int *sig);
+
 /* Reads a whole file into a NUL-terminated buffer; NULL with errno set. */
 char *agent_read_file(const char *path, size_t *len_out);
 

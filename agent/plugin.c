@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -735,6 +736,19 @@ static void default_threads(const struct agent_property *p, const struct ameba_c
 			out->threads[out->nr_threads++] = ctx->thread_ids[i];
 }
 
+struct eval_call {
+	struct agent_property *p;
+	const struct ameba_context *ctx;
+	struct agent_verdict *out;
+};
+
+static int eval_c(void *arg)
+{
+	struct eval_call *c = arg;
+
+	return c->p->desc.evaluate(c->ctx, &c->p->values.view, &c->out->v);
+}
+
 int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
 			const struct ameba_context *ctx, int primary_metric,
 			struct agent_verdict *out)
@@ -756,7 +770,16 @@ int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
 			return rc;
 		}
 	} else {
-		rc = p->desc.evaluate(ctx, &p->values.view, &out->v);
+		struct eval_call call = { p, ctx, out };
+		int sig;
+
+		rc = agent_guard_call(eval_c, &call, &sig);
+		if (sig) {
+			snprintf(msg, sizeof(msg), "%s: property %s: evaluate() crashed with SIG%s",
+				 p->path, p->name, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+			agent_property_disable(pl, p, msg);
+			return rc;
+		}
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg), "%s: property %s: evaluate() failed: %s", p->path,
 				 p->name, ameba_strerror(rc));

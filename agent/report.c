@@ -830,7 +830,52 @@ static void coverage_table(const cJSON *cov, FILE *out)
 			fprintf(out, "%s: %s\n", factor < 1 ? "warning" : "note", mi->valuestring);
 }
 
+#define PROP_COL_MAX 40	/* the table's property column at most */
+
+/* s cut to width columns with "..." when longer (table cells), in buf. */
+static const char *cell(const char *s, size_t width, char *buf, size_t len)
+{
+	if (strlen(s) <= width || width < 4 || len < width + 1)
+		return s;
+	snprintf(buf, len, "%.*s...", (int)(width - 3), s);
+	return buf;
+}
+
+static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_severity);
+
+/*
+ * The table as text: what the program named (objects, files, advice made
+ * from them) may hold control characters; they are printed escaped
+ * (\xNN, and \u00NN for the C1 controls in UTF-8) so that a name cannot
+ * drive the terminal.
+ */
 void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_severity)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	if (!mem) {
+		table_raw(root, out, top, min_severity);
+		return;
+	}
+	table_raw(root, mem, top, min_severity);
+	fclose(mem);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] >= 0x80 &&
+		    (unsigned char)text[i + 1] <= 0x9f)
+			fprintf(out, "\\u00%02x", (unsigned char)text[++i]);
+		else if ((c < 0x20 && c != '\n') || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	free(text);
+}
+
+static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_severity)
 {
 	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
 	const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
@@ -839,12 +884,17 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 	uint32_t nr_all = (uint32_t)cJSON_GetArraySize(threads), rank = 0, shown = 0, heading = 0;
 	uint32_t nr_shown = 0, nr_hidden = 0;
 	int partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial"));
+	int pw = 22;	/* the property column: the longest name shown, up to PROP_COL_MAX */
 
 	cJSON_ArrayForEach(f, findings) {
+		size_t n = strlen(jstr(f, "property", "?"));
+
 		if (finding_shown(f, min_severity))
 			nr_shown++;
 		else
 			nr_hidden++;
+		if (finding_shown(f, min_severity) && n > (size_t)pw)
+			pw = n > PROP_COL_MAX ? PROP_COL_MAX : (int)n;
 	}
 	fprintf(out, "ameba: %s (pid %.0f), backend %s, strategy %s, metric %s: %.0f iterations, "
 		"%.2f s measured\n", jstr(root, "program", "?"), jnum(root, "pid", 0),
@@ -856,8 +906,8 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		fprintf(out, "error: %s\n", jstr(root, "error", ""));
 	coverage_table(cJSON_GetObjectItemCaseSensitive(root, "coverage"), out);
 	if (nothing_significant(root, out) && nr_shown) {
-		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",
-			"property", "context", "threads", "evidence");
+		fprintf(out, "%4s %8s %4s %-*s %-39s %-8s %s\n", "rank", "severity", "conf",
+			pw, "property", "context", "threads", "evidence");
 	} else if (nothing_significant(root, NULL)) {
 		/* said above; nothing to rank */
 	} else if (nr_shown == 0) {
@@ -888,14 +938,14 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 			fputc('\n', out);
 		}
 	} else {
-		fprintf(out, "%4s %8s %4s %-22s %-39s %-8s %s\n", "rank", "severity", "conf",
-			"property", "context", "threads", "evidence");
+		fprintf(out, "%4s %8s %4s %-*s %-39s %-8s %s\n", "rank", "severity", "conf",
+			pw, "property", "context", "threads", "evidence");
 	}
 	cJSON_ArrayForEach(f, findings) {
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
 		uint32_t ids[256], nr = 0;
-		char ctext[512], ttext[128], atext[256], ptext[64];
+		char ctext[512], ttext[128], atext[256], ptext[64], cut1[64], cut2[128];
 
 		rank++;
 		if (!finding_shown(f, min_severity))
@@ -908,9 +958,10 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 		/* dozens of short-lived threads: their number (the JSON lists them) */
 		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
 			snprintf(ttext, sizeof(ttext), "%u threads", nr);
-		fprintf(out, "%4.0f%7.1f%% %5.2f %-22s %-39s %-8s %s%s%s\n", jnum(f, "rank", rank),
-			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0),
-			jstr(f, "property", "?"), context_text(ctx, ctext, sizeof(ctext)), ttext,
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-*s %-39s %-8s %s%s%s\n", jnum(f, "rank", rank),
+			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0), pw,
+			cell(jstr(f, "property", "?"), (size_t)pw, cut1, sizeof(cut1)),
+			cell(context_text(ctx, ctext, sizeof(ctext)), 64, cut2, sizeof(cut2)), ttext,
 			jstr(f, "evidence", ""), predicted_text(f, ptext, sizeof(ptext)),
 			absorbed_text(f, atext, sizeof(atext)));
 		shown++;

@@ -120,7 +120,8 @@ static void run_usage(FILE *f, int attach)
 		"                       perf, pagefault and watch need no `ameba cc` (see\n"
 		"                       `ameba list backends`)\n"
 		"  --output FILE        JSON report (default ameba-PID.json)\n"
-		"  --format table|json  what is printed on stdout (default table)\n"
+		"  --format table|json  what is printed on stdout (default table); with json\n"
+		"                       (run) the target's own stdout goes to stderr\n"
 		"  --top N              rows of the table (default 20; 0 = all)\n"
 		"  --min-severity S     leave findings below severity S out of the table (0.001\n"
 		"                       or 0.1%%, the default; 0 = all); the JSON report keeps them\n"
@@ -194,14 +195,16 @@ static int check_geometry(struct run_opts *o)
 {
 	struct mon_sim_geom g;
 	char err[512];
-	const char *preset = o->preset ? o->preset : getenv("AMEBA_PRESET");
+	const char *env = getenv("AMEBA_PRESET");
+	const char *preset = o->preset ? o->preset : env;
 
-	if (!o->preset && !o->nodes)
+	if (!o->preset && !o->nodes && !(env && *env))
 		return 0;
 	if (!preset || !*preset)
 		preset = "host";
 	if (mon_sim_geom_load(preset, &g, err, sizeof(err))) {
-		fprintf(stderr, "ameba run: --preset %s: %s\n", preset, err);
+		fprintf(stderr, "ameba run: %s%s: %s\n", o->preset ? "--preset " : "AMEBA_PRESET=",
+			preset, err);
 		return 2;
 	}
 	if (o->nodes && (mon_sim_geom_set(&g, "nodes", o->nodes, err, sizeof(err)) ||
@@ -212,6 +215,49 @@ static int check_geometry(struct run_opts *o)
 	if (o->preset && (strchr(o->preset, '/') || strstr(o->preset, ".conf")) &&
 	    realpath(o->preset, o->preset_path))
 		o->preset = o->preset_path;
+	return 0;
+}
+
+/*
+ * The report's file can be written (its directory exists and is writable,
+ * and it is not a directory): checked before the target starts, so that a
+ * mistyped --output does not cost a whole measurement. 0, or 2 (printed).
+ */
+static int check_output(const struct run_opts *o, const char *prog)
+{
+	const char *path = o->output ? o->output : "ameba-PID.json";
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path) {
+		fprintf(stderr, "%s: --output: an empty file name; give a file, e.g. -o report.json\n",
+			prog);
+		return 2;
+	}
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: --output %s: is a directory; give a file in it, e.g. -o "
+			"%s/report.json\n", prog, path, path);
+		return 2;
+	}
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		const char *why = stat(dir, &st) ? strerror(errno) : "not a directory";
+
+		fprintf(stderr, "%s: cannot write the report %s: %s: %s; create the directory or "
+			"give --output in an existing one\n", prog, path, dir, why);
+		return 2;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "%s: cannot write the report %s: directory %s: %s; give --output "
+			"in a directory you can write\n", prog, path, dir, strerror(errno));
+		return 2;
+	}
 	return 0;
 }
 
@@ -412,9 +458,14 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			}
 		}
 	}
-	if (perfmon_is_backend(o->backend) && !strcmp(o->backend, "watch") &&
-	    !strcmp(o->strategy, "objects"))
-		o->strategy = "words";	/* breakpoints count a few words, not objects */
+	/* the default strategies of the backends for uninstrumented programs
+	 * (docs/backends.md): breakpoints count a few words, not objects; page
+	 * faults count no reads and writes, which the threads stage needs */
+	if (!o->strategy_given && perfmon_is_backend(o->backend) && !strcmp(o->backend, "watch"))
+		o->strategy = "words";
+	if (!o->strategy_given && perfmon_is_backend(o->backend) &&
+	    !strcmp(o->backend, "pagefault"))
+		o->strategy = "objects";
 	if (o->attach) {
 		if (i < argc && !o->pid) {
 			char *end;
@@ -444,7 +495,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		o->cmd = argv + i;
 		o->nr_cmd = argc - i;
 	}
-	return 0;
+	return check_output(o, prog);
 }
 
 /* The command line of pid from /proc (attach), as an argv; NULL if unknown. */
@@ -546,6 +597,10 @@ static pid_t launch(const struct run_opts *o, struct gate *g)
 			setenv("AMEBA_PRESET", o->preset, 1);
 		if (o->nodes)
 			setenv("AMEBA_NODES", o->nodes, 1);
+		/* --format json: stdout is the report's alone (a parser reads
+		 * it); the target's standard output goes to our stderr */
+		if (o->json && !o->quiet)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		execvp(o->cmd[0], o->cmd);
 		child_errno = errno;
 		n = write(err_pipe[1], &child_errno, sizeof(child_errno));
@@ -740,6 +795,24 @@ static int strategy_find(const char *prog, struct agent_plugins *pl, const char 
 	return 0;
 }
 
+/*
+ * The exit status once the target's end is known: a target that failed
+ * makes it 3 (named on stderr) whatever else went wrong -- a crash ends
+ * the search in different places from run to run, and the status must
+ * not follow it; otherwise ret.
+ */
+static int target_failure(const char *prog, const struct agent_run_info *ri, int ret)
+{
+	if (!target_failed(ri))
+		return ret;
+	if (ri->target_state == AGENT_TARGET_EXITED)
+		fprintf(stderr, "%s: the target exited with status %d\n", prog, ri->target_exit_code);
+	else
+		fprintf(stderr, "%s: the target was killed by SIG%s\n", prog,
+			sigabbrev_np(ri->target_signal) ? sigabbrev_np(ri->target_signal) : "?");
+	return 3;
+}
+
 static int run_or_attach(int argc, char **argv, int attach)
 {
 	struct run_opts o = { .attach = attach };
@@ -773,10 +846,16 @@ static int run_or_attach(int argc, char **argv, int attach)
 		int is_file = strchr(spec, '/') || strstr(spec, ".lua") || strstr(spec, ".so") ||
 			      strstr(spec, ".asl");
 
-		if (is_file)
-			agent_plugins_add_file(&pl, spec, 0);
-		else if (push_str(&select, &nr_select, spec))
+		if (is_file && agent_plugins_add_file(&pl, spec, 0)) {
+			/* named on the command line: the user wants it; a plugin
+			 * directory's broken file is only a warning */
+			fprintf(stderr, "%s: --property %s did not load (above); fix it or leave it "
+				"out\n", prog, spec);
+			ret = 2;
 			goto out;
+		} else if (!is_file && push_str(&select, &nr_select, spec)) {
+			goto out;
+		}
 	}
 	if (agent_plugins_link(&pl, select, nr_select, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
@@ -838,7 +917,13 @@ static int run_or_attach(int argc, char **argv, int attach)
 				if (!o.quiet)
 					fprintf(stderr, "%s: the target runs on without ameba; waiting for "
 						"it to exit\n", prog);
-				wait_child(child, &status, 1, run_stop, 0);
+				have_status = wait_child(child, &status, 1, run_stop, 0);
+			} else {
+				have_status = 1;	/* reaped by the provider */
+			}
+			if (have_status) {
+				set_target(&ri, status);
+				ret = target_failure(prog, &ri, ret);
 			}
 		}
 		goto out;
@@ -869,10 +954,12 @@ static int run_or_attach(int argc, char **argv, int attach)
 		fprintf(stderr, "%s: %s\n", prog, s.error);
 		prov->ops->close(prov);
 		prov = NULL;
-		if (child > 0)
-			wait_child(child, &status, 1, stop_mark, 0);
-		agent_search_free(&s);
 		ret = rc == AMEBA_EINVAL || rc == AMEBA_ENOTSUP ? 2 : 1;
+		if (child > 0 && wait_child(child, &status, 1, stop_mark, 0)) {
+			set_target(&ri, status);
+			ret = target_failure(prog, &ri, ret);
+		}
+		agent_search_free(&s);
 		goto out;
 	}
 
@@ -927,15 +1014,8 @@ static int run_or_attach(int argc, char **argv, int attach)
 			fprintf(stderr, "%s: leaving pid %d running\n", prog, (int)child);
 		}
 	}
-	if (have_status && target_failed(&ri)) {
-		if (ri.target_state == AGENT_TARGET_EXITED)
-			fprintf(stderr, "%s: the target exited with status %d\n", prog, ri.target_exit_code);
-		else
-			fprintf(stderr, "%s: the target was killed by SIG%s\n", prog,
-				sigabbrev_np(ri.target_signal) ? sigabbrev_np(ri.target_signal) : "?");
-		if (ret == 0)
-			ret = 3;
-	}
+	if (have_status)
+		ret = target_failure(prog, &ri, ret);
 	agent_search_free(&s);
 out:
 	gate_release(&gate);

@@ -36,8 +36,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "search.h"
 #include "mri/mri.h"
+
+/* strat_guarded(): the strategy faulted (not an AMEBA_E* code) */
+#define AGENT_STRATEGY_CRASHED (-1000)
 
 static const char *const end_names[] = {
 	[AGENT_END_COMPLETE] = "complete",
@@ -390,6 +394,47 @@ static struct agent_strategy *stage_strat(struct agent_search *s)
 static void *stage_state(struct agent_search *s)
 {
 	return s->stage ? s->state_b : s->state;
+}
+
+/* A strategy's plan() or observe() under the guard (guard.c). */
+struct strat_call {
+	struct agent_strategy *st;
+	void *state;
+	struct ameba_experiment *exp;
+	const struct ameba_results *res;	/* NULL: plan() */
+};
+
+static int strat_call_fn(void *arg)
+{
+	struct strat_call *c = arg;
+
+	return c->res ? c->st->desc.observe(c->state, c->exp, c->res) :
+			c->st->desc.plan(c->state, c->exp);
+}
+
+/*
+ * Calls the stage's plan() (res NULL) or observe(). A strategy that
+ * crashed is not called again, not even to be destroyed (its state may
+ * be anything): the search ends with the error, and the report keeps what
+ * the other stage found.
+ */
+static int strat_guarded(struct agent_search *s, struct ameba_experiment *exp,
+			 const struct ameba_results *res)
+{
+	struct strat_call c = { stage_strat(s), stage_state(s), exp, res };
+	int sig, rc = agent_guard_call(strat_call_fn, &c, &sig);
+
+	if (sig) {
+		snprintf(s->error, sizeof(s->error), "strategy %s crashed with SIG%s in %s(); its "
+			 "contexts are lost", c.st->name, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+			 res ? "observe" : "plan");
+		if (s->stage)
+			s->state_b_live = 0;
+		else
+			s->state_live = 0;
+		return AGENT_STRATEGY_CRASHED;
+	}
+	return rc;
 }
 
 static void progress_draw(struct agent_search *s, int force)
@@ -891,7 +936,11 @@ int agent_search_run(struct agent_search *s)
 			host_update(s);
 		}
 		memset(&exp, 0, sizeof(exp));
-		rc = st->desc.plan(stage_state(s), &exp);
+		rc = strat_guarded(s, &exp, NULL);
+		if (rc == AGENT_STRATEGY_CRASHED) {
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
 		if (rc == 1 && s->strat_b && s->stage == 0) {
 			/* a is done: b refines what it found, from the next iteration */
 			handover = t;
@@ -961,9 +1010,13 @@ int agent_search_run(struct agent_search *s)
 		}
 		if (exp.mark)
 			note_mark(s, exp.mark, &res);
-		rc = st->desc.observe(stage_state(s), &exp, &res.r);
+		rc = strat_guarded(s, &exp, &res.r);
 		s->nr_iterations++;
 		s->measured_ns += res.r.elapsed_ns;
+		if (rc == AGENT_STRATEGY_CRASHED) {
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
 		if (rc < 0) {
 			snprintf(s->error, sizeof(s->error), "strategy %s: observe() failed: %s",
 				 st->name, ameba_strerror(rc));

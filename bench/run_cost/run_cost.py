@@ -19,7 +19,7 @@ printed beside it.
 
 usage: run_cost.py BUILD_DIR [PROGRAM...]
 env:   RUNS (3), AMEBA_PRESET (default: skylake-sp), AMEBA_COND_SERVED
-       (default here: 1, the served counters, docs/mri.md; 0 = per access)
+       (unset: the served counters, the default, docs/mri.md; 0 = per access)
 """
 import os
 import resource
@@ -64,7 +64,7 @@ def main():
     runs = int(os.environ.get("RUNS", "3"))
     env = dict(os.environ)
     env.setdefault("AMEBA_PRESET", "skylake-sp")
-    env.setdefault("AMEBA_COND_SERVED", "1")    # the default; 0 matches every counter per access
+    env.setdefault("AMEBA_COND_SERVED", "1")    # as the default; 0 matches every counter per access
     say("preset", env["AMEBA_PRESET"])
     say("served", env["AMEBA_COND_SERVED"])
     say("runs", runs)

@@ -4,7 +4,7 @@
 
 # C property plugins for the loader tests, one source built five ways.
 set(AMEBA_AGENT_TEST_PLUGINS "")
-foreach(v good abi2 newer newer_zero older)
+foreach(v good abi2 newer newer_zero older crash)
   string(TOUPPER ${v} V)
   add_library(prop_c_${v} MODULE ${AMEBA_FRAGMENT_DIR}/prop_c.c)
   target_compile_definitions(prop_c_${v} PRIVATE VARIANT=V_${V})
@@ -55,9 +55,14 @@ add_executable(report_check ${AMEBA_FRAGMENT_DIR}/report_check.c)
 target_link_libraries(report_check PRIVATE ameba-agent-core)
 set_target_properties(report_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 
+# A target that crashes or frees an invalid pointer, native and instrumented.
+ameba_instrumented(NAME crash_target_native SOURCES ${AMEBA_FRAGMENT_DIR}/crash_target.c NATIVE OPT -O1)
+ameba_instrumented(NAME crash_target SOURCES ${AMEBA_FRAGMENT_DIR}/crash_target.c OPT -O1)
+list(APPEND AMEBA_AGENT_TEST_PLUGINS crash_target crash_target_native)
+
 # End to end through the MRI: the acceptance of issue 5.
 foreach(c run_false_sharing attach lua_properties wrong_abi sigterm target_status
-    not_instrumented usage nothing_significant)
+    not_instrumented usage nothing_significant plugin_crash fail_fast bad_free)
   add_test(NAME agent_e2e_${c}
     COMMAND ${AMEBA_FRAGMENT_DIR}/e2e.sh ${c} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
             ${CMAKE_SOURCE_DIR}/docs/report-schema.json ${AMEBA_TEST_BIN}/report_check

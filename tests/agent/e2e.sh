@@ -147,10 +147,18 @@ EOF
 	grep -Eq '^WriteHeavy +lua +object +at least `share`' "$T/list.txt" || { cat "$T/list.txt"; fail "WriteHeavy not listed"; }
 	has "$T/list.txt" "HotObject"
 	ok "the Lua property is listed"
-	props=(--property "$P/write_heavy.lua" --property "$P/syntax.lua" --property "$P/forever.lua" --property "$P/hungry.lua")
+	# a broken file in a plugin directory is a warning; named, it stops the
+	# run before the target starts (exit 2)
+	mkdir -p "$T/dir" && mv "$P/syntax.lua" "$T/dir/"
+	(cd "$T" && "$AMEBA" run -q -o named.json --property "$T/dir/syntax.lua" -- "$WL" \
+		> named.out 2> named.err); st=$?
+	expect_status 2 $st "ameba run --property with a syntax error"
+	has "$T/named.err" "--property $T/dir/syntax.lua did not load (above); fix it or leave it out"
+	[ ! -e "$T/named.json" ] && [ ! -s "$T/named.out" ] || fail "the target ran after a bad --property"
+	props=(--property "$P/write_heavy.lua" --plugin-path "$T/dir" --property "$P/forever.lua" --property "$P/hungry.lua")
 	(cd "$T" && "$AMEBA" run -q -o lua.json "${props[@]}" -- "$WL" > out.txt 2> err.txt); st=$?
 	expect_status 0 $st "ameba run with broken properties"
-	has "$T/err.txt" "$P/syntax.lua:3: unexpected symbol near 'end' (syntax error)"
+	has "$T/err.txt" "$T/dir/syntax.lua:3: unexpected symbol near 'end' (syntax error)"
 	has "$T/err.txt" "$P/forever.lua:4: instruction limit exceeded"
 	has "$T/err.txt" "property LoopsForever disabled"
 	has "$T/err.txt" "$P/hungry.lua:5: memory limit exceeded"
@@ -165,11 +173,16 @@ EOF
 wrong_abi)
 	# A .so property built for another ABI is refused by name; a good one
 	# loads and fires; the run continues.
-	(cd "$T" && "$AMEBA" run -q -o abi.json --property "$PLUGINS/prop_c_abi2.so" \
+	mkdir -p "$T/dir" && cp "$PLUGINS/prop_c_abi2.so" "$T/dir/"
+	"$AMEBA" run -q -o named.json --property "$T/dir/prop_c_abi2.so" -- "$WL" > /dev/null \
+		2> "$T/named.err"; st=$?
+	expect_status 2 $st "ameba run naming a wrong-ABI plugin"
+	has "$T/named.err" "prop_c_abi2.so did not load (above); fix it or leave it out"
+	(cd "$T" && "$AMEBA" run -q -o abi.json --plugin-path "$T/dir" \
 		--property "$PLUGINS/prop_c_good.so" --property "$PLUGINS/prop_doc_shared_writes.so" \
 		-- "$WL" > out.txt 2> err.txt); st=$?
 	expect_status 0 $st "ameba run with a wrong-ABI plugin"
-	has "$T/err.txt" "$PLUGINS/prop_c_abi2.so: refused: property plugin built for plugin ABI version 3, this ameba"
+	has "$T/err.txt" "$T/dir/prop_c_abi2.so: refused: property plugin built for plugin ABI version 3, this ameba"
 	"$CHECK" "$SCHEMA" "$T/abi.json" --finding CWriteHeavy --finding FalseSharing \
 		--finding SharedWrites ||
 		fail "report check"
@@ -234,6 +247,75 @@ usage)
 	"$AMEBA" list properties > "$T/p.txt" && has "$T/p.txt" "UnbalancedThreadMissRate"
 	has "$T/p.txt" "(refines ThreadMissRate)"
 	ok "usage errors exit 2 with a message; --help everywhere"
+	;;
+plugin_crash)
+	# A C property that segfaults in evaluate(): disabled with the signal
+	# named; the run goes on, the report is written with the others'
+	# findings and the crash in its warnings.
+	(cd "$T" && "$AMEBA" run -q -o crash.json --property "$PLUGINS/prop_c_crash.so" \
+		--property "$PLUGINS/prop_c_good.so" -- "$WL" > out.txt 2> err.txt); st=$?
+	expect_status 0 $st "ameba run with a crashing property"
+	has "$T/err.txt" "$PLUGINS/prop_c_crash.so: property CCrashes: evaluate() crashed with SIGSEGV; property CCrashes disabled"
+	"$CHECK" "$SCHEMA" "$T/crash.json" --finding CWriteHeavy --finding FalseSharing \
+		--disabled CCrashes --no-finding CCrashes || fail "report check"
+	grep -q 'evaluate() crashed with SIGSEGV' "$T/crash.json" || fail "the crash is not in the report"
+	"$NATIVE" > "$T/native.txt"
+	cmp -s "$T/out.txt" "$T/native.txt" || fail "the target's output changed"
+	ok "a crashing C property: disabled, named; the report has the other findings"
+	;;
+fail_fast)
+	# Errors the user can fix are found before the target starts (exit 2,
+	# nothing run); a crashed target is exit status 3, always.
+	for out in "$T/no/such/dir/r.json" "$T" ""; do
+		rm -f "$T/out.txt"
+		"$AMEBA" run -q -o "$out" -- sh -c "echo ran > $T/out.txt" > /dev/null 2> "$T/err.txt"; st=$?
+		expect_status 2 $st "ameba run -o '$out'"
+		[ ! -e "$T/out.txt" ] || fail "-o '$out': the target ran"
+	done
+	has "$T/err.txt" "--output: an empty file name"
+	"$AMEBA" run -q -o "$T/no/such/dir/r.json" -- true 2> "$T/err.txt"
+	has "$T/err.txt" "cannot write the report $T/no/such/dir/r.json: $T/no/such/dir: No such file or directory"
+	AMEBA_PRESET=nosuch "$AMEBA" run -q -- sh -c "echo ran > $T/out.txt" > /dev/null 2> "$T/err.txt"; st=$?
+	expect_status 2 $st "AMEBA_PRESET=nosuch ameba run"
+	has "$T/err.txt" "AMEBA_PRESET=nosuch"
+	[ ! -e "$T/out.txt" ] || fail "AMEBA_PRESET=nosuch: the target ran"
+	for i in 1 2 3; do
+		(cd "$T" && "$AMEBA" run -q -o seg.json -- "$BIN/crash_target" segv > /dev/null \
+			2> "$T/err.txt"); st=$?
+		expect_status 3 $st "ameba run of a target that crashes (run $i)"
+		has "$T/err.txt" "the target was killed by SIGSEGV"
+	done
+	ok "bad --output, preset: exit 2 before the target starts; a crashed target: exit 3"
+	;;
+bad_free)
+	# free() of a pointer that no allocation returned: the instrumented
+	# program fails as the native one does (glibc's message, SIGABRT),
+	# dormant, under the simulator and under ameba run.
+	for m in badfree bigfree; do
+		"$BIN/crash_target_native" $m > "$T/n.out" 2> "$T/n.err"; nst=$?
+		"$BIN/crash_target" $m > "$T/d.out" 2> "$T/d.err"; dst=$?
+		AMEBA_BACKEND=sim "$BIN/crash_target" $m > "$T/s.out" 2> "$T/s.err"; sst=$?
+		(cd "$T" && "$AMEBA" run -q -o bf.json -- "$BIN/crash_target" $m > r.out 2> r.err); rst=$?
+		[ $nst -eq 134 ] || fail "$m: the native program exited $nst, not SIGABRT"
+		[ $dst -eq $nst ] && [ $sst -eq $nst ] ||
+			fail "$m: exit $dst dormant, $sst simulated; natively $nst"
+		expect_status 3 $rst "ameba run crash_target $m"
+		# glibc's words for a pointer into a small block are the same; for
+		# one into a big block they depend on the heap's layout, which the
+		# runtime's own allocations change (both are glibc's abort)
+		msg=$(grep -E 'invalid pointer|free\(\)' "$T/n.err" | head -1)
+		[ -n "$msg" ] || fail "$m: glibc said nothing natively"
+		[ $m = badfree ] || msg="free"
+		for f in d s r; do
+			grep -qF "$msg" "$T/$f.err" || grep -q "corruption" "$T/$f.err" ||
+				{ cat "$T/$f.err"; fail "$m ($f): no '$msg'"; }
+			[ $m = bigfree ] || grep -qF "$msg" "$T/$f.err" ||
+				{ cat "$T/$f.err"; fail "$m ($f): no '$msg'"; }
+			cmp -s "$T/n.out" "$T/$f.out" || fail "$m ($f): the output differs"
+		done
+		has "$T/r.err" "the target was killed by SIGABRT"
+	done
+	ok "invalid frees fail as natively (glibc's message, SIGABRT); ameba run exits 3"
 	;;
 *)
 	fail "unknown case"

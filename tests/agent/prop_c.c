@@ -6,8 +6,11 @@
  *   newer      struct_size larger than the agent's, with a non-zero tail
  *   newer_zero struct_size larger, tail all zero (accepted)
  *   older      struct_size that ends before evaluate() (refused: no evaluate)
+ *   crash      "CCrashes": evaluate() writes through a null pointer on the
+ *              first object context it is given (a buggy plugin)
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #define V_NEWER 3
 #define V_NEWER_ZERO 4
 #define V_OLDER 5
+#define V_CRASH 6
 
 #ifndef VARIANT
 #define VARIANT V_GOOD
@@ -37,6 +41,12 @@ static int evaluate(const struct ameba_context *ctx, const struct ameba_params *
 	double threshold = t ? strtod(t, NULL) : 0.4;
 	double refs = ctx->values[AMEBA_M_MEM_REF], wr = ctx->values[AMEBA_M_WRITES];
 
+#if VARIANT == V_CRASH
+	volatile int *volatile nowhere = NULL;
+
+	if (ctx->kind == AMEBA_CTX_OBJECT)
+		*nowhere = 1;	/* SIGSEGV */
+#endif
 	out->holds = refs > 0 && wr / refs >= threshold;
 	out->confidence = ctx->confidence;
 	out->severity = ctx->program[AMEBA_M_MEM_REF] > 0 ? wr / ctx->program[AMEBA_M_MEM_REF] : 0;
@@ -68,7 +78,11 @@ static const struct desc_plus desc = {
 #else
 		.struct_size = sizeof(struct ameba_property_desc),
 #endif
+#if VARIANT == V_CRASH
+		.name = "CCrashes",
+#else
 		.name = "CWriteHeavy",
+#endif
 		.summary = "most accesses to the object write it",
 		.ctx_kind = AMEBA_CTX_OBJECT,
 		.needs = needs,
