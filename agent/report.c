@@ -952,8 +952,9 @@ static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_sev
 			continue;
 		if (top && shown >= top)
 			break;
-		cJSON_ArrayForEach(t, tids)
-			if (cJSON_IsNumber(t) && nr < 256)
+		cJSON_ArrayForEach(t, tids)	/* a thread id: 0 .. 2^32-1 (a file may hold anything) */
+			if (cJSON_IsNumber(t) && nr < 256 && t->valuedouble >= 0 &&
+			    t->valuedouble < 4294967296.0)
 				ids[nr++] = (uint32_t)t->valuedouble;
 		/* dozens of short-lived threads: their number (the JSON lists them) */
 		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
