@@ -35,6 +35,11 @@ int agent_cmd_mri(int argc, char **argv);	/* cmd_mri.c */
 #define AGENT_GUARD_STACK (64 * 1024)
 int agent_guard_call(int (*fn)(void *arg), void *arg, int *sig);
 
+/* s with its control characters escaped (\xNN; \u00NN for the C1
+ * controls in UTF-8), cut to fit buf: for printing names a file or a
+ * program gave. Returns buf. */
+const char *agent_escape(const char *s, char *buf, size_t len);
+
 /* Reads a whole file into a NUL-terminated buffer; NULL with errno set. */
 char *agent_read_file(const char *path, size_t *len_out);
 

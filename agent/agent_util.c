@@ -75,3 +75,21 @@ int agent_libdir(char *buf, size_t len)
 		return -1;
 	return 0;
 }
+
+const char *agent_escape(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 7 < len; p++) {
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			o += (size_t)snprintf(buf + o, len - o, "\\u00%02x", *++p);
+		else if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+		else
+			buf[o++] = (char)*p;
+	}
+	buf[o] = '\0';
+	return buf;
+}

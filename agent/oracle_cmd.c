@@ -61,7 +61,10 @@ static void thread_summary(const cJSON *item, const char *metric, char *buf, siz
 			snprintf(buf + o, len - o, " ...");
 			return;
 		}
-		o += (size_t)snprintf(buf + o, len - o, "%sT%s:%.0f", shown ? " " : "", t->string,
+		char id[32];
+
+		o += (size_t)snprintf(buf + o, len - o, "%sT%s:%.0f", shown ? " " : "",
+				      agent_escape(t->string ? t->string : "?", id, sizeof(id)),
 				      v->valuedouble);
 		if (o >= len)
 			return;
@@ -156,15 +159,15 @@ int agent_cmd_oracle(int argc, char **argv)
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
 		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(it, "kind");
 		const cJSON *size = cJSON_GetObjectItemCaseSensitive(it, "size");
-		char threads[160];
+		char threads[160], nbuf[256], kbuf[64];
 
 		if (rows[r].value == 0 && r > 0)
 			break;
 		thread_summary(it, metric, threads, sizeof(threads));
 		printf("%4d %6.2f%% %-7s %-40.40s %10.0f %14.0f  %s\n", r + 1,
 		       total > 0 ? 100.0 * rows[r].value / total : 0.0,
-		       cJSON_IsString(kind) ? kind->valuestring : "?",
-		       cJSON_IsString(name) ? name->valuestring : "?",
+		       agent_escape(cJSON_IsString(kind) ? kind->valuestring : "?", kbuf, sizeof(kbuf)),
+		       agent_escape(cJSON_IsString(name) ? name->valuestring : "?", nbuf, sizeof(nbuf)),
 		       cJSON_IsNumber(size) ? size->valuedouble : 0.0, rows[r].value, threads);
 	}
 	printf("total %s: %.0f over %d %s\n", metric, total, nr_rows, bins ? "bins" : "objects");

@@ -317,6 +317,23 @@ bad_free)
 	done
 	ok "invalid frees fail as natively (glibc's message, SIGABRT); ameba run exits 3"
 	;;
+escapes)
+	# Names a program or a file gave are printed with their control
+	# characters escaped: a report's table (`ameba report`) and an oracle
+	# dump's (`ameba oracle`) cannot drive the terminal.
+	src=$(dirname "$0")/../fuzz/corpus_report/imbalance.json
+	sed 's/"alloc_cells@imbalance.c:47"/"evil\\u001b[2Jname@x.c:1"/g' "$src" > "$T/evil.json"
+	grep -q 'u001b' "$T/evil.json" || fail "the test report was not made"
+	"$AMEBA" report "$T/evil.json" > "$T/rep.txt" 2>&1 || fail "ameba report"
+	printf '{"objects":[{"name":"evil\\u001b[31mred\\u009b","kind":"heap","size":8,"total":{"mem_ref":5},"threads":{"0":{"mem_ref":5}}}],"metrics":["mem_ref"]}' > "$T/o.json"
+	"$AMEBA" oracle "$T/o.json" > "$T/orc.txt" 2>&1 || fail "ameba oracle"
+	for f in rep orc; do
+		! grep -q "$(printf '\033')" "$T/$f.txt" || fail "$f: a raw escape character was printed"
+		grep -qF 'evil\x1b[' "$T/$f.txt" || { cat "$T/$f.txt"; fail "$f: the name is not shown escaped"; }
+	done
+	grep -qF 'red\u009b' "$T/orc.txt" || fail "the C1 control is not escaped"
+	ok "control characters in names are printed escaped (report and oracle tables)"
+	;;
 *)
 	fail "unknown case"
 	;;
