@@ -39,6 +39,9 @@ int agent_guard_call(int (*fn)(void *arg), void *arg, int *sig);
  * controls in UTF-8), cut to fit buf: for printing names a file or a
  * program gave. Returns buf. */
 const char *agent_escape(const char *s, char *buf, size_t len);
+/* The one rule of both: the escape of the character at p (n bytes left)
+ * into out, and how many bytes it stands for; 0 when it prints as is. */
+size_t agent_escape_one(const unsigned char *p, size_t n, char out[8]);
 
 /* Reads a whole file into a NUL-terminated buffer; NULL with errno set. */
 char *agent_read_file(const char *path, size_t *len_out);

@@ -76,19 +76,34 @@ int agent_libdir(char *buf, size_t len)
 	return 0;
 }
 
+size_t agent_escape_one(const unsigned char *p, size_t n, char out[8])
+{
+	if (n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+		snprintf(out, 8, "\\u00%02x", p[1]);
+		return 2;
+	}
+	if (n >= 1 && (p[0] < 0x20 || p[0] == 0x7f)) {
+		snprintf(out, 8, "\\x%02x", p[0]);
+		return 1;
+	}
+	return 0;
+}
+
 const char *agent_escape(const char *s, char *buf, size_t len)
 {
-	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, n = strlen(s), k;
+	char e[8];
 
 	if (!len)
 		return buf;
-	for (const unsigned char *p = (const unsigned char *)s; *p && o + 7 < len; p++) {
-		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			o += (size_t)snprintf(buf + o, len - o, "\\u00%02x", *++p);
-		else if (*p < 0x20 || *p == 0x7f)
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-		else
-			buf[o++] = (char)*p;
+	while (*p && o + 7 < len) {
+		if ((k = agent_escape_one(p, n - (size_t)(p - (const unsigned char *)s), e))) {
+			o += (size_t)snprintf(buf + o, len - o, "%s", e);
+			p += k;
+		} else {
+			buf[o++] = (char)*p++;
+		}
 	}
 	buf[o] = '\0';
 	return buf;

@@ -861,16 +861,14 @@ void agent_report_table(const cJSON *root, FILE *out, uint32_t top, double min_s
 	}
 	table_raw(root, mem, top, min_severity);
 	fclose(mem);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
+	for (size_t i = 0, k; i < len; i += k ? k : 1) {
+		char e[8];
 
-		if (c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] >= 0x80 &&
-		    (unsigned char)text[i + 1] <= 0x9f)
-			fprintf(out, "\\u00%02x", (unsigned char)text[++i]);
-		else if ((c < 0x20 && c != '\n') || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
+		k = text[i] == '\n' ? 0 : agent_escape_one((const unsigned char *)text + i, len - i, e);
+		if (k)
+			fputs(e, out);
 		else
-			fputc(c, out);
+			fputc(text[i], out);
 	}
 	free(text);
 }
