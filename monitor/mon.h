@@ -303,6 +303,10 @@ struct mon_thread {
 				 * the allocator interposers pass straight through */
 	int ignore;		/* >0 between __tsan_ignore_thread_begin/end: accesses
 				 * are not delivered */
+	int seq_created;	/* its parent logged its creation (seq.c; atomic). In
+				 * the padding: the record's size decides where the
+				 * program's own blocks land (the runtime allocates
+				 * from the same heap) */
 	uintptr_t stack_lo, stack_hi;	/* [lo, hi); 0,0 when unknown */
 	uintptr_t tls_lo, tls_hi;	/* executable's static TLS block */
 	struct mon_objcache cache;	/* owned by objmap.c */

@@ -202,14 +202,20 @@ struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t id;
+	int seq_created;	/* ordered mode logged the creation (seq.c) */
 };
 
 static void *thread_trampoline(void *p)
 {
 	struct thread_start st = *(struct thread_start *)p;
+	struct mon_thread *t;
 
 	mon_free(p);
-	thread_register(st.id);
+	t = thread_register(st.id);
+	/* before its first access makes its log: that log waits for the
+	 * creation entry and starts at the creator's simulated time */
+	if (t)
+		__atomic_store_n(&t->seq_created, st.seq_created, __ATOMIC_RELEASE);
 	return st.fn(st.arg);
 }
 
@@ -243,7 +249,7 @@ int mon_thread_wrap_start(void *(**fn)(void *), void **arg)
 			__atomic_store_n(&mon_backend, b, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&thread_lock);
 		}
-		mon_seq_thread_created(st->id);
+		st->seq_created = mon_seq_thread_created(st->id);
 	}
 	return 0;
 }

@@ -71,8 +71,9 @@
 #define SEQ_SYNC_SLOTS 16384		/* sync objects tracked (hash; collisions share) */
 #define SEQ_DRAIN_MS 10000		/* exit waits for the merger this long at most */
 #define SEQ_SYNC_MS 2000		/* a reader waits for the merger this long at most */
-#define SEQ_STALL_MS 50			/* a running thread that logs nothing this long holds
-					 * nobody back until it logs again */
+#define SEQ_STALL_MS 50			/* a running thread that logs nothing for this much
+					 * CPU time holds nobody back until it logs again */
+#define SEQ_STALL_WALL_MS 2000		/* nor one that logs nothing this long at all */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -106,9 +107,12 @@ struct seq_log {
 	uintptr_t wait_key;		/* ST_NEW: its thread id + 1 (the creation it waits for) */
 	uint64_t drain_head;		/* head when the exit drain began */
 	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
+	uint64_t empty_cpu_ms;		/* its thread's CPU time then */
+	int room_wait;			/* atomic: its thread waits for room in it */
 	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
 	uint64_t clock0;		/* a thread older than the engagement: its cycles
 					 * simulated before it (in host order, inline) */
+	int wait_create;		/* ST_NEW: its creation was logged; wait for it */
 };
 
 struct seq_sync {
@@ -126,13 +130,15 @@ static struct {
 	struct seq_sync *sync;		/* [SEQ_SYNC_SLOTS] */
 	uint64_t frontier;		/* merger: the clock of the last merged pick */
 	uint64_t max_clock;		/* atomic (merger writes): the largest clock reached */
-	uint32_t first_id;		/* threads from this id on are created while engaged */
 	uint64_t *born;			/* merger: [id] creation clock + 1 (0: not merged) */
 	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
 	uint64_t drained;		/* atomic: drain rounds completed */
 	uint64_t nr_done;		/* merger: logs ended since the last reap */
 	uint64_t nr_stalls;		/* merger: running threads given up on (SEQ_STALL_MS) */
+	uint64_t nr_sleeps;		/* merger: empty logs left out because the OS said
+					 * their thread slept */
+	uint64_t idle_skip;		/* merger: cycles such threads jumped on resuming */
 	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
 	uint64_t sync_done;		/* atomic: requests up to this one are served */
 	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
@@ -230,12 +236,16 @@ static struct seq_ent *log_slot(struct seq_log *l)
 	if (mon_unlikely(h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING)) {
 		int spins = 0;
 
+		/* asleep here with its log merged, the thread is about to log
+		 * again: the merger must wait for it, not leave it out */
+		__atomic_store_n(&l->room_wait, 1, __ATOMIC_RELEASE);
 		while (h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING) {
 			if (++spins < 64)
 				cpu_relax();
 			else
 				nap(SEQ_SLEEP_NS);
 		}
+		__atomic_store_n(&l->room_wait, 0, __ATOMIC_RELEASE);
 	}
 	return &l->ring[h & (SEQ_RING - 1)];
 }
@@ -270,12 +280,14 @@ void mon_seq_thread_start(struct mon_thread *t)
 			"not simulated", t->id);
 		return;
 	}
-	/* a thread created while engaged waits for its creation, logged by its
-	 * parent (mon_seq_thread_created); the others start at the frontier */
-	/* a thread older than the engagement (the program's main thread, as a
-	 * rule) carries on from the cycles it ran alone, so that the run time
-	 * counts a serial prefix (an initialisation before the workers) */
-	if (t->id < seq.first_id)
+	/* a thread whose creation its parent logged (mon_seq_thread_created)
+	 * waits for that entry and starts at the parent's clock; the others (the
+	 * program's main thread, as a rule, or a thread created where no
+	 * interposer saw it) carry on from the cycles they ran alone, so that
+	 * the run time counts a serial prefix (an initialisation before the
+	 * workers), or from the frontier if later */
+	l->wait_create = __atomic_load_n(&t->seq_created, __ATOMIC_ACQUIRE);
+	if (!l->wait_create)
 		l->clock0 = mon_counts_cycles(t);
 	l->state = ST_NEW;
 	l->wait_key = (uintptr_t)t->id + 1;
@@ -283,18 +295,20 @@ void mon_seq_thread_start(struct mon_thread *t)
 	log_publish(l);
 }
 
-void mon_seq_thread_created(uint32_t id)
+int mon_seq_thread_created(uint32_t id)
 {
 	struct mon_thread *t = mon_self;
 
 	if (!mon_seq_engaged() || !t)
-		return;
+		return 0;
 	/* the creator logs the creation even before its first access since
 	 * the engagement: the new thread starts at the creator's clock */
 	if (!t->seq)
 		mon_seq_thread_start(t);
-	if (t->seq)
-		log_marker(t->seq, SEQ_CREATE, (uintptr_t)id, 0);
+	if (!t->seq)
+		return 0;
+	log_marker(t->seq, SEQ_CREATE, (uintptr_t)id, 0);
+	return 1;
 }
 
 void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
@@ -394,7 +408,9 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* 1 when the OS says thread tid sleeps (S, D, T, t: not running or runnable). */
+/* 1 when the OS says thread tid sleeps (S, T, t: waits for something else
+ * or is stopped). Running, runnable and D (a page fault, a disk read: kernel
+ * work that ends by itself) are not sleeping: the merger waits for them. */
 static int os_sleeping(pid_t tid)
 {
 	char path[64], buf[256], *p;
@@ -411,7 +427,19 @@ static int os_sleeping(pid_t tid)
 		return 1;
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	return !p || (p[1] == ' ' && p[2] != 'R');
+	return !p || (p[1] == ' ' && p[2] != 'R' && p[2] != 'D');
+}
+
+/* CPU time thread tid has run, in ms (its CPU clock: Linux encodes the tid
+ * in the clock id, as pthread_getcpuclockid does); 0 when unknown. */
+static uint64_t thread_cpu_ms(pid_t tid)
+{
+	struct timespec ts;
+	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6);	/* per thread, SCHED */
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Simulates one logged access of l's thread; returns its estimated cycles. */
@@ -461,11 +489,11 @@ static int try_resume(struct seq_log *l)
 		uint32_t id = l->t->id;
 		uint64_t born = id < seq.nr_born ? seq.born[id] : 0;
 
-		/* a thread created before the engagement has no creation
-		 * logged: it starts at the frontier or its own cycles so far
-		 * (clock0), whichever is later; a later one at its creator's
-		 * clock, once that creation is merged */
-		if (!born && id >= seq.first_id && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
+		/* a thread whose creation was not logged (created before the
+		 * engagement, or unseen) starts at the frontier or its own
+		 * cycles so far (clock0), whichever is later; the others at
+		 * their creator's clock, once that creation is merged */
+		if (!born && l->wait_create && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
 			return 0;
 		l->clock = born ? born - 1 : seq.frontier > l->clock0 ? seq.frontier : l->clock0;
 		l->state = ST_RUN;
@@ -677,8 +705,10 @@ static int merge_round(int draining)
 		if (l->state == ST_IDLE) {
 			if (l->tail == __atomic_load_n(&l->head, __ATOMIC_ACQUIRE))
 				continue;
-			if (seq.frontier > l->clock)
+			if (seq.frontier > l->clock) {
+				seq.idle_skip += seq.frontier - l->clock;
 				l->clock = seq.frontier;
+			}
 			l->state = ST_RUN;
 		}
 		if (l->state != ST_RUN)
@@ -700,19 +730,32 @@ static int merge_round(int draining)
 	if (best->tail == __atomic_load_n(&best->head, __ATOMIC_ACQUIRE)) {
 		/* the slowest running thread has logged nothing new: wait for
 		 * it, unless the OS says it sleeps (blocked where no interposer
-		 * sees it), or it ran for SEQ_STALL_MS without logging (a spin
-		 * in uninstrumented code, which may wait for a thread that waits
-		 * for the merger); then it holds nobody back until it logs again */
+		 * sees it), or it ran SEQ_STALL_MS of CPU time without logging
+		 * (a spin in uninstrumented code, which may wait for a thread
+		 * that waits for the merger), or logged nothing for
+		 * SEQ_STALL_WALL_MS; then it holds nobody back until it logs
+		 * again. Time it spent preempted does not count: on a loaded
+		 * host that would make the result depend on the host. */
 		uint64_t now = mono_ms();
 
-		if (!best->empty_since_ms)
+		if (!best->empty_since_ms) {
 			best->empty_since_ms = now;
+			best->empty_cpu_ms = thread_cpu_ms(best->t->tid);
+		}
+		if (__atomic_load_n(&best->room_wait, __ATOMIC_ACQUIRE)) {
+			/* asleep waiting for room the merger just made */
+			nap(SEQ_SLEEP_NS);
+			return progress;
+		}
 		if (os_sleeping(best->t->tid)) {
 			nap(SEQ_SLEEP_NS);
 			if (best->tail == __atomic_load_n(&best->head, __ATOMIC_ACQUIRE) &&
-			    os_sleeping(best->t->tid))
+			    os_sleeping(best->t->tid)) {
 				best->state = ST_IDLE;
-		} else if (now - best->empty_since_ms > SEQ_STALL_MS) {
+				seq.nr_sleeps++;
+			}
+		} else if (thread_cpu_ms(best->t->tid) - best->empty_cpu_ms > SEQ_STALL_MS ||
+			   now - best->empty_since_ms > SEQ_STALL_WALL_MS) {
 			best->state = ST_IDLE;
 			seq.nr_stalls++;
 		}
@@ -882,9 +925,11 @@ static void seq_atexit(void)
 
 		if (v && !strcmp(v, "1"))
 			mon_log("ordered simulation: frontier %llu cycles, %llu running threads given "
-				"up on after %d ms without logging, %llu reads that did not wait for "
-				"the merger", (unsigned long long)seq.frontier,
+				"up on after %d ms of CPU time without logging, %llu left out while the OS said "
+				"they slept (%llu cycles skipped on resuming), %llu reads that did "
+				"not wait for the merger", (unsigned long long)seq.frontier,
 				(unsigned long long)seq.nr_stalls, SEQ_STALL_MS,
+				(unsigned long long)seq.nr_sleeps, (unsigned long long)seq.idle_skip,
 				(unsigned long long)seq.nr_sync_late);
 	}
 	if (t)
@@ -925,7 +970,6 @@ int mon_seq_engage(const struct mon_backend_ops *inner)
 		return AMEBA_ENOMEM;
 	}
 	atexit(seq_atexit);
-	seq.first_id = mon_thread_nr_ids();
 	__atomic_store_n(&seq.engaged, 1, __ATOMIC_RELEASE);
 	return 0;
 }

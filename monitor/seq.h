@@ -35,8 +35,10 @@ void mon_seq_release(uintptr_t key) MON_HIDDEN;
 void mon_seq_block(uintptr_t key) MON_HIDDEN;
 void mon_seq_unblock(uintptr_t key) MON_HIDDEN;
 /* In the parent, before pthread_create: the new thread (ameba id) starts at
- * the parent's simulated time. */
-void mon_seq_thread_created(uint32_t id) MON_HIDDEN;
+ * the parent's simulated time. 1 when the creation was logged: then the new
+ * thread sets its seq_created before its log is made, and its log waits for
+ * the entry; 0 when not (not engaged, no log). */
+int mon_seq_thread_created(uint32_t id) MON_HIDDEN;
 
 /* Waits (at most 2 s) until the merger has merged everything every thread
  * logged before the call: readers and experiment boundaries (the MRI
