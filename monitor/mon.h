@@ -125,6 +125,9 @@ struct mon_obj {
 /* The table of all object records; idx < mon_objmap_nr_objs(). */
 struct mon_obj *mon_objmap_get(uint32_t idx) MON_HIDDEN;
 uint32_t mon_objmap_nr_objs(void) MON_HIDDEN;
+/* Records that stopped being live so far (frees, unmaps, unloads, ended
+ * threads): a client that saw it unchanged knows nothing was freed. */
+uint64_t mon_objmap_nr_killed(void) MON_HIDDEN;
 
 struct mon_thread;
 

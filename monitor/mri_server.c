@@ -155,6 +155,11 @@ static uint32_t op_nr_objects(void *ctx)
 	return mon_objmap_nr_objs();
 }
 
+static uint64_t op_nr_freed(void *ctx)
+{
+	return mon_objmap_nr_killed();
+}
+
 static int op_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 {
 	struct mon_obj *o;
@@ -465,6 +470,7 @@ static const struct mri_monitor_ops rt_ops = {
 	.thread = op_thread,
 	.nr_objects = op_nr_objects,
 	.object = op_object,
+	.nr_freed = op_nr_freed,
 	.nr_bins = op_nr_bins,
 	.bin = op_bin,
 	.site_label = op_site_label,

@@ -100,6 +100,7 @@ static inline void spin_unlock(int *l)
 
 static struct mon_obj *obj_chunks[OBJ_NR_CHUNKS];
 static uint32_t obj_nr;		/* indices handed out (atomic) */
+static uint64_t obj_nr_killed;	/* records that stopped being live (atomic) */
 static uint64_t obj_seq;	/* last allocation sequence number (atomic) */
 static struct mon_obj *other_obj;	/* idx 0, "[other]" */
 static uintptr_t page_mask;	/* run-time page size - 1 */
@@ -118,6 +119,11 @@ const char *mon_obj_kind_name(int kind)
 	if (kind < 0 || kind >= MON_OBJ_NR_KINDS)
 		return "?";
 	return kind_names[kind];
+}
+
+uint64_t mon_objmap_nr_killed(void)
+{
+	return LOAD_ACQ(&obj_nr_killed);
 }
 
 uint32_t mon_objmap_nr_objs(void)
@@ -216,6 +222,7 @@ static int obj_kill(struct mon_obj *o)
 			return 0;
 	} while (!__atomic_compare_exchange_n(&o->flags, &f, (uint8_t)(f & ~MON_OBJF_LIVE), 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	__atomic_fetch_add(&obj_nr_killed, 1, __ATOMIC_RELEASE);
 	return !(f & MON_OBJF_ACCESSED) && (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP);
 }
 

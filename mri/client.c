@@ -53,6 +53,7 @@ struct slot_mem {
 
 struct mri_session {
 	uint32_t objects_total;		/* nr_total of the last objects reply */
+	uint64_t objects_freed;		/* its nr_freed; UINT64_MAX: not given */
 	struct mri_transport tr;
 	int connected;
 	int timeout_ms;
@@ -148,6 +149,7 @@ static struct mri_session *session_new(void)
 
 	if (!s)
 		return NULL;
+	s->objects_freed = UINT64_MAX;
 	s->timeout_ms = DEFAULT_TIMEOUT_MS;
 	s->next_id = 1;
 	return s;
@@ -985,6 +987,8 @@ static int do_objects(struct mri_session *s, const struct mri_object_query *q, u
 	slot_reset(s, SLOT_OBJECTS);
 	s->slots[SLOT_OBJECTS].root = root;
 	s->objects_total = (uint32_t)num_u64(mri_json_get(r, "nr_total"));
+	s->objects_freed = mri_json_get(r, "nr_freed") ? num_u64(mri_json_get(r, "nr_freed"))
+						       : UINT64_MAX;
 	if (mri_json_get(r, "rows")) {
 		/* the compact form: [id, kind, start, end, size, site, bin, live, name] */
 		const cJSON *names = mri_json_get(r, "names");
@@ -1061,6 +1065,11 @@ int mri_objects(struct mri_session *s, const struct mri_object_query *q, uint32_
 uint32_t mri_objects_total(const struct mri_session *s)
 {
 	return s ? s->objects_total : 0;
+}
+
+uint64_t mri_objects_freed(const struct mri_session *s)
+{
+	return s ? s->objects_freed : UINT64_MAX;
 }
 
 static int do_bins(struct mri_session *s, uint32_t *cursor, struct mri_bin *out, uint32_t max)

@@ -98,6 +98,9 @@ struct mri_monitor_ops {
 	 */
 	uint32_t (*nr_objects)(void *ctx);
 	int (*object)(void *ctx, uint32_t id, struct mri_object *out, char *name);
+	/* Optional: how many records have stopped being live so far (only
+	 * grows). NULL: the objects reply carries no nr_freed. */
+	uint64_t (*nr_freed)(void *ctx);
 
 	/* Site bins: ids 0 .. nr_bins()-1. nr_bins() refreshes the table when
 	 * new sites appeared (slow: symbolises). bin() as object(). */

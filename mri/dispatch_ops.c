@@ -251,6 +251,7 @@ static int op_objects(struct mri_req *r)
 	cJSON *arr = NULL;
 	struct tbuf rows = { 0 }, names = { 0 };
 	uint32_t *bin_name = NULL, nr_bins = 0, nr_names = 0;
+	uint64_t freed;
 
 	if (mri_req_fields(r, r->msg, "objects", fields) ||
 	    mri_req_opt_bool(r, r->msg, "compact", 0, &compact) ||
@@ -300,6 +301,8 @@ static int op_objects(struct mri_req *r)
 		free(names.p);
 		return mri_req_nomem(r);
 	}
+	/* read before the scan: a free during it shows as a change next time */
+	freed = d->ops->nr_freed ? d->ops->nr_freed(d->ctx) : UINT64_MAX;
 	nr = d->ops->nr_objects(d->ctx);
 	for (id = (uint32_t)off; id < nr && lim > 0; id++) {
 		struct mri_object o = { 0 };	/* fields a monitor leaves alone stay 0 (file) */
@@ -365,6 +368,7 @@ static int op_objects(struct mri_req *r)
 			return rc;
 	}
 	if (mri_json_add(r->result, "nr_total", mri_json_u64(nr)) ||
+	    (freed != UINT64_MAX && mri_json_add(r->result, "nr_freed", mri_json_u64(freed))) ||
 	    mri_json_add(r->result, "next_offset", id < nr ? mri_json_u64(id) : cJSON_CreateNull()))
 		return mri_req_nomem(r);
 	return 0;

@@ -184,6 +184,10 @@ AMEBA_API int mri_objects(struct mri_session *s, const struct mri_object_query *
 			  uint32_t *cursor, struct mri_object *out, uint32_t max);
 /* The size of the object table (ids below it exist) in the last objects reply. */
 AMEBA_API uint32_t mri_objects_total(const struct mri_session *s);
+/* Records that had stopped being live (freed, unmapped, unloaded, ended
+ * threads) when the last objects reply was made; only grows. UINT64_MAX
+ * when the monitor did not say (no objects reply yet, an older monitor). */
+AMEBA_API uint64_t mri_objects_freed(const struct mri_session *s);
 
 /* Allocation-site bins: the heap and mmap blocks of one source-level site. */
 struct mri_bin {

@@ -262,7 +262,9 @@ static void check_listing(struct mri_session *s)
 	struct mri_object page[512];
 	uint32_t cursor = 0, nr = 0;
 	int have_a = 0, have_b = 0, have_table = 0, have_stack = 0, n;
+	uint64_t dead = 0;
 
+	CHECK(mri_objects_freed(s) == UINT64_MAX);	/* no objects reply yet */
 	while (cursor != MRI_END) {
 		n = mri_objects(s, NULL, &cursor, page, 512);
 		CHECK(n >= 0);
@@ -279,8 +281,14 @@ static void check_listing(struct mri_session *s)
 				      page[i].kind == MRI_OBJ_HEAP && page[i].live &&
 				      page[i].sz_bytes == 64 * 1024 && page[i].bin_id != MRI_NO_BIN;
 			have_stack |= !strcmp(name, "[stack T1]") && page[i].kind == MRI_OBJ_STACK;
+			dead += !page[i].live;
 		}
 	}
+	/* nr_freed counts every record that stopped being live, make_scratch's
+	 * three frees at least (records never accessed may be reused, so the
+	 * listing can show fewer dead ones) */
+	CHECK(mri_objects_freed(s) != UINT64_MAX && mri_objects_freed(s) >= 3 &&
+	      mri_objects_freed(s) >= dead);
 	CHECK(nr > 4);
 	CHECK(have_a);
 	CHECK(have_b);
