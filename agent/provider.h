@@ -79,6 +79,11 @@ struct agent_provider {
 	 * (`ameba run` then lets the target's main() start). */
 	void (*armed)(void *arg);
 	void *armed_arg;
+	/* Optional (set by the search): a note for the user that does not stop
+	 * the measurement (breakpoints a thread refused, ...): printed and kept
+	 * in the report's warnings. NULL: the provider says nothing. */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
 };
 
 /* ---- the MRI provider (provider_mri.c) ---- */

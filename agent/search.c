@@ -92,6 +92,27 @@ static void host_log(const struct ameba_host *h, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static void host_warn(const struct ameba_host *h, const char *fmt, ...)
+{
+	struct agent_search *s = h->agent;
+	char buf[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	agent_plugins_warn(s->pl, "%s: %s", h == &s->host_b ? s->strat_b->name : s->strat->name,
+			   buf);
+}
+
+/* The provider's notes (agent_provider.warn): to the report's warnings. */
+static void provider_warn(void *arg, const char *msg)
+{
+	struct agent_search *s = arg;
+
+	agent_plugins_warn(s->pl, "%s", msg);
+}
+
 static void host_fill(struct agent_search *s, struct ameba_host *h)
 {
 	h->abi_version = AMEBA_PLUGIN_ABI_VERSION;
@@ -110,6 +131,7 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->whole_objects_free = s->world.backend &&
 				(!strcmp(s->world.backend, "sim") || !strcmp(s->world.backend, "count"));
 	h->log = host_log;
+	h->warn = host_warn;
 	h->agent = s;
 }
 
@@ -842,6 +864,10 @@ int agent_search_run(struct agent_search *s)
 
 	clock_gettime(CLOCK_REALTIME, &s->started);
 	s->coverage.searched_exact = 1;
+	if (s->pl) {
+		s->prov->warn = provider_warn;
+		s->prov->warn_arg = s;
+	}
 	t0 = now_s();
 	deadline = s->opts.duration_ms ? t0 + (double)s->opts.duration_ms / 1e3 : INFINITY;
 	s->primary_metric = s->opts.primary_metric >= 0 ? s->opts.primary_metric : AMEBA_M_MEM_REF;

@@ -5,7 +5,9 @@
 -- where one of them holds it is reported instead (refined_from = HotObject).
 --
 -- condition   its share of the run's metric, or of the estimated stall
---             cycles, is at least `threshold`
+--             cycles, is at least `threshold` (never on page-fault samples:
+--             the pagefault backend's `samples` say who placed which pages,
+--             FirstTouchPlacement's data, not where memory time goes)
 -- severity    the object's stall cycles that no more specific cause claims
 --             (all but coherence, TLB and remote-latency cycles) and that a
 --             different traversal could save: the miss cycles are counted
@@ -22,6 +24,9 @@ return {
   params = { threshold = 0.05 },
 
   condition = function(ctx, p)
+    -- the pagefault backend's samples are first touches: where pages were
+    -- placed (FirstTouchPlacement), not where memory time goes
+    if ctx.metric == "samples" then return false end
     local s = ctx.share(ctx.metric)
     local st = ctx.share("est_stall_cycles")
     return (s ~= nil and s >= p.threshold) or (st ~= nil and st >= p.threshold)

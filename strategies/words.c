@@ -77,6 +77,7 @@ struct words {
 	/* contexts */
 	struct ameba_context *ctxs;
 	uint32_t nr_ctxs;
+	int told_empty;			/* the "counted nothing" warning was given */
 	double *pt;
 	uint32_t *ids;
 	char **extra;
@@ -450,6 +451,27 @@ static void contexts_free(struct words *st)
 	st->nr_ctxs = 0;
 }
 
+/* Says why the report has no finding on the span: nothing was counted. */
+static void words_tell_empty(struct words *st, uint32_t nt)
+{
+	const struct ameba_host *h = st->host;
+	char what[160];
+
+	st->told_empty = 1;
+	if (!AMEBA_HOST_HAS(h, warn) || !h->warn)
+		return;
+	snprintf(what, sizeof(what), "%s [0x%lx, 0x%lx) (%lu bytes, %u words)", st->obj_name,
+		 (unsigned long)st->start, (unsigned long)st->end,
+		 (unsigned long)(st->end - st->start), st->nr_words);
+	h->warn(h, "no %s of %s counted in %.2f s over %u thread%s: no thread %s these bytes "
+		"while they were watched (before the attach, after the target's work, or only "
+		"in threads that started during the last interval), or the backend could not "
+		"watch them (see any warning above); try another line= or object=, or a longer "
+		"--duration", st->metric == AMEBA_M_WRITES ? "write" : "access", what,
+		(double)st->window_ns / 1e9, nt, nt == 1 ? "" : "s",
+		st->metric == AMEBA_M_WRITES ? "wrote" : "touched");
+}
+
 static int words_contexts(void *state, const struct ameba_context **out, uint32_t *nr)
 {
 	struct words *st = state;
@@ -459,8 +481,11 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 	contexts_free(st);
 	*out = NULL;
 	*nr = 0;
-	if (!st->found || !nt)
+	if (!st->found || !nt) {
+		if (st->found && st->window_ns && !st->told_empty)
+			words_tell_empty(st, 0);
 		return 0;
+	}
 	first = st->start & ~(uintptr_t)(LINE_BYTES - 1);
 	nl = (uint32_t)((st->end - first + LINE_BYTES - 1) / LINE_BYTES);
 	st->ctxs = calloc(nl, sizeof(*st->ctxs));
@@ -523,6 +548,8 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 			total += st->ctxs[l].values[st->metric];
 		for (uint32_t l = 0; l < st->nr_ctxs; l++)
 			st->ctxs[l].program[st->metric] = total;
+		if (total == 0 && st->window_ns && !st->told_empty)
+			words_tell_empty(st, nt);
 	}
 	*out = st->ctxs;
 	*nr = st->nr_ctxs;

@@ -113,6 +113,8 @@ struct perfmon {
 	uint32_t wt_nr, wt_nr_threads;
 	int *wt_fds;
 	uint64_t *wt_last;
+	int wt_warned[8];		/* errnos of refused breakpoints already told */
+	uint32_t nr_wt_warned;
 	/* sampling */
 	uint64_t sample_type;
 	struct perf_event_attr sattr;	/* the sampled event */
@@ -595,6 +597,31 @@ static void watch_disarm(struct perfmon *p)
 	p->wt_nr = p->wt_nr_threads = 0;
 }
 
+/* A thread refused a breakpoint (not for permission: that ends the
+ * experiment): what it did not count is said once per errno, in the
+ * report's warnings, since its counts then read 0 and look like "no
+ * access". */
+static void watch_refused(struct perfmon *p, uint32_t t, const struct bp_piece *pc, int e)
+{
+	char msg[400];
+
+	for (uint32_t i = 0; i < p->nr_wt_warned; i++)
+		if (p->wt_warned[i] == e)
+			return;
+	if (p->nr_wt_warned < sizeof(p->wt_warned) / sizeof(p->wt_warned[0]))
+		p->wt_warned[p->nr_wt_warned++] = e;
+	snprintf(msg, sizeof(msg), "watch: thread %d refused a breakpoint on [0x%lx, +%u): %s; "
+		 "its accesses there are not counted%s", (int)p->threads[t].tid,
+		 (unsigned long)pc->addr, pc->len, perfmon_errname(e),
+		 e == ENOSPC || e == EBUSY ? " (its debug registers are taken: a debugger, or "
+					      "another perf user watching it)" :
+		 e == EINVAL ? " (an address or length the kernel does not accept)" : "");
+	if (p->base.warn)
+		p->base.warn(p->base.warn_arg, msg);
+	else
+		fprintf(stderr, "ameba: %s\n", msg);
+}
+
 /* Opens the breakpoints of piece k on thread t (if not open yet). */
 static int watch_open(struct perfmon *p, uint32_t t, uint32_t k, int *rc)
 {
@@ -616,6 +643,8 @@ static int watch_open(struct perfmon *p, uint32_t t, uint32_t k, int *rc)
 		       "access to pid %d and perf_event_paranoid <= 2 or CAP_PERFMON)",
 		       (int)p->threads[t].tid, perfmon_errname(errno), (int)p->pid);
 		*rc = AMEBA_EPERM;
+	} else if (fd < 0 && errno != ESRCH) {
+		watch_refused(p, t, pc, errno);
 	}
 	return (int)fd;
 }

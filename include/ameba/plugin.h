@@ -153,6 +153,15 @@ struct ameba_host {
 	uint32_t max_counters;
 	uint32_t max_ranges;
 	int whole_objects_free;
+	/*
+	 * Appended (ABI 2, compatible growth; AMEBA_HOST_HAS): a line for the
+	 * user, whatever the verbosity: printed on stderr and kept in the
+	 * report's `warnings`, prefixed with the strategy's name. For what the
+	 * user must know to read the result: why a search found nothing, what
+	 * it could not measure.
+	 */
+	void (*warn)(const struct ameba_host *h, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
 };
 
 /* The monitor's limits for one experiment (the host reports them in

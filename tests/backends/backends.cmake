@@ -28,7 +28,7 @@ foreach(p first_touch false_sharing heap_blocks probe_check)
   target_link_libraries(backends_${p} PRIVATE Threads::Threads)
   set_target_properties(backends_${p} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 endforeach()
-foreach(c detect no_pmu pagefault_attach pagefault_run watch_attach sigkill heap_uprobes)
+foreach(c detect no_pmu pagefault_attach pagefault_run watch_attach watch_nothing sigkill heap_uprobes)
   add_test(NAME backends_e2e_${c}
     COMMAND ${AMEBA_FRAGMENT_DIR}/e2e.sh ${c} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
   set_tests_properties(backends_e2e_${c} PROPERTIES LABELS "backends;e2e" TIMEOUT 300
