@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -67,6 +68,7 @@
 
 #define SEQ_RING (1u << 14)		/* entries per thread log */
 #define SEQ_BATCH 512			/* entries merged before the next pick at most */
+#define SEQ_ROOM (SEQ_RING / 4)		/* a full log waits for this many free entries */
 #define SEQ_SLEEP_NS 20000		/* a waiting merger or producer naps this long */
 #define SEQ_SYNC_SLOTS 16384		/* sync objects tracked (hash; collisions share) */
 #define SEQ_DRAIN_MS 10000		/* exit waits for the merger this long at most */
@@ -98,6 +100,7 @@ enum seq_state { ST_NEW, ST_RUN, ST_BLOCKED, ST_IDLE, ST_DONE };
 struct seq_log {
 	struct seq_ent *ring;
 	uint64_t head;			/* next entry the thread writes (release) */
+	int merger_waits;		/* atomic: the merger sleeps on head (log_commit wakes) */
 	uint64_t tail;			/* next entry the merger reads (release) */
 	struct mon_thread *t;
 	struct seq_log *next;		/* inbox, then the merger's park chain */
@@ -108,7 +111,9 @@ struct seq_log {
 	uint64_t drain_head;		/* head when the exit drain began */
 	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
 	uint64_t empty_cpu_ms;		/* its thread's CPU time then */
+	uint64_t os_check_ms;		/* when the merger last asked the OS about it */
 	int room_wait;			/* atomic: its thread waits for room in it */
+	uint32_t room_seq;		/* atomic futex word: bumped when room is made */
 	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
 	uint64_t clock0;		/* a thread older than the engagement: its cycles
 					 * simulated before it (in host order, inline) */
@@ -228,31 +233,56 @@ static void log_publish(struct seq_log *l)
 					    __ATOMIC_ACQUIRE));
 }
 
-/* Room for one entry in l: waits for the merger while the ring is full. */
+/*
+ * Room for one entry in l. A full ring waits until the merger has freed
+ * SEQ_ROOM entries, asleep on room_seq, which the merger bumps and wakes
+ * once there is that much room (not on the tail itself: it moves every
+ * batch, and each move woke the thread for nothing): resuming at
+ * the first free entry made the thread and the merger take turns entry by
+ * entry, each spinning and napping for the other.
+ */
 static struct seq_ent *log_slot(struct seq_log *l)
 {
-	uint64_t h = l->head;
+	uint64_t h = l->head, t;
 
 	if (mon_unlikely(h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING)) {
 		int spins = 0;
 
 		/* asleep here with its log merged, the thread is about to log
 		 * again: the merger must wait for it, not leave it out */
-		__atomic_store_n(&l->room_wait, 1, __ATOMIC_RELEASE);
-		while (h - __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) >= SEQ_RING) {
-			if (++spins < 64)
+		__atomic_store_n(&l->room_wait, 1, __ATOMIC_SEQ_CST);
+		for (;;) {
+			struct timespec ts = { 0, 1000000 };	/* a lost wake costs 1 ms */
+			uint32_t seq_now = __atomic_load_n(&l->room_seq, __ATOMIC_SEQ_CST);
+
+			t = __atomic_load_n(&l->tail, __ATOMIC_SEQ_CST);
+			if (h - t <= SEQ_RING - SEQ_ROOM)
+				break;
+			if (++spins < 64) {
 				cpu_relax();
-			else
-				nap(SEQ_SLEEP_NS);
+				continue;
+			}
+			syscall(SYS_futex, &l->room_seq, FUTEX_WAIT_PRIVATE, seq_now, &ts, NULL, 0);
 		}
 		__atomic_store_n(&l->room_wait, 0, __ATOMIC_RELEASE);
 	}
 	return &l->ring[h & (SEQ_RING - 1)];
 }
 
+/* The low half of l->head: the word the merger sleeps on while it waits for
+ * the thread to log (little-endian; the ring is far below 2^32 entries, so
+ * the half changes whenever head does). */
+static inline uint32_t *head_word(struct seq_log *l)
+{
+	return (uint32_t *)&l->head;
+}
+
 static inline void log_commit(struct seq_log *l)
 {
 	__atomic_store_n(&l->head, l->head + 1, __ATOMIC_RELEASE);
+	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&l->merger_waits, 0, __ATOMIC_ACQ_REL))
+		syscall(SYS_futex, head_word(l), FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
@@ -539,6 +569,14 @@ static void born_set(uint32_t id, uint64_t clock)
 	seq.born[id] = clock + 1;
 }
 
+
+/* Wakes l's thread, asleep for room in its log (log_slot). */
+static void room_wake(struct seq_log *l)
+{
+	__atomic_add_fetch(&l->room_seq, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &l->room_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* Merges up to SEQ_BATCH entries of l while its clock stays <= limit. */
 static void merge_run(struct seq_log *l, uint64_t limit)
 {
@@ -577,7 +615,11 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 		if (l->state != ST_RUN)
 			break;
 	}
-	__atomic_store_n(&l->tail, tl, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->tail, tl, __ATOMIC_SEQ_CST);
+	/* its thread sleeps for room (log_slot): wake it once there is enough */
+	if (__atomic_load_n(&l->room_wait, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) - tl <= SEQ_RING - SEQ_ROOM)
+		room_wake(l);
 	if (l->clock > __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED))
 		__atomic_store_n(&seq.max_clock, l->clock, __ATOMIC_RELAXED);
 	if (l->state == ST_DONE) {
@@ -688,6 +730,28 @@ static void reap(void)
 	}
 }
 
+
+/* The merger waits (200 us at most) for l's thread to log: a few spins (a
+ * running thread logs again within microseconds), then asleep until
+ * log_commit wakes it. A wake lost to the race of the flag costs the
+ * timeout. */
+static void wait_for_log(struct seq_log *l)
+{
+	struct timespec ts = { 0, 200000 };
+	uint64_t h;
+
+	for (int i = 0; i < 256; i++) {
+		if (__atomic_load_n(&l->head, __ATOMIC_ACQUIRE) != l->tail)
+			return;
+		cpu_relax();
+	}
+	__atomic_store_n(&l->merger_waits, 1, __ATOMIC_SEQ_CST);
+	h = __atomic_load_n(&l->head, __ATOMIC_SEQ_CST);
+	if (h == l->tail)
+		syscall(SYS_futex, head_word(l), FUTEX_WAIT_PRIVATE, (uint32_t)h, &ts, NULL, 0);
+	__atomic_store_n(&l->merger_waits, 0, __ATOMIC_RELEASE);
+}
+
 /* One round: resume what may resume, then merge the running log with the
  * smallest clock. Returns 1 if it merged something. */
 static int merge_round(int draining)
@@ -741,12 +805,21 @@ static int merge_round(int draining)
 		if (!best->empty_since_ms) {
 			best->empty_since_ms = now;
 			best->empty_cpu_ms = thread_cpu_ms(best->t->tid);
+			best->os_check_ms = 0;
 		}
 		if (__atomic_load_n(&best->room_wait, __ATOMIC_ACQUIRE)) {
-			/* asleep waiting for room the merger just made */
+			/* asleep waiting for room the merger just made: all of it */
+			room_wake(best);
 			nap(SEQ_SLEEP_NS);
 			return progress;
 		}
+		/* the OS is asked once per tick of the coarse clock (1-4 ms);
+		 * in between the merger sleeps until the thread logs */
+		if (best->os_check_ms && now == best->os_check_ms) {
+			wait_for_log(best);
+			return 1;
+		}
+		best->os_check_ms = now;
 		if (os_sleeping(best->t->tid)) {
 			nap(SEQ_SLEEP_NS);
 			if (best->tail == __atomic_load_n(&best->head, __ATOMIC_ACQUIRE) &&
@@ -759,9 +832,12 @@ static int merge_round(int draining)
 			best->state = ST_IDLE;
 			seq.nr_stalls++;
 		}
-		if (best->state == ST_IDLE)
+		if (best->state == ST_IDLE) {
 			best->empty_since_ms = 0;
-		return progress;
+			return progress;
+		}
+		wait_for_log(best);
+		return 1;
 	}
 	best->empty_since_ms = 0;
 	if (best->clock > seq.frontier)
