@@ -356,6 +356,41 @@ static int take_error(struct mri_session *s, const cJSON *err, const char *what)
  * On success *root is the parsed reply (the caller frees it) and *result its
  * "result" object. On failure the session's message says why.
  */
+/*
+ * The target refused a request because it is exiting: its exit event, with
+ * the final reading, follows (after the runtime's own exit work: seconds at
+ * most). Reads on until it comes, the connection closes or the deadline, so
+ * that mri_final_reading() has it when the caller sees AMEBA_EEXITED.
+ */
+static void await_exit(struct mri_session *s, uint64_t deadline)
+{
+	while (!s->has_final) {
+		uint64_t now = mri_now_ns();
+		int left = deadline == UINT64_MAX ? -1 :
+			   now >= deadline ? 0 : (int)((deadline - now) / 1000000ull);
+		char *msg = NULL;
+		size_t len = 0;
+		cJSON *m;
+		const char *name;
+
+		if (s->tr.recv(s->tr.ctx, &msg, &len, left) < 0)
+			break;	/* closed, timed out or lost: no final reading */
+		m = mri_json_parse(msg, len);
+		name = str_of(mri_json_get(m, "event"));
+		if (name) {
+			if (!strcmp(name, "exit"))
+				take_exit(s, m);
+			evq_push(s, msg);
+		} else {
+			free(msg);	/* a late reply */
+		}
+		cJSON_Delete(m);
+		if (name && !strcmp(name, "exit"))
+			break;
+	}
+	s->exited = 1;
+}
+
 static int call(struct mri_session *s, cJSON *req, cJSON **root, const cJSON **result)
 {
 	uint64_t id = s->next_id++, deadline;
@@ -459,6 +494,8 @@ static int call(struct mri_session *s, cJSON *req, cJSON **root, const cJSON **r
 				*root = m;
 			else
 				cJSON_Delete(m);
+			if (err == AMEBA_EEXITED)
+				await_exit(s, deadline);
 			return err;
 		}
 		*root = m;

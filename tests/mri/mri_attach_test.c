@@ -622,6 +622,8 @@ static void scenario_exit(const char *instr)
 		die("quit ack");
 	err = mri_final_reading(s, &r);
 	CHECK(err == 0);
+	if (err)
+		fprintf(stderr, "final reading: %s\n", mri_errmsg(s));
 	if (!err) {
 		printf("final reading: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64
 		       " (target: %ld), total %" PRIu64 "\n", r.values[0], c.a + qa, r.values[1],
