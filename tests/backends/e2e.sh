@@ -52,6 +52,26 @@ wait_perf_fds() {
 	fail "the agent (pid $1) opened $n perf events, want $2"
 }
 release() { echo go > "$fifo"; }
+# watch_words SPEC NFDS: `ameba attach --backend watch --strategy
+# words:SPEC` on the held target, released once the agent holds NFDS perf
+# fds; waits for both and fails unless both exit 0. The breakpoints are
+# open then, but the agent reads the process and plans its first interval
+# after that: released at once, the target (20000 writes a thread,
+# microseconds) exited before it in 3 of 6 runs on an idle machine, a
+# report of 0 iterations. The words strategy measures until the exit, so
+# a second's wait costs nothing (the objects,threads chain of
+# pagefault_attach would spend its objects stage on the held target)
+watch_words() {
+	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch \
+		--strategy "words:$1" -o "$T/rep.json" > "$T/agent.out" 2> "$T/agent.err") &
+	apid=$!; pids+=("$apid")
+	wait_perf_fds "$apid" "$2"
+	sleep 1
+	release
+	wait "$tpid" || fail "the target failed: $(cat "$T/target.out")"
+	wait "$apid"; st=$?
+	[ $st -eq 0 ] || { cat "$T/agent.err"; fail "ameba exited with $st"; }
+}
 # the perf fds of a pagefault agent on a one-thread target: one page-fault
 # event per cpu, and 7 uprobes (per thread) when the machine has uprobes
 armed_fds() {
@@ -167,23 +187,8 @@ watch_attach|watch_nothing|sigkill)
 	;;&
 watch_attach)
 	# the workers exist (held at a barrier): 3 threads x 2 words
-	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch \
-		--strategy words:object=shared_counters,bytes=16 -o "$T/rep.json" \
-		> "$T/agent.out" 2> "$T/agent.err") &
-	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" 6
-	# the breakpoints are open, but the agent reads the process and plans
-	# its first interval after that: released at once, the target (20000
-	# writes a thread, microseconds) exited before it in 3 of 6 runs on an
-	# idle machine, a report of 0 iterations. The words strategy measures
-	# until the exit, so waiting costs nothing (the objects,threads chain
-	# of pagefault_attach would spend its objects stage on the held target)
-	sleep 1
-	release
-	wait "$tpid" || fail "the target failed: $(cat "$T/target.out")"
-	wait "$apid"; st=$?
+	watch_words object=shared_counters,bytes=16 6
 	cat "$T/agent.out"
-	[ $st -eq 0 ] || { cat "$T/agent.err"; fail "ameba exited with $st"; }
 	e=$(evidence "$T/rep.json" WordFalseSharing shared_counters)
 	echo "evidence: $e"
 	# each worker wrote its own word (field a / b from DWARF), exactly 20000
@@ -197,16 +202,7 @@ watch_attach)
 watch_nothing)
 	# words on a global no thread writes (nr_inc: set only from argv):
 	# no finding, and the report and stderr say why
-	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch \
-		--strategy words:object=nr_inc -o "$T/rep.json" \
-		> "$T/agent.out" 2> "$T/agent.err") &
-	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" 3
-	sleep 1
-	release
-	wait "$tpid" || fail "the target failed: $(cat "$T/target.out")"
-	wait "$apid"; st=$?
-	[ $st -eq 0 ] || { cat "$T/agent.err"; fail "ameba exited with $st"; }
+	watch_words object=nr_inc 3
 	jq -e '.findings | length == 0' "$T/rep.json" > /dev/null ||
 		fail "findings on an unwritten word: $(jq -c '.findings' "$T/rep.json")"
 	w=$(jq -r '.warnings[] | select(startswith("words: no write of nr_inc"))' "$T/rep.json")
