@@ -1,0 +1,15 @@
+# Peak memory of the target and the agent (issue 20): `make
+# bench-memory-growth` prints target_growth_mb_alloc (10,000,000
+# allocations, at most 64 live) and agent_peak_rss_mb_threads (10,000
+# threads) (bench/memory_growth/memory_growth.py).
+set(MG_BIN ${CMAKE_BINARY_DIR}/bench/memory_growth)
+file(MAKE_DIRECTORY ${MG_BIN})
+add_custom_command(OUTPUT ${MG_BIN}/churn_alloc
+  COMMAND ${CMAKE_BINARY_DIR}/bin/ameba cc --compiler gcc -O2 -g
+          ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/churn_alloc.c -o ${MG_BIN}/churn_alloc
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/churn_alloc.c ameba ameba-runtime ameba-rt
+  COMMENT "memory_growth: instrumented program" VERBATIM)
+add_custom_target(bench-memory-growth
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/memory_growth.py ${CMAKE_BINARY_DIR}
+  DEPENDS ${MG_BIN}/churn_alloc
+  COMMENT "peak memory of target and agent (long)" VERBATIM USES_TERMINAL)
