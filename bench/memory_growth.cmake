@@ -4,11 +4,8 @@
 # threads) (bench/memory_growth/memory_growth.py).
 set(MG_BIN ${CMAKE_BINARY_DIR}/bench/memory_growth)
 file(MAKE_DIRECTORY ${MG_BIN})
-add_custom_command(OUTPUT ${MG_BIN}/churn_alloc
-  COMMAND ${CMAKE_BINARY_DIR}/bin/ameba cc --compiler gcc -O2 -g
-          ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/churn_alloc.c -o ${MG_BIN}/churn_alloc
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/churn_alloc.c ameba ameba-runtime ameba-rt
-  COMMENT "memory_growth: instrumented program" VERBATIM)
+ameba_bench_program(${MG_BIN}/churn_alloc
+  ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/churn_alloc.c "memory_growth: instrumented program")
 add_custom_target(bench-memory-growth
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/memory_growth/memory_growth.py ${CMAKE_BINARY_DIR}
   DEPENDS ${MG_BIN}/churn_alloc

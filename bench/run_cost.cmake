@@ -3,11 +3,8 @@
 # run_all_metrics_over_one_<k> for four programs (bench/run_cost/run_cost.py).
 set(RC_BIN ${CMAKE_BINARY_DIR}/bench/run_cost)
 file(MAKE_DIRECTORY ${RC_BIN})
-add_custom_command(OUTPUT ${RC_BIN}/programs
-  COMMAND ${CMAKE_BINARY_DIR}/bin/ameba cc --compiler gcc -O2 -g -pthread
-          ${CMAKE_CURRENT_SOURCE_DIR}/run_cost/programs.c -o ${RC_BIN}/programs
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/run_cost/programs.c ameba ameba-runtime ameba-rt
-  COMMENT "run_cost: instrumented programs" VERBATIM)
+ameba_bench_program(${RC_BIN}/programs ${CMAKE_CURRENT_SOURCE_DIR}/run_cost/programs.c
+  "run_cost: instrumented programs" -O2 -g -pthread)
 add_custom_target(bench-run-cost
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/run_cost/run_cost.py ${CMAKE_BINARY_DIR}
   DEPENDS ${RC_BIN}/programs

@@ -23,13 +23,8 @@ file(MAKE_DIRECTORY ${SV_BIN})
 add_custom_command(OUTPUT ${SV_BIN}/kernels_native
   COMMAND gcc -O2 -g -fno-tree-vectorize -pthread ${SV_DIR}/kernels.c -o ${SV_BIN}/kernels_native
   DEPENDS ${SV_DIR}/kernels.c COMMENT "sim_validate: native kernels" VERBATIM)
-add_custom_command(OUTPUT ${SV_BIN}/kernels_ameba
-  COMMAND ${CMAKE_BINARY_DIR}/bin/ameba cc --compiler gcc -O2 -g -pthread ${SV_DIR}/kernels.c
-          -o ${SV_BIN}/kernels_ameba
-  # ameba-rt: a file-level dependency, so that a changed runtime relinks
-  # (ameba-runtime is a custom target: it only orders the build)
-  DEPENDS ${SV_DIR}/kernels.c ameba ameba-runtime ameba-rt
-  COMMENT "sim_validate: instrumented kernels" VERBATIM)
+ameba_bench_program(${SV_BIN}/kernels_ameba ${SV_DIR}/kernels.c
+  "sim_validate: instrumented kernels" -O2 -g -pthread)
 add_custom_target(bench-sim-validate
   COMMAND ${SV_DIR}/run.sh validate ${SV_BIN}
   DEPENDS ${SV_BIN}/kernels_native ${SV_BIN}/kernels_ameba

@@ -364,8 +364,6 @@ extern __thread struct mon_thread *mon_self MON_HIDDEN __attribute__((tls_model(
 struct mon_thread *mon_thread_self(void) MON_HIDDEN;
 /* Number of threads ever registered; records by dense id (NULL if none). */
 uint32_t mon_thread_nr(void) MON_HIDDEN;
-/* Ids handed out so far (threads being created included). */
-uint32_t mon_thread_nr_ids(void) MON_HIDDEN;
 struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
 
 /* ---- the runtime ---- */

@@ -55,11 +55,6 @@ uint32_t mon_thread_nr(void)
 	return __atomic_load_n(&thread_nr_published, __ATOMIC_ACQUIRE);
 }
 
-uint32_t mon_thread_nr_ids(void)
-{
-	return __atomic_load_n(&thread_nr_ids, __ATOMIC_ACQUIRE);
-}
-
 struct mon_thread *mon_thread_get(uint32_t id)
 {
 	struct mon_thread **chunk;
