@@ -1369,6 +1369,22 @@ size_t mon_backend_sim_geometry(char *buf, size_t len)
 
 /* For rt.c's fork handler: the child's simulator must not wait for the
  * threads that did not survive. */
+void mon_backend_sim_forget(struct mon_thread *t)
+{
+	const struct mon_backend_ops *b = __atomic_load_n(&mon_backend, __ATOMIC_ACQUIRE);
+	struct mon_sim_core *c;
+
+	if (b != &mon_backend_sim && b != &mon_backend_sim_c && b != &mon_backend_sim_whatif &&
+	    b != &mon_backend_sim_seq)
+		return;
+	c = t->backend_data;
+	/* a shared core's tags are never read (mon_sim_core_get) */
+	if (!c || (__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED))
+		return;
+	memset(c->l0.tag, 0, sizeof(c->l0.tag));
+	c->cur_tag[0] = c->cur_tag[1] = 0;
+}
+
 void mon_backend_sim_after_fork(void)
 {
 	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);

@@ -420,7 +420,8 @@ static void served_obj_exact(struct served_walk *w, const struct mon_obj *obj, c
 
 	if (obj->kind == MON_OBJ_OTHER)
 		return;
-	k = find_interval(s, obj->start);
+	/* a retired record (fold.c) has no extent: its site and kind only */
+	k = __atomic_load_n(&obj->flags, __ATOMIC_RELAXED) & MON_OBJF_RETIRED ? -1 : find_interval(s, obj->start);
 	if (k >= 0)
 		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
 			uint32_t c = s->iv_ctr[j];
@@ -464,7 +465,9 @@ static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
 	}
 	if (obj->kind == MON_OBJ_OTHER)
 		return 0;
-	if ((k = find_interval(s, obj->start)) >= 0 && s->iv_off[k] < s->iv_off[k + 1]) {
+	if (!(__atomic_load_n(&obj->flags, __ATOMIC_RELAXED) & MON_OBJF_RETIRED) &&
+	    (k = find_interval(s, obj->start)) >= 0 &&
+	    s->iv_off[k] < s->iv_off[k + 1]) {
 		if (!w->iv_on[k]) {
 			w->iv_on[k] = 1;
 			w->iv_touched[w->nr_iv_touched++] = (uint32_t)k;
@@ -1121,6 +1124,26 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		err = set_read(cond_cur, gen, total, before, nr, per_thread, arg);
 	pthread_mutex_unlock(&cond_lock);
 	return err;
+}
+
+void mon_cond_locked(void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&cond_lock);
+	fn(arg);
+	pthread_mutex_unlock(&cond_lock);
+}
+
+int mon_cond_ranges_name(const struct mon_obj *o)
+{
+	const struct cond_set *s = cond_cur;
+	long k;
+
+	if (!s || !s->nr_served || (k = find_interval(s, o->start)) < 0)
+		return 0;
+	for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++)
+		if (s->served[s->iv_ctr[j]])
+			return 1;
+	return 0;
 }
 
 void mon_cond_after_fork(void)

@@ -19,6 +19,7 @@
  */
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mon.h"
 
@@ -36,16 +37,20 @@ struct counts_arena {
 	uint64_t data[];
 };
 
+/* 56 bytes, a 64-byte chunk of the program's heap (the runtime allocates
+ * from it: a bigger record would move the program's own blocks). */
 struct mon_counts {
 	uint32_t *keys;		/* object index + 1; 0 = empty */
 	uint64_t **vals;
 	uint32_t cap;		/* power of two */
 	uint32_t nr;
 	uint32_t last_key;	/* shortcut: the last object looked up */
+	pthread_spinlock_t lock;	/* owner's inserts and removals vs. other threads' reads */
 	uint64_t *last_v;
 	struct counts_arena *arena;
-	pthread_spinlock_t lock;	/* owner's inserts vs. other threads' reads */
+	struct mon_fold *fold;	/* fold.c's state and the vectors to reuse, or NULL */
 };
+_Static_assert(sizeof(struct mon_counts) <= 56, "one 64-byte heap chunk");
 
 int mon_counts_configure(const int *metrics, int nr)
 {
@@ -96,6 +101,16 @@ static uint64_t *arena_alloc(struct mon_counts *c, uint32_t key)
 {
 	size_t need = (size_t)(mon_nr_slots + 1) * sizeof(uint64_t);
 	struct counts_arena *a = c->arena;
+
+	if (c->fold && c->fold->free_v) {
+		/* a folded vector (mon_counts_retire): same length, in place */
+		uint64_t *v = c->fold->free_v;
+
+		c->fold->free_v = (uint64_t *)(uintptr_t)v[0];
+		memset(v, 0, (size_t)mon_nr_slots * sizeof(uint64_t));
+		v[-1] = HDR(key, (uint32_t)mon_nr_slots);
+		return v;
+	}
 
 	if (!a || a->used + need > a->size) {
 		size_t size = a ? a->size * 2 : ARENA_MIN_BYTES;
@@ -188,6 +203,12 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 		}
 	}
 	/* A new object for this thread. */
+	{
+		struct mon_obj *o = mon_objmap_get(obj_idx);
+
+		if (o)
+			mon_objmap_hold(o, t->id);	/* fold.c: who must fold it */
+	}
 	pthread_spin_lock(&c->lock);
 	v = arena_alloc(c, key);
 	if (v && (c->nr + 1) * 4 > c->cap * 3) {
@@ -206,6 +227,71 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 	}
 	pthread_spin_unlock(&c->lock);
 	return v;
+}
+
+int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
+{
+	struct mon_counts *c = t->counts;
+	uint32_t key = obj_idx + 1, mask, i, j;
+	uint64_t *v;
+
+	if (!c || !c->fold)
+		return 0;
+	c->last_key = 0;
+	c->last_v = NULL;
+	mask = c->cap - 1;
+	for (i = hash_idx(key) & mask; c->keys[i] && c->keys[i] != key; i = (i + 1) & mask)
+		;
+	if (!c->keys[i])
+		return 0;
+	pthread_spin_lock(&c->lock);
+	v = c->vals[i];
+	for (int s = 0; s < mon_nr_slots; s++)
+		mon_count_add(into, s, __atomic_load_n(&v[s], __ATOMIC_RELAXED));
+	/* linear probing: shift back the entries whose probe passed slot i */
+	for (j = i;;) {
+		uint32_t home;
+
+		j = (j + 1) & mask;
+		if (!c->keys[j])
+			break;
+		home = hash_idx(c->keys[j]) & mask;
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			c->keys[i] = c->keys[j];
+			c->vals[i] = c->vals[j];
+			i = j;
+		}
+	}
+	c->keys[i] = 0;
+	c->vals[i] = NULL;
+	c->nr--;
+	v[-1] = HDR(0, HDR_LEN(v[-1]));	/* the arena walk skips it */
+	v[0] = (uint64_t)(uintptr_t)c->fold->free_v;
+	c->fold->free_v = v;
+	pthread_spin_unlock(&c->lock);
+	return 1;
+}
+
+struct mon_fold *mon_counts_fold_state(struct mon_thread *t)
+{
+	struct mon_counts *c = t->counts;
+
+	if (!c) {
+		if (!(c = counts_new()))
+			return NULL;
+		__atomic_store_n(&t->counts, c, __ATOMIC_RELEASE);
+	}
+	if (!c->fold) {
+		/* not the program's heap: mapped, one page pair per thread */
+		size_t sz = 8192;
+		void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return NULL;
+		c->fold = p;
+		c->fold->cap = (uint32_t)((sz - sizeof(struct mon_fold)) / sizeof(struct mon_obj *));
+	}
+	return c->fold;
 }
 
 void mon_counts_for_each(struct mon_thread *t,

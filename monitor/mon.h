@@ -98,14 +98,18 @@ const char *mon_obj_kind_name(int kind) MON_HIDDEN; /* "global", "heap", ... */
 
 enum mon_obj_flags {
 	MON_OBJF_LIVE = 1u << 0,	/* not yet freed / unmapped / module unloaded */
-	MON_OBJF_ACCESSED = 1u << 1,	/* looked up at least once (set once, never cleared) */
+	MON_OBJF_ACCESSED = 1u << 1,	/* looked up at least once (cleared only by recycling) */
+	MON_OBJF_RETIRED = 1u << 2,	/* a site's retired record (fold.c): never live */
 };
 
 /*
- * One data object. Records are never moved and live until the process ends
- * (a freed block's record stays, flags without LIVE, so its counts keep their
- * identity); a freed-and-reused address gets a new record. Records of freed
- * objects that were never ACCESSED may be recycled.
+ * One data object. Records are never moved; a freed-and-reused address gets
+ * a new record (a new seq). A freed heap or anonymous mmap block's record
+ * is recycled (the same idx for a new block): at once when it was never
+ * ACCESSED; when it was, once its only holder (below) has folded its counts
+ * into the site's retired record (fold.c), which keeps every thread's total
+ * for the site. A record with two holders, and every other kind, stays
+ * (flags without LIVE) until the process ends.
  */
 struct mon_obj {
 	uint32_t idx;		/* index in the object table: the object's id in this process */
@@ -114,6 +118,9 @@ struct mon_obj {
 	uint16_t pad;
 	uint32_t site_id;	/* heap/mmap: allocation site; global: module index; else 0 */
 	uint32_t thread_id;	/* stack/tls: owning thread; heap: allocating thread */
+	uint32_t holder;	/* the threads that cached it or have a counter vector
+				 * of it: 0 none, thread id + 1 one, MON_HOLDER_MANY
+				 * (atomic; mon_objmap_hold) */
 	uint64_t seq;		/* allocation sequence number, process-wide, from 1 */
 	uintptr_t start, end;	/* [start, end) */
 	size_t sz_bytes;	/* requested size (end - start for all but heap) */
@@ -121,6 +128,19 @@ struct mon_obj {
 				 * mon_file_view (mon_file_view_off() gives the offset);
 				 * others: NULL (named by site / kind) */
 };
+
+#define MON_HOLDER_MANY UINT32_MAX
+
+/* Thread t caches o or makes a counter vector of it (before it uses either). */
+static inline void mon_objmap_hold(struct mon_obj *o, uint32_t thread_id)
+{
+	uint32_t h = __atomic_load_n(&o->holder, __ATOMIC_ACQUIRE);
+
+	while (h != thread_id + 1 && h != MON_HOLDER_MANY &&
+	       !__atomic_compare_exchange_n(&o->holder, &h, h ? MON_HOLDER_MANY : thread_id + 1, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
 
 /* The table of all object records; idx < mon_objmap_nr_objs(). */
 struct mon_obj *mon_objmap_get(uint32_t idx) MON_HIDDEN;
@@ -467,6 +487,43 @@ uint64_t mon_counts_cycles(struct mon_thread *t) MON_HIDDEN;
 /* Iterates (obj_idx, counters) of thread t; the callback returns non-zero to stop. */
 void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;
+/*
+ * Folding (fold.c). Owner thread only: adds t's vector of obj_idx (if it
+ * has one) to `into` (t's vector of the retired record) and drops it from
+ * t's table; its memory is reused for t's next new vector. Returns 1 when
+ * there was one. Forgets the table's last-object shortcut.
+ */
+int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into) MON_HIDDEN;
+/* t's fold state (fold.c's pending records, counts.c's reusable vectors),
+ * made on first use (anonymous memory, not the program's heap); NULL when
+ * out of memory. Owner thread only. */
+struct mon_fold *mon_counts_fold_state(struct mon_thread *t) MON_HIDDEN;
+
+/*
+ * Bounded memory (fold.c, docs/objmap.md "Freed blocks"): a freed block's
+ * record (just killed by the object map on the freeing thread) whose only
+ * holder is the calling thread waits in a per-thread batch; a full batch
+ * (or the thread's end) folds each record's counts into its site's retired
+ * record and recycles it. Off when the oracle lists every block
+ * (AMEBA_ORACLE) or with AMEBA_FOLD=0.
+ */
+struct mon_fold {
+	uint64_t *free_v;	/* counts.c: vectors folded, chained through v[0] */
+	uint32_t nr, cap;	/* fold.c: dead[0..nr) wait to be folded */
+	struct mon_obj *dead[];
+};
+void mon_fold_init(int off) MON_HIDDEN;	/* mon_init: off when the oracle is written */
+void mon_fold_dead(struct mon_obj *o) MON_HIDDEN;
+void mon_fold_thread_exit(struct mon_thread *t) MON_HIDDEN;	/* on t, before it ends */
+/* Records folded and recycled so far (a statistic for tests). */
+uint64_t mon_fold_nr_folded(void) MON_HIDDEN;
+/* The retired record of (site_id, kind), made on first use; NULL when out
+ * of memory. Never live, never recycled, named by its site. */
+struct mon_obj *mon_objmap_retired(uint32_t site_id, int kind) MON_HIDDEN;
+/* Back to the free list of its stripe: a dead record nobody holds any more. */
+void mon_objmap_recycle(struct mon_obj *o) MON_HIDDEN;
+/* t's object cache forgets every way (the owner thread). */
+void mon_objmap_cache_clear(struct mon_thread *t) MON_HIDDEN;
 
 /* ---- backends ---- */
 
@@ -625,6 +682,10 @@ int mon_backend_sim_whatif_wanted(void) MON_HIDDEN;
 void mon_backend_sim_whatif_json(FILE *f) MON_HIDDEN;
 /* In a forked child: releases simulator locks and cores of lost threads. */
 void mon_backend_sim_after_fork(void) MON_HIDDEN;
+/* t's simulated core forgets the objects its remembered lines name (the
+ * line entry's tags): before records t held are recycled. t's own thread,
+ * or the merger's when t's log is merged. */
+void mon_backend_sim_forget(struct mon_thread *t) MON_HIDDEN;
 
 /* ---- activation (rt.c) ---- */
 
@@ -728,6 +789,12 @@ int mon_cond_arm_swap(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *
 
 /* Hot path (rt.c): non-zero while a set is armed. */
 void mon_cond_after_fork(void) MON_HIDDEN;	/* in a forked child */
+/* Calls fn(arg) with no set being armed, read or snapshot meanwhile (the
+ * fold moves counts between objects: fold.c). */
+void mon_cond_locked(void (*fn)(void *arg), void *arg) MON_HIDDEN;
+/* Inside mon_cond_locked: does a served counter of the armed set count o
+ * by its ranges (then o's counts must stay o's until the next arm)? */
+int mon_cond_ranges_name(const struct mon_obj *o) MON_HIDDEN;
 struct mon_obj;
 /* obj: the object the access falls in (site where-sets), may be NULL. */
 void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj *obj,

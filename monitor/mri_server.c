@@ -169,6 +169,8 @@ static int op_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 		return AMEBA_ENOENT;
 	/* flags first (acquire): a record is published by its LIVE store. */
 	flags = __atomic_load_n(&o->flags, __ATOMIC_ACQUIRE);
+	if (flags & MON_OBJF_RETIRED)
+		return AMEBA_ENOENT;	/* a site's folded counts (fold.c), not an object */
 	out->id = id;
 	out->kind = o->kind < MON_OBJ_NR_KINDS ? o->kind : MON_OBJ_OTHER;
 	out->live = (flags & MON_OBJF_LIVE) != 0;
@@ -182,14 +184,18 @@ static int op_object(void *ctx, uint32_t id, struct mri_object *out, char *name)
 	out->file_off = 0;
 	if (o->kind == MON_OBJ_MMAP && (flags & (MON_OBJF_LIVE | MON_OBJF_ACCESSED))) {
 		/* A file's view (immortal), unless the record died and was
-		 * recycled meanwhile (its name is then a free-list link): a
-		 * record once ACCESSED is never recycled, and one still LIVE
-		 * after the name was read had it then. */
-		const char *view = __atomic_load_n(&o->name, __ATOMIC_RELAXED);
+		 * recycled meanwhile (its name is then a free-list link):
+		 * recycling clears the flags before it writes the link and
+		 * a new block gets a new seq (objmap.c), so the same seq and
+		 * flags still set after the name was read mean the name was
+		 * the record's. */
+		uint64_t seq = __atomic_load_n(&o->seq, __ATOMIC_RELAXED);
+		const char *view = __atomic_load_n(&o->name, __ATOMIC_ACQUIRE);
 
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (view && ((flags & MON_OBJF_ACCESSED) ||
-			     (__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))) {
+		if (view && (__atomic_load_n(&o->flags, __ATOMIC_RELAXED) &
+			     (MON_OBJF_LIVE | MON_OBJF_ACCESSED)) &&
+		    __atomic_load_n(&o->seq, __ATOMIC_RELAXED) == seq) {
 			out->file = view;
 			out->file_off = mon_file_view_off(view);
 		}

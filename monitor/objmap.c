@@ -50,6 +50,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -202,6 +203,7 @@ static struct mon_obj *obj_new(struct mon_obj **free_list, int kind, uintptr_t s
 	o->kind = (uint8_t)kind;
 	o->site_id = site_id;
 	o->thread_id = thread_id;
+	STORE_RLX(&o->holder, 0);
 	o->sz_bytes = sz_bytes;
 	o->name = name;
 	STORE_RLX(&o->seq, __atomic_add_fetch(&obj_seq, 1, __ATOMIC_RELAXED));
@@ -211,19 +213,27 @@ static struct mon_obj *obj_new(struct mon_obj **free_list, int kind, uintptr_t s
 	return o;
 }
 
-/* Clears LIVE. Returns 1 when the record may be recycled (it was live and
- * never accessed), else 0. */
+enum { KILL_KEEP, KILL_RECYCLE, KILL_FOLD };
+
+/* Clears LIVE. Returns KILL_RECYCLE when the record may be recycled at once
+ * (it was live and never accessed), KILL_FOLD when it may be once its counts
+ * are folded (fold.c: an accessed heap block, or an anonymous mapping; a
+ * file's view must stay readable, see mri_server.c), else KILL_KEEP. */
 static int obj_kill(struct mon_obj *o)
 {
 	uint8_t f = LOAD_RLX(&o->flags);
 
 	do {
 		if (!(f & MON_OBJF_LIVE))
-			return 0;
+			return KILL_KEEP;
 	} while (!__atomic_compare_exchange_n(&o->flags, &f, (uint8_t)(f & ~MON_OBJF_LIVE), 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	__atomic_fetch_add(&obj_nr_killed, 1, __ATOMIC_RELEASE);
-	return !(f & MON_OBJF_ACCESSED) && (o->kind == MON_OBJ_HEAP || o->kind == MON_OBJ_MMAP);
+	if (o->kind != MON_OBJ_HEAP && o->kind != MON_OBJ_MMAP)
+		return KILL_KEEP;
+	if (!(f & MON_OBJF_ACCESSED))
+		return KILL_RECYCLE;
+	return o->kind == MON_OBJ_HEAP || !o->name ? KILL_FOLD : KILL_KEEP;
 }
 
 /*
@@ -772,14 +782,30 @@ static struct mon_obj *rx_del(struct rx_index *ix, uintptr_t start, struct mon_o
 	struct rx_stripe *st = rx_stripe_of(ix, start);
 	struct mon_obj *o;
 
+	int k = KILL_KEEP;
+
 	spin_lock(&st->lock);
 	o = rx_remove_locked(ix, start, want);
-	if (o && obj_kill(o)) {
+	if (o && (k = obj_kill(o)) == KILL_RECYCLE) {
 		o->name = (const char *)st->free_objs;
 		st->free_objs = o;
 	}
 	spin_unlock(&st->lock);
+	if (k == KILL_FOLD && ix == &heap_ix)
+		mon_fold_dead(o);
 	return o;
+}
+
+void mon_objmap_recycle(struct mon_obj *o)
+{
+	struct rx_stripe *st = rx_stripe_of(&heap_ix, LOAD_RLX(&o->start));
+
+	spin_lock(&st->lock);
+	/* flags first: a reader that sees the link sees them cleared (mri_server.c) */
+	STORE_REL(&o->flags, 0);
+	STORE_REL(&o->name, (const char *)st->free_objs);
+	st->free_objs = o;
+	spin_unlock(&st->lock);
 }
 
 /* Inserts the already published record o into ix; 0 or AMEBA_ENOMEM. */
@@ -796,6 +822,53 @@ static int rx_add(struct rx_index *ix, struct mon_obj *o)
 
 static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_t sz_bytes,
 				 uint32_t site_id, uint32_t thread_id, const char *name);
+
+/*
+ * Retired records (fold.c), one per (site, kind) that had a block folded:
+ * by site id in chunks of RET_CHUNK, mapped when first needed; read without
+ * a lock (published with release), made under ret_lock.
+ */
+#define RET_CHUNK_SHIFT 12
+#define RET_CHUNK (1u << RET_CHUNK_SHIFT)
+#define RET_NR_CHUNKS ((MON_COND_MAX_SITE >> RET_CHUNK_SHIFT) + 1)
+
+static struct mon_obj **ret_chunks[2][RET_NR_CHUNKS];	/* [kind == MMAP] */
+static pthread_mutex_t ret_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct mon_obj *mon_objmap_retired(uint32_t site_id, int kind)
+{
+	struct mon_obj ***chunk, *o;
+	uint32_t c = site_id >> RET_CHUNK_SHIFT, i = site_id & (RET_CHUNK - 1);
+
+	if ((kind != MON_OBJ_HEAP && kind != MON_OBJ_MMAP) || c >= RET_NR_CHUNKS)
+		return NULL;
+	chunk = &ret_chunks[kind == MON_OBJ_MMAP][c];
+	if (LOAD_ACQ(chunk) && (o = LOAD_ACQ(&(*chunk)[i])))
+		return o;
+	pthread_mutex_lock(&ret_lock);
+	if (!LOAD_RLX(chunk)) {
+		void *p = mmap(NULL, RET_CHUNK * sizeof(struct mon_obj *), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			STORE_REL(chunk, (struct mon_obj **)p);
+	}
+	o = LOAD_RLX(chunk) ? LOAD_RLX(&(*chunk)[i]) : NULL;
+	if (LOAD_RLX(chunk) && !o && (o = obj_fresh())) {
+		o->kind = (uint8_t)kind;
+		o->site_id = site_id;
+		o->thread_id = 0;
+		o->holder = MON_HOLDER_MANY;
+		o->sz_bytes = 0;
+		o->name = NULL;
+		o->start = o->end = 0;
+		STORE_RLX(&o->seq, __atomic_add_fetch(&obj_seq, 1, __ATOMIC_RELAXED));
+		STORE_REL(&o->flags, (uint8_t)MON_OBJF_RETIRED);
+		STORE_REL(&(*chunk)[i], o);
+	}
+	pthread_mutex_unlock(&ret_lock);
+	return o;
+}
 
 /*
  * Removes everything of ix overlapping [start, end). With split, an mmap
@@ -1391,6 +1464,16 @@ int mon_objmap_pc_instrumented(uintptr_t pc)
 
 /* Round robin: cheaper than keeping the ways in recency order, and a
  * thread's working set of objects (a few arrays) fits either way. */
+void mon_objmap_cache_clear(struct mon_thread *t)
+{
+	struct mon_objcache *c = &t->cache;
+
+	for (int w = 0; w < MON_OBJCACHE_WAYS; w++) {
+		c->start[w] = c->end[w] = 0;
+		c->counts[w] = NULL;
+	}
+}
+
 static inline void cache_insert(struct mon_objcache *c, struct mon_obj *o)
 {
 	uint32_t w = c->next;
@@ -1461,8 +1544,10 @@ struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
 		if (!obj_mark(o, seq))
 			break;
 	}
-	if (t)
+	if (t) {
+		mon_objmap_hold(o, t->id);	/* before the cache names it (fold.c) */
 		cache_insert(&t->cache, o);
+	}
 	return o;
 }
 

@@ -184,6 +184,7 @@ static void thread_exit_cb(void *arg)
 	if (!t || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 		return;
 	t->in_rt++;
+	mon_fold_thread_exit(t);	/* before ordered mode stops logging it */
 	if (t->started && t->started->thread_exit)
 		t->started->thread_exit(t);
 	mon_objmap_thread_del(t);
@@ -538,6 +539,8 @@ void mon_init(void)
 			b = &mon_backend_count;
 		}
 	}
+
+	mon_fold_init(oracle_path != NULL);	/* the oracle lists every block */
 
 	/* The main thread's record first: it takes id 0. */
 	t = mon_calloc(1, sizeof(*t));

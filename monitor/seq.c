@@ -954,6 +954,14 @@ uint64_t mon_seq_max_clock(void)
 	return __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED);
 }
 
+int mon_seq_log_merged(struct mon_thread *t)
+{
+	struct seq_log *l = t ? __atomic_load_n((struct seq_log **)&t->seq, __ATOMIC_ACQUIRE) : NULL;
+
+	return !l || __atomic_load_n(&l->tail, __ATOMIC_ACQUIRE) ==
+			     __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+}
+
 void mon_seq_sync(void)
 {
 	uint64_t want, t0;

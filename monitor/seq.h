@@ -46,6 +46,11 @@ int mon_seq_thread_created(uint32_t id) MON_HIDDEN;
  * Not on the merger; a no-op when not engaged. */
 void mon_seq_sync(void) MON_HIDDEN;
 
+/* Has the merger merged everything t logged so far (1 when not engaged or
+ * t has no log)? Then it holds none of t's counter vectors until t logs
+ * again. On t's own thread. */
+int mon_seq_log_merged(struct mon_thread *t) MON_HIDDEN;
+
 /* The largest simulated clock any thread reached (cycles): the simulated
  * run time of what was merged. 0 when never engaged. */
 uint64_t mon_seq_max_clock(void) MON_HIDDEN;

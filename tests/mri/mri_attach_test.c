@@ -25,6 +25,14 @@
  *           after; no temporary file is left behind. A bad label is refused
  *           and the session goes on. Without AMEBA_ORACLE the reply says
  *           why and no file appears.
+ *   fold    bounded memory (monitor/fold.c): under the sim backend the
+ *           main thread allocates, touches and frees 200,000 blocks of one
+ *           site while two other threads exist (ordered mode); counters on
+ *           the site's bin, armed before, count exactly its 5 accesses per
+ *           block (1,000,000; 800,000 writes), though the blocks' records
+ *           were recycled and their counts folded into the site's retired
+ *           record meanwhile: the object table stays under 20,000 records
+ *           (it grew by one per block before), nr_freed counts every free.
  *   provider_exit  the agent's MRI provider (agent/provider_mri.c) counts
  *           work_a, work_b and the total; the target works one phase and
  *           exits; the next experiment, which keeps the work_a counter and
@@ -882,10 +890,84 @@ static void scenario_provider_exit(const char *instr)
 	fclose(t.ack);
 }
 
+static void churn(struct target *t, long n)
+{
+	char cmd[64], line[128], want[64];
+
+	snprintf(cmd, sizeof(cmd), "churn %ld\n", n);
+	snprintf(want, sizeof(want), "churned %ld\n", n);
+	say(t, cmd);
+	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
+		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
+		exit(2);
+	}
+}
+
+static void scenario_fold(const char *instr)
+{
+	enum { N = 200000 };
+	char out[300], bin[256] = "";
+	struct mri_object_query q = { 0 };
+	struct mri_object o[4];
+	struct mri_bin page[64];
+	struct mri_session *s;
+	struct mri_reading r;
+	struct target t;
+	uint32_t cursor = 0;
+	uint64_t exp;
+	long qa, qb;
+	int n;
+
+	snprintf(out, sizeof(out), "%s/fold.out", tmpdir);
+	spawn(&t, instr, out, NULL);
+	if (mri_open_pid(&s, t.pid, 10000)) {
+		fprintf(stderr, "mri_open_pid: %s\n", mri_errmsg(s));
+		CHECK(0);
+		exit(check_done());
+	}
+	CHECK(mri_attach(s, "sim") == 0);
+	churn(&t, 1);	/* the site and its bin exist */
+	while (cursor != MRI_END && (n = mri_bins(s, &cursor, page, 64)) > 0)
+		for (int i = 0; i < n; i++)
+			if (page[i].name && !strncmp(page[i].name, "churn_block@mri_target.c:", 25))
+				snprintf(bin, sizeof(bin), "%s", page[i].name);
+	CHECK(bin[0] != '\0');
+	{
+		const char *bins[1] = { bin };
+		struct mri_counter c[3] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_bins = 1, .bins = bins },
+			{ .metric = AMEBA_M_WRITES, .nr_bins = 1, .bins = bins },
+			{ .metric = AMEBA_M_READS, .nr_bins = 1, .bins = bins },
+		};
+
+		if (mri_experiment_start(s, c, 3, 0, &exp)) {
+			fprintf(stderr, "start: %s\n", mri_errmsg(s));
+			CHECK(0);
+		}
+	}
+	churn(&t, N);
+	CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
+	printf("fold: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n", bin,
+	       r.values[0], r.values[1], r.values[2]);
+	CHECK_EQ_U64(r.values[0], 5 * (uint64_t)N);
+	CHECK_EQ_U64(r.values[1], 4 * (uint64_t)N);
+	CHECK_EQ_U64(r.values[2], (uint64_t)N);
+	cursor = 0;
+	CHECK(mri_objects(s, &q, &cursor, o, 4) > 0);
+	printf("fold: %u records in the object table, %" PRIu64 " freed\n", mri_objects_total(s),
+	       mri_objects_freed(s));
+	CHECK(mri_objects_total(s) < 20000);
+	CHECK(mri_objects_freed(s) != UINT64_MAX && mri_objects_freed(s) >= (uint64_t)N);
+	CHECK(mri_experiment_stop(s, exp, &r) == 0);
+	CHECK(mri_detach(s) == 0);
+	mri_close(s);
+	quit(&t, &qa, &qb);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit INSTRUMENTED NATIVE\n", argv[0]);
+		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit|fold INSTRUMENTED NATIVE\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -902,6 +984,8 @@ int main(int argc, char **argv)
 		scenario_mark(argv[2]);
 	else if (!strcmp(argv[1], "provider_exit"))
 		scenario_provider_exit(argv[2]);
+	else if (!strcmp(argv[1], "fold"))
+		scenario_fold(argv[2]);
 	else
 		return 2;
 	return check_done();

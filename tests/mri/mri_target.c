@@ -7,6 +7,11 @@
  *             checksums and acknowledges on fd 3 with the accesses it made:
  *             "done K a=A ar=AR aw=AW b=B br=BR bw=BW" (a = mem_ref on
  *             work_a, ar/aw its reads/writes; b for work_b)
+ *   churn N   the main thread allocates N blocks of 64 bytes, one at a time,
+ *             from one site (churn_block@mri_target.c), writes each 4 times
+ *             and reads it once (8-byte volatile accesses: one line each),
+ *             frees it; prints the checksum, acknowledges "churned N"
+ *             (freed blocks' records are recycled: monitor/fold.c)
  *   quit      reads both arrays once for the final checksum, acknowledges
  *             "quit a=4096 b=2048", prints, exits 0
  *
@@ -78,6 +83,31 @@ NOINLINE static void make_scratch(void)
 
 		free(p);
 	}
+}
+
+NOINLINE static void *churn_block(void)
+{
+	return malloc(64);
+}
+
+/* churn N (above): 5 counted accesses per block, all in its own block. */
+NOINLINE static uint64_t churn(long n)
+{
+	uint64_t s = 0;
+
+	for (long i = 0; i < n; i++) {
+		volatile uint64_t *p = churn_block();
+
+		if (!p)
+			break;
+		p[0] = (uint64_t)i;
+		p[1] = (uint64_t)i + 1;
+		p[2] = (uint64_t)i + 2;
+		p[3] = (uint64_t)i + 3;
+		s += p[2];
+		free((void *)(uintptr_t)p);
+	}
+	return s;
 }
 
 /* The counted work of one worker: passes over its halves. */
@@ -213,6 +243,11 @@ UNCOUNTED int main(int argc, char **argv)
 		while (fgets(line, sizeof(line), stdin)) {
 			if (sscanf(line, "phase %ld", &n) == 1 && n > 0 && n < 1000000)
 				phase(n);
+			else if (sscanf(line, "churn %ld", &n) == 1 && n > 0 && n < 100000000) {
+				printf("churn %ld: %016llx\n", n, (unsigned long long)churn(n));
+				fflush(stdout);
+				ack("churned %ld\n", n, 0, 0, 0, 0, 0, 0);
+			}
 			else if (is_word(line, "quit"))
 				break;
 			else
