@@ -1001,6 +1001,12 @@ int agent_lua_eval(const struct agent_plugins *pl, struct agent_property *p,
 		/* the state may be out of memory: give its memory back now */
 		lua_close(l->L);
 		l->L = NULL;
+	} else if (l->mem_used > AGENT_LUA_GC_AT) {
+		/* a context of thousands of threads leaves megabytes of
+		 * tables: collect them now rather than at twice the live size
+		 * (every property's state, and its memory limit, would hold
+		 * them: 63 of the agent's 113 MB with 10,000 threads) */
+		lua_gc(l->L, LUA_GCCOLLECT);
 	}
 	return rc;
 }

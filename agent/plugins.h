@@ -117,6 +117,8 @@ struct agent_lua_limits {
 };
 
 #define AGENT_LUA_MEM_DEFAULT (16u << 20)
+/* a state holding more after an evaluation is collected at once (lua_prop.c) */
+#define AGENT_LUA_GC_AT (2u << 20)
 #define AGENT_LUA_INSTR_DEFAULT 10000000ull
 
 /*

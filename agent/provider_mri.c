@@ -5,14 +5,16 @@
  *
  * Notes:
  *  - Objects: the first refresh lists every live object; later refreshes
- *    list only the objects created since (object ids grow: a listing from
- *    the previous next_offset returns the new ones), for at most
- *    AGENT_MRI_LIST_NS, going on at the next refresh. Frees are learnt by
- *    a sweep started every AGENT_MRI_FULL_EVERY refreshes if the
+ *    list only the objects created since (the object table grows: a
+ *    listing from the previous next_offset returns the new slots), for at
+ *    most AGENT_MRI_LIST_NS, going on at the next refresh. Frees are learnt
+ *    by a sweep started every AGENT_MRI_FULL_EVERY refreshes if the
  *    monitor's count of freed records (nr_freed) moved since the last
- *    sweep began: it lists the
- *    live ids below the end of the listing at its start, AGENT_MRI_LIST_NS
- *    per refresh, and then drops the known objects it did not see. Listing
+ *    sweep began: it lists the live ids below the end of the listing at
+ *    its start, AGENT_MRI_LIST_NS per refresh, adds the blocks that took a
+ *    freed block's id since (the monitor recycles them: monitor/fold.c),
+ *    and then drops the known objects it did not see live at their start.
+ *    Listing
  *    a million blocks takes the target's server thread ~1 s under the sim
  *    backend on 2 vCPUs: a whole relisting every ten intervals (the former
  *    design) measured little else, and one listing that chased a program
@@ -80,8 +82,13 @@ struct mri_prov {
 	uint32_t nr_gaps;
 	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
 	uint64_t sweep_freed;		/* the monitor's nr_freed when the last sweep began */
-	uint8_t *seen;			/* bit per id: listed live by the sweep */
-	uint32_t seen_bits;
+	/* per id below sweep_end, a start address's bits 4-35 (0: none): the
+	 * known object's when the sweep began (known), the live block the
+	 * sweep listed (seen). The monitor recycles a freed block's id for a
+	 * new block (monitor/fold.c): the same id with another start is
+	 * another object. */
+	uint32_t *known, *seen;
+	uint32_t seen_cap;
 	uint32_t nr_refresh;
 	struct mri_object *page;
 
@@ -99,8 +106,12 @@ struct mri_prov {
 	uint64_t exp_sig;
 	uint32_t exp_nr;
 	uint64_t *prev;			/* [exp_nr] cumulative values at the last reading */
-	uint64_t *prev_pt;		/* [exp_nr * prev_pt_threads] */
-	uint32_t prev_pt_threads;
+	/* the threads' cumulative rows at the last reading (take_reading):
+	 * column c (prev_pt + c * exp_nr) is thread prev_ids[c]'s, and
+	 * prev_col[id] is its column + 1 (0: none) */
+	uint64_t *prev_pt;
+	uint32_t *prev_ids, *prev_col;
+	uint32_t prev_nt, prev_nt_cap, prev_col_cap;
 	struct mri_counter *mc;
 	struct mri_range *mranges;
 	uint32_t cap_mc, cap_mranges;
@@ -108,14 +119,18 @@ struct mri_prov {
 	/* counts of the previous experiment after its last reading, carried
 	 * into the identical counters of the next one (see exp_switch) */
 	uint64_t *carry;		/* [exp_nr] */
-	uint64_t *carry_pt;		/* [exp_nr * carry_pt_threads] */
-	uint32_t carry_pt_threads;
+	uint64_t *carry_pt;		/* [carry_nt * exp_nr], thread carry_ids[k]'s at k */
+	uint32_t *carry_ids;
+	uint32_t carry_nt;
 
 	/* results of the last experiment */
 	uint64_t *values;
 	uint64_t *pt;			/* [exp_nr * res_threads] */
 	const uint64_t **pt_rows;
+	uint32_t *res_ids;		/* [res_threads]: the threads of pt's entries */
 	uint32_t res_threads;
+	uint32_t *res_at;		/* [res_at_cap]: thread id -> entry + 1 (take_reading) */
+	uint32_t res_at_cap;
 	/* the first reading of newly started counters: their "before" */
 	int fresh;
 	uint64_t *before, *before_pt;
@@ -253,12 +268,14 @@ static uint64_t now_ns(void)
  * The rows' values are cumulative, so the threads' share of this interval
  * shows up in the next reading that has rows.
  */
-static int read_experiment(struct mri_prov *p, struct mri_reading *r)
+static int read_experiment(struct mri_prov *p, struct mri_reading *r, int *rows)
 {
 	int rc = mri_experiment_read(p->s, p->exp_id, MRI_READ_THREADS, r);
 
+	*rows = 1;
 	if (rc == AMEBA_ERANGE) {
 		p->nr_rows_dropped++;
+		*rows = 0;
 		rc = mri_experiment_read(p->s, p->exp_id, 0, r);
 	}
 	return rc;
@@ -332,35 +349,52 @@ static int list_objects(struct mri_prov *p, int full)
 	return rc;
 }
 
+/* The start's tag in known[] and seen[]: never 0 for a block. */
+static uint32_t start_tag(uint64_t start)
+{
+	uint32_t t = (uint32_t)(start >> 4);
+
+	return t ? t : 1;
+}
+
 /* Starts a sweep over the ids listed so far, to learn which were freed. */
 static int sweep_start(struct mri_prov *p)
 {
-	uint32_t bytes = p->next_offset / 8 + 1;
+	uint32_t n = p->next_offset + 1;
 
-	if (p->next_offset + 1 > p->seen_bits) {
-		uint8_t *b = realloc(p->seen, bytes);
+	if (n > p->seen_cap) {
+		uint32_t *k = realloc(p->known, (size_t)n * sizeof(*k));
 
-		if (!b)
+		if (k)
+			p->known = k;
+		uint32_t *v = k ? realloc(p->seen, (size_t)n * sizeof(*v)) : NULL;
+
+		if (!v)
 			return AMEBA_ENOMEM;
-		p->seen = b;
-		p->seen_bits = bytes * 8;
+		p->seen = v;
+		p->seen_cap = n;
 	}
-	memset(p->seen, 0, bytes);
+	memset(p->seen, 0, (size_t)n * sizeof(*p->seen));
+	memset(p->known, 0, (size_t)n * sizeof(*p->known));
+	for (uint32_t r = 0; r < p->nr_objs; r++)
+		if (p->objs[r].id < n)
+			p->known[p->objs[r].id] = start_tag(p->objs[r].start);
 	p->sweep_end = p->next_offset;
 	p->sweep_offset = 0;
 	return 0;
 }
 
 /*
- * One step of the sweep (AGENT_MRI_LIST_NS at most): marks the ids still
- * live; when it has passed sweep_end, drops the known objects below it
- * that it did not see (freed since they were listed).
+ * One step of the sweep (AGENT_MRI_LIST_NS at most): notes the ids still
+ * live and adds the blocks that took a recycled id since it was listed;
+ * when it has passed sweep_end, drops the known objects below it that it
+ * did not see live with the same start (freed since they were listed).
  */
 static int sweep_step(struct mri_prov *p)
 {
 	struct mri_object_query q = { .live_only = 1 };
 	uint64_t t0 = now_ns();
-	uint32_t cursor = p->sweep_offset, w = 0;
+	uint32_t cursor = p->sweep_offset, w = 0, ws = 0;
 	int rc;
 
 	while (cursor != MRI_END && cursor < p->sweep_end) {
@@ -369,9 +403,19 @@ static int sweep_step(struct mri_prov *p)
 			set_err(p, "listing objects", rc);
 			return rc;
 		}
-		for (int i = 0; i < rc; i++)
-			if (p->page[i].id < p->sweep_end)
-				p->seen[p->page[i].id / 8] |= (uint8_t)(1u << (p->page[i].id % 8));
+		for (int i = 0; i < rc; i++) {
+			uint32_t id = p->page[i].id, tag = start_tag(p->page[i].start);
+
+			if (id >= p->sweep_end)
+				continue;
+			p->seen[id] = tag;
+			if (p->known[id] != tag) {
+				/* a new block in a recycled id */
+				if (objs_push(p, &p->page[i]))
+					return AMEBA_ENOMEM;
+				p->known[id] = tag;
+			}
+		}
 		if (now_ns() - t0 > AGENT_MRI_LIST_NS)
 			break;
 	}
@@ -381,15 +425,17 @@ static int sweep_step(struct mri_prov *p)
 	for (uint32_t r = 0; r < p->nr_objs; r++) {
 		struct ameba_object *o = &p->objs[r];
 
-		if (o->id < p->sweep_end && !(p->seen[o->id / 8] & (1u << (o->id % 8)))) {
+		if (o->id < p->sweep_end && p->seen[o->id] != start_tag(o->start)) {
 			free((char *)o->name);
 			continue;
 		}
+		ws += r < p->nr_sorted;
 		p->objs[w++] = *o;
 	}
 	p->nr_objs = w;
-	p->nr_sorted = w < p->nr_sorted ? w : p->nr_sorted;
+	p->nr_sorted = ws;	/* what was in order still is */
 	p->sweep_offset = MRI_END;
+	objs_normalize(p);
 	return 0;
 }
 
@@ -616,6 +662,7 @@ static int exp_stop(struct mri_prov *p)
 
 struct old_counts;
 static int old_take(struct mri_prov *p, const struct mri_reading *r, struct old_counts *oc);
+static void prev_reset(struct mri_prov *p);
 
 /*
  * Starts exp. With oc, in place of the running experiment in one step
@@ -710,7 +757,8 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp,
 	p->prev = calloc(exp->nr_counters + 1, sizeof(*p->prev));
 	p->ctr_sig = malloc((exp->nr_counters + 1) * sizeof(*p->ctr_sig));
 	p->prev_pt = NULL;
-	p->prev_pt_threads = 0;
+	prev_reset(p);
+	p->prev_nt_cap = 0;
 	if (!p->prev || !p->ctr_sig)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < exp->nr_counters; i++)
@@ -730,7 +778,8 @@ struct sig_idx {
 struct old_counts {
 	struct sig_idx *idx;		/* [nr], sorted by sig */
 	uint64_t *d;			/* [nr] */
-	uint64_t *d_pt;			/* [nr * nt] */
+	uint64_t *d_pt;			/* [nt * nr], thread-major: thread ids[k]'s at k * nr */
+	uint32_t *ids;			/* [nt] */
 	uint32_t nr, nt;
 };
 
@@ -746,22 +795,27 @@ static void old_free(struct old_counts *oc)
 	free(oc->idx);
 	free(oc->d);
 	free(oc->d_pt);
+	free(oc->ids);
 	memset(oc, 0, sizeof(*oc));
+}
+
+/* The column of thread id in prev_pt, or UINT32_MAX. */
+static uint32_t prev_col(const struct mri_prov *p, uint32_t id)
+{
+	return id < p->prev_col_cap && p->prev_col[id] ? p->prev_col[id] - 1 : UINT32_MAX;
 }
 
 /* The deltas of reading r (of the running experiment) since p's last one. */
 static int old_take(struct mri_prov *p, const struct mri_reading *r, struct old_counts *oc)
 {
-	uint32_t nr = p->exp_nr, nt = p->prev_pt_threads;
+	uint32_t nr = p->exp_nr, nt = r->nr_threads;
 
 	memset(oc, 0, sizeof(*oc));
-	for (uint32_t k = 0; k < r->nr_threads; k++)
-		if (r->thread_ids[k] + 1 > nt)
-			nt = r->thread_ids[k] + 1;
 	oc->d = calloc(nr + 1, sizeof(*oc->d));
 	oc->d_pt = calloc((size_t)nr * nt + 1, sizeof(*oc->d_pt));
+	oc->ids = malloc((nt + 1) * sizeof(*oc->ids));
 	oc->idx = malloc((nr + 1) * sizeof(*oc->idx));
-	if (!oc->d || !oc->d_pt || !oc->idx) {
+	if (!oc->d || !oc->d_pt || !oc->ids || !oc->idx) {
 		old_free(oc);
 		return AMEBA_ENOMEM;
 	}
@@ -772,24 +826,26 @@ static int old_take(struct mri_prov *p, const struct mri_reading *r, struct old_
 		oc->idx[i].sig = p->ctr_sig[i];
 		oc->idx[i].idx = i;
 	}
-	for (uint32_t k = 0; k < r->nr_threads; k++) {
-		uint32_t t = r->thread_ids[k];
+	for (uint32_t k = 0; k < nt; k++) {
+		uint32_t c = prev_col(p, r->thread_ids[k]);
 
+		oc->ids[k] = r->thread_ids[k];
 		for (uint32_t i = 0; i < nr; i++) {
 			uint64_t cum = r->thread_values[(size_t)k * r->nr + i];
-			uint64_t prev = t < p->prev_pt_threads ?
-				p->prev_pt[(size_t)i * p->prev_pt_threads + t] : 0;
+			uint64_t prev = c != UINT32_MAX ? p->prev_pt[(size_t)c * nr + i] : 0;
 
-			oc->d_pt[(size_t)i * nt + t] = cum >= prev ? cum - prev : 0;
+			oc->d_pt[(size_t)k * nr + i] = cum >= prev ? cum - prev : 0;
 		}
 	}
 	qsort(oc->idx, nr, sizeof(*oc->idx), cmp_sig);
 	return 0;
 }
 
-/* Gives the counter of signature sig what the old one of that signature
- * counted: *v and v_pt[0 .. oc->nt); nothing when there was none. */
-static void old_give(const struct old_counts *oc, uint64_t sig, uint64_t *v, uint64_t *v_pt)
+/* Gives counter j of nr_new, of signature sig, what the old one of that
+ * signature counted: *v and, thread-major, v_pt[k * nr_new + j] for the
+ * threads oc->ids[k]; nothing when there was none. */
+static void old_give(const struct old_counts *oc, uint64_t sig, uint64_t *v, uint64_t *v_pt,
+		     uint32_t j, uint32_t nr_new)
 {
 	struct sig_idx key = { sig, 0 }, *hit;
 
@@ -797,7 +853,8 @@ static void old_give(const struct old_counts *oc, uint64_t sig, uint64_t *v, uin
 	if (!hit)
 		return;
 	*v = oc->d[hit->idx];
-	memcpy(v_pt, oc->d_pt + (size_t)hit->idx * oc->nt, oc->nt * sizeof(*v_pt));
+	for (uint32_t k = 0; k < oc->nt; k++)
+		v_pt[(size_t)k * nr_new + j] = oc->d_pt[(size_t)k * oc->nr + hit->idx];
 }
 
 /*
@@ -817,9 +874,11 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
 
 	free(p->carry);
 	free(p->carry_pt);
+	free(p->carry_ids);
 	p->carry = NULL;
 	p->carry_pt = NULL;
-	p->carry_pt_threads = 0;
+	p->carry_ids = NULL;
+	p->carry_nt = 0;
 	/* with a mark the new counters start from zero at the mark: nothing of
 	 * the old experiment is carried into them */
 	if (p->running && !exp->mark) {
@@ -837,9 +896,11 @@ static int exp_switch(struct mri_prov *p, const struct ameba_experiment *exp,
 		rc = AMEBA_ENOMEM;
 		goto out;
 	}
-	p->carry_pt_threads = oc.nt;
+	p->carry_ids = oc.ids;	/* the old reading's threads, thread-major rows */
+	oc.ids = NULL;
+	p->carry_nt = oc.nt;
 	for (uint32_t j = 0; j < exp->nr_counters; j++)
-		old_give(&oc, p->ctr_sig[j], &p->carry[j], p->carry_pt + (size_t)j * oc.nt);
+		old_give(&oc, p->ctr_sig[j], &p->carry[j], p->carry_pt, j, exp->nr_counters);
 out:
 	old_free(&oc);
 	return rc;
@@ -919,44 +980,127 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 }
 
 
-/* Grows the per-thread stores to nt threads (keeping prev_pt's rows). */
-/* Zeroed result buffers for nr counters and nt threads. */
-static int results_alloc(struct mri_prov *p, uint32_t nr, uint32_t nt)
+/*
+ * Per-thread rows (ABI 3: ameba_results.thread_ids). The monitor sends a
+ * row for each thread that counted anything, but an exited thread's only
+ * once (docs/mri.md, read): the rows of a reading are the threads alive
+ * since the last one, a few hundred for a program that starts threads by
+ * the thousand. So everything here is sized by those: prev_pt keeps each
+ * such thread's cumulative row (a column per thread, thread-major) and
+ * drops the threads a reading with rows no longer lists; the results list
+ * the reading's threads (and those carried over from the old experiment).
+ */
+
+/* Zeroed result buffers for nr counters and the nt threads ids[]. */
+static int results_alloc(struct mri_prov *p, uint32_t nr, const uint32_t *ids, uint32_t nt)
 {
 	free(p->pt);
 	free(p->pt_rows);
 	free(p->values);
+	free(p->res_ids);
 	p->pt = calloc((size_t)nr * nt + 1, sizeof(*p->pt));
 	p->pt_rows = calloc(nr + 1, sizeof(*p->pt_rows));
 	p->values = calloc(nr + 1, sizeof(*p->values));
+	p->res_ids = malloc((nt + 1) * sizeof(*p->res_ids));
 	p->res_threads = nt;
-	return (p->pt && p->pt_rows && p->values) ? 0 : AMEBA_ENOMEM;
+	if (!p->pt || !p->pt_rows || !p->values || !p->res_ids)
+		return AMEBA_ENOMEM;
+	if (nt)
+		memcpy(p->res_ids, ids, nt * sizeof(*ids));
+	return 0;
 }
 
-static int pt_grow(struct mri_prov *p, uint32_t nt)
+/* res_at[id]: the result entry of thread id + 1 (0: none), sized for id. */
+static int res_at_grow(struct mri_prov *p, uint32_t id)
 {
-	uint32_t nr = p->exp_nr;
+	if (id < p->res_at_cap)
+		return 0;
+	uint32_t cap = id + 1 > 2 * p->res_at_cap ? id + 1 : 2 * p->res_at_cap;
+	uint32_t *v = realloc(p->res_at, cap * sizeof(*v));
 
-	if (nt > p->prev_pt_threads) {
-		uint64_t *v = calloc((size_t)nr * nt + 1, sizeof(*v));
+	if (!v)
+		return AMEBA_ENOMEM;
+	memset(v + p->res_at_cap, 0, (cap - p->res_at_cap) * sizeof(*v));
+	p->res_at = v;
+	p->res_at_cap = cap;
+	return 0;
+}
+
+/* prev_pt's column for thread id, made (zero) when it has none; UINT32_MAX
+ * when out of memory. */
+static uint32_t prev_col_get(struct mri_prov *p, uint32_t id)
+{
+	uint32_t c = prev_col(p, id), nr = p->exp_nr;
+
+	if (c != UINT32_MAX)
+		return c;
+	if (id >= p->prev_col_cap) {
+		uint32_t cap = id + 1 > 2 * p->prev_col_cap ? id + 1 : 2 * p->prev_col_cap;
+		uint32_t *v = realloc(p->prev_col, cap * sizeof(*v));
 
 		if (!v)
-			return AMEBA_ENOMEM;
-		for (uint32_t i = 0; i < nr; i++)
-			for (uint32_t t = 0; t < p->prev_pt_threads; t++)
-				v[(size_t)i * nt + t] = p->prev_pt[(size_t)i * p->prev_pt_threads + t];
-		free(p->prev_pt);
-		p->prev_pt = v;
-		p->prev_pt_threads = nt;
+			return UINT32_MAX;
+		memset(v + p->prev_col_cap, 0, (cap - p->prev_col_cap) * sizeof(*v));
+		p->prev_col = v;
+		p->prev_col_cap = cap;
 	}
-	return results_alloc(p, nr, nt);
+	if (p->prev_nt == p->prev_nt_cap) {
+		uint32_t cap = p->prev_nt_cap ? 2 * p->prev_nt_cap : 64;
+		uint64_t *v = realloc(p->prev_pt, ((size_t)cap * nr + 1) * sizeof(*v));
+		uint32_t *ids = v ? realloc(p->prev_ids, cap * sizeof(*ids)) : NULL;
+
+		if (v)
+			p->prev_pt = v;
+		if (!ids)
+			return UINT32_MAX;
+		p->prev_ids = ids;
+		p->prev_nt_cap = cap;
+	}
+	c = p->prev_nt++;
+	memset(p->prev_pt + (size_t)c * nr, 0, nr * sizeof(*p->prev_pt));
+	p->prev_ids[c] = id;
+	p->prev_col[id] = c + 1;
+	return c;
 }
 
-/* The first reading's "before" into res (rows nt threads wide). */
-static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
-		       const struct mri_reading *r, uint32_t nt, struct agent_exp_result *res)
+/* Forgets every thread's cumulative row (new counters start at zero). */
+static void prev_reset(struct mri_prov *p)
+{
+	for (uint32_t c = 0; c < p->prev_nt; c++)
+		p->prev_col[p->prev_ids[c]] = 0;
+	p->prev_nt = 0;
+}
+
+/* Drops the columns of the threads a reading with rows did not list (they
+ * counted nothing, or exited and sent their last row before): res_at
+ * marks the listed ones. */
+static void prev_drop_unlisted(struct mri_prov *p)
 {
 	uint32_t nr = p->exp_nr;
+
+	for (uint32_t c = 0; c < p->prev_nt;) {
+		uint32_t id = p->prev_ids[c], last = p->prev_nt - 1;
+
+		if (id < p->res_at_cap && p->res_at[id]) {
+			c++;
+			continue;
+		}
+		p->prev_col[id] = 0;
+		if (c != last) {
+			memcpy(p->prev_pt + (size_t)c * nr, p->prev_pt + (size_t)last * nr,
+			       nr * sizeof(*p->prev_pt));
+			p->prev_ids[c] = p->prev_ids[last];
+			p->prev_col[p->prev_ids[c]] = c + 1;
+		}
+		p->prev_nt--;
+	}
+}
+
+/* The first reading's "before" into res (rows over the result's threads). */
+static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
+		       const struct mri_reading *r, struct agent_exp_result *res)
+{
+	uint32_t nr = p->exp_nr, nt = p->res_threads;
 
 	p->fresh = 0;
 	free(p->before);
@@ -969,10 +1113,12 @@ static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < nr && i < r->nr; i++)
 		p->before[i] = r->before[i];
-	for (uint32_t k = 0; r->thread_before && k < r->nr_threads; k++)
-		for (uint32_t i = 0; i < nr && i < r->nr; i++)
-			p->before_pt[(size_t)i * nt + r->thread_ids[k]] =
-				r->thread_before[(size_t)k * r->nr + i];
+	for (uint32_t k = 0; r->thread_before && k < r->nr_threads; k++) {
+		uint32_t e = r->thread_ids[k] < p->res_at_cap ? p->res_at[r->thread_ids[k]] : 0;
+
+		for (uint32_t i = 0; e && i < nr && i < r->nr; i++)
+			p->before_pt[(size_t)i * nt + e - 1] = r->thread_before[(size_t)k * r->nr + i];
+	}
 	for (uint32_t i = 0; i < nr; i++)
 		p->before_rows[i] = exp->counters[i].per_thread ? p->before_pt + (size_t)i * nt : NULL;
 	res->r.before = p->before;
@@ -980,21 +1126,31 @@ static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
 	return 0;
 }
 
-/* Turns a cumulative reading into the interval's values (deltas). */
+/* Turns a cumulative reading into the interval's values (deltas); rows:
+ * the reading was asked for per-thread rows and has them all. */
 static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
-			const struct mri_reading *r, struct agent_exp_result *res)
+			const struct mri_reading *r, int rows, struct agent_exp_result *res)
 {
-	uint32_t nr = p->exp_nr, nt = p->nr_threads;
-	int rc;
+	uint32_t nr = p->exp_nr, nt = 0, *ids;
+	int rc = 0;
 
-	for (uint32_t k = 0; k < r->nr_threads; k++)
-		if (r->thread_ids[k] + 1 > nt)
-			nt = r->thread_ids[k] + 1;
-	if (nt < p->prev_pt_threads)
-		nt = p->prev_pt_threads;
-	rc = pt_grow(p, nt);
+	/* the result's threads: the reading's, then the carried ones */
+	ids = malloc((r->nr_threads + p->carry_nt + 1) * sizeof(*ids));
+	if (!ids)
+		return AMEBA_ENOMEM;
+	for (uint32_t k = 0; k < r->nr_threads + p->carry_nt && !rc; k++) {
+		uint32_t id = k < r->nr_threads ? r->thread_ids[k] : p->carry_ids[k - r->nr_threads];
+
+		if ((rc = res_at_grow(p, id)) || p->res_at[id])
+			continue;
+		ids[nt++] = id;
+		p->res_at[id] = nt;
+	}
+	if (!rc)
+		rc = results_alloc(p, nr, ids, nt);
+	free(ids);
 	if (rc)
-		return rc;
+		goto out;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t cum = i < r->nr ? r->values[i] : p->prev[i];
 
@@ -1002,26 +1158,37 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 		p->prev[i] = cum;
 	}
 	for (uint32_t k = 0; k < r->nr_threads; k++) {
-		uint32_t t = r->thread_ids[k];
+		uint32_t e = p->res_at[r->thread_ids[k]] - 1, c = prev_col_get(p, r->thread_ids[k]);
 
+		if (c == UINT32_MAX) {
+			rc = AMEBA_ENOMEM;
+			goto out;
+		}
 		for (uint32_t i = 0; i < nr && i < r->nr; i++) {
 			uint64_t cum = r->thread_values[(size_t)k * r->nr + i];
-			uint64_t *prev = &p->prev_pt[(size_t)i * nt + t];
+			uint64_t *prev = &p->prev_pt[(size_t)c * nr + i];
 
-			p->pt[(size_t)i * nt + t] = cum >= *prev ? cum - *prev : 0;
+			p->pt[(size_t)i * nt + e] = cum >= *prev ? cum - *prev : 0;
 			*prev = cum;
 		}
 	}
+	if (rows)
+		prev_drop_unlisted(p);
 	if (p->carry) {
-		for (uint32_t i = 0; i < nr; i++) {
+		for (uint32_t i = 0; i < nr; i++)
 			p->values[i] += p->carry[i];
-			for (uint32_t t = 0; t < p->carry_pt_threads && t < nt; t++)
-				p->pt[(size_t)i * nt + t] += p->carry_pt[(size_t)i * p->carry_pt_threads + t];
+		for (uint32_t k = 0; k < p->carry_nt; k++) {
+			uint32_t e = p->res_at[p->carry_ids[k]] - 1;
+
+			for (uint32_t i = 0; i < nr; i++)
+				p->pt[(size_t)i * nt + e] += p->carry_pt[(size_t)k * nr + i];
 		}
 		free(p->carry);
 		free(p->carry_pt);
+		free(p->carry_ids);
 		p->carry = p->carry_pt = NULL;
-		p->carry_pt_threads = 0;
+		p->carry_ids = NULL;
+		p->carry_nt = 0;
 	}
 	for (uint32_t i = 0; i < nr; i++)
 		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
@@ -1029,10 +1196,17 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 	res->r.values = p->values;
 	res->r.per_thread = p->pt_rows;
 	res->r.nr_threads = nt;
+	res->r.thread_ids = nt ? p->res_ids : NULL;
 	if (p->fresh && r->before)
-		return take_before(p, exp, r, nt, res);
-	p->fresh = 0;
-	return 0;
+		rc = take_before(p, exp, r, res);
+	else
+		p->fresh = 0;
+out:
+	for (uint32_t k = 0; k < p->res_threads && p->res_ids; k++)
+		p->res_at[p->res_ids[k]] = 0;
+	if (rc && p->res_ids)
+		p->res_threads = 0;
+	return rc;
 }
 
 /*
@@ -1050,6 +1224,7 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 	struct old_counts oc = { 0 };
 	struct mri_reading r;
 	uint32_t nr = exp->nr_counters, nt;
+	uint64_t *v_pt = NULL;
 	int rc;
 
 	if (p->ctr_sig && p->exp_nr && mri_final_reading(p->s, &r) == 0 && r.nr == p->exp_nr) {
@@ -1057,8 +1232,9 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 		if (rc)
 			return rc;
 	}
-	nt = oc.nt ? oc.nt : (p->prev_pt_threads ? p->prev_pt_threads : p->nr_threads);
-	if (results_alloc(p, nr, nt)) {
+	nt = oc.nt;
+	if (results_alloc(p, nr, oc.ids, nt) ||
+	    !(v_pt = calloc((size_t)nr * nt + 1, sizeof(*v_pt)))) {
 		old_free(&oc);
 		return AMEBA_ENOMEM;
 	}
@@ -1066,16 +1242,23 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 		old_give(&oc, counter_signature(&exp->counters[j],
 						exp->counter_bins ? &exp->counter_bins[j] : NULL,
 						exp->counter_except ? &exp->counter_except[j] : NULL),
-			 &p->values[j], p->pt + (size_t)j * nt);
+			 &p->values[j], v_pt, j, nr);
+	/* thread-major to the result's rows */
+	for (uint32_t k = 0; k < nt; k++)
+		for (uint32_t j = 0; j < nr; j++)
+			p->pt[(size_t)j * nt + k] = v_pt[(size_t)k * nr + j];
 	for (uint32_t j = 0; j < nr; j++)
 		p->pt_rows[j] = exp->counters[j].per_thread ? p->pt + (size_t)j * nt : NULL;
+	free(v_pt);
 	old_free(&oc);
 	res->r.nr_counters = nr;
 	res->r.values = p->values;
 	res->r.per_thread = p->pt_rows;
 	res->r.nr_threads = nt;
+	res->r.thread_ids = nt ? p->res_ids : NULL;
 	return 0;
 }
+
 
 static int mri_experiment(struct agent_provider *base, const struct ameba_experiment *exp,
 			  uint32_t interval_ms, const volatile sig_atomic_t *stop,
@@ -1085,7 +1268,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	struct mri_reading reading;
 	struct mri_event ev;
 	uint64_t t0, deadline;
-	int rc, have = 0;
+	int rc, have = 0, rows = 0;
 
 	memset(res, 0, sizeof(*res));
 	p->nr_samples = 0;
@@ -1175,7 +1358,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		if (ev.kind == MRI_EV_EXIT) {
 			p->exited = 1;
 			if (ev.reading.nr) {
-				rc = take_reading(p, exp, &ev.reading, res);
+				rc = take_reading(p, exp, &ev.reading, 0, res);
 				if (rc)
 					return rc;
 				have = 1;
@@ -1183,14 +1366,14 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 			goto exited;
 		}
 	}
-	rc = read_experiment(p, &reading);
+	rc = read_experiment(p, &reading, &rows);
 	if (rc == AMEBA_EEXITED)
 		goto exited;
 	if (rc) {
 		set_err(p, "reading the experiment", rc);
 		return rc;
 	}
-	rc = take_reading(p, exp, &reading, res);
+	rc = take_reading(p, exp, &reading, rows, res);
 	if (rc)
 		return rc;
 	rc = samples_drain(p, res);
@@ -1208,7 +1391,7 @@ exited:
 	 * for the same counters */
 	if (!have && p->exp_sig == exp_signature(exp) && p->exp_nr == exp->nr_counters &&
 	    mri_final_reading(p->s, &reading) == 0 && reading.nr == exp->nr_counters) {
-		rc = take_reading(p, exp, &reading, res);
+		rc = take_reading(p, exp, &reading, 0, res);
 		if (rc)
 			return rc;
 		have = 1;
@@ -1248,11 +1431,17 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->objs);
 	free(p->page);
 	free(p->seen);
+	free(p->known);
 	free(p->bin_page);
 	free(p->threads);
 	free(p->thread_page);
 	free(p->prev);
 	free(p->prev_pt);
+	free(p->prev_ids);
+	free(p->prev_col);
+	free(p->carry_ids);
+	free(p->res_ids);
+	free(p->res_at);
 	free(p->mc);
 	free(p->mranges);
 	free(p->smp_page);

@@ -96,6 +96,12 @@ struct cond_set {
 	uint64_t **base;
 	uint8_t *gone;
 	struct served_walk *walk;	/* served_sum's scratch, made at first use */
+	/* per-thread rows (set_read): quiet[id] is the number of the read
+	 * with rows that first found thread id exited, after which its row
+	 * no longer changes and is no longer sent; 0: not yet */
+	uint32_t *quiet;
+	uint32_t nr_quiet;
+	uint32_t nr_row_reads;
 };
 
 static void served_scratch_free(struct served_walk *w);
@@ -146,6 +152,7 @@ static void set_free(struct cond_set *s)
 		mon_free(s->base[id]);
 	mon_free(s->base);
 	mon_free(s->gone);
+	mon_free(s->quiet);
 	served_scratch_free(s->walk);
 	mon_free(s);
 }
@@ -1041,12 +1048,24 @@ void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj
 static int set_read(struct cond_set *set, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		    mon_cond_row_fn per_thread, void *arg)
 {
-	uint32_t nr_threads = mon_thread_nr();
+	uint32_t nr_threads = mon_thread_nr(), read_no = 0;
 	uint64_t *mine = NULL, *now = NULL;
 	int err = 0;
 
 	if (nr > set->nr)
 		nr = set->nr;
+	if (per_thread) {
+		read_no = ++set->nr_row_reads;
+		if (set->nr_quiet < nr_threads) {
+			uint32_t *q = mon_realloc(set->quiet, (nr_threads + 1) * sizeof(*q));
+
+			if (q) {
+				memset(q + set->nr_quiet, 0, (nr_threads - set->nr_quiet) * sizeof(*q));
+				set->quiet = q;
+				set->nr_quiet = nr_threads;
+			}
+		}
+	}
 	memset(total, 0, nr * sizeof(*total));
 	if (before)
 		memset(before, 0, nr * sizeof(*before));
@@ -1104,6 +1123,15 @@ static int set_read(struct cond_set *set, uint64_t gen, uint64_t *total, uint64_
 				}
 			}
 			pthread_spin_unlock(&ts->lock);
+		}
+		/* an exited thread's row is sent by the first read with rows
+		 * that finds it exited (the counts were merged: the server
+		 * syncs before it reads), then no more: it cannot change */
+		if (per_thread && id < set->nr_quiet) {
+			if (set->quiet[id] && set->quiet[id] < read_no)
+				any = 0;
+			else if (!set->quiet[id] && __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+				set->quiet[id] = read_no;
 		}
 		if (any && per_thread)
 			per_thread(id, mine, b, nr, arg);

@@ -2384,7 +2384,7 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 	struct nway *st = state;
 	uint64_t *slot_v[MAX_SEARCHES] = { 0 };
 	double totals[MAX_SEARCHES] = { 0 };
-	int rc = threads_grow(st, res->nr_threads), final_seen = 0;
+	int rc = threads_grow(st, strategy_results_width(res)), final_seen = 0;
 	double final_total = 0;
 
 	if (rc)
@@ -2418,16 +2418,16 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			if (m == st->primary)
 				final_total = (double)res->values[i];
 			st->prog[m] += (double)res->values[i];
-			for (uint32_t t = 0; pt && t < res->nr_threads; t++)
-				st->prog_pt[m][t] += (double)pt[t];
+			for (uint32_t k = 0; pt && k < res->nr_threads; k++)
+				st->prog_pt[m][ameba_results_thread(res, k)] += (double)pt[k];
 			for (uint32_t f = 0; f < st->nr_found; f++) {
 				struct found *fd = &st->found[f];
 
 				if (!fd->measuring)
 					continue;
 				fd->program[m] += (double)res->values[i];
-				for (uint32_t t = 0; pt && t < res->nr_threads; t++)
-					fd->program_pt[m][t] += (double)pt[t];
+				for (uint32_t k = 0; pt && k < res->nr_threads; k++)
+					fd->program_pt[m][ameba_results_thread(res, k)] += (double)pt[k];
 			}
 		} else if (kind == TAG_FUNIT && a < st->nr_found && b < st->nr_metrics) {
 			struct found *fd = &st->found[a];
@@ -2436,8 +2436,8 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 			fd->values[m] += (double)res->values[i];
 			if (m == st->primary)
 				fd->iv = (double)res->values[i];
-			for (uint32_t t = 0; pt && t < res->nr_threads; t++)
-				fd->pt[m][t] += (double)pt[t];
+			for (uint32_t k = 0; pt && k < res->nr_threads; k++)
+				fd->pt[m][ameba_results_thread(res, k)] += (double)pt[k];
 		} else if (kind == TAG_FWATCH && a < st->nr_watch) {
 			st->watch_v[a] = (double)res->values[i];
 		}

@@ -99,7 +99,7 @@ struct unit {
 	char *key;			/* "s:<site>" or "o:<id>" */
 	struct ameba_object obj;	/* own copy; name and site owned */
 	double values[AMEBA_M_NR];
-	double *pt[AMEBA_M_NR];		/* [nr_threads_cap] */
+	struct strategy_ptab pt;	/* the threads that counted on it */
 	uint64_t window_ns;		/* time this unit was measured */
 	int sampled;			/* this plan: measured on a sample of its ranges */
 	int ever_sampled;
@@ -139,9 +139,8 @@ struct objects {
 	uint32_t index_cap;
 	uint32_t cursor;		/* round robin over units beyond the budget */
 
-	uint32_t nr_threads_cap;
 	double program[AMEBA_M_NR];
-	double *program_pt[AMEBA_M_NR];
+	struct strategy_ptab program_pt;
 	uint64_t window_ns;
 
 	double cold_unattributed[AMEBA_M_NR];	/* counted by the cold group */
@@ -157,36 +156,9 @@ struct objects {
 
 	/* contexts storage, valid until the next call */
 	struct ameba_context *ctxs;
-	uint32_t *thread_ids;
 };
 
 /* ---- units ---- */
-
-/* Makes every per-thread array nr threads wide. */
-static int threads_grow(struct objects *st, uint32_t nr)
-{
-	uint32_t *ids;
-
-	if (nr <= st->nr_threads_cap)
-		return 0;
-	for (uint32_t k = 0; k < st->nr_metrics; k++) {
-		int m = st->metrics[k];
-
-		if (strategy_grow_pt(&st->program_pt[m], st->nr_threads_cap, nr))
-			return AMEBA_ENOMEM;
-		for (uint32_t u = 0; u < st->nr_units; u++)
-			if (strategy_grow_pt(&st->units[u].pt[m], st->nr_threads_cap, nr))
-				return AMEBA_ENOMEM;
-	}
-	ids = realloc(st->thread_ids, nr * sizeof(*ids));
-	if (!ids)
-		return AMEBA_ENOMEM;
-	st->thread_ids = ids;
-	for (uint32_t t = 0; t < nr; t++)
-		ids[t] = t;
-	st->nr_threads_cap = nr;
-	return 0;
-}
 
 /* The unit of key, created when new; NULL on allocation failure. */
 static struct unit *unit_get(struct objects *st, const char *key)
@@ -223,11 +195,6 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	u->key = strdup(key);
 	if (!u->key)
 		return NULL;
-	for (uint32_t k = 0; k < st->nr_metrics; k++)
-		if (st->nr_threads_cap && strategy_grow_pt(&u->pt[st->metrics[k]], 0, st->nr_threads_cap)) {
-			free(u->key);
-			return NULL;
-		}
 	st->index[h & (st->index_cap - 1)] = ++st->nr_units;
 	return u;
 }
@@ -422,9 +389,6 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 
 	if (st->rounds && st->nr_rounds >= st->rounds)
 		return 1;
-	rc = threads_grow(st, h->nr_threads);
-	if (rc)
-		return rc;
 	of = calloc(h->nr_objects + 1, sizeof(*of));
 	grp = calloc(h->nr_objects + 1, sizeof(*grp));
 	free(st->order);
@@ -674,17 +638,16 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			   const struct ameba_results *res)
 {
 	struct objects *st = state;
-	int rc = threads_grow(st, res->nr_threads), cold_hit = 0;
+	int rc, cold_hit = 0;
 
-	if (rc)
-		return rc;
 	for (uint32_t u = 0; u < st->nr_units; u++)
 		st->units[u].counted = 0;
 	for (uint32_t i = 0; i < exp->nr_counters && i < res->nr_counters; i++) {
 		const struct ameba_counter *ct = &exp->counters[i];
 		uint32_t u = (uint32_t)(ct->tag >> 8);
 		int m = st->metrics[ct->tag & 0xff];
-		double *tot, *pt, scale = 1.0;
+		struct strategy_ptab *pt;
+		double *tot, scale = 1.0;
 
 		if (u == TAG_COLD) {
 			/* counts of folded units, not attributable to one of them */
@@ -696,12 +659,12 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 		}
 		if (u == TAG_TOTAL) {
 			tot = &st->program[m];
-			pt = st->program_pt[m];
+			pt = &st->program_pt;
 		} else {
 			struct unit *un = &st->units[u];
 
 			tot = &un->values[m];
-			pt = un->pt[m];
+			pt = &un->pt;
 			un->counted |= res->values[i] != 0;
 			scale = un->scale;
 			un->ever_sampled |= un->sampled;
@@ -715,15 +678,17 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			if (res->before && un->born_round > 0 && !un->was_armed) {
 				*tot += scale * (double)res->before[i];
 				un->counted |= res->before[i] != 0;
-				if (res->per_thread_before && res->per_thread_before[i])
-					for (uint32_t t = 0; t < res->nr_threads; t++)
-						pt[t] += scale * (double)res->per_thread_before[i][t];
+				if (res->per_thread_before && res->per_thread_before[i] &&
+				    (rc = strategy_ptab_add(pt, st->metrics, st->nr_metrics, m, res,
+							    res->per_thread_before[i], scale)))
+					return rc;
 			}
 		}
 		*tot += scale * (double)res->values[i];
-		if (res->per_thread && res->per_thread[i])
-			for (uint32_t t = 0; t < res->nr_threads; t++)
-				pt[t] += scale * (double)res->per_thread[i][t];
+		if (res->per_thread && res->per_thread[i] &&
+		    (rc = strategy_ptab_add(pt, st->metrics, st->nr_metrics, m, res, res->per_thread[i],
+					    scale)))
+			return rc;
 	}
 	for (uint32_t u = 0; u < st->nr_units; u++)
 		st->units[u].was_armed |= st->units[u].active;
@@ -758,10 +723,10 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 }
 
 static void ctx_fill(struct objects *st, struct ameba_context *c, const double *values,
-		     double *const *pt)
+		     const struct strategy_ptab *pt)
 {
-	strategy_ctx_fill(c, st->metrics, st->nr_metrics, values, st->program, pt,
-			  st->nr_threads_cap, st->thread_ids, st->window_ns, st->host->exact);
+	strategy_ctx_fill(c, st->metrics, st->nr_metrics, values, st->program, pt->v, pt->nr,
+			  pt->ids, st->window_ns, st->host->exact);
 }
 
 static int objects_contexts(void *state, const struct ameba_context **out, uint32_t *nr)
@@ -776,7 +741,7 @@ static int objects_contexts(void *state, const struct ameba_context **out, uint3
 		free(order);
 		return AMEBA_ENOMEM;
 	}
-	ctx_fill(st, &st->ctxs[n], st->program, st->program_pt);
+	ctx_fill(st, &st->ctxs[n], st->program, &st->program_pt);
 	st->ctxs[n++].kind = AMEBA_CTX_PROGRAM;
 	{
 		uint32_t k = 0;
@@ -795,7 +760,7 @@ static int objects_contexts(void *state, const struct ameba_context **out, uint3
 			struct unit *un = &st->units[order[i]];
 			struct ameba_context *c = &st->ctxs[n++];
 
-			ctx_fill(st, c, un->values, un->pt);
+			ctx_fill(st, c, un->values, &un->pt);
 			c->kind = AMEBA_CTX_OBJECT;
 			c->object = &un->obj;
 			if (st->window_ns && un->window_ns < st->window_ns)
@@ -836,11 +801,9 @@ static void objects_destroy(void *state)
 		free(st->units[u].key);
 		free((char *)st->units[u].obj.name);
 		free((char *)st->units[u].obj.site);
-		for (int m = 0; m < AMEBA_M_NR; m++)
-			free(st->units[u].pt[m]);
+		strategy_ptab_free(&st->units[u].pt);
 	}
-	for (int m = 0; m < AMEBA_M_NR; m++)
-		free(st->program_pt[m]);
+	strategy_ptab_free(&st->program_pt);
 	free(st->units);
 	free(st->index);
 	free(st->counters);
@@ -848,7 +811,6 @@ static void objects_destroy(void *state)
 	free(st->ranges);
 	free(st->order);
 	free(st->ctxs);
-	free(st->thread_ids);
 	free(st);
 }
 

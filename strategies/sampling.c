@@ -374,15 +374,15 @@ static int sampling_observe(void *state, const struct ameba_experiment *exp,
 	int rc;
 
 	(void)exp;
-	rc = threads_grow(st, res->nr_threads);
+	rc = threads_grow(st, strategy_results_width(res));
 	if (rc)
 		return rc;
 	st->program_all += v;
 	if (sampled) {
 		st->program += v;
 		if (res->nr_counters > 0 && res->per_thread && res->per_thread[0])
-			for (uint32_t t = 0; t < res->nr_threads; t++)
-				st->program_pt[t] += res->per_thread[0][t];
+			for (uint32_t k = 0; k < res->nr_threads; k++)
+				st->program_pt[ameba_results_thread(res, k)] += res->per_thread[0][k];
 	}
 	st->nr_lost += res->nr_samples_lost;
 	for (uint32_t i = 0; i < res->nr_samples; i++) {

@@ -96,6 +96,106 @@ static inline int strategy_grow_pt(double **pt, uint32_t old, uint32_t nr)
 	return 0;
 }
 
+/*
+ * Per-thread figures of the threads that counted something, for a context
+ * (ameba_context.thread_ids / per_thread): ids[0 .. nr) ascending and, for
+ * each metric m asked for, v[m][k] the value of thread ids[k]. A program
+ * that starts threads by the thousand keeps a row per thread that touched
+ * the unit, not one per thread it ever had (ABI 3, ameba_results).
+ */
+struct strategy_ptab {
+	uint32_t *ids;
+	double *v[AMEBA_M_NR];
+	uint32_t nr, cap;
+};
+
+/* The entry of thread id, inserted (zero) when new; -1 when out of memory. */
+static inline long strategy_ptab_at(struct strategy_ptab *p, const int *metrics, uint32_t nr_metrics,
+				    uint32_t id)
+{
+	uint32_t lo = 0, hi = p->nr;
+
+	if (p->nr && p->ids[p->nr - 1] < id) {
+		lo = p->nr;	/* ascending ids arrive in order: an append */
+	} else {
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (p->ids[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < p->nr && p->ids[lo] == id)
+			return lo;
+	}
+	if (p->nr == p->cap) {
+		uint32_t cap = p->cap ? 2 * p->cap : 8;
+		uint32_t *ids = realloc(p->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return -1;
+		p->ids = ids;
+		for (uint32_t k = 0; k < nr_metrics; k++) {
+			double *v = realloc(p->v[metrics[k]], cap * sizeof(*v));
+
+			if (!v)
+				return -1;
+			p->v[metrics[k]] = v;
+		}
+		p->cap = cap;
+	}
+	memmove(p->ids + lo + 1, p->ids + lo, (p->nr - lo) * sizeof(*p->ids));
+	p->ids[lo] = id;
+	for (uint32_t k = 0; k < nr_metrics; k++) {
+		double *v = p->v[metrics[k]];
+
+		memmove(v + lo + 1, v + lo, (p->nr - lo) * sizeof(*v));
+		v[lo] = 0;
+	}
+	p->nr++;
+	return lo;
+}
+
+/* Adds scale * row[k] of a result's per-thread row (threads: the result)
+ * to metric m of p; 0 or AMEBA_ENOMEM. Zero entries add no thread. */
+static inline int strategy_ptab_add(struct strategy_ptab *p, const int *metrics, uint32_t nr_metrics,
+				    int m, const struct ameba_results *res, const uint64_t *row,
+				    double scale)
+{
+	for (uint32_t k = 0; k < res->nr_threads; k++) {
+		long e;
+
+		if (!row[k])
+			continue;
+		e = strategy_ptab_at(p, metrics, nr_metrics, ameba_results_thread(res, k));
+		if (e < 0)
+			return AMEBA_ENOMEM;
+		p->v[m][e] += scale * (double)row[k];
+	}
+	return 0;
+}
+
+static inline void strategy_ptab_free(struct strategy_ptab *p)
+{
+	free(p->ids);
+	for (int m = 0; m < AMEBA_M_NR; m++)
+		free(p->v[m]);
+	memset(p, 0, sizeof(*p));
+}
+
+/* One more than the highest thread id of a result's per-thread rows: the
+ * width of an array indexed by thread id that takes them. */
+static inline uint32_t strategy_results_width(const struct ameba_results *res)
+{
+	uint32_t w = 0;
+
+	for (uint32_t k = 0; k < res->nr_threads; k++)
+		if (ameba_results_thread(res, k) + 1 > w)
+			w = ameba_results_thread(res, k) + 1;
+	return w;
+}
+
 /* FNV-1a of a unit's key (site label or object id). */
 static inline uint64_t strategy_hash_str(const char *s)
 {

@@ -671,8 +671,8 @@ static void add_pt(double *dst, const struct ameba_results *res, uint32_t i)
 {
 	if (!dst || !res->per_thread || !res->per_thread[i])
 		return;
-	for (uint32_t t = 0; t < res->nr_threads; t++)
-		dst[t] += (double)res->per_thread[i][t];
+	for (uint32_t k = 0; k < res->nr_threads; k++)
+		dst[ameba_results_thread(res, k)] += (double)res->per_thread[i][k];
 }
 
 static int threads_observe(void *state, const struct ameba_experiment *exp,
@@ -680,7 +680,7 @@ static int threads_observe(void *state, const struct ameba_experiment *exp,
 {
 	struct threads *st = state;
 	uint8_t measured[MAX_TARGETS] = { 0 };
-	int rc = threads_grow(st, res->nr_threads);
+	int rc = threads_grow(st, strategy_results_width(res));
 
 	if (rc)
 		return rc;

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "ameba/plugin.h"
+#include "strategy_util.h"
 
 #define LINE_BYTES 64
 #define MAX_WORDS 512
@@ -416,7 +417,7 @@ static int words_observe(void *state, const struct ameba_experiment *exp,
 			 const struct ameba_results *res)
 {
 	struct words *st = state;
-	int rc = threads_grow(st, res->nr_threads);
+	int rc = threads_grow(st, strategy_results_width(res));
 
 	if (rc)
 		return rc;
@@ -425,8 +426,9 @@ static int words_observe(void *state, const struct ameba_experiment *exp,
 
 		if (w >= st->nr_words || !res->per_thread || !res->per_thread[k])
 			continue;
-		for (uint32_t t = 0; t < res->nr_threads; t++)
-			st->counts[(size_t)w * st->nr_threads_cap + t] += res->per_thread[k][t];
+		for (uint32_t e = 0; e < res->nr_threads; e++)
+			st->counts[(size_t)w * st->nr_threads_cap + ameba_results_thread(res, e)] +=
+				res->per_thread[k][e];
 	}
 	st->window_ns += res->elapsed_ns;
 	st->next_word += st->nr_turn_words;

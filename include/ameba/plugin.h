@@ -44,8 +44,11 @@ extern "C" {
 /*
  * 2: struct ameba_sample gained `site`; samples come as an array, so its
  * element size changed (a version 1 strategy would read them misaligned).
+ * 3: struct ameba_results' per-thread rows list the threads present
+ * (`thread_ids`) instead of every thread id (a version 2 strategy would
+ * take entry k for thread k).
  */
-#define AMEBA_PLUGIN_ABI_VERSION 2
+#define AMEBA_PLUGIN_ABI_VERSION 3
 
 /* ---- parameters (strategy and property thresholds) ---- */
 
@@ -259,7 +262,9 @@ struct ameba_results {
 	uint32_t nr_counters;
 	const uint64_t *values;		/* [nr_counters], in experiment order */
 	/* per_thread[i] is NULL unless counter i asked for it; then it has
-	 * nr_threads entries indexed by thread id (host->threads order). */
+	 * nr_threads entries, entry k the value of thread thread_ids[k]
+	 * (below): the threads the interval's reading had a row for, in no
+	 * particular order; a thread with no entry counted nothing. */
 	const uint64_t *const *per_thread;
 	uint32_t nr_threads;
 	uint64_t elapsed_ns;
@@ -279,7 +284,22 @@ struct ameba_results {
 	 */
 	const uint64_t *before;
 	const uint64_t *const *per_thread_before;
+	/*
+	 * ABI 3: [nr_threads] distinct thread ids (host->threads' `id`) of the
+	 * entries of per_thread and per_thread_before; NULL when nr_threads
+	 * is 0. A program that starts threads by the thousand has a few
+	 * hundred here per interval, not every thread it ever had: a
+	 * strategy keeps per-thread figures for the threads it saw. NULL:
+	 * entry k is thread k's (ameba_results_thread()).
+	 */
+	const uint32_t *thread_ids;
 };
+
+/* The thread of entry k of a result's per-thread rows. */
+static inline uint32_t ameba_results_thread(const struct ameba_results *r, uint32_t k)
+{
+	return r->thread_ids ? r->thread_ids[k] : k;
+}
 
 /* ---- contexts: what properties are evaluated on ---- */
 

@@ -963,7 +963,7 @@ static void test_c_plugins(void)
 		const char *msg;
 	} rows[] = {
 		{ __LINE__, "prop_c_good.so", 1, NULL },
-		{ __LINE__, "prop_c_abi2.so", 0, "built for plugin ABI version 3, this ameba" },
+		{ __LINE__, "prop_c_abi2.so", 0, "built for plugin ABI version 4, this ameba" },
 		{ __LINE__, "prop_c_newer.so", 0, "beyond this ameba's" },
 		{ __LINE__, "prop_c_newer_zero.so", 1, NULL },
 		{ __LINE__, "prop_c_older.so", 0, "has no evaluate() callback" },

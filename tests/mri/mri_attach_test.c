@@ -33,6 +33,18 @@
  *           were recycled and their counts folded into the site's retired
  *           record meanwhile: the object table stays under 20,000 records
  *           (it grew by one per block before), nr_freed counts every free.
+ *   provider_fold  the agent's MRI provider keeps the live blocks of a
+ *           churning site right while the monitor recycles their ids: 10
+ *           blocks kept out of 5,000 are listed; 10 more kept out of 5,000
+ *           more, most in recycled ids below the listing's end, are learnt
+ *           by the sweep, each once.
+ *   rows    per-thread rows of short-lived threads: after 40 threads each
+ *           made 10 reads and 10 writes and ended, a read with rows lists
+ *           each once (20 mem_ref); the next read, after a phase of the
+ *           workers, lists none of them (an exited thread's row is sent
+ *           once), while the totals still hold their 800 accesses. The
+ *           agent's provider then gives strategies the rows of those
+ *           threads alone (ameba_results.thread_ids).
  *   provider_exit  the agent's MRI provider (agent/provider_mri.c) counts
  *           work_a, work_b and the total; the target works one phase and
  *           exits; the next experiment, which keeps the work_a counter and
@@ -890,11 +902,11 @@ static void scenario_provider_exit(const char *instr)
 	fclose(t.ack);
 }
 
-static void churn(struct target *t, long n)
+static void churn(struct target *t, long n, long keep)
 {
 	char cmd[64], line[128], want[64];
 
-	snprintf(cmd, sizeof(cmd), "churn %ld\n", n);
+	snprintf(cmd, sizeof(cmd), "churn %ld %ld\n", n, keep);
 	snprintf(want, sizeof(want), "churned %ld\n", n);
 	say(t, cmd);
 	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
@@ -926,7 +938,7 @@ static void scenario_fold(const char *instr)
 		exit(check_done());
 	}
 	CHECK(mri_attach(s, "sim") == 0);
-	churn(&t, 1);	/* the site and its bin exist */
+	churn(&t, 1, 0);	/* the site and its bin exist */
 	while (cursor != MRI_END && (n = mri_bins(s, &cursor, page, 64)) > 0)
 		for (int i = 0; i < n; i++)
 			if (page[i].name && !strncmp(page[i].name, "churn_block@mri_target.c:", 25))
@@ -945,7 +957,7 @@ static void scenario_fold(const char *instr)
 			CHECK(0);
 		}
 	}
-	churn(&t, N);
+	churn(&t, N, 0);
 	CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
 	printf("fold: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n", bin,
 	       r.values[0], r.values[1], r.values[2]);
@@ -964,10 +976,193 @@ static void scenario_fold(const char *instr)
 	quit(&t, &qa, &qb);
 }
 
+static void threads_cmd(struct target *t, long n)
+{
+	char cmd[64], line[128], want[64];
+
+	snprintf(cmd, sizeof(cmd), "threads %ld\n", n);
+	snprintf(want, sizeof(want), "spawned %ld\n", n);
+	say(t, cmd);
+	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
+		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
+		exit(2);
+	}
+}
+
+/* The value of thread id in a reading's rows (counter i), -1: no row. */
+static int64_t row_of(const struct mri_reading *r, uint32_t id, uint32_t i)
+{
+	for (uint32_t k = 0; k < r->nr_threads; k++)
+		if (r->thread_ids[k] == id)
+			return (int64_t)r->thread_values[(size_t)k * r->nr + i];
+	return -1;
+}
+
+static void scenario_rows(const char *instr)
+{
+	enum { N = 40 };
+	char out[300], msg[512] = "";
+	const uint32_t spawned_first = 3;
+	struct mri_session *s;
+	struct mri_reading r;
+	struct agent_provider *p;
+	struct agent_world w;
+	struct agent_exp_result res;
+	struct target t;
+	uint32_t id;
+	uint64_t exp, total;
+	long qa, qb;
+	int n, err = 0;
+
+	snprintf(out, sizeof(out), "%s/rows.out", tmpdir);
+	spawn(&t, instr, out, NULL);
+	if (mri_open_pid(&s, t.pid, 10000)) {
+		fprintf(stderr, "mri_open_pid: %s\n", mri_errmsg(s));
+		CHECK(0);
+		exit(check_done());
+	}
+	CHECK(mri_attach(s, "sim") == 0);
+	{
+		struct mri_object_query q = { .kinds = 1u << MRI_OBJ_GLOBAL, .live_only = 1,
+					      .name = "spawned" };
+		struct mri_object o[2];
+		uint32_t cursor = 0;
+
+		CHECK(mri_objects(s, &q, &cursor, o, 2) == 1);
+		id = o[0].id;
+	}
+	{
+		struct mri_counter c[1] = { { .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id } };
+
+		CHECK(mri_experiment_start(s, c, 1, 0, &exp) == 0);
+	}
+	threads_cmd(&t, N);
+	CHECK(mri_experiment_read(s, exp, MRI_READ_THREADS, &r) == 0);
+	n = 0;
+	for (uint32_t k = spawned_first; k < spawned_first + N; k++)
+		n += row_of(&r, k, 0) == 20;
+	printf("rows: first read: %u rows, %d of the %d ended threads with their 20 accesses, total %" PRIu64
+	       "\n", r.nr_threads, n, N, r.values[0]);
+	CHECK_EQ_U64(n, N);
+	CHECK_EQ_U64(r.values[0], 20 * N);
+	total = r.values[0];
+	phase(&t, 1);
+	CHECK(mri_experiment_read(s, exp, MRI_READ_THREADS, &r) == 0);
+	n = 0;
+	for (uint32_t k = spawned_first; k < spawned_first + N; k++)
+		n += row_of(&r, k, 0) >= 0;
+	printf("rows: second read: %u rows, %d of the ended threads\n", r.nr_threads, n);
+	CHECK_EQ_U64(n, 0);
+	CHECK_EQ_U64(r.values[0], total);	/* the workers do not touch spawned[] */
+	CHECK(mri_experiment_stop(s, exp, &r) == 0);
+	CHECK(mri_detach(s) == 0);
+	mri_close(s);
+
+	/* the provider: strategies get the rows of the threads that counted */
+	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "provider: %d %s\n", err, msg);
+		exit(check_done());
+	}
+	CHECK(p->ops->refresh(p, &w) == 0);
+	{
+		uintptr_t range[2] = { 0, 0 };
+		const struct ameba_object *o = world_object(&w, "spawned");
+		struct ameba_counter c[1] = { { .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = range,
+						.per_thread = 1 } };
+		struct ameba_experiment e = { .nr_counters = 1, .counters = c };
+		uint64_t sum = 0;
+
+		CHECK(o != NULL);
+		if (o) {
+			range[0] = o->start;
+			range[1] = o->end;
+		}
+		CHECK(p->ops->experiment(p, &e, 20, NULL, &res) == 0);
+		threads_cmd(&t, N);
+		CHECK(p->ops->experiment(p, &e, 20, NULL, &res) == 0);
+		printf("rows: provider: %u threads in the result, %" PRIu64 " accesses\n",
+		       res.r.nr_threads, res.r.values[0]);
+		CHECK(res.r.nr_threads == N && res.r.thread_ids && res.r.per_thread &&
+		      res.r.per_thread[0]);
+		for (uint32_t k = 0; res.r.thread_ids && res.r.per_thread && k < res.r.nr_threads; k++) {
+			CHECK(res.r.thread_ids[k] >= spawned_first + N);
+			CHECK_EQ_U64(res.r.per_thread[0][k], 20);
+			sum += res.r.per_thread[0][k];
+		}
+		CHECK_EQ_U64(sum, 20 * N);
+		CHECK_EQ_U64(res.r.values[0], 20 * N);
+		phase(&t, 1);
+		CHECK(p->ops->experiment(p, &e, 20, NULL, &res) == 0);
+		printf("rows: provider, after a phase: %u threads in the result\n", res.r.nr_threads);
+		CHECK_EQ_U64(res.r.nr_threads, 0);
+		CHECK_EQ_U64(res.r.values[0], 0);
+	}
+	p->ops->close(p);
+	quit(&t, &qa, &qb);
+}
+
+/* The world's live blocks of churn_block's bin: how many, and whether
+ * two share a start (the same block known twice). */
+static uint32_t churn_objects(const struct agent_world *w, int *dup)
+{
+	uint32_t n = 0;
+
+	*dup = 0;
+	for (uint32_t i = 0; i < w->nr_objects; i++) {
+		const struct ameba_object *o = &w->objects[i];
+
+		if (!o->name || strncmp(o->name, "churn_block@mri_target.c:", 25))
+			continue;
+		n++;
+		*dup |= i > 0 && w->objects[i - 1].start == o->start;
+	}
+	return n;
+}
+
+static void scenario_provider_fold(const char *instr)
+{
+	char out[300], msg[512] = "";
+	struct agent_provider *p;
+	struct agent_world w;
+	struct target t;
+	uint32_t n;
+	long qa, qb;
+	int err = 0, dup;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	spawn(&t, instr, out, NULL);
+	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "provider: %d %s\n", err, msg);
+		return;
+	}
+	CHECK(p->ops->refresh(p, &w) == 0);
+	churn(&t, 5000, 500);	/* 10 kept; the other records recycled */
+	CHECK(p->ops->refresh(p, &w) == 0);
+	n = churn_objects(&w, &dup);
+	printf("provider_fold: %u kept blocks listed after the first churn\n", n);
+	CHECK_EQ_U64(n, 10);
+	/* 10 more kept, most of them in ids recycled below the listing's end:
+	 * only the sweep (every tenth refresh) can learn them */
+	churn(&t, 5000, 500);
+	for (int i = 0; i < 25; i++)
+		CHECK(p->ops->refresh(p, &w) == 0);
+	n = churn_objects(&w, &dup);
+	printf("provider_fold: %u kept blocks listed after the second churn%s\n", n,
+	       dup ? " (one twice)" : "");
+	CHECK_EQ_U64(n, 20);
+	CHECK(!dup);
+	p->ops->close(p);
+	quit(&t, &qa, &qb);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit|fold INSTRUMENTED NATIVE\n", argv[0]);
+		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit|fold|provider_fold|rows INSTRUMENTED NATIVE\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -986,6 +1181,10 @@ int main(int argc, char **argv)
 		scenario_provider_exit(argv[2]);
 	else if (!strcmp(argv[1], "fold"))
 		scenario_fold(argv[2]);
+	else if (!strcmp(argv[1], "provider_fold"))
+		scenario_provider_fold(argv[2]);
+	else if (!strcmp(argv[1], "rows"))
+		scenario_rows(argv[2]);
 	else
 		return 2;
 	return check_done();

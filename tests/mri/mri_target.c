@@ -7,11 +7,16 @@
  *             checksums and acknowledges on fd 3 with the accesses it made:
  *             "done K a=A ar=AR aw=AW b=B br=BR bw=BW" (a = mem_ref on
  *             work_a, ar/aw its reads/writes; b for work_b)
- *   churn N   the main thread allocates N blocks of 64 bytes, one at a time,
- *             from one site (churn_block@mri_target.c), writes each 4 times
- *             and reads it once (8-byte volatile accesses: one line each),
- *             frees it; prints the checksum, acknowledges "churned N"
+ *   churn N [K]  the main thread allocates N blocks of 64 bytes, one at a
+ *             time, from one site (churn_block@mri_target.c), writes each 4
+ *             times and reads it once (8-byte volatile accesses: one line
+ *             each), frees it - but keeps every K-th block (K > 0) live
+ *             until quit; prints the checksum, acknowledges "churned N"
  *             (freed blocks' records are recycled: monitor/fold.c)
+ *   threads N the main thread starts N threads one after the other, each
+ *             incrementing its slot of spawned[] 10 times (10 volatile
+ *             8-byte reads and 10 writes) and ending; acknowledges "spawned N" once all were joined (ids
+ *             from 3 on: main is 0, the workers 1 and 2)
  *   quit      reads both arrays once for the final checksum, acknowledges
  *             "quit a=4096 b=2048", prints, exits 0
  *
@@ -90,8 +95,33 @@ NOINLINE static void *churn_block(void)
 	return malloc(64);
 }
 
-/* churn N (above): 5 counted accesses per block, all in its own block. */
-NOINLINE static uint64_t churn(long n)
+uint64_t spawned[64] __attribute__((aligned(64)));
+
+/* threads N (above): 20 counted accesses, then the thread ends. */
+NOINLINE static void *spawned_thread(void *arg)
+{
+	volatile uint64_t *slot = &spawned[(uintptr_t)arg % 64];
+
+	for (int i = 0; i < 10; i++)
+		*slot = *slot + 1;
+	return NULL;
+}
+
+UNCOUNTED static void spawn_threads(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, spawned_thread, (void *)(uintptr_t)i) == 0)
+			pthread_join(th, NULL);
+	}
+}
+
+static void *kept[256];
+static int nr_kept;
+
+/* churn N K (above): 5 counted accesses per block, all in its own block. */
+NOINLINE static uint64_t churn(long n, long k)
 {
 	uint64_t s = 0;
 
@@ -105,7 +135,10 @@ NOINLINE static uint64_t churn(long n)
 		p[2] = (uint64_t)i + 2;
 		p[3] = (uint64_t)i + 3;
 		s += p[2];
-		free((void *)(uintptr_t)p);
+		if (k > 0 && i % k == k - 1 && nr_kept < 256)
+			kept[nr_kept++] = (void *)(uintptr_t)p;
+		else
+			free((void *)(uintptr_t)p);
 	}
 	return s;
 }
@@ -243,8 +276,15 @@ UNCOUNTED int main(int argc, char **argv)
 		while (fgets(line, sizeof(line), stdin)) {
 			if (sscanf(line, "phase %ld", &n) == 1 && n > 0 && n < 1000000)
 				phase(n);
-			else if (sscanf(line, "churn %ld", &n) == 1 && n > 0 && n < 100000000) {
-				printf("churn %ld: %016llx\n", n, (unsigned long long)churn(n));
+			else if (sscanf(line, "threads %ld", &n) == 1 && n > 0 && n < 100000) {
+				spawn_threads(n);
+				ack("spawned %ld\n", n, 0, 0, 0, 0, 0, 0);
+			} else if (sscanf(line, "churn %ld", &n) == 1 && n > 0 && n < 100000000) {
+				long k = 0;
+
+				if (sscanf(line, "churn %ld %ld", &n, &k) < 2)
+					k = 0;
+				printf("churn %ld: %016llx\n", n, (unsigned long long)churn(n, k));
 				fflush(stdout);
 				ack("churned %ld\n", n, 0, 0, 0, 0, 0, 0);
 			}
@@ -263,5 +303,7 @@ UNCOUNTED int main(int argc, char **argv)
 	for (int w = 0; w < 2; w++)
 		pthread_join(th[w], NULL);
 	free(table);
+	while (nr_kept > 0)
+		free(kept[--nr_kept]);
 	return 0;
 }
