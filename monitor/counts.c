@@ -229,23 +229,23 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 	return v;
 }
 
-int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
+/* The slot of key in c's table, or the empty slot where it would go. */
+static uint32_t table_slot(const struct mon_counts *c, uint32_t key)
 {
-	struct mon_counts *c = t->counts;
-	uint32_t key = obj_idx + 1, mask, i, j;
-	uint64_t *v;
+	uint32_t mask = c->cap - 1, i;
 
-	if (!c || !c->fold)
-		return 0;
-	c->last_key = 0;
-	c->last_v = NULL;
-	mask = c->cap - 1;
 	for (i = hash_idx(key) & mask; c->keys[i] && c->keys[i] != key; i = (i + 1) & mask)
 		;
-	if (!c->keys[i])
-		return 0;
-	pthread_spin_lock(&c->lock);
-	v = c->vals[i];
+	return i;
+}
+
+/* Adds slot i's vector to into, drops it from the table (lock held) and
+ * keeps its memory for the next vector. */
+static void table_fold_locked(struct mon_counts *c, uint32_t i, uint64_t *into)
+{
+	uint32_t mask = c->cap - 1, j;
+	uint64_t *v = c->vals[i];
+
 	for (int s = 0; s < mon_nr_slots; s++)
 		mon_count_add(into, s, __atomic_load_n(&v[s], __ATOMIC_RELAXED));
 	/* linear probing: shift back the entries whose probe passed slot i */
@@ -268,8 +268,63 @@ int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
 	v[-1] = HDR(0, HDR_LEN(v[-1]));	/* the arena walk skips it */
 	v[0] = (uint64_t)(uintptr_t)c->fold->free_v;
 	c->fold->free_v = v;
+}
+
+int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
+{
+	struct mon_counts *c = t->counts;
+	uint32_t i;
+
+	if (!c || !c->fold)
+		return 0;
+	c->last_key = 0;
+	c->last_v = NULL;
+	i = table_slot(c, obj_idx + 1);	/* the owner reads its table without the lock */
+	if (!c->keys[i])
+		return 0;
+	pthread_spin_lock(&c->lock);
+	table_fold_locked(c, i, into);
 	pthread_spin_unlock(&c->lock);
 	return 1;
+}
+
+int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx)
+{
+	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
+	uint32_t i, r;
+	uint64_t *into;
+	int done = 0;
+
+	if (!c || (!c->fold && !mon_counts_fold_state(t)))
+		return 0;
+	pthread_spin_lock(&c->lock);
+	c->last_key = 0;
+	c->last_v = NULL;
+	i = table_slot(c, obj_idx + 1);
+	if (!c->keys[i])
+		goto out;
+	r = table_slot(c, ret_idx + 1);
+	if (c->keys[r]) {
+		into = c->vals[r];
+	} else {
+		/* the retired record's vector, made here (room first: the fold
+		 * below only frees a slot) */
+		if ((c->nr + 1) * 4 > c->cap * 3 && counts_grow(c))
+			goto out;
+		into = arena_alloc(c, ret_idx + 1);
+		if (!into)
+			goto out;
+		r = table_slot(c, ret_idx + 1);
+		c->keys[r] = ret_idx + 1;
+		c->vals[r] = into;
+		c->nr++;
+		i = table_slot(c, obj_idx + 1);
+	}
+	table_fold_locked(c, i, into);
+	done = 1;
+out:
+	pthread_spin_unlock(&c->lock);
+	return done;
 }
 
 struct mon_fold *mon_counts_fold_state(struct mon_thread *t)

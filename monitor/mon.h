@@ -106,10 +106,10 @@ enum mon_obj_flags {
  * One data object. Records are never moved; a freed-and-reused address gets
  * a new record (a new seq). A freed heap or anonymous mmap block's record
  * is recycled (the same idx for a new block): at once when it was never
- * ACCESSED; when it was, once its only holder (below) has folded its counts
- * into the site's retired record (fold.c), which keeps every thread's total
- * for the site. A record with two holders, and every other kind, stays
- * (flags without LIVE) until the process ends.
+ * ACCESSED; when it was, once each of its holders (below, at most two) has
+ * folded its counts into the site's retired record (fold.c), which keeps
+ * every thread's total for the site. A record with three holders or more,
+ * and every other kind, stays (flags without LIVE) until the process ends.
  */
 struct mon_obj {
 	uint32_t idx;		/* index in the object table: the object's id in this process */
@@ -118,9 +118,10 @@ struct mon_obj {
 	uint16_t pad;
 	uint32_t site_id;	/* heap/mmap: allocation site; global: module index; else 0 */
 	uint32_t thread_id;	/* stack/tls: owning thread; heap: allocating thread */
-	uint32_t holder;	/* the threads that cached it or have a counter vector
-				 * of it: 0 none, thread id + 1 one, MON_HOLDER_MANY
-				 * (atomic; mon_objmap_hold) */
+	uint32_t holder, holder2;	/* the threads that cached it or have a counter
+				 * vector of it, thread id + 1 each (0: none); holder2
+				 * MON_HOLDER_MANY: three or more (atomic;
+				 * mon_objmap_hold; a fold clears its thread's) */
 	uint64_t seq;		/* allocation sequence number, process-wide, from 1 */
 	uintptr_t start, end;	/* [start, end) */
 	size_t sz_bytes;	/* requested size (end - start for all but heap) */
@@ -134,10 +135,20 @@ struct mon_obj {
 /* Thread t caches o or makes a counter vector of it (before it uses either). */
 static inline void mon_objmap_hold(struct mon_obj *o, uint32_t thread_id)
 {
-	uint32_t h = __atomic_load_n(&o->holder, __ATOMIC_ACQUIRE);
+	uint32_t me = thread_id + 1, h = __atomic_load_n(&o->holder, __ATOMIC_ACQUIRE);
 
-	while (h != thread_id + 1 && h != MON_HOLDER_MANY &&
-	       !__atomic_compare_exchange_n(&o->holder, &h, h ? MON_HOLDER_MANY : thread_id + 1, 0,
+	while (h != me) {
+		if (h)
+			break;	/* another thread's: the second slot */
+		if (__atomic_compare_exchange_n(&o->holder, &h, me, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+	}
+	if (h == me)
+		return;
+	h = __atomic_load_n(&o->holder2, __ATOMIC_ACQUIRE);
+	while (h != me && h != MON_HOLDER_MANY &&
+	       !__atomic_compare_exchange_n(&o->holder2, &h, h ? MON_HOLDER_MANY : me, 0,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
 }
@@ -494,6 +505,9 @@ void mon_counts_for_each(struct mon_thread *t,
  * there was one. Forgets the table's last-object shortcut.
  */
 int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into) MON_HIDDEN;
+/* The same for an ended thread t, from another thread (callers serialise
+ * on t): t's vector of the retired record ret is made if needed. */
+int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx) MON_HIDDEN;
 /* t's fold state (fold.c's pending records, counts.c's reusable vectors),
  * made on first use (anonymous memory, not the program's heap); NULL when
  * out of memory. Owner thread only. */
@@ -501,11 +515,11 @@ struct mon_fold *mon_counts_fold_state(struct mon_thread *t) MON_HIDDEN;
 
 /*
  * Bounded memory (fold.c, docs/objmap.md "Freed blocks"): a freed block's
- * record (just killed by the object map on the freeing thread) whose only
- * holder is the calling thread waits in a per-thread batch; a full batch
- * (or the thread's end) folds each record's counts into its site's retired
- * record and recycles it. Off when the oracle lists every block
- * (AMEBA_ORACLE) or with AMEBA_FOLD=0.
+ * record (just killed by the object map on the freeing thread) waits in the
+ * batch of each of its holders (the freeing thread's own, or another's
+ * inbox); a full batch (or the thread's end) folds each record's counts
+ * into its site's retired record, and the last holder recycles it. Off
+ * when the oracle lists every block (AMEBA_ORACLE) or with AMEBA_FOLD=0.
  */
 struct mon_fold {
 	uint64_t *free_v;	/* counts.c: vectors folded, chained through v[0] */
@@ -515,6 +529,10 @@ struct mon_fold {
 void mon_fold_init(int off) MON_HIDDEN;	/* mon_init: off when the oracle is written */
 void mon_fold_dead(struct mon_obj *o) MON_HIDDEN;
 void mon_fold_thread_exit(struct mon_thread *t) MON_HIDDEN;	/* on t, before it ends */
+/* Blocks other threads freed that t holds wait in t's inbox: t takes them
+ * into its batch at its allocations (intercept.c) and frees. */
+extern int mon_fold_mail MON_HIDDEN;	/* some inbox has mail (a hint) */
+void mon_fold_poll(struct mon_thread *t) MON_HIDDEN;
 /* Records folded and recycled so far (a statistic for tests). */
 uint64_t mon_fold_nr_folded(void) MON_HIDDEN;
 /* The retired record of (site_id, kind), made on first use; NULL when out

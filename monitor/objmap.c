@@ -204,6 +204,7 @@ static struct mon_obj *obj_new(struct mon_obj **free_list, int kind, uintptr_t s
 	o->site_id = site_id;
 	o->thread_id = thread_id;
 	STORE_RLX(&o->holder, 0);
+	STORE_RLX(&o->holder2, 0);
 	o->sz_bytes = sz_bytes;
 	o->name = name;
 	STORE_RLX(&o->seq, __atomic_add_fetch(&obj_seq, 1, __ATOMIC_RELAXED));
@@ -858,7 +859,8 @@ struct mon_obj *mon_objmap_retired(uint32_t site_id, int kind)
 		o->kind = (uint8_t)kind;
 		o->site_id = site_id;
 		o->thread_id = 0;
-		o->holder = MON_HOLDER_MANY;
+		o->holder = 0;
+		o->holder2 = MON_HOLDER_MANY;
 		o->sz_bytes = 0;
 		o->name = NULL;
 		o->start = o->end = 0;

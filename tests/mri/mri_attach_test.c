@@ -33,6 +33,10 @@
  *           were recycled and their counts folded into the site's retired
  *           record meanwhile: the object table stays under 20,000 records
  *           (it grew by one per block before), nr_freed counts every free.
+ *           Then 200,000 blocks handed between threads (a helper allocates
+ *           and writes them, main reads and frees them: two holders each)
+ *           count exactly (5 accesses a block on their bin) and leave the
+ *           table under 30,000 records.
  *   provider_fold  the agent's MRI provider keeps the live blocks of a
  *           churning site right while the monitor recycles their ids: 10
  *           blocks kept out of 5,000 are listed; 10 more kept out of 5,000
@@ -915,6 +919,19 @@ static void churn(struct target *t, long n, long keep)
 	}
 }
 
+static void xchurn_cmd(struct target *t, long n)
+{
+	char cmd[64], line[128], want[64];
+
+	snprintf(cmd, sizeof(cmd), "xchurn %ld\n", n);
+	snprintf(want, sizeof(want), "xchurned %ld\n", n);
+	say(t, cmd);
+	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
+		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
+		exit(2);
+	}
+}
+
 static void scenario_fold(const char *instr)
 {
 	enum { N = 200000 };
@@ -970,6 +987,42 @@ static void scenario_fold(const char *instr)
 	       mri_objects_freed(s));
 	CHECK(mri_objects_total(s) < 20000);
 	CHECK(mri_objects_freed(s) != UINT64_MAX && mri_objects_freed(s) >= (uint64_t)N);
+	CHECK(mri_experiment_stop(s, exp, &r) == 0);
+
+	/* blocks of two holders */
+	xchurn_cmd(&t, 1000);	/* the site and its bin exist */
+	bin[0] = '\0';
+	cursor = 0;
+	while (cursor != MRI_END && (n = mri_bins(s, &cursor, page, 64)) > 0)
+		for (int i = 0; i < n; i++)
+			if (page[i].name && strstr(page[i].name, "xchurn"))
+				snprintf(bin, sizeof(bin), "%s", page[i].name);
+	CHECK(bin[0] != '\0');
+	{
+		const char *bins[1] = { bin };
+		struct mri_counter c[3] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_bins = 1, .bins = bins },
+			{ .metric = AMEBA_M_WRITES, .nr_bins = 1, .bins = bins },
+			{ .metric = AMEBA_M_READS, .nr_bins = 1, .bins = bins },
+		};
+
+		if (mri_experiment_start(s, c, 3, 0, &exp)) {
+			fprintf(stderr, "start: %s\n", mri_errmsg(s));
+			CHECK(0);
+		}
+	}
+	xchurn_cmd(&t, N);
+	CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
+	printf("fold: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n", bin,
+	       r.values[0], r.values[1], r.values[2]);
+	CHECK_EQ_U64(r.values[0], 5 * (uint64_t)N);
+	CHECK_EQ_U64(r.values[1], 4 * (uint64_t)N);
+	CHECK_EQ_U64(r.values[2], (uint64_t)N);
+	cursor = 0;
+	CHECK(mri_objects(s, &q, &cursor, o, 4) > 0);
+	printf("fold: handed between threads: %u records in the object table, %" PRIu64 " freed\n",
+	       mri_objects_total(s), mri_objects_freed(s));
+	CHECK(mri_objects_total(s) < 30000);
 	CHECK(mri_experiment_stop(s, exp, &r) == 0);
 	CHECK(mri_detach(s) == 0);
 	mri_close(s);

@@ -13,6 +13,11 @@
  *             each), frees it - but keeps every K-th block (K > 0) live
  *             until quit; prints the checksum, acknowledges "churned N"
  *             (freed blocks' records are recycled: monitor/fold.c)
+ *   xchurn N  blocks handed between threads: a helper thread allocates
+ *             N blocks of 64 bytes from one site (xchurn_block@mri_target.c)
+ *             in rounds of 1,000 and writes each 4 times; the main thread
+ *             reads each once and frees it (5 counted accesses a block, by
+ *             two threads); prints the checksum, acknowledges "xchurned N"
  *   threads N the main thread starts N threads one after the other, each
  *             incrementing its slot of spawned[] 10 times (10 volatile
  *             8-byte reads and 10 writes) and ending; acknowledges "spawned N" once all were joined (ids
@@ -115,6 +120,104 @@ UNCOUNTED static void spawn_threads(long n)
 		if (pthread_create(&th, NULL, spawned_thread, (void *)(uintptr_t)i) == 0)
 			pthread_join(th, NULL);
 	}
+}
+
+NOINLINE static void *xchurn_block(void)
+{
+	return malloc(64);
+}
+
+#define XROUND 1000
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	volatile uint64_t *blk[XROUND];
+	long left;		/* blocks still to make */
+	int full;		/* blk[] holds a round for main */
+} xc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, 0, 0 };
+
+/* The helper's round: n blocks made and written (4 counted writes each). */
+NOINLINE static void xchurn_make(long n, long base)
+{
+	for (long i = 0; i < n; i++) {
+		volatile uint64_t *p = xchurn_block();
+
+		if (p) {
+			p[0] = (uint64_t)(base + i);
+			p[1] = 1;
+			p[2] = 2;
+			p[3] = 3;
+		}
+		xc.blk[i] = p;
+	}
+}
+
+/* Main's round: each block read once (1 counted read) and freed. */
+NOINLINE static uint64_t xchurn_take(long n)
+{
+	uint64_t s = 0;
+
+	for (long i = 0; i < n; i++)
+		if (xc.blk[i]) {
+			s += xc.blk[i][0];
+			free((void *)(uintptr_t)xc.blk[i]);
+		}
+	return s;
+}
+
+UNCOUNTED static void *xchurn_helper(void *arg)
+{
+	long base = 0;
+
+	(void)arg;
+	for (;;) {
+		long n;
+
+		pthread_mutex_lock(&xc.lock);
+		while (xc.full)
+			pthread_cond_wait(&xc.cv, &xc.lock);
+		n = xc.left < XROUND ? xc.left : XROUND;
+		pthread_mutex_unlock(&xc.lock);
+		if (!n)
+			return NULL;
+		xchurn_make(n, base);
+		base += n;
+		pthread_mutex_lock(&xc.lock);
+		xc.left -= n;
+		xc.full = (int)n;
+		pthread_cond_broadcast(&xc.cv);
+		pthread_mutex_unlock(&xc.lock);
+	}
+}
+
+UNCOUNTED static uint64_t xchurn(long n)
+{
+	pthread_t th;
+	uint64_t s = 0;
+
+	xc.left = n;
+	xc.full = 0;
+	if (pthread_create(&th, NULL, xchurn_helper, NULL))
+		return 0;
+	for (;;) {
+		int got;
+
+		pthread_mutex_lock(&xc.lock);
+		while (!xc.full && xc.left)
+			pthread_cond_wait(&xc.cv, &xc.lock);
+		got = xc.full;
+		pthread_mutex_unlock(&xc.lock);
+		if (!got)
+			break;
+		s += xchurn_take(got);
+		pthread_mutex_lock(&xc.lock);
+		xc.full = 0;
+		pthread_cond_broadcast(&xc.cv);
+		pthread_mutex_unlock(&xc.lock);
+	}
+	pthread_join(th, NULL);
+	return s;
 }
 
 static void *kept[256];
@@ -276,7 +379,11 @@ UNCOUNTED int main(int argc, char **argv)
 		while (fgets(line, sizeof(line), stdin)) {
 			if (sscanf(line, "phase %ld", &n) == 1 && n > 0 && n < 1000000)
 				phase(n);
-			else if (sscanf(line, "threads %ld", &n) == 1 && n > 0 && n < 100000) {
+			else if (sscanf(line, "xchurn %ld", &n) == 1 && n > 0 && n < 100000000) {
+				printf("xchurn %ld: %016llx\n", n, (unsigned long long)xchurn(n));
+				fflush(stdout);
+				ack("xchurned %ld\n", n, 0, 0, 0, 0, 0, 0);
+			} else if (sscanf(line, "threads %ld", &n) == 1 && n > 0 && n < 100000) {
 				spawn_threads(n);
 				ack("spawned %ld\n", n, 0, 0, 0, 0, 0, 0);
 			} else if (sscanf(line, "churn %ld", &n) == 1 && n > 0 && n < 100000000) {
