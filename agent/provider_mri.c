@@ -1010,20 +1010,27 @@ static int results_alloc(struct mri_prov *p, uint32_t nr, const uint32_t *ids, u
 	return 0;
 }
 
+/* Widens a map indexed by thread id (*map, *cap entries) to hold id, the
+ * new entries 0. 0 or AMEBA_ENOMEM. */
+static int id_map_grow(uint32_t **map, uint32_t *cap, uint32_t id)
+{
+	uint32_t n = id + 1 > 2 * *cap ? id + 1 : 2 * *cap;
+	uint32_t *v;
+
+	if (id < *cap)
+		return 0;
+	if (!(v = realloc(*map, n * sizeof(*v))))
+		return AMEBA_ENOMEM;
+	memset(v + *cap, 0, (n - *cap) * sizeof(*v));
+	*map = v;
+	*cap = n;
+	return 0;
+}
+
 /* res_at[id]: the result entry of thread id + 1 (0: none), sized for id. */
 static int res_at_grow(struct mri_prov *p, uint32_t id)
 {
-	if (id < p->res_at_cap)
-		return 0;
-	uint32_t cap = id + 1 > 2 * p->res_at_cap ? id + 1 : 2 * p->res_at_cap;
-	uint32_t *v = realloc(p->res_at, cap * sizeof(*v));
-
-	if (!v)
-		return AMEBA_ENOMEM;
-	memset(v + p->res_at_cap, 0, (cap - p->res_at_cap) * sizeof(*v));
-	p->res_at = v;
-	p->res_at_cap = cap;
-	return 0;
+	return id_map_grow(&p->res_at, &p->res_at_cap, id);
 }
 
 /* prev_pt's column for thread id, made (zero) when it has none; UINT32_MAX
@@ -1034,16 +1041,8 @@ static uint32_t prev_col_get(struct mri_prov *p, uint32_t id)
 
 	if (c != UINT32_MAX)
 		return c;
-	if (id >= p->prev_col_cap) {
-		uint32_t cap = id + 1 > 2 * p->prev_col_cap ? id + 1 : 2 * p->prev_col_cap;
-		uint32_t *v = realloc(p->prev_col, cap * sizeof(*v));
-
-		if (!v)
-			return UINT32_MAX;
-		memset(v + p->prev_col_cap, 0, (cap - p->prev_col_cap) * sizeof(*v));
-		p->prev_col = v;
-		p->prev_col_cap = cap;
-	}
+	if (id_map_grow(&p->prev_col, &p->prev_col_cap, id))
+		return UINT32_MAX;
 	if (p->prev_nt == p->prev_nt_cap) {
 		uint32_t cap = p->prev_nt_cap ? 2 * p->prev_nt_cap : 64;
 		uint64_t *v = realloc(p->prev_pt, ((size_t)cap * nr + 1) * sizeof(*v));

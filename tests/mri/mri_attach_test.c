@@ -906,59 +906,64 @@ static void scenario_provider_exit(const char *instr)
 	fclose(t.ack);
 }
 
+/* Sends "VERB N[ K]" and waits for its acknowledgement "ACK N". */
+static void target_cmd(struct target *t, const char *verb, const char *ack, long n, long k)
+{
+	char cmd[64], line[128], want[64];
+
+	if (k >= 0)
+		snprintf(cmd, sizeof(cmd), "%s %ld %ld\n", verb, n, k);
+	else
+		snprintf(cmd, sizeof(cmd), "%s %ld\n", verb, n);
+	snprintf(want, sizeof(want), "%s %ld\n", ack, n);
+	say(t, cmd);
+	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
+		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
+		exit(2);
+	}
+}
+
 static void churn(struct target *t, long n, long keep)
 {
-	char cmd[64], line[128], want[64];
-
-	snprintf(cmd, sizeof(cmd), "churn %ld %ld\n", n, keep);
-	snprintf(want, sizeof(want), "churned %ld\n", n);
-	say(t, cmd);
-	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
-		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
-		exit(2);
-	}
+	target_cmd(t, "churn", "churned", n, keep);
 }
 
-static void xchurn_cmd(struct target *t, long n)
+/* Starts instr (no oracle) and attaches a session with the sim backend. */
+static struct mri_session *spawn_attached(struct target *t, const char *instr, const char *out)
 {
-	char cmd[64], line[128], want[64];
-
-	snprintf(cmd, sizeof(cmd), "xchurn %ld\n", n);
-	snprintf(want, sizeof(want), "xchurned %ld\n", n);
-	say(t, cmd);
-	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
-		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
-		exit(2);
-	}
-}
-
-static void scenario_fold(const char *instr)
-{
-	enum { N = 200000 };
-	char out[300], bin[256] = "";
-	struct mri_object_query q = { 0 };
-	struct mri_object o[4];
-	struct mri_bin page[64];
 	struct mri_session *s;
-	struct mri_reading r;
-	struct target t;
-	uint32_t cursor = 0;
-	uint64_t exp;
-	long qa, qb;
-	int n;
 
-	snprintf(out, sizeof(out), "%s/fold.out", tmpdir);
-	spawn(&t, instr, out, NULL);
-	if (mri_open_pid(&s, t.pid, 10000)) {
+	spawn(t, instr, out, NULL);
+	if (mri_open_pid(&s, t->pid, 10000)) {
 		fprintf(stderr, "mri_open_pid: %s\n", mri_errmsg(s));
 		CHECK(0);
 		exit(check_done());
 	}
 	CHECK(mri_attach(s, "sim") == 0);
-	churn(&t, 1, 0);	/* the site and its bin exist */
-	while (cursor != MRI_END && (n = mri_bins(s, &cursor, page, 64)) > 0)
-		for (int i = 0; i < n; i++)
-			if (page[i].name && !strncmp(page[i].name, "churn_block@mri_target.c:", 25))
+	return s;
+}
+
+/*
+ * One fold case: VERB 1000 makes the site's bin (its name holds bin_has),
+ * counters on it are armed, VERB n churns: the bin counts 5 accesses a
+ * block (4 writes, 1 read) and the object table stays under max_records.
+ */
+static void fold_case(struct mri_session *s, struct target *t, const char *verb, const char *ack,
+		      const char *bin_has, long n, uint32_t max_records)
+{
+	struct mri_object_query q = { 0 };
+	struct mri_object o[4];
+	struct mri_bin page[64];
+	struct mri_reading r;
+	char bin[256] = "";
+	uint32_t cursor = 0;
+	uint64_t exp = 0;
+	int nb;
+
+	target_cmd(t, verb, ack, 1000, -1);
+	while (cursor != MRI_END && (nb = mri_bins(s, &cursor, page, 64)) > 0)
+		for (int i = 0; i < nb; i++)
+			if (page[i].name && strstr(page[i].name, bin_has))
 				snprintf(bin, sizeof(bin), "%s", page[i].name);
 	CHECK(bin[0] != '\0');
 	{
@@ -974,72 +979,40 @@ static void scenario_fold(const char *instr)
 			CHECK(0);
 		}
 	}
-	churn(&t, N, 0);
+	target_cmd(t, verb, ack, n, -1);
 	CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
-	printf("fold: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n", bin,
-	       r.values[0], r.values[1], r.values[2]);
-	CHECK_EQ_U64(r.values[0], 5 * (uint64_t)N);
-	CHECK_EQ_U64(r.values[1], 4 * (uint64_t)N);
-	CHECK_EQ_U64(r.values[2], (uint64_t)N);
+	printf("fold: %s %ld: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n",
+	       verb, n, bin, r.values[0], r.values[1], r.values[2]);
+	CHECK_EQ_U64(r.values[0], 5 * (uint64_t)n);
+	CHECK_EQ_U64(r.values[1], 4 * (uint64_t)n);
+	CHECK_EQ_U64(r.values[2], (uint64_t)n);
 	cursor = 0;
 	CHECK(mri_objects(s, &q, &cursor, o, 4) > 0);
-	printf("fold: %u records in the object table, %" PRIu64 " freed\n", mri_objects_total(s),
-	       mri_objects_freed(s));
-	CHECK(mri_objects_total(s) < 20000);
-	CHECK(mri_objects_freed(s) != UINT64_MAX && mri_objects_freed(s) >= (uint64_t)N);
-	CHECK(mri_experiment_stop(s, exp, &r) == 0);
-
-	/* blocks of two holders */
-	xchurn_cmd(&t, 1000);	/* the site and its bin exist */
-	bin[0] = '\0';
-	cursor = 0;
-	while (cursor != MRI_END && (n = mri_bins(s, &cursor, page, 64)) > 0)
-		for (int i = 0; i < n; i++)
-			if (page[i].name && strstr(page[i].name, "xchurn"))
-				snprintf(bin, sizeof(bin), "%s", page[i].name);
-	CHECK(bin[0] != '\0');
-	{
-		const char *bins[1] = { bin };
-		struct mri_counter c[3] = {
-			{ .metric = AMEBA_M_MEM_REF, .nr_bins = 1, .bins = bins },
-			{ .metric = AMEBA_M_WRITES, .nr_bins = 1, .bins = bins },
-			{ .metric = AMEBA_M_READS, .nr_bins = 1, .bins = bins },
-		};
-
-		if (mri_experiment_start(s, c, 3, 0, &exp)) {
-			fprintf(stderr, "start: %s\n", mri_errmsg(s));
-			CHECK(0);
-		}
-	}
-	xchurn_cmd(&t, N);
-	CHECK(mri_experiment_read(s, exp, 0, &r) == 0);
-	printf("fold: bin %s: mem_ref %" PRIu64 ", writes %" PRIu64 ", reads %" PRIu64 "\n", bin,
-	       r.values[0], r.values[1], r.values[2]);
-	CHECK_EQ_U64(r.values[0], 5 * (uint64_t)N);
-	CHECK_EQ_U64(r.values[1], 4 * (uint64_t)N);
-	CHECK_EQ_U64(r.values[2], (uint64_t)N);
-	cursor = 0;
-	CHECK(mri_objects(s, &q, &cursor, o, 4) > 0);
-	printf("fold: handed between threads: %u records in the object table, %" PRIu64 " freed\n",
+	printf("fold: %s %ld: %u records in the object table, %" PRIu64 " freed\n", verb, n,
 	       mri_objects_total(s), mri_objects_freed(s));
-	CHECK(mri_objects_total(s) < 30000);
+	CHECK(mri_objects_total(s) < max_records);
+	CHECK(mri_objects_freed(s) != UINT64_MAX && mri_objects_freed(s) >= (uint64_t)n);
 	CHECK(mri_experiment_stop(s, exp, &r) == 0);
+}
+
+static void scenario_fold(const char *instr)
+{
+	enum { N = 200000 };
+	char out[300];
+	struct mri_session *s;
+	struct target t;
+	long qa, qb;
+
+	snprintf(out, sizeof(out), "%s/fold.out", tmpdir);
+	s = spawn_attached(&t, instr, out);
+	/* blocks one thread allocates, touches and frees */
+	fold_case(s, &t, "churn", "churned", "churn_block@mri_target.c:", N, 20000);
+	/* blocks of two holders: a helper allocates and writes, main reads
+	 * and frees (the site's name ends "<- xchurn_make@...") */
+	fold_case(s, &t, "xchurn", "xchurned", "xchurn", N, 30000);
 	CHECK(mri_detach(s) == 0);
 	mri_close(s);
 	quit(&t, &qa, &qb);
-}
-
-static void threads_cmd(struct target *t, long n)
-{
-	char cmd[64], line[128], want[64];
-
-	snprintf(cmd, sizeof(cmd), "threads %ld\n", n);
-	snprintf(want, sizeof(want), "spawned %ld\n", n);
-	say(t, cmd);
-	if (!fgets(line, sizeof(line), t->ack) || strcmp(line, want)) {
-		fprintf(stderr, "mri_attach_test: no ack for %s", cmd);
-		exit(2);
-	}
 }
 
 /* The value of thread id in a reading's rows (counter i), -1: no row. */
@@ -1068,13 +1041,7 @@ static void scenario_rows(const char *instr)
 	int n, err = 0;
 
 	snprintf(out, sizeof(out), "%s/rows.out", tmpdir);
-	spawn(&t, instr, out, NULL);
-	if (mri_open_pid(&s, t.pid, 10000)) {
-		fprintf(stderr, "mri_open_pid: %s\n", mri_errmsg(s));
-		CHECK(0);
-		exit(check_done());
-	}
-	CHECK(mri_attach(s, "sim") == 0);
+	s = spawn_attached(&t, instr, out);
 	{
 		struct mri_object_query q = { .kinds = 1u << MRI_OBJ_GLOBAL, .live_only = 1,
 					      .name = "spawned" };
@@ -1089,7 +1056,7 @@ static void scenario_rows(const char *instr)
 
 		CHECK(mri_experiment_start(s, c, 1, 0, &exp) == 0);
 	}
-	threads_cmd(&t, N);
+	target_cmd(&t, "threads", "spawned", N, -1);
 	CHECK(mri_experiment_read(s, exp, MRI_READ_THREADS, &r) == 0);
 	n = 0;
 	for (uint32_t k = spawned_first; k < spawned_first + N; k++)
@@ -1133,7 +1100,7 @@ static void scenario_rows(const char *instr)
 			range[1] = o->end;
 		}
 		CHECK(p->ops->experiment(p, &e, 20, NULL, &res) == 0);
-		threads_cmd(&t, N);
+		target_cmd(&t, "threads", "spawned", N, -1);
 		CHECK(p->ops->experiment(p, &e, 20, NULL, &res) == 0);
 		printf("rows: provider: %u threads in the result, %" PRIu64 " accesses\n",
 		       res.r.nr_threads, res.r.values[0]);
