@@ -1148,8 +1148,18 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 	if (!rc)
 		rc = results_alloc(p, nr, ids, nt);
 	free(ids);
+	if (rc) {
+		/* the marks made so far (res_ids may lack them) */
+		for (uint32_t k = 0; k < r->nr_threads + p->carry_nt; k++) {
+			uint32_t id = k < r->nr_threads ? r->thread_ids[k] : p->carry_ids[k - r->nr_threads];
+
+			if (id < p->res_at_cap)
+				p->res_at[id] = 0;
+		}
+		p->res_threads = 0;
+	}
 	if (rc)
-		goto out;
+		return rc;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t cum = i < r->nr ? r->values[i] : p->prev[i];
 
@@ -1201,9 +1211,9 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 	else
 		p->fresh = 0;
 out:
-	for (uint32_t k = 0; k < p->res_threads && p->res_ids; k++)
+	for (uint32_t k = 0; k < p->res_threads; k++)
 		p->res_at[p->res_ids[k]] = 0;
-	if (rc && p->res_ids)
+	if (rc)
 		p->res_threads = 0;
 	return rc;
 }

@@ -162,20 +162,45 @@ static int counts_grow(struct mon_counts *c)
 	return 0;
 }
 
+/* The slot of key in c's table, or the empty slot where it would go. */
+static uint32_t table_slot(const struct mon_counts *c, uint32_t key)
+{
+	uint32_t mask = c->cap - 1, i;
+
+	for (i = hash_idx(key) & mask; c->keys[i] && c->keys[i] != key; i = (i + 1) & mask)
+		;
+	return i;
+}
+
+/* Inserts a new zeroed vector for key (absent; lock held), growing the
+ * table first when it is 3/4 full. NULL when out of memory. */
+static uint64_t *table_insert_locked(struct mon_counts *c, uint32_t key)
+{
+	uint64_t *v;
+	uint32_t h;
+
+	if ((c->nr + 1) * 4 > c->cap * 3 && counts_grow(c))
+		return NULL;
+	if (!(v = arena_alloc(c, key)))
+		return NULL;
+	h = table_slot(c, key);
+	c->keys[h] = key;
+	c->vals[h] = v;
+	c->nr++;
+	return v;
+}
+
 uint64_t *mon_counts_find(struct mon_thread *t, uint32_t obj_idx)
 {
 	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
-	uint32_t key = obj_idx + 1, h;
-	uint64_t *v = NULL;
+	uint32_t h;
+	uint64_t *v;
 
 	if (!c)
 		return NULL;
 	pthread_spin_lock(&c->lock);
-	for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1))
-		if (c->keys[h] == key) {
-			v = c->vals[h];
-			break;
-		}
+	h = table_slot(c, obj_idx + 1);
+	v = c->keys[h] ? c->vals[h] : NULL;
 	pthread_spin_unlock(&c->lock);
 	return v;
 }
@@ -195,12 +220,11 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 			return NULL;
 		__atomic_store_n(&t->counts, c, __ATOMIC_RELEASE);
 	}
-	for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1)) {
-		if (c->keys[h] == key) {
-			c->last_key = key;
-			c->last_v = c->vals[h];
-			return c->last_v;
-		}
+	h = table_slot(c, key);
+	if (c->keys[h]) {
+		c->last_key = key;
+		c->last_v = c->vals[h];
+		return c->last_v;
 	}
 	/* A new object for this thread. */
 	{
@@ -210,33 +234,13 @@ uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx)
 			mon_objmap_hold(o, t->id);	/* fold.c: who must fold it */
 	}
 	pthread_spin_lock(&c->lock);
-	v = arena_alloc(c, key);
-	if (v && (c->nr + 1) * 4 > c->cap * 3) {
-		if (counts_grow(c))
-			v = NULL;
-		else
-			for (h = hash_idx(key) & (c->cap - 1); c->keys[h]; h = (h + 1) & (c->cap - 1))
-				;
-	}
+	v = table_insert_locked(c, key);
 	if (v) {
-		c->keys[h] = key;
-		c->vals[h] = v;
-		c->nr++;
 		c->last_key = key;
 		c->last_v = v;
 	}
 	pthread_spin_unlock(&c->lock);
 	return v;
-}
-
-/* The slot of key in c's table, or the empty slot where it would go. */
-static uint32_t table_slot(const struct mon_counts *c, uint32_t key)
-{
-	uint32_t mask = c->cap - 1, i;
-
-	for (i = hash_idx(key) & mask; c->keys[i] && c->keys[i] != key; i = (i + 1) & mask)
-		;
-	return i;
 }
 
 /* Adds slot i's vector to into, drops it from the table (lock held) and
@@ -307,17 +311,10 @@ int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_i
 	if (c->keys[r]) {
 		into = c->vals[r];
 	} else {
-		/* the retired record's vector, made here (room first: the fold
-		 * below only frees a slot) */
-		if ((c->nr + 1) * 4 > c->cap * 3 && counts_grow(c))
+		/* the retired record's vector, made here (an insert may grow
+		 * the table: the block's slot is looked up again) */
+		if (!(into = table_insert_locked(c, ret_idx + 1)))
 			goto out;
-		into = arena_alloc(c, ret_idx + 1);
-		if (!into)
-			goto out;
-		r = table_slot(c, ret_idx + 1);
-		c->keys[r] = ret_idx + 1;
-		c->vals[r] = into;
-		c->nr++;
 		i = table_slot(c, obj_idx + 1);
 	}
 	table_fold_locked(c, i, into);
