@@ -30,6 +30,7 @@ int mon_slot_of_metric[AMEBA_M_NR];
 /* Arenas start small (most threads touch few objects) and double up to a cap. */
 #define ARENA_MIN_BYTES 512u
 #define ARENA_MAX_BYTES (64u << 10)
+#define FOLD_BYTES 8192u		/* a thread's struct mon_fold */
 
 struct counts_arena {
 	struct counts_arena *next;
@@ -270,8 +271,10 @@ static void table_fold_locked(struct mon_counts *c, uint32_t i, uint64_t *into)
 	c->vals[i] = NULL;
 	c->nr--;
 	v[-1] = HDR(0, HDR_LEN(v[-1]));	/* the arena walk skips it */
-	v[0] = (uint64_t)(uintptr_t)c->fold->free_v;
-	c->fold->free_v = v;
+	if (c->fold) {	/* an ended thread's is not reused */
+		v[0] = (uint64_t)(uintptr_t)c->fold->free_v;
+		c->fold->free_v = v;
+	}
 }
 
 int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
@@ -299,7 +302,7 @@ int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_i
 	uint64_t *into;
 	int done = 0;
 
-	if (!c || (!c->fold && !mon_counts_fold_state(t)))
+	if (!c)
 		return 0;
 	pthread_spin_lock(&c->lock);
 	c->last_key = 0;
@@ -324,6 +327,11 @@ out:
 	return done;
 }
 
+struct mon_fold *mon_counts_fold_peek(struct mon_thread *t)
+{
+	return t->counts ? t->counts->fold : NULL;
+}
+
 struct mon_fold *mon_counts_fold_state(struct mon_thread *t)
 {
 	struct mon_counts *c = t->counts;
@@ -334,16 +342,33 @@ struct mon_fold *mon_counts_fold_state(struct mon_thread *t)
 		__atomic_store_n(&t->counts, c, __ATOMIC_RELEASE);
 	}
 	if (!c->fold) {
-		/* not the program's heap: mapped, one page pair per thread */
-		size_t sz = 8192;
-		void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* not the program's heap: mapped, one page pair per thread
+		 * (unmapped at its end: mon_counts_fold_end) */
+		void *p = mmap(NULL, FOLD_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 
 		if (p == MAP_FAILED)
 			return NULL;
 		c->fold = p;
-		c->fold->cap = (uint32_t)((sz - sizeof(struct mon_fold)) / sizeof(struct mon_obj *));
+		c->fold->cap = (uint32_t)((FOLD_BYTES - sizeof(struct mon_fold)) /
+					  sizeof(struct mon_obj *));
 	}
 	return c->fold;
+}
+
+void mon_counts_fold_end(struct mon_thread *t)
+{
+	struct mon_counts *c = t->counts;
+	struct mon_fold *f = NULL;
+
+	if (!c || !c->fold || c->fold->nr)
+		return;
+	/* under the lock: mon_counts_retire_for's folds read c->fold */
+	pthread_spin_lock(&c->lock);
+	f = c->fold;
+	c->fold = NULL;	/* the vectors on its free list stay unused */
+	pthread_spin_unlock(&c->lock);
+	munmap(f, FOLD_BYTES);
 }
 
 void mon_counts_for_each(struct mon_thread *t,

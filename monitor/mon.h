@@ -106,22 +106,25 @@ enum mon_obj_flags {
  * One data object. Records are never moved; a freed-and-reused address gets
  * a new record (a new seq). A freed heap or anonymous mmap block's record
  * is recycled (the same idx for a new block): at once when it was never
- * ACCESSED; when it was, once each of its holders (below, at most two) has
- * folded its counts into the site's retired record (fold.c), which keeps
- * every thread's total for the site. A record with three holders or more,
- * and every other kind, stays (flags without LIVE) until the process ends.
+ * ACCESSED; when it was, once each of its holders (below) has folded its
+ * counts into the site's retired record (fold.c), which keeps every
+ * thread's total for the site. A record with more holders than fold.c
+ * tracks (MON_EXTRA_MAX), and every other kind, stays (flags without LIVE)
+ * until the process ends.
  */
 struct mon_obj {
 	uint32_t idx;		/* index in the object table: the object's id in this process */
 	uint8_t kind;		/* enum mon_obj_kind */
 	uint8_t flags;		/* enum mon_obj_flags; read with __atomic_load_n */
-	uint16_t pad;
+	uint16_t extra;		/* holders beyond holder and holder2, listed by fold.c
+				 * (atomic); MON_EXTRA_SAT: too many to track */
 	uint32_t site_id;	/* heap/mmap: allocation site; global: module index; else 0 */
 	uint32_t thread_id;	/* stack/tls: owning thread; heap: allocating thread */
-	uint32_t holder, holder2;	/* the threads that cached it or have a counter
-				 * vector of it, thread id + 1 each (0: none); holder2
-				 * MON_HOLDER_MANY: three or more (atomic;
-				 * mon_objmap_hold; a fold clears its thread's) */
+	uint32_t holder, holder2;	/* the first two threads that cached it or made
+				 * a counter vector of it, thread id + 1 each (0: none;
+				 * atomic; mon_objmap_hold; a fold clears its thread's);
+				 * holder2 MON_HOLDER_MANY: never folded (a retired
+				 * record, or one being recycled) */
 	uint64_t seq;		/* allocation sequence number, process-wide, from 1 */
 	uintptr_t start, end;	/* [start, end) */
 	size_t sz_bytes;	/* requested size (end - start for all but heap) */
@@ -131,8 +134,14 @@ struct mon_obj {
 };
 
 #define MON_HOLDER_MANY UINT32_MAX
+#define MON_EXTRA_MAX 64		/* extra holders fold.c lists per record */
+#define MON_EXTRA_SAT UINT16_MAX
 
-/* Thread t caches o or makes a counter vector of it (before it uses either). */
+/* A third or later holder of o (fold.c lists it; heap and mmap records only). */
+void mon_fold_hold_more(struct mon_obj *o, uint32_t thread_id) MON_HIDDEN;
+
+/* Thread t caches o or makes a counter vector of it (before it uses either):
+ * the lookup's and the vector's slow paths. */
 static inline void mon_objmap_hold(struct mon_obj *o, uint32_t thread_id)
 {
 	uint32_t me = thread_id + 1, h = __atomic_load_n(&o->holder, __ATOMIC_ACQUIRE);
@@ -147,10 +156,15 @@ static inline void mon_objmap_hold(struct mon_obj *o, uint32_t thread_id)
 	if (h == me)
 		return;
 	h = __atomic_load_n(&o->holder2, __ATOMIC_ACQUIRE);
-	while (h != me && h != MON_HOLDER_MANY &&
-	       !__atomic_compare_exchange_n(&o->holder2, &h, h ? MON_HOLDER_MANY : me, 0,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
+	while (h != me && h != MON_HOLDER_MANY) {
+		if (h) {
+			mon_fold_hold_more(o, thread_id);
+			return;
+		}
+		if (__atomic_compare_exchange_n(&o->holder2, &h, me, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return;
+	}
 }
 
 /* The table of all object records; idx < mon_objmap_nr_objs(). */
@@ -512,6 +526,12 @@ int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_i
  * made on first use (anonymous memory, not the program's heap); NULL when
  * out of memory. Owner thread only. */
 struct mon_fold *mon_counts_fold_state(struct mon_thread *t) MON_HIDDEN;
+/* t's fold state if it has one (owner thread; the merger once t's log is
+ * merged to its end). */
+struct mon_fold *mon_counts_fold_peek(struct mon_thread *t) MON_HIDDEN;
+/* t ends (on t; or on the merger once its log is merged to its end): its
+ * fold state goes when nothing waits in it. */
+void mon_counts_fold_end(struct mon_thread *t) MON_HIDDEN;
 
 /*
  * Bounded memory (fold.c, docs/objmap.md "Freed blocks"): a freed block's
@@ -529,6 +549,10 @@ struct mon_fold {
 void mon_fold_init(int off) MON_HIDDEN;	/* mon_init: off when the oracle is written */
 void mon_fold_dead(struct mon_obj *o) MON_HIDDEN;
 void mon_fold_thread_exit(struct mon_thread *t) MON_HIDDEN;	/* on t, before it ends */
+/* Ordered mode, on the merger: t's log is merged to its end; what t left
+ * to fold (its batch, its inbox) is folded for it, and from now on what
+ * others free that it held. */
+void mon_fold_thread_merged(struct mon_thread *t) MON_HIDDEN;
 /* Blocks other threads freed that t holds wait in t's inbox: t takes them
  * into its batch at its allocations (intercept.c) and frees. */
 extern int mon_fold_mail MON_HIDDEN;	/* some inbox has mail (a hint) */

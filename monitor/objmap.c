@@ -205,6 +205,7 @@ static struct mon_obj *obj_new(struct mon_obj **free_list, int kind, uintptr_t s
 	o->thread_id = thread_id;
 	STORE_RLX(&o->holder, 0);
 	STORE_RLX(&o->holder2, 0);
+	STORE_RLX(&o->extra, 0);
 	o->sz_bytes = sz_bytes;
 	o->name = name;
 	STORE_RLX(&o->seq, __atomic_add_fetch(&obj_seq, 1, __ATOMIC_RELAXED));
@@ -861,6 +862,7 @@ struct mon_obj *mon_objmap_retired(uint32_t site_id, int kind)
 		o->thread_id = 0;
 		o->holder = 0;
 		o->holder2 = MON_HOLDER_MANY;
+		o->extra = 0;
 		o->sz_bytes = 0;
 		o->name = NULL;
 		o->start = o->end = 0;

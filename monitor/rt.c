@@ -645,6 +645,8 @@ static __attribute__((noinline)) void access_slow(uintptr_t addr, size_t sz, uns
 			mon_backend->thread_start(t);
 		t->started = mon_backend;
 	}
+	if (mon_unlikely(__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED)))
+		mon_fold_poll(t);	/* a thread that reads what others free (fold.c) */
 	while (addr < end) {
 		uintptr_t line_end = (addr | (MON_LINE_SIZE - 1)) + 1;
 

@@ -625,6 +625,7 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 	if (l->state == ST_DONE) {
 		if (seq.inner->thread_exit)
 			seq.inner->thread_exit(l->t);	/* its core back, on the merger */
+		mon_fold_thread_merged(l->t);	/* its counts are final: fold.c */
 		seq.nr_done++;
 	}
 }

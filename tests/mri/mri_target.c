@@ -18,6 +18,9 @@
  *             in rounds of 1,000 and writes each 4 times; the main thread
  *             reads each once and frees it (5 counted accesses a block, by
  *             two threads); prints the checksum, acknowledges "xchurned N"
+ *   mchurn N  the same through three threads: a relay thread reads each
+ *             block once between the helper and main (6 counted accesses a
+ *             block: 4 writes, 2 reads); acknowledges "mchurned N"
  *   threads N the main thread starts N threads one after the other, each
  *             incrementing its slot of spawned[] 10 times (10 volatile
  *             8-byte reads and 10 writes) and ending; acknowledges "spawned N" once all were joined (ids
@@ -129,13 +132,21 @@ NOINLINE static void *xchurn_block(void)
 
 #define XROUND 1000
 
+/*
+ * xchurn and mchurn (above): rounds of up to XROUND blocks pass from the
+ * helper (it makes and writes them) through the relay when there is one
+ * (it reads each once) to main (it reads each once and frees them).
+ * stage: 0 the helper's turn, 1 the relay's, 2 main's; done: no blocks
+ * left and main took the last round.
+ */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 	volatile uint64_t *blk[XROUND];
 	long left;		/* blocks still to make */
-	int full;		/* blk[] holds a round for main */
-} xc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, 0, 0 };
+	int n;			/* blocks in this round */
+	int stage, relay, done;
+} xc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, 0, 0, 0, 0, 0 };
 
 /* The helper's round: n blocks made and written (4 counted writes each). */
 NOINLINE static void xchurn_make(long n, long base)
@@ -153,6 +164,17 @@ NOINLINE static void xchurn_make(long n, long base)
 	}
 }
 
+/* The relay's round: each block read once (1 counted read). */
+NOINLINE static uint64_t xchurn_pass(long n)
+{
+	uint64_t s = 0;
+
+	for (long i = 0; i < n; i++)
+		if (xc.blk[i])
+			s += xc.blk[i][1];
+	return s;
+}
+
 /* Main's round: each block read once (1 counted read) and freed. */
 NOINLINE static uint64_t xchurn_take(long n)
 {
@@ -166,6 +188,27 @@ NOINLINE static uint64_t xchurn_take(long n)
 	return s;
 }
 
+/* Waits for stage (or done); returns the round's size, 0 when done. */
+UNCOUNTED static int xchurn_wait(int stage)
+{
+	int n;
+
+	pthread_mutex_lock(&xc.lock);
+	while (xc.stage != stage && !xc.done)
+		pthread_cond_wait(&xc.cv, &xc.lock);
+	n = xc.stage == stage && !xc.done ? xc.n : 0;
+	pthread_mutex_unlock(&xc.lock);
+	return n;
+}
+
+UNCOUNTED static void xchurn_next(int stage)
+{
+	pthread_mutex_lock(&xc.lock);
+	xc.stage = stage;
+	pthread_cond_broadcast(&xc.cv);
+	pthread_mutex_unlock(&xc.lock);
+}
+
 UNCOUNTED static void *xchurn_helper(void *arg)
 {
 	long base = 0;
@@ -175,9 +218,13 @@ UNCOUNTED static void *xchurn_helper(void *arg)
 		long n;
 
 		pthread_mutex_lock(&xc.lock);
-		while (xc.full)
+		while (xc.stage != 0)
 			pthread_cond_wait(&xc.cv, &xc.lock);
 		n = xc.left < XROUND ? xc.left : XROUND;
+		if (!n) {
+			xc.done = 1;
+			pthread_cond_broadcast(&xc.cv);
+		}
 		pthread_mutex_unlock(&xc.lock);
 		if (!n)
 			return NULL;
@@ -185,39 +232,51 @@ UNCOUNTED static void *xchurn_helper(void *arg)
 		base += n;
 		pthread_mutex_lock(&xc.lock);
 		xc.left -= n;
-		xc.full = (int)n;
+		xc.n = (int)n;
+		xc.stage = xc.relay ? 1 : 2;
 		pthread_cond_broadcast(&xc.cv);
 		pthread_mutex_unlock(&xc.lock);
 	}
 }
 
-UNCOUNTED static uint64_t xchurn(long n)
+UNCOUNTED static void *xchurn_relay(void *arg)
 {
-	pthread_t th;
-	uint64_t s = 0;
+	uint64_t *s = arg;
+	int n;
+
+	while ((n = xchurn_wait(1))) {
+		*s += xchurn_pass(n);
+		xchurn_next(2);
+	}
+	return NULL;
+}
+
+/* relay: a third thread reads every block between helper and main. */
+UNCOUNTED static uint64_t xchurn(long n, int relay)
+{
+	pthread_t th, rth;
+	uint64_t s = 0, rs = 0;
+	int got;
 
 	xc.left = n;
-	xc.full = 0;
+	xc.n = 0;
+	xc.stage = 0;
+	xc.done = 0;
+	xc.relay = relay;
 	if (pthread_create(&th, NULL, xchurn_helper, NULL))
 		return 0;
-	for (;;) {
-		int got;
-
-		pthread_mutex_lock(&xc.lock);
-		while (!xc.full && xc.left)
-			pthread_cond_wait(&xc.cv, &xc.lock);
-		got = xc.full;
-		pthread_mutex_unlock(&xc.lock);
-		if (!got)
-			break;
+	if (relay && pthread_create(&rth, NULL, xchurn_relay, &rs)) {
+		fprintf(stderr, "mri_target: no relay thread\n");
+		exit(1);
+	}
+	while ((got = xchurn_wait(2))) {
 		s += xchurn_take(got);
-		pthread_mutex_lock(&xc.lock);
-		xc.full = 0;
-		pthread_cond_broadcast(&xc.cv);
-		pthread_mutex_unlock(&xc.lock);
+		xchurn_next(0);
 	}
 	pthread_join(th, NULL);
-	return s;
+	if (relay)
+		pthread_join(rth, NULL);
+	return s + rs;
 }
 
 static void *kept[256];
@@ -380,9 +439,13 @@ UNCOUNTED int main(int argc, char **argv)
 			if (sscanf(line, "phase %ld", &n) == 1 && n > 0 && n < 1000000)
 				phase(n);
 			else if (sscanf(line, "xchurn %ld", &n) == 1 && n > 0 && n < 100000000) {
-				printf("xchurn %ld: %016llx\n", n, (unsigned long long)xchurn(n));
+				printf("xchurn %ld: %016llx\n", n, (unsigned long long)xchurn(n, 0));
 				fflush(stdout);
 				ack("xchurned %ld\n", n, 0, 0, 0, 0, 0, 0);
+			} else if (sscanf(line, "mchurn %ld", &n) == 1 && n > 0 && n < 100000000) {
+				printf("mchurn %ld: %016llx\n", n, (unsigned long long)xchurn(n, 1));
+				fflush(stdout);
+				ack("mchurned %ld\n", n, 0, 0, 0, 0, 0, 0);
 			} else if (sscanf(line, "threads %ld", &n) == 1 && n > 0 && n < 100000) {
 				spawn_threads(n);
 				ack("spawned %ld\n", n, 0, 0, 0, 0, 0, 0);

@@ -56,6 +56,12 @@ void mon_fold_dead(struct mon_obj *o)
 	(void)o;
 }
 
+void mon_fold_hold_more(struct mon_obj *o, uint32_t thread_id)
+{
+	(void)o;
+	(void)thread_id;
+}
+
 int main(void)
 {
 	uint64_t wrong;
