@@ -162,6 +162,30 @@ static void sim_thread_exit(struct mon_thread *t)
 	}
 }
 
+/*
+ * t's counters for an invalidation received on a line whose cookie is
+ * object id (host order; t the owner). A cookie outlives its block: the
+ * lines a freed heap or mmap block left in the simulated caches name it
+ * until they are evicted. Its counts go to t's vector of the block when t
+ * has one (t holds the record: fold.c folds the vector), else to the
+ * block's site's retired record, where the block's counts go anyway: a new
+ * vector of a freed record would make t a holder that fold.c never asks
+ * to fold, and the record would stay for good.
+ */
+static uint64_t *recv_counts(struct mon_thread *t, uint32_t id)
+{
+	struct mon_obj *o = mon_objmap_get(id), *ret;
+	uint64_t *v;
+
+	if (!o || (__atomic_load_n(&o->flags, __ATOMIC_ACQUIRE) & (MON_OBJF_LIVE | MON_OBJF_RETIRED)) ||
+	    (o->kind != MON_OBJ_HEAP && o->kind != MON_OBJ_MMAP))
+		return mon_counts_get(t, id);
+	if ((v = mon_counts_find(t, id)))
+		return v;
+	ret = mon_objmap_retired(o->site_id, o->kind);
+	return ret ? mon_counts_get(t, ret->idx) : NULL;
+}
+
 /* Credits the invalidations core c received to the victim objects. */
 static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t pc)
 {
@@ -177,7 +201,7 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 			 * insert into t's table (t made the vector when it logged
 			 * its access to the line) */
 			uint64_t *v = mon_seq_engaged() ? mon_counts_find(t, r[i].cookie)
-							: mon_counts_get(t, r[i].cookie);
+							: recv_counts(t, r[i].cookie);
 			if (v && slot >= 0)
 				mon_count_add(v, slot, 1);
 			if (mon_unlikely(__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||

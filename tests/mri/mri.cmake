@@ -60,6 +60,11 @@ foreach(scenario count killed exit mark provider_exit fold provider_fold rows)
     ${AMEBA_TEST_BIN}/mri_target ${AMEBA_TEST_BIN}/mri_target_native)
   set_tests_properties(${name} PROPERTIES TIMEOUT 120)
 endforeach()
+# The fold scenario again with each thread simulating its own accesses in
+# host order: invalidations then reach lines of freed blocks too.
+add_test(NAME mri_fold_host COMMAND ${AMEBA_TEST_BIN}/mri_attach_test fold
+  ${AMEBA_TEST_BIN}/mri_target ${AMEBA_TEST_BIN}/mri_target_native)
+set_tests_properties(mri_fold_host PROPERTIES TIMEOUT 120 ENVIRONMENT AMEBA_SIM_ORDER=host)
 
 # In-process: the program gets mri.h's API from libameba-rt itself.
 ameba_instrumented(NAME mri_local SOURCES ${MRI_TEST_DIR}/mri_local.c
