@@ -35,7 +35,8 @@
 	X(CreateNull)                      \
 	X(AddItemToObject)                 \
 	X(AddItemToArray)                  \
-	X(DeleteItemFromObjectCaseSensitive)
+	X(DeleteItemFromObjectCaseSensitive) \
+	X(AddItemReferenceToObject)
 
 static struct {
 #define X(name) __typeof__(mri_cj_##name) *name;
@@ -152,4 +153,9 @@ cJSON_bool cJSON_AddItemToArray(cJSON *array, cJSON *item)
 void cJSON_DeleteItemFromObjectCaseSensitive(cJSON *object, const char *string)
 {
 	cj.DeleteItemFromObjectCaseSensitive(object, string);
+}
+
+cJSON_bool cJSON_AddItemReferenceToObject(cJSON *object, const char *string, cJSON *item)
+{
+	return cj.AddItemReferenceToObject(object, string, item);
 }

@@ -69,6 +69,7 @@ struct mri_session {
 	int has_final;
 	struct mri_reading final;
 	int keep_error_reply;		/* call() hands back error replies too (mri_request) */
+	int product;			/* the server takes counters in the product form */
 	struct slot_mem slots[SLOT_NR];
 	/*
 	 * Bin labels of the sites samples hit, by site id (samples_read names
@@ -548,6 +549,13 @@ static int hello(struct mri_session *s)
 	if (err == AMEBA_EABI)
 		snprintf(s->err + strlen(s->err), sizeof(s->err) - strlen(s->err),
 			 " (this client speaks MRI protocol %d)", MRI_PROTOCOL_VERSION);
+	if (!err) {
+		const cJSON *f;
+
+		cJSON_ArrayForEach(f, mri_json_get(res, "features"))
+			if (mri_json_type(f) == cJSON_String && !strcmp(f->valuestring, "counters_product"))
+				s->product = 1;
+	}
 	cJSON_Delete(root);
 	return err;
 }
@@ -1268,62 +1276,139 @@ int mri_detach(struct mri_session *s)
 
 /* ---- experiments ---- */
 
-static cJSON *counter_json(const struct mri_counter *c)
+/* c's where-set (every field but the metric) into o; -1 when out of memory. */
+static int where_json(cJSON *o, const struct mri_counter *c)
 {
-	const struct ameba_metric_info *mi = ameba_metric_info(c->metric);
-	cJSON *o = cJSON_CreateObject(), *a;
+	cJSON *a;
 
-	if (!o || !mi || mri_json_add(o, "metric", cJSON_CreateString(mi->name)))
-		goto fail;
 	if (c->nr_ranges) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "ranges", a))
-			goto fail;
+			return -1;
 		for (uint32_t i = 0; i < c->nr_ranges; i++) {
 			cJSON *p = cJSON_CreateArray();
 			char b[24];
 
 			if (mri_json_push(a, p))
-				goto fail;
+				return -1;
 			snprintf(b, sizeof(b), "0x%" PRIx64, c->ranges[i].start);
 			if (mri_json_push(p, cJSON_CreateString(b)))
-				goto fail;
+				return -1;
 			snprintf(b, sizeof(b), "0x%" PRIx64, c->ranges[i].end);
 			if (mri_json_push(p, cJSON_CreateString(b)))
-				goto fail;
+				return -1;
 		}
 	}
 	if (c->nr_objects) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "objects", a))
-			goto fail;
+			return -1;
 		for (uint32_t i = 0; i < c->nr_objects; i++)
 			if (mri_json_push(a, cJSON_CreateNumber(c->objects[i])))
-				goto fail;
+				return -1;
 	}
 	if (c->nr_bins) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "bins", a))
-			goto fail;
+			return -1;
 		for (uint32_t i = 0; i < c->nr_bins; i++)
 			if (!c->bins[i] || mri_json_push(a, cJSON_CreateString(c->bins[i])))
-				goto fail;
+				return -1;
 	}
 	if (c->nr_except) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "except", a))
-			goto fail;
+			return -1;
 		for (uint32_t i = 0; i < c->nr_except; i++)
 			if (!c->except[i] || mri_json_push(a, cJSON_CreateString(c->except[i])))
-				goto fail;
+				return -1;
 	}
 	if (c->nr_threads) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "threads", a))
-			goto fail;
+			return -1;
 		for (uint32_t i = 0; i < c->nr_threads; i++)
 			if (mri_json_push(a, cJSON_CreateNumber(c->threads[i])))
-				goto fail;
+				return -1;
+	}
+	return 0;
+}
+
+static cJSON *counter_json(const struct mri_counter *c)
+{
+	const struct ameba_metric_info *mi = ameba_metric_info(c->metric);
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !mi || mri_json_add(o, "metric", cJSON_CreateString(mi->name)) || where_json(o, c)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int same_names(const char *const *a, const char *const *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i] && (!a[i] || !b[i] || strcmp(a[i], b[i])))
+			return 0;
+	return 1;
+}
+
+/* a and b count at the same places and threads (metrics aside). */
+static int same_where(const struct mri_counter *a, const struct mri_counter *b)
+{
+	return a->nr_ranges == b->nr_ranges && a->nr_objects == b->nr_objects &&
+	       a->nr_threads == b->nr_threads && a->nr_bins == b->nr_bins &&
+	       a->nr_except == b->nr_except &&
+	       (a->ranges == b->ranges || !a->nr_ranges ||
+		!memcmp(a->ranges, b->ranges, a->nr_ranges * sizeof(*a->ranges))) &&
+	       (a->objects == b->objects || !a->nr_objects ||
+		!memcmp(a->objects, b->objects, a->nr_objects * sizeof(*a->objects))) &&
+	       (a->threads == b->threads || !a->nr_threads ||
+		!memcmp(a->threads, b->threads, a->nr_threads * sizeof(*a->threads))) &&
+	       same_names(a->bins, b->bins, a->nr_bins) && same_names(a->except, b->except, a->nr_except);
+}
+
+/*
+ * The number of places when c is every metric of a list on every place of
+ * a list, metric-major (counter m * places + w: the product form of
+ * docs/mri.md, start), with two metrics or more; 0 otherwise.
+ */
+static uint32_t product_places(const struct mri_counter *c, uint32_t nr)
+{
+	uint32_t n = 1;
+
+	while (n < nr && c[n].metric == c[0].metric)
+		n++;
+	if (n == nr || nr % n)
+		return 0;
+	for (uint32_t m = n; m < nr; m += n)
+		for (uint32_t w = 0; w < n; w++)
+			if (c[m + w].metric != c[m].metric || !same_where(&c[w], &c[m + w]))
+				return 0;
+	return n;
+}
+
+/* The counters in the product form: {"metrics":[...],"where":[...]}. */
+static cJSON *product_json(const struct mri_counter *c, uint32_t nr, uint32_t places)
+{
+	cJSON *o = cJSON_CreateObject(), *ms = cJSON_CreateArray(), *ws = cJSON_CreateArray();
+
+	if (!o || !ms || !ws) {
+		cJSON_Delete(ms);
+		cJSON_Delete(ws);
+		goto fail;
+	}
+	if (mri_json_add(o, "metrics", ms) || mri_json_add(o, "where", ws))
+		goto fail;
+	for (uint32_t m = 0; m < nr; m += places)
+		if (mri_json_push(ms, cJSON_CreateString(ameba_metric_info(c[m].metric)->name)))
+			goto fail;
+	for (uint32_t w = 0; w < places; w++) {
+		cJSON *x = cJSON_CreateObject();
+
+		if (mri_json_push(ws, x) || where_json(x, &c[w]))
+			goto fail;
 	}
 	return o;
 fail:
@@ -1335,24 +1420,31 @@ static int do_start(struct mri_session *s, const struct mri_counter *c, uint32_t
 		    uint32_t interval_ms, const char *mark, uint64_t *experiment, int *written,
 		    char *path, size_t len, const uint64_t *replace, struct mri_reading *final)
 {
-	cJSON *req = request("start"), *arr = cJSON_CreateArray(), *root;
+	cJSON *req = request("start"), *arr = NULL, *root;
 	const cJSON *r;
 	int err, was = s->timeout_ms;
+	uint32_t places;
 
-	if (mri_json_add(req, "counters", arr)) {
-		cJSON_Delete(req);
-		return set_err(s, AMEBA_ENOMEM, "out of memory");
-	}
-	for (uint32_t i = 0; i < nr; i++) {
+	for (uint32_t i = 0; i < nr; i++)
 		if (!ameba_metric_info(c[i].metric)) {
 			cJSON_Delete(req);
 			return set_err(s, AMEBA_EINVAL, "counter %u: metric %d is not an AMEBA_M_* value",
 				       i, c[i].metric);
 		}
-		if (mri_json_push(arr, counter_json(&c[i]))) {
-			cJSON_Delete(req);
-			return set_err(s, AMEBA_ENOMEM, "out of memory");
-		}
+	/* all metrics on the same places: each place once (docs/mri.md) */
+	if (s->product && (places = product_places(c, nr))) {
+		arr = product_json(c, nr, places);
+	} else if ((arr = cJSON_CreateArray())) {
+		for (uint32_t i = 0; i < nr; i++)
+			if (mri_json_push(arr, counter_json(&c[i]))) {
+				cJSON_Delete(arr);
+				arr = NULL;
+				break;
+			}
+	}
+	if (mri_json_add(req, "counters", arr)) {
+		cJSON_Delete(req);
+		return set_err(s, AMEBA_ENOMEM, "out of memory");
 	}
 	if ((interval_ms && add_uint(req, "interval_ms", interval_ms)) ||
 	    (replace && add_uint(req, "replace", *replace)) ||

@@ -90,6 +90,8 @@ cJSON *mri_json_u64(uint64_t v);
 /* "0x1f00": addresses as strings. */
 cJSON *mri_json_hex(uint64_t v);
 cJSON *mri_json_u64_array(const uint64_t *v, uint32_t nr);
+/* v in decimal at p (20 bytes at most, no terminator); returns the end. */
+char *mri_put_u64(char *p, uint64_t v);
 /* Bytes s takes in JSON output, quotes and escapes included (upper bound). */
 size_t mri_json_str_cost(const char *s);
 /* A short printable rendering of j for error messages, in buf. */

@@ -24,6 +24,7 @@ static int op_hello(struct mri_req *r)
 	struct mri_proc_rec p = { 0 };
 	const cJSON *c = mri_json_get(r->msg, "client");
 	const char *client = NULL;
+	cJSON *feat;
 
 	if (mri_req_fields(r, r->msg, "hello", fields))
 		return r->code;
@@ -39,7 +40,10 @@ static int op_hello(struct mri_req *r)
 	    mri_json_add(r->result, "protocol", cJSON_CreateNumber(MRI_PROTOCOL_VERSION)) ||
 	    mri_json_add(r->result, "pid", cJSON_CreateNumber(p.pid)) ||
 	    mri_json_add(r->result, "max_message_bytes", cJSON_CreateNumber(MRI_MSG_MAX)) ||
-	    mri_json_add(r->result, "ops", op_list()))
+	    mri_json_add(r->result, "ops", op_list()) ||
+	    /* what a client may use beyond protocol 1's first form */
+	    mri_json_add(r->result, "features", (feat = cJSON_CreateArray())) ||
+	    mri_json_push(feat, cJSON_CreateString("counters_product")))
 		return mri_req_nomem(r);
 	d->hello = 1;
 	return 0;
@@ -668,6 +672,45 @@ static int bin_names_load(struct mri_req *r, struct counters *cs)
 	return 0;
 }
 
+/*
+ * The path an error about a counter names: "counters[i]", then ".field"
+ * (field not NULL), "[k]" and "[sub]" (each not NO_IDX), into buf. Written
+ * without printf: a start makes one for every counter, range and object
+ * it lists (thousands, for every metric on a strategy's units).
+ */
+#define NO_IDX UINT32_MAX
+
+static char *path_put(char *p, char *end, const char *s)
+{
+	while (*s && p < end)
+		*p++ = *s++;
+	return p;
+}
+
+static char *path_idx(char *p, char *end, uint32_t v)
+{
+	char t[24] = "[", *e = mri_put_u64(t + 1, v);
+
+	*e++ = ']';
+	*e = '\0';
+	return path_put(p, end, t);
+}
+
+static const char *cpath(char *buf, size_t len, uint32_t i, const char *field, uint32_t k, uint32_t sub)
+{
+	char *p = buf, *end = buf + len - 1;
+
+	p = path_idx(path_put(p, end, "counters"), end, i);
+	if (field)
+		p = path_put(path_put(p, end, "."), end, field);
+	if (k != NO_IDX)
+		p = path_idx(p, end, k);
+	if (sub != NO_IDX)
+		p = path_idx(p, end, sub);
+	*p = '\0';
+	return buf;
+}
+
 /* First pass: sizes, so that one allocation holds every range. */
 static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *cs)
 {
@@ -683,7 +726,7 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 		const cJSON *x;
 		char b[80];
 
-		snprintf(path, sizeof(path), "counters[%u]", i++);
+		cpath(path, sizeof(path), i++, NULL, NO_IDX, NO_IDX);
 		if (mri_json_type(e) != cJSON_Object)
 			return mri_req_fail(r, AMEBA_EINVAL, "%s: %s is not an object such as "
 				    "{\"metric\":\"mem_ref\",\"objects\":[17]}", path, mri_json_show(e, b, sizeof(b)));
@@ -697,7 +740,7 @@ static int count_counters(struct mri_req *r, const cJSON *jc, struct counters *c
 
 			if (!(x = mri_json_get(e, fields[k])))
 				continue;
-			snprintf(p2, sizeof(p2), "%s.%s", path, fields[k]);
+			cpath(p2, sizeof(p2), i - 1, fields[k], NO_IDX, NO_IDX);
 			if (mri_req_array(r, x, p2, max, &n))
 				return r->code;
 			if (k == 4)
@@ -757,7 +800,7 @@ static int parse_bin_names(struct mri_req *r, const cJSON *x, uint32_t i, const 
 		size_t len;
 		uint32_t nr_match = 0;
 
-		snprintf(path, sizeof(path), "counters[%u].%s[%u]", i, field, k++);
+		cpath(path, sizeof(path), i, field, k++, NO_IDX);
 		if (mri_req_str(r, y, path, MRI_NAME_MAX - 1, &bname))
 			return r->code;
 		len = strlen(bname);
@@ -808,7 +851,7 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 	uint32_t k, nr_listed = 0;
 	int m, had_where = 0;
 
-	snprintf(path, sizeof(path), "counters[%u].metric", i);
+	cpath(path, sizeof(path), i, "metric", NO_IDX, NO_IDX);
 	if (!jm)
 		return mri_req_fail(r, AMEBA_EINVAL, "%s is missing (e.g. \"mem_ref\"; see `ameba list metrics`)",
 			    path);
@@ -840,15 +883,15 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 			struct mri_range *rg = &cs->ranges[*ro];
 			char p[112];
 
-			snprintf(path, sizeof(path), "counters[%u].ranges[%u]", i, k++);
+			cpath(path, sizeof(path), i, "ranges", k, NO_IDX);
 			if (mri_json_type(y) != cJSON_Array || !y->child || !y->child->next ||
 			    y->child->next->next)
 				return mri_req_fail(r, AMEBA_EINVAL, "%s: %s is not a pair [start, end] such as "
 					    "[\"0x1000\", \"0x2000\"]", path, mri_json_show(y, b2, sizeof(b2)));
-			snprintf(p, sizeof(p), "%s[0]", path);
+			cpath(p, sizeof(p), i, "ranges", k, 0);
 			if (mri_req_addr(r, y->child, p, &rg->start))
 				return r->code;
-			snprintf(p, sizeof(p), "%s[1]", path);
+			cpath(p, sizeof(p), i, "ranges", k, 1);
 			if (mri_req_addr(r, y->child->next, p, &rg->end))
 				return r->code;
 			if (rg->start >= rg->end)
@@ -857,6 +900,7 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 			(*ro)++;
 			c->nr_ranges++;
 			nr_listed++;
+			k++;
 		}
 	}
 	if ((x = mri_json_get(e, "objects"))) {
@@ -868,7 +912,7 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 			struct mri_object o;
 			uint64_t id;
 
-			snprintf(path, sizeof(path), "counters[%u].objects[%u]", i, k++);
+			cpath(path, sizeof(path), i, "objects", k++, NO_IDX);
 			if (mri_req_uint(r, y, path, 0, UINT32_MAX, &id))
 				return r->code;
 			if (id >= nr_obj || d->ops->object(d->ctx, (uint32_t)id, &o, NULL))
@@ -915,7 +959,7 @@ static int parse_counter(struct mri_req *r, const cJSON *e, uint32_t i, const st
 		cJSON_ArrayForEach(y, x) {
 			uint64_t t;
 
-			snprintf(path, sizeof(path), "counters[%u].threads[%u]", i, k++);
+			cpath(path, sizeof(path), i, "threads", k++, NO_IDX);
 			if (mri_req_uint(r, y, path, 0, UINT32_MAX - 1, &t))
 				return r->code;
 			cs->threads[(*to)++] = (uint32_t)t;
@@ -961,12 +1005,100 @@ static int mark_result(struct mri_req *r, cJSON *to, const char *label, int err,
 	return 0;
 }
 
+/*
+ * The product form of "counters": {"metrics":[M...],"where":[W...]} stands
+ * for every metric on every where-set, metric-major: counter m * |where| + w
+ * counts metrics[m] on where[w] (each W an object of the fields a counter
+ * has besides "metric"). What a strategy asks for all metrics on its units
+ * in a message |metrics| times shorter. Expanded here into the list form,
+ * whose counters refer to the where-sets' fields instead of copying them;
+ * NULL with r failed.
+ */
+static cJSON *counters_expand(struct mri_req *r, const cJSON *jc)
+{
+	static const char *const fields[] = { "metrics", "where", NULL };
+	const cJSON *jm = mri_json_get(jc, "metrics"), *jw = mri_json_get(jc, "where"), *m, *w;
+	uint32_t nm, nw, k = 0;
+	cJSON *out;
+	char b[80];
+
+	if (mri_req_fields(r, jc, "counters", fields))
+		return NULL;
+	if (!jm || !jw) {
+		mri_req_fail(r, AMEBA_EINVAL, "counters: an object is the product form and needs "
+			     "\"metrics\" and \"where\", e.g. {\"metrics\":[\"mem_ref\",\"l1d_miss\"],"
+			     "\"where\":[{\"objects\":[17]},{}]}; or give a list of counters");
+		return NULL;
+	}
+	if (mri_req_array(r, jm, "counters.metrics", MRI_MAX_COUNTERS, &nm) ||
+	    mri_req_array(r, jw, "counters.where", MRI_MAX_COUNTERS, &nw))
+		return NULL;
+	if ((uint64_t)nm * nw > MRI_MAX_COUNTERS) {
+		mri_req_fail(r, AMEBA_ERANGE, "counters: %u metrics on %u places make %" PRIu64
+			     " counters, more than %u in one experiment", nm, nw, (uint64_t)nm * nw,
+			     MRI_MAX_COUNTERS);
+		return NULL;
+	}
+	cJSON_ArrayForEach(w, jw) {
+		if (mri_json_type(w) != cJSON_Object) {
+			mri_req_fail(r, AMEBA_EINVAL, "counters.where[%u]: %s is not an object such as "
+				     "{\"objects\":[17]} ({} counts the whole address space)", k,
+				     mri_json_show(w, b, sizeof(b)));
+			return NULL;
+		}
+		if (mri_json_get(w, "metric")) {
+			mri_req_fail(r, AMEBA_EINVAL, "counters.where[%u]: a place of the product form "
+				     "has no \"metric\" (the metrics are listed in \"metrics\")", k);
+			return NULL;
+		}
+		k++;
+	}
+	if (!(out = cJSON_CreateArray())) {
+		mri_req_nomem(r);
+		return NULL;
+	}
+	cJSON_ArrayForEach(m, jm) {
+		cJSON_ArrayForEach(w, jw) {
+			cJSON *c = cJSON_CreateObject();
+			const cJSON *f;
+
+			if (!c || !cJSON_AddItemToArray(out, c) ||
+			    !cJSON_AddItemReferenceToObject(c, "metric", (cJSON *)m))
+				goto nomem;
+			for (f = w->child; f; f = f->next)
+				if (!f->string || !cJSON_AddItemReferenceToObject(c, f->string, (cJSON *)f))
+					goto nomem;
+		}
+	}
+	return out;
+nomem:
+	cJSON_Delete(out);
+	mri_req_nomem(r);
+	return NULL;
+}
+
+static int start_counters(struct mri_req *r, const cJSON *jc);
+
 static int op_start(struct mri_req *r)
+{
+	const cJSON *jc = mri_json_get(r->msg, "counters");
+	cJSON *expanded = NULL;
+	int err;
+
+	if (mri_json_type(jc) == cJSON_Object && !(jc = expanded = counters_expand(r, jc)))
+		return r->code;
+	err = start_counters(r, jc);
+	cJSON_Delete(expanded);
+	return err;
+}
+
+/* op_start with the counters in the list form. */
+static int start_counters(struct mri_req *r, const cJSON *jc)
 {
 	static const char *const fields[] = { "v", "id", "op", "counters", "interval_ms", "mark",
 					      "replace", NULL };
 	struct mri_disp *d = r->d;
-	const cJSON *jc = mri_json_get(r->msg, "counters"), *e;
+	const cJSON *e;
 	const cJSON *jl = mri_json_get(r->msg, "mark"), *jr = mri_json_get(r->msg, "replace");
 	cJSON *replaced = NULL;
 	uint64_t *nprev, *ncur, old_id = 0;
@@ -1010,7 +1142,8 @@ static int op_start(struct mri_req *r)
 	}
 	if (!jc)
 		return mri_req_fail(r, AMEBA_EINVAL, "counters is missing: a list such as "
-			    "[{\"metric\":\"mem_ref\"}]");
+			    "[{\"metric\":\"mem_ref\"}], or the product form {\"metrics\":[...],"
+			    "\"where\":[...]}");
 	if (mri_req_array(r, jc, "counters", MRI_MAX_COUNTERS, &cs.nr))
 		return r->code;
 	if (cs.nr == 0)

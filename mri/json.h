@@ -34,6 +34,7 @@
 #define cJSON_AddItemToObject mri_cj_AddItemToObject
 #define cJSON_AddItemToArray mri_cj_AddItemToArray
 #define cJSON_DeleteItemFromObjectCaseSensitive mri_cj_DeleteItemFromObjectCaseSensitive
+#define cJSON_AddItemReferenceToObject mri_cj_AddItemReferenceToObject
 #endif
 
 #include <cjson/cJSON.h>

@@ -68,6 +68,14 @@ SEEDS = {
         '{"v":1,"id":1,"op":"hello"} x', '{"v":1,"id":1.5,"op":"ping"}',
         req(2, "hello"), '{"v":1,"id":3,"op":"objects","kinds":["nope"]}',
         '{"v":1,"id":4,"op":"start","counters":[{"metric":"reads","ranges":[["0x2","0x1"]]}]}'])),
+    "product": (1, b"".join(frame(m) for m in [
+        req(1, "hello"), req(2, "attach"),
+        req(3, "start", counters={"metrics": ["mem_ref", "reads"],
+                                  "where": [{"objects": [1]}, {"ranges": [["0x10000", "0x10100"]],
+                                                               "threads": [0]}, {}]}),
+        req(4, "read", experiment=101, threads=True),
+        req(5, "start", replace=101, counters={"metrics": ["writes"], "where": [{}, {"metric": "x"}]}),
+        req(6, "start", replace=101, counters={"metrics": [], "where": [5]})])),
     "oversize": (1, struct.pack(">I", 0x7fffffff) + b"{}"),
     "truncated": (1, struct.pack(">I", 100) + b'{"v":1,"id":1,'),
     "raw_hello": (0, json.dumps(req(1, "hello")).encode()),
@@ -89,7 +97,8 @@ def main():
                  "metric", "ranges", "interval_ms", "experiment", "offset", "limit", "kinds",
                  "live", "name", "events", "period", "random", "seed", "max", "client",
                  "mem_ref", "reads", "writes", "l1d_miss", "global", "heap", "mmap", "stack",
-                 "tls", "other", "count", "sim", "0x1000", "0x2000", "mark", "label"]
+                 "tls", "other", "count", "sim", "0x1000", "0x2000", "mark", "label", "where",
+                 "replace", "features"]
         for i, w in enumerate(words):
             f.write('w%d="\\"%s\\""\n' % (i, w))
         for i, t in enumerate(['{"v":1,"id":', '","op":"', "true", "false", "null", "[[", "]]"]):

@@ -3,7 +3,8 @@
  * (mri_target.c), one scenario per run:
  *
  *   count   a client attaches by pid, finds the objects by name, arms
- *           counters on work_a, work_b and the total, reads them after
+ *           counters on work_a, work_b and the total (mem_ref and writes on
+ *           each: the product form of start), reads them after
  *           each of three phases and detaches. Every reading equals what the
  *           target reports it did in that window, and agrees with the
  *           AMEBA_ORACLE dump: a window's count is the oracle's count minus
@@ -445,14 +446,18 @@ static void scenario_count(const char *instr, const char *native)
 
 	CHECK(mri_attach(s, NULL) == 0);
 	{
-		struct mri_counter c[4] = {
+		/* every metric on every place, metric-major: the client sends
+		 * it in the product form (docs/mri.md, start) */
+		struct mri_counter c[6] = {
 			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_a },
 			{ .metric = AMEBA_M_MEM_REF, .nr_objects = 1, .objects = &id_b },
 			{ .metric = AMEBA_M_MEM_REF },
 			{ .metric = AMEBA_M_WRITES, .nr_objects = 1, .objects = &id_a },
+			{ .metric = AMEBA_M_WRITES, .nr_objects = 1, .objects = &id_b },
+			{ .metric = AMEBA_M_WRITES },
 		};
 
-		err = mri_experiment_start(s, c, 4, 0, &exp);
+		err = mri_experiment_start(s, c, 6, 0, &exp);
 		if (err)
 			fprintf(stderr, "start: %s\n", mri_errmsg(s));
 		CHECK(err == 0);
@@ -470,11 +475,13 @@ static void scenario_count(const char *instr, const char *native)
 		printf("window %d: work_a %" PRIu64 " (target: %ld), work_b %" PRIu64
 		       " (target: %ld), total %" PRIu64 "\n", i + 1, r.deltas[0], win[i].a, r.deltas[1],
 		       win[i].b, r.deltas[2]);
-		CHECK(r.nr == 4 && r.seq == (uint64_t)i + 1);
+		CHECK(r.nr == 6 && r.seq == (uint64_t)i + 1);
 		CHECK_EQ_U64(r.deltas[0], win[i].a);
 		CHECK_EQ_U64(r.deltas[1], win[i].b);
 		CHECK_EQ_U64(r.deltas[3], win[i].aw);
+		CHECK_EQ_U64(r.deltas[4], win[i].bw);
 		CHECK(r.deltas[2] >= r.deltas[0] + r.deltas[1]);
+		CHECK(r.deltas[5] >= r.deltas[3] + r.deltas[4]);
 		win_a += r.deltas[0];
 		win_b += r.deltas[1];
 		win_total += r.deltas[2];

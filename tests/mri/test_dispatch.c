@@ -234,7 +234,13 @@ static const struct bad bad[] = {
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"attach\",\"backend\":\"sim\"}", AMEBA_EBUSY, "one backend per process lifetime", 3 },
 	{ __LINE__, HELLO, "{\"v\":1,\"id\":3,\"op\":\"attach\",\"backend\":5}", AMEBA_EINVAL, "backend: 5 is not a string", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\"}", AMEBA_EINVAL, "counters is missing", 3 },
-	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{}}", AMEBA_EINVAL, "counters: an object is not an array", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{}}", AMEBA_EINVAL, "counters: an object is the product form and needs \"metrics\" and \"where\"", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":[\"reads\"],\"where\":[{}],\"metric\":1}}", AMEBA_EINVAL, "counters: unknown field \"metric\"", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":\"reads\",\"where\":[{}]}}", AMEBA_EINVAL, "counters.metrics: \"reads\" is not an array", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":[\"reads\"],\"where\":[{},5]}}", AMEBA_EINVAL, "counters.where[1]: 5 is not an object such as {\"objects\":[17]}", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":[\"reads\",\"l1_mis\"],\"where\":[{}]}}", AMEBA_EINVAL, "counters[1].metric: unknown metric \"l1_mis\"", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":[\"reads\"],\"where\":[{\"metric\":\"writes\"}]}}", AMEBA_EINVAL, "counters.where[0]: a place of the product form has no \"metric\"", 3 },
+	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":{\"metrics\":[],\"where\":[{}]}}", AMEBA_EINVAL, "counters: the list is empty", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[]}", AMEBA_EINVAL, "counters: the list is empty", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[5]}", AMEBA_EINVAL, "counters[0]: 5 is not an object", 3 },
 	{ __LINE__, ATTACHED, "{\"v\":1,\"id\":3,\"op\":\"start\",\"counters\":[{}]}", AMEBA_EINVAL, "counters[0].metric is missing", 3 },
@@ -364,6 +370,7 @@ static void test_discovery(void)
 	CHECK(num(mri_json_get(r, "pid")) == 4242);
 	CHECK(num(mri_json_get(r, "max_message_bytes")) == MRI_MSG_MAX);
 	CHECK(mri_json_count(mri_json_get(r, "ops")) == 20);
+	CHECK_STR(str(item(mri_json_get(r, "features"), 0)), "counters_product");
 	cJSON_Delete(root);
 
 	r = ok(__LINE__, "{\"v\":1,\"id\":2,\"op\":\"process\"}", &root);
@@ -544,6 +551,33 @@ static void test_replace(void)
 	CHECK(num(item(mri_json_get(r, "values"), 0)) == 0);
 	CHECK(num(mri_json_get(r, "seq")) == 1);
 	cJSON_Delete(root);
+}
+
+/*
+ * The product form: 2 metrics on 3 places are 6 counters, metric-major,
+ * each place's fields shared by both metrics.
+ */
+static void test_product(void)
+{
+	const cJSON *r;
+	cJSON *root;
+
+	session(ATTACHED);
+	r = ok(__LINE__, "{\"v\":1,\"id\":4,\"op\":\"start\",\"counters\":{\"metrics\":[\"reads\","
+	       "\"writes\"],\"where\":[{\"objects\":[1]},{\"ranges\":[[65536,65792],[\"0x20000\","
+	       "\"0x20040\"]],\"threads\":[1]},{}]}}", &root);
+	CHECK(num(mri_json_get(r, "nr_counters")) == 6);
+	cJSON_Delete(root);
+	CHECK_EQ_U64(f.nr_cond, 6);
+	for (int m = 0; m < 2; m++) {
+		CHECK_EQ_U64(f.cond_metric[3 * m], m ? AMEBA_M_WRITES : AMEBA_M_READS);
+		CHECK_EQ_U64(f.cond_metric[3 * m + 2], m ? AMEBA_M_WRITES : AMEBA_M_READS);
+		CHECK_EQ_U64(f.cond_nr_ranges[3 * m], 1);
+		CHECK_EQ_U64(f.first_start[3 * m], 0x1000);
+		CHECK_EQ_U64(f.cond_nr_ranges[3 * m + 1], 2);
+		CHECK_EQ_U64(f.first_start[3 * m + 1], 0x10000);
+		CHECK_EQ_U64(f.cond_nr_ranges[3 * m + 2], 0);
+	}
 }
 
 static void test_experiment(void)
@@ -968,6 +1002,7 @@ int main(void)
 	test_discovery();
 	test_reply_budget();
 	test_experiment();
+	test_product();
 	test_replace();
 	test_thread_events();
 	test_exit();
