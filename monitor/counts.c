@@ -277,25 +277,7 @@ static void table_fold_locked(struct mon_counts *c, uint32_t i, uint64_t *into)
 	}
 }
 
-int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into)
-{
-	struct mon_counts *c = t->counts;
-	uint32_t i;
-
-	if (!c || !c->fold)
-		return 0;
-	c->last_key = 0;
-	c->last_v = NULL;
-	i = table_slot(c, obj_idx + 1);	/* the owner reads its table without the lock */
-	if (!c->keys[i])
-		return 0;
-	pthread_spin_lock(&c->lock);
-	table_fold_locked(c, i, into);
-	pthread_spin_unlock(&c->lock);
-	return 1;
-}
-
-int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx)
+int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx)
 {
 	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
 	uint32_t i, r;
@@ -316,8 +298,10 @@ int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_i
 	} else {
 		/* the retired record's vector, made here (an insert may grow
 		 * the table: the block's slot is looked up again) */
-		if (!(into = table_insert_locked(c, ret_idx + 1)))
+		if (!(into = table_insert_locked(c, ret_idx + 1))) {
+			done = -1;
 			goto out;
+		}
 		i = table_slot(c, obj_idx + 1);
 	}
 	table_fold_locked(c, i, into);
@@ -363,7 +347,7 @@ void mon_counts_fold_end(struct mon_thread *t)
 
 	if (!c || !c->fold || c->fold->nr)
 		return;
-	/* under the lock: mon_counts_retire_for's folds read c->fold */
+	/* under the lock: mon_counts_retire reads c->fold for an ended thread */
 	pthread_spin_lock(&c->lock);
 	f = c->fold;
 	c->fold = NULL;	/* the vectors on its free list stay unused */

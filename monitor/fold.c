@@ -47,7 +47,6 @@
  *  - Off when the oracle is written (it lists every block) or AMEBA_FOLD=0.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -68,7 +67,7 @@ int mon_fold_mail;
 #define INBOX_NR_CHUNKS 1024	/* threads 0 .. 1M */
 
 struct fold_inbox {
-	int lock;
+	int lock;		/* mon_spin_lock: a few stores, or one fold */
 	uint32_t nr;
 	struct mon_obj *r[INBOX_CAP];
 };
@@ -86,29 +85,6 @@ static int merged(uint32_t id)
 
 static struct fold_inbox **inbox_chunks[INBOX_NR_CHUNKS];
 static pthread_mutex_t inbox_make_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Held for a few stores, or one fold. */
-static void spin_lock(int *l)
-{
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(l, __ATOMIC_RELAXED))
-			sched_yield();
-}
-
-static void spin_unlock(int *l)
-{
-	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
-}
-
-static void inbox_lock(struct fold_inbox *b)
-{
-	spin_lock(&b->lock);
-}
-
-static void inbox_unlock(struct fold_inbox *b)
-{
-	spin_unlock(&b->lock);
-}
 
 /* Thread id's inbox; make: create it. NULL when none (or no memory). */
 static struct fold_inbox *inbox_of(uint32_t id, int make)
@@ -238,7 +214,7 @@ void mon_fold_hold_more(struct mon_obj *o, uint32_t id)
 		return;
 	}
 	head = xh_head(s, o->idx);
-	spin_lock(&s->lock);
+	mon_spin_lock(&s->lock);
 	for (ref = *head; ref; ref = xh_node(s, ref)->next)
 		if (xh_node(s, ref)->idx == o->idx && xh_node(s, ref)->id == id)
 			break;
@@ -256,7 +232,7 @@ void mon_fold_hold_more(struct mon_obj *o, uint32_t id)
 			__atomic_add_fetch(&o->extra, 1, __ATOMIC_SEQ_CST);
 		}
 	}
-	spin_unlock(&s->lock);
+	mon_spin_unlock(&s->lock);
 }
 
 /* Takes record idx's extra holders off the list: their ids in ids[] (at
@@ -268,7 +244,7 @@ static uint32_t xh_take(uint32_t idx, uint32_t *ids)
 
 	if (!s)
 		return 0;
-	spin_lock(&s->lock);
+	mon_spin_lock(&s->lock);
 	link = xh_head(s, idx);
 	while ((ref = *link)) {
 		struct xh_node *x = xh_node(s, ref);
@@ -283,7 +259,7 @@ static uint32_t xh_take(uint32_t idx, uint32_t *ids)
 		x->next = s->free;
 		s->free = ref;
 	}
-	spin_unlock(&s->lock);
+	mon_spin_unlock(&s->lock);
 	return n;
 }
 
@@ -326,38 +302,48 @@ static void release(struct mon_obj *o, uint32_t id)
 
 struct fold_run {
 	struct mon_thread *t;
-	struct mon_fold *f;
-	struct mon_obj **list;		/* fold_for: records of an ended thread */
-	uint32_t nr;			/* in list; fold_for leaves those it could not fold */
+	struct mon_obj **list;		/* records whose t's parts are folded */
+	uint32_t nr;			/* in list; fold_list leaves those it could not fold */
 };
 
-/* Under cond.c's lock: folds what may be folded, keeps the rest. */
-static void fold_locked(void *arg)
+/* Under cond.c's lock: r->t's parts of the records in r->list. */
+static void fold_list_locked(void *arg)
 {
 	struct fold_run *r = arg;
-	struct mon_fold *f = r->f;
 	uint32_t kept = 0;
 
-	for (uint32_t i = 0; i < f->nr; i++) {
-		struct mon_obj *o = f->dead[i], *ret;
-		uint64_t *into;
+	for (uint32_t i = 0; i < r->nr; i++) {
+		struct mon_obj *o = r->list[i], *ret;
 
+		/* kept: named by a served counter's ranges, or out of memory */
 		if (mon_cond_ranges_name(o) || !(ret = mon_objmap_retired(o->site_id, o->kind)) ||
-		    !(into = mon_counts_get(r->t, ret->idx))) {
-			f->dead[kept++] = o;
+		    mon_counts_retire(r->t, o->idx, ret->idx) < 0) {
+			r->list[kept++] = o;
 			continue;
 		}
-		mon_counts_retire(r->t, o->idx, into);
 		release(o, r->t->id);
 	}
-	f->nr = kept;
+	r->nr = kept;
+}
+
+/*
+ * Folds t's parts of the nr records in list (t the calling thread, or an
+ * ended one nobody else folds for meanwhile); returns how many are left,
+ * at the start of list: a record a served counter's ranges name waits for
+ * the next arm.
+ */
+static uint32_t fold_list(struct mon_thread *t, struct mon_obj **list, uint32_t nr)
+{
+	struct fold_run r = { .t = t, .list = list, .nr = nr };
+
+	if (nr)
+		mon_cond_locked(fold_list_locked, &r);
+	return r.nr;
 }
 
 /* Folds t's batch when nothing still points at its records' vectors. */
 static void fold_batch(struct mon_thread *t, struct mon_fold *f, int wait)
 {
-	struct fold_run r = { .t = t, .f = f };
-
 	if (!f->nr)
 		return;
 	if (!mon_seq_log_merged(t)) {
@@ -369,7 +355,7 @@ static void fold_batch(struct mon_thread *t, struct mon_fold *f, int wait)
 	}
 	mon_objmap_cache_clear(t);
 	mon_backend_sim_forget(t);
-	mon_cond_locked(fold_locked, &r);
+	f->nr = fold_list(t, f->dead, f->nr);
 }
 
 /* Moves t's inbox into its batch (as much as fits). */
@@ -380,12 +366,12 @@ static void inbox_take(struct mon_thread *t, struct mon_fold *f)
 
 	if (!b || !__atomic_load_n(&b->nr, __ATOMIC_RELAXED))
 		return;
-	inbox_lock(b);
+	mon_spin_lock(&b->lock);
 	n = b->nr < f->cap - f->nr ? b->nr : f->cap - f->nr;
 	memcpy(f->dead + f->nr, b->r + (b->nr - n), n * sizeof(*b->r));
 	f->nr += n;
 	b->nr -= n;
-	inbox_unlock(b);
+	mon_spin_unlock(&b->lock);
 }
 
 /* Adds o to t's batch (t the calling thread); folds a full batch. */
@@ -405,36 +391,6 @@ static void batch_add(struct mon_thread *t, struct mon_obj *o)
 		fold_batch(t, f, 0);
 }
 
-/* Under cond.c's lock: the parts of the ended thread r->t in r->list. */
-static void fold_for_locked(void *arg)
-{
-	struct fold_run *r = arg;
-	uint32_t kept = 0;
-
-	for (uint32_t i = 0; i < r->nr; i++) {
-		struct mon_obj *o = r->list[i], *ret;
-
-		if (mon_cond_ranges_name(o) || !(ret = mon_objmap_retired(o->site_id, o->kind))) {
-			r->list[kept++] = o;
-			continue;
-		}
-		mon_counts_retire_for(r->t, o->idx, ret->idx);
-		release(o, r->t->id);
-	}
-	r->nr = kept;
-}
-
-/* Folds for the ended thread t the nr records in list; returns how many
- * are left (at the start of list). */
-static uint32_t fold_for(struct mon_thread *t, struct mon_obj **list, uint32_t nr)
-{
-	struct fold_run r = { .t = t, .list = list, .nr = nr };
-
-	if (nr)
-		mon_cond_locked(fold_for_locked, &r);
-	return r.nr;
-}
-
 /* o's part of holder id, which is not the calling thread. */
 static void hand_over(struct mon_obj *o, uint32_t id)
 {
@@ -443,14 +399,14 @@ static void hand_over(struct mon_obj *o, uint32_t id)
 
 	if (!h || !b)
 		return;
-	inbox_lock(b);
+	mon_spin_lock(&b->lock);
 	/* the fence pairs with mon_fold_thread_merged's: either it sees this
 	 * inbox or this sees its bit */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (merged(id) || (__atomic_load_n(&h->exited, __ATOMIC_ACQUIRE) && !mon_seq_engaged())) {
 		/* nobody uses its table, cache or tags any more, nor will
 		 * the merger: fold for it */
-		fold_for(h, &o, 1);
+		fold_list(h, &o, 1);
 	} else if (b->nr < INBOX_CAP) {
 		/* a live thread takes it; an ended one's is folded once
 		 * ordered mode merged its log (mon_fold_thread_merged) */
@@ -458,7 +414,7 @@ static void hand_over(struct mon_obj *o, uint32_t id)
 		if (b->nr == INBOX_CAP / 4)
 			__atomic_store_n(&mon_fold_mail, 1, __ATOMIC_RELAXED);
 	}
-	inbox_unlock(b);
+	mon_spin_unlock(&b->lock);
 }
 
 void mon_fold_dead(struct mon_obj *o)
@@ -544,13 +500,13 @@ void mon_fold_thread_merged(struct mon_thread *t)
 	/* with its inbox's lock held, if it has one: no hand_over is folding
 	 * for t meanwhile */
 	if ((b = inbox_of(t->id, 0))) {
-		inbox_lock(b);
-		b->nr = fold_for(t, b->r, b->nr);
+		mon_spin_lock(&b->lock);
+		b->nr = fold_list(t, b->r, b->nr);
 	}
 	if ((f = mon_counts_fold_peek(t))) {
-		f->nr = fold_for(t, f->dead, f->nr);
+		f->nr = fold_list(t, f->dead, f->nr);
 		mon_counts_fold_end(t);
 	}
 	if (b)
-		inbox_unlock(b);
+		mon_spin_unlock(&b->lock);
 }

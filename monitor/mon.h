@@ -24,6 +24,7 @@
 #ifndef AMEBA_MON_H
 #define AMEBA_MON_H
 
+#include <sched.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,36 @@ void *mon_calloc(size_t nr, size_t sz) MON_HIDDEN;
 void *mon_realloc(void *p, size_t sz) MON_HIDDEN;
 void mon_free(void *p) MON_HIDDEN;
 char *mon_strdup(const char *s) MON_HIDDEN;
+
+/* ---- a small lock (an int, 0 = free) for short critical sections ---- */
+static inline void mon_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Test-and-test-and-set; yields after a while so that a preempted holder can run. */
+static inline void mon_spin_lock(int *l)
+{
+	unsigned n = 0;
+
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+			if (++n < 128)
+				mon_cpu_relax();
+			else
+				sched_yield();
+		}
+	}
+}
+
+static inline void mon_spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
 
 /* ---- diagnostics ---- */
 /* Prints "ameba-rt: <msg>\n" to stderr with write(2); async-signal-safe enough. */
@@ -513,15 +544,15 @@ uint64_t mon_counts_cycles(struct mon_thread *t) MON_HIDDEN;
 void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;
 /*
- * Folding (fold.c). Owner thread only: adds t's vector of obj_idx (if it
- * has one) to `into` (t's vector of the retired record) and drops it from
- * t's table; its memory is reused for t's next new vector. Returns 1 when
- * there was one. Forgets the table's last-object shortcut.
+ * Folding (fold.c): adds t's vector of obj_idx (if it has one) to t's
+ * vector of the retired record ret_idx (made if needed) and drops it from
+ * t's table; its memory is reused for t's next new vector while t has its
+ * fold state. Under t's table lock: the owner, or another thread for an
+ * ended t (callers serialise on t). 1 when folded, 0 when t had no vector
+ * of it, -1 when the retired record's vector could not be made (nothing
+ * changed).
  */
-int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint64_t *into) MON_HIDDEN;
-/* The same for an ended thread t, from another thread (callers serialise
- * on t): t's vector of the retired record ret is made if needed. */
-int mon_counts_retire_for(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx) MON_HIDDEN;
+int mon_counts_retire(struct mon_thread *t, uint32_t obj_idx, uint32_t ret_idx) MON_HIDDEN;
 /* t's fold state (fold.c's pending records, counts.c's reusable vectors),
  * made on first use (anonymous memory, not the program's heap); NULL when
  * out of memory. Owner thread only. */

@@ -61,35 +61,6 @@
 #define STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
-/* Test-and-test-and-set; yields after a while so that a preempted holder can run. */
-static inline void spin_lock(int *l)
-{
-	unsigned n = 0;
-
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
-		while (LOAD_RLX(l)) {
-			if (++n < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-	}
-}
-
-static inline void spin_unlock(int *l)
-{
-	STORE_REL(l, 0);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Records                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -394,11 +365,11 @@ static struct rx_leaf *leaf_alloc(unsigned cls, uintptr_t page)
 
 	if (cls >= RX_LEAF_NR_CLASSES)
 		return NULL;
-	spin_lock(&leaf_pool_lock);
+	mon_spin_lock(&leaf_pool_lock);
 	lf = leaf_pool[cls];
 	if (lf)
 		leaf_pool[cls] = lf->next_free;
-	spin_unlock(&leaf_pool_lock);
+	mon_spin_unlock(&leaf_pool_lock);
 	if (!lf) {
 		uint32_t cap = RX_LEAF_MIN_CAP << cls;
 
@@ -422,10 +393,10 @@ static void leaf_retire(struct rx_leaf *lf)
 {
 	STORE_RLX(&lf->seq, lf->seq + 1);	/* odd from now on: readers retry */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	spin_lock(&leaf_pool_lock);
+	mon_spin_lock(&leaf_pool_lock);
 	lf->next_free = leaf_pool[lf->cls];
 	leaf_pool[lf->cls] = lf;
-	spin_unlock(&leaf_pool_lock);
+	mon_spin_unlock(&leaf_pool_lock);
 }
 
 static inline void leaf_write_begin(struct rx_leaf *lf)
@@ -683,7 +654,7 @@ static struct mon_obj *rx_lookup(struct rx_index *ix, uintptr_t a, uint64_t *seq
 			goto out_cover;
 		s1 = LOAD_ACQ(&lf->seq);
 		if (s1 & 1) {
-			cpu_relax();
+			mon_cpu_relax();
 			continue;
 		}
 		page = LOAD_RLX(&lf->page);
@@ -721,7 +692,7 @@ static struct mon_obj *rx_leaf_first(struct rx_index *ix, struct rx_slot *s, uin
 	struct mon_obj *found = NULL;
 	struct rx_leaf *lf;
 
-	spin_lock(&st->lock);
+	mon_spin_lock(&st->lock);
 	lf = LOAD_RLX((struct rx_leaf **)&s->child);
 	if (lf) {
 		for (uint32_t i = leaf_lower_bound(lf, lo); i < lf->nr && ent_start(lf, i) < hi; i++) {
@@ -733,7 +704,7 @@ static struct mon_obj *rx_leaf_first(struct rx_index *ix, struct rx_slot *s, uin
 			}
 		}
 	}
-	spin_unlock(&st->lock);
+	mon_spin_unlock(&st->lock);
 	return found;
 }
 
@@ -786,13 +757,13 @@ static struct mon_obj *rx_del(struct rx_index *ix, uintptr_t start, struct mon_o
 
 	int k = KILL_KEEP;
 
-	spin_lock(&st->lock);
+	mon_spin_lock(&st->lock);
 	o = rx_remove_locked(ix, start, want);
 	if (o && (k = obj_kill(o)) == KILL_RECYCLE) {
 		o->name = (const char *)st->free_objs;
 		st->free_objs = o;
 	}
-	spin_unlock(&st->lock);
+	mon_spin_unlock(&st->lock);
 	if (k == KILL_FOLD && ix == &heap_ix)
 		mon_fold_dead(o);
 	return o;
@@ -802,12 +773,12 @@ void mon_objmap_recycle(struct mon_obj *o)
 {
 	struct rx_stripe *st = rx_stripe_of(&heap_ix, LOAD_RLX(&o->start));
 
-	spin_lock(&st->lock);
+	mon_spin_lock(&st->lock);
 	/* flags first: a reader that sees the link sees them cleared (mri_server.c) */
 	STORE_REL(&o->flags, 0);
 	STORE_REL(&o->name, (const char *)st->free_objs);
 	st->free_objs = o;
-	spin_unlock(&st->lock);
+	mon_spin_unlock(&st->lock);
 }
 
 /* Inserts the already published record o into ix; 0 or AMEBA_ENOMEM. */
@@ -816,9 +787,9 @@ static int rx_add(struct rx_index *ix, struct mon_obj *o)
 	struct rx_stripe *st = rx_stripe_of(ix, o->start);
 	int err;
 
-	spin_lock(&st->lock);
+	mon_spin_lock(&st->lock);
 	err = rx_insert_locked(ix, o, o->start, o->end);
-	spin_unlock(&st->lock);
+	mon_spin_unlock(&st->lock);
 	return err;
 }
 
@@ -942,7 +913,7 @@ static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_
 	struct rx_stripe *st = rx_stripe_of(&heap_ix, start);
 	struct mon_obj *o;
 
-	spin_lock(&st->lock);
+	mon_spin_lock(&st->lock);
 	o = obj_new(&st->free_objs, kind, start, end, sz_bytes, site_id, thread_id, name);
 	if (o && rx_insert_locked(&heap_ix, o, start, end)) {
 		obj_kill(o);
@@ -950,7 +921,7 @@ static struct mon_obj *block_add(int kind, uintptr_t start, uintptr_t end, size_
 		st->free_objs = o;
 		o = NULL;
 	}
-	spin_unlock(&st->lock);
+	mon_spin_unlock(&st->lock);
 	return o;
 }
 
@@ -1569,16 +1540,16 @@ static void objmap_fork_prepare(void)
 	pthread_mutex_lock(&mod_lock);
 	for (size_t k = 0; k < sizeof(all_ix) / sizeof(all_ix[0]); k++)
 		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
-			spin_lock(&all_ix[k]->stripe[i].lock);
-	spin_lock(&leaf_pool_lock);
+			mon_spin_lock(&all_ix[k]->stripe[i].lock);
+	mon_spin_lock(&leaf_pool_lock);
 }
 
 static void objmap_fork_release(void)
 {
-	spin_unlock(&leaf_pool_lock);
+	mon_spin_unlock(&leaf_pool_lock);
 	for (size_t k = 0; k < sizeof(all_ix) / sizeof(all_ix[0]); k++)
 		for (unsigned i = 0; i < RX_NR_STRIPES; i++)
-			spin_unlock(&all_ix[k]->stripe[i].lock);
+			mon_spin_unlock(&all_ix[k]->stripe[i].lock);
 	pthread_mutex_unlock(&mod_lock);
 	pthread_mutex_unlock(&view_lock);
 }
