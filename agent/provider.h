@@ -131,6 +131,7 @@ struct agent_fake_spec {
 	uint32_t nr_threads;		/* <= 8 */
 	uint32_t nr_intervals;		/* the target exits after this many; 0 = never */
 	uint32_t interval_delay_ms;	/* real time slept per experiment (0: none) */
+	uint32_t exit_in_experiment;	/* experiment k (1-based) ends with the exit; 0 never */
 };
 
 struct agent_provider *agent_provider_fake_open(const struct agent_fake_spec *spec);

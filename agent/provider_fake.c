@@ -106,6 +106,8 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 	uint32_t nt = f->spec.nr_threads, nc = exp->nr_counters;
 
 	memset(res, 0, sizeof(*res));
+	if (f->spec.exit_in_experiment && f->nr_experiments + 1 >= f->spec.exit_in_experiment)
+		return AMEBA_EEXITED;
 	for (uint32_t i = 0; i < nc; i++) {
 		int ok = 0;
 

@@ -745,6 +745,19 @@ static uint32_t total_counter(const struct ameba_experiment *exp, int m,
 	return n;
 }
 
+/*
+ * The target exited before the first interval was measured: the report
+ * would otherwise be an empty ranking that looks like "nothing to fix".
+ */
+static void tell_unmeasured(struct agent_search *s, double t0)
+{
+	if (s->pl)
+		agent_plugins_warn(s->pl, "the target exited %.2f s after the search began, before "
+				   "its first interval was measured: nothing was measured and the "
+				   "report ranks nothing; attach while the program does its work, or "
+				   "use `ameba run` to measure it from its start", now_s() - t0);
+}
+
 /* Final evaluation: contexts -> findings, summary. */
 static void finish(struct agent_search *s)
 {
@@ -876,6 +889,7 @@ int agent_search_run(struct agent_search *s)
 	if (rc == AMEBA_EEXITED) {
 		s->end = AGENT_END_EXITED;
 		s->partial = 1;
+		tell_unmeasured(s, t0);
 		goto out;
 	}
 	if (rc) {
@@ -1062,6 +1076,8 @@ int agent_search_run(struct agent_search *s)
 	s->end = stop_reason;
 	s->partial = stop_reason == AGENT_END_EXITED || stop_reason == AGENT_END_INTERRUPTED ||
 		     stop_reason == AGENT_END_ERROR;
+	if (stop_reason == AGENT_END_EXITED && !s->nr_iterations)
+		tell_unmeasured(s, t0);
 	if (s->opts.progress)
 		progress_draw(s, 1);
 	agent_progress_clear();

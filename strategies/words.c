@@ -388,6 +388,9 @@ static int words_plan(void *state, struct ameba_experiment *exp)
 			return 0;
 		}
 		st->turns_done = 0;
+		st->host->log(st->host, "watching %s [0x%lx, 0x%lx): %u words of %u bytes, %u at "
+			      "a time", st->obj_name, (unsigned long)st->start,
+			      (unsigned long)st->end, st->nr_words, st->word, st->slots);
 	}
 	if (st->rounds &&
 	    st->turns_done >= st->rounds * ((st->nr_words + st->slots - 1) / st->slots))
@@ -430,6 +433,9 @@ static int words_observe(void *state, const struct ameba_experiment *exp,
 			st->counts[(size_t)w * st->nr_threads_cap + ameba_results_thread(res, e)] +=
 				res->per_thread[k][e];
 	}
+	if (!st->window_ns)
+		st->host->log(st->host, "first interval measured: %u words, %u threads, %.3f s",
+			      st->nr_turn_words, res->nr_threads, (double)res->elapsed_ns / 1e9);
 	st->window_ns += res->elapsed_ns;
 	st->next_word += st->nr_turn_words;
 	if (st->next_word >= st->nr_words)

@@ -1379,6 +1379,27 @@ static void test_search_objects(void)
 	s.prov->ops->close(s.prov);
 	agent_search_free(&s);
 
+	/* the target exits during the first experiment: the report says nothing
+	 * was measured (an empty ranking is not "nothing to fix") */
+	fake_world(&spec);
+	spec.exit_in_experiment = 1;
+	memset(&s, 0, sizeof(s));
+	stop = 0;
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 10;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(!warned(&pl, "before its first interval was measured", NULL));
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_EXITED);
+	CHECK_EQ_U64(s.nr_iterations, 0);
+	CHECK_EQ_U64(s.findings.nr, 0);
+	CHECK(warned(&pl, "before its first interval was measured", "nothing was measured"));
+	s.prov->ops->close(s.prov);
+	agent_search_free(&s);
+
 	/* --metric the backend lacks: a clear refusal */
 	fake_world(&spec);
 	memset(&s, 0, sizeof(s));

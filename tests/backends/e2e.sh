@@ -52,21 +52,27 @@ wait_perf_fds() {
 	fail "the agent (pid $1) opened $n perf events, want $2"
 }
 release() { echo go > "$fifo"; }
-# watch_words SPEC NFDS: `ameba attach --backend watch --strategy
-# words:SPEC` on the held target, released once the agent holds NFDS perf
-# fds; waits for both and fails unless both exit 0. The breakpoints are
-# open then, but the agent reads the process and plans its first interval
-# after that: released at once, the target (20000 writes a thread,
-# microseconds) exited before it in 3 of 6 runs on an idle machine, a
-# report of 0 iterations. The words strategy measures until the exit, so
-# a second's wait costs nothing (the objects,threads chain of
-# pagefault_attach would spend its objects stage on the held target)
+# wait_measured: until the words agent apid logged (-v) its first interval
+wait_measured() {
+	for _ in $(seq 600); do
+		grep -q "words: first interval measured" "$T/agent.err" 2>/dev/null && break
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.05
+	done
+	has "$T/agent.err" "words: first interval measured"
+}
+# watch_words SPEC: `ameba attach --backend watch --strategy words:SPEC`
+# on the held target, released once the agent has measured its first
+# interval; waits for both and fails unless both exit 0. Counting perf fds
+# cannot tell that moment: the agent's start-up probe opens 4 breakpoints
+# and the heap uprobes 7 more per thread before any word is watched. The
+# words' breakpoints stay armed from the first interval to the target's
+# exit (one turn), so every write after the release is counted.
 watch_words() {
-	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch \
+	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch -v \
 		--strategy "words:$1" -o "$T/rep.json" > "$T/agent.out" 2> "$T/agent.err") &
 	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" "$2"
-	sleep 1
+	wait_measured
 	release
 	wait "$tpid" || fail "the target failed: $(cat "$T/target.out")"
 	wait "$apid"; st=$?
@@ -188,7 +194,7 @@ watch_attach|watch_nothing|sigkill)
 	;;&
 watch_attach)
 	# the workers exist (held at a barrier): 3 threads x 2 words
-	watch_words object=shared_counters,bytes=16 6
+	watch_words object=shared_counters,bytes=16
 	cat "$T/agent.out"
 	e=$(evidence "$T/rep.json" WordFalseSharing shared_counters)
 	echo "evidence: $e"
@@ -203,7 +209,7 @@ watch_attach)
 watch_nothing)
 	# words on a global no thread writes (nr_inc: set only from argv):
 	# no finding, and the report and stderr say why
-	watch_words object=nr_inc 3
+	watch_words object=nr_inc
 	jq -e '.findings | length == 0' "$T/rep.json" > /dev/null ||
 		fail "findings on an unwritten word: $(jq -c '.findings' "$T/rep.json")"
 	w=$(jq -r '.warnings[] | select(startswith("words: no write of nr_inc"))' "$T/rep.json")
@@ -213,11 +219,11 @@ watch_nothing)
 	ok "an empty words search says so: $w"
 	;;
 sigkill)
-	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch \
+	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch -v \
 		--strategy words:object=shared_counters,bytes=16 -o "$T/rep.json" \
 		> "$T/agent.out" 2> "$T/agent.err") &
 	apid=$!; pids+=("$apid")
-	wait_perf_fds "$apid" 6
+	wait_measured
 	kill -KILL "$apid"
 	wait "$apid" 2>/dev/null
 	release
