@@ -198,6 +198,33 @@ static long find_interval(const struct cond_set *s, uintptr_t addr)
 	return lo;
 }
 
+/*
+ * find_interval with a hint: the interval of the object walked before.
+ * A thread's counts are walked in the order it first touched its objects,
+ * which for blocks allocated one after another is address order: the
+ * object lies in the hint's interval or the next one far more often than
+ * not (run_cost's blocks: a binary search over every bound per block was
+ * half of a served read's walk of 200,000 blocks).
+ */
+static long find_interval_near(const struct cond_set *s, uintptr_t addr, uint32_t *hint)
+{
+	uint32_t k = *hint;
+	long r;
+
+	if (k + 1 < s->nr_bounds && s->bounds[k] <= addr) {
+		if (addr < s->bounds[k + 1])
+			return k;
+		if (k + 2 < s->nr_bounds && addr < s->bounds[k + 2]) {
+			*hint = k + 1;
+			return k + 1;
+		}
+	}
+	r = find_interval(s, addr);
+	if (r >= 0)
+		*hint = (uint32_t)r;
+	return r;
+}
+
 static uint32_t bound_index(const struct cond_set *s, uintptr_t a)
 {
 	uintptr_t *p = bsearch(&a, s->bounds, s->nr_bounds, sizeof(*s->bounds), cmp_uptr);
@@ -396,6 +423,7 @@ struct served_walk {
 	uint32_t *site_touched, nr_site_touched;
 	uint8_t *iv_on, *site_on;	/* in the touched lists */
 	uint8_t kind_on[MON_OBJ_NR_KINDS];
+	uint32_t hint;			/* find_interval_near's */
 };
 
 static void served_scratch_free(struct served_walk *w)
@@ -428,7 +456,8 @@ static void served_obj_exact(struct served_walk *w, const struct mon_obj *obj, c
 	if (obj->kind == MON_OBJ_OTHER)
 		return;
 	/* a retired record (fold.c) has no extent: its site and kind only */
-	k = __atomic_load_n(&obj->flags, __ATOMIC_RELAXED) & MON_OBJF_RETIRED ? -1 : find_interval(s, obj->start);
+	k = __atomic_load_n(&obj->flags, __ATOMIC_RELAXED) & MON_OBJF_RETIRED ? -1 :
+	    find_interval_near(s, obj->start, &w->hint);
 	if (k >= 0)
 		for (uint32_t j = s->iv_off[k]; j < s->iv_off[k + 1]; j++) {
 			uint32_t c = s->iv_ctr[j];
@@ -473,7 +502,7 @@ static int served_obj(uint32_t obj_idx, const uint64_t *v, void *arg)
 	if (obj->kind == MON_OBJ_OTHER)
 		return 0;
 	if (!(__atomic_load_n(&obj->flags, __ATOMIC_RELAXED) & MON_OBJF_RETIRED) &&
-	    (k = find_interval(s, obj->start)) >= 0 &&
+	    (k = find_interval_near(s, obj->start, &w->hint)) >= 0 &&
 	    s->iv_off[k] < s->iv_off[k + 1]) {
 		if (!w->iv_on[k]) {
 			w->iv_on[k] = 1;
@@ -570,6 +599,7 @@ static int served_sum(struct cond_set *s, struct mon_thread *t, uint64_t *out)
 	w = s->walk;
 	n = w->nr_slots;
 	w->out = out;
+	w->hint = 0;
 	memset(w->tot, 0, n * sizeof(uint64_t));
 	mon_counts_for_each(t, served_obj, w);
 	for (uint32_t i = 0; i < s->nr_global; i++) {

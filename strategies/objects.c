@@ -275,7 +275,8 @@ static int units_collect(struct objects *st, uint32_t *of)
 		u = NULL;
 		if (is_site_kind(o))
 			for (uint32_t k = 0; k < 8 && !u; k++)
-				if (recent[k].site && !strcmp(recent[k].site, o->site))
+				if (recent[k].site && (recent[k].site == o->site ||
+						       !strcmp(recent[k].site, o->site)))
 					u = &st->units[recent[k].unit];
 		if (!u) {
 			if (is_site_kind(o))
