@@ -46,263 +46,14 @@
  *    keeps it while later experiments ask for the same stream; the samples
  *    of each interval are drained after its reading.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "mri/mri.h"
-#include "provider.h"
-
-#define AGENT_MRI_FULL_EVERY 10
-#define AGENT_MRI_BINS_ALWAYS 512	/* bins listed on every refresh up to this many */
-#define AGENT_MRI_LIST_NS 100000000ull	/* an incremental listing stops after 100 ms */
-#define AGENT_MRI_MAX_GAPS 64		/* ranges of ids skipped to list the newest first */
-#define AGENT_MRI_PAGE 4096
-#define AGENT_MRI_SLICE_MS 50
-#define AGENT_MRI_TIMEOUT_MS 10000
-
-struct mri_prov {
-	struct agent_provider base;
-	struct mri_session *s;
-	int32_t pid;
-	char err[512];
-
-	char *program;
-	char *backend;
-	int metrics[AMEBA_M_NR];
-	uint32_t nr_metrics;
-
-	/* objects, sorted by start; names owned */
-	struct ameba_object *objs;
-	uint32_t nr_objs, cap_objs;
-	uint32_t nr_sorted;		/* objs[0, nr_sorted) are in order */
-	uint32_t next_offset;
-	uint32_t nr_rows_dropped;		/* readings without per-thread rows */
-	struct agent_gap { uint32_t lo, hi; } gaps[AGENT_MRI_MAX_GAPS];	/* ids not listed yet */
-	uint32_t nr_gaps;
-	uint32_t sweep_offset, sweep_end;	/* a sweep for frees: ids [0, sweep_end) */
-	uint64_t sweep_freed;		/* the monitor's nr_freed when the last sweep began */
-	/* per id below sweep_end, a start address's bits 4-35 (0: none): the
-	 * known object's when the sweep began (known), the live block the
-	 * sweep listed (seen). The monitor recycles a freed block's id for a
-	 * new block (monitor/fold.c): the same id with another start is
-	 * another object. */
-	uint32_t *known, *seen;
-	uint32_t seen_cap;
-	uint32_t nr_refresh;
-	/* object names, interned (Notes): an open-addressing set, owned */
-	char **names;
-	uint32_t nr_names, cap_names;
-	struct mri_object *page;
-
-	struct ameba_object *bins;
-	uint32_t nr_bins;
-	struct mri_bin *bin_page;
-
-	struct ameba_thread *threads;
-	uint32_t nr_threads, cap_threads;
-	struct mri_thread_info *thread_page;
-
-	/* the running experiment */
-	int running;
-	uint64_t exp_id;
-	uint64_t exp_sig;
-	uint32_t exp_nr;
-	uint64_t *prev;			/* [exp_nr] cumulative values at the last reading */
-	/* the threads' cumulative rows at the last reading (take_reading):
-	 * column c (prev_pt + c * exp_nr) is thread prev_ids[c]'s, and
-	 * prev_col[id] is its column + 1 (0: none) */
-	uint64_t *prev_pt;
-	uint32_t *prev_ids, *prev_col;
-	uint32_t prev_nt, prev_nt_cap, prev_col_cap;
-	struct mri_counter *mc;
-	struct mri_range *mranges;
-	uint32_t cap_mc, cap_mranges;
-	uint64_t *ctr_sig;		/* [exp_nr] signature of each counter */
-	/* counts of the previous experiment after its last reading, carried
-	 * into the identical counters of the next one (see exp_switch) */
-	uint64_t *carry;		/* [exp_nr] */
-	uint64_t *carry_pt;		/* [carry_nt * exp_nr], thread carry_ids[k]'s at k */
-	uint32_t *carry_ids;
-	uint32_t carry_nt;
-
-	/* results of the last experiment */
-	uint64_t *values;
-	uint64_t *pt;			/* [exp_nr * res_threads] */
-	const uint64_t **pt_rows;
-	uint32_t *res_ids;		/* [res_threads]: the threads of pt's entries */
-	uint32_t res_threads;
-	uint32_t *res_at;		/* [res_at_cap]: thread id -> entry + 1 (take_reading) */
-	uint32_t res_at_cap;
-	/* the first reading of newly started counters: their "before" */
-	int fresh;
-	uint64_t *before, *before_pt;
-	const uint64_t **before_rows;
-	int exited;
-	int final_pending;		/* exited; the final reading not delivered yet */
-
-	/* the sample stream, when an experiment asks for one */
-	int smp_metric;
-	uint64_t smp_period;
-	int smp_random;
-	struct mri_sample *smp_page;
-	struct ameba_sample *samples;	/* this interval's, drained so far */
-	uint32_t nr_samples, cap_samples;
-	uint64_t smp_lost;		/* this interval's lost samples so far */
-};
-
-static void set_err(struct mri_prov *p, const char *what, int rc)
+#include "provider_mri_int.h"
+void mp_set_err(struct mri_prov *p, const char *what, int rc)
 {
 	snprintf(p->err, sizeof(p->err), "%s: %s%s%s", what, ameba_strerror(rc),
 		 p->s && *mri_errmsg(p->s) ? ": " : "", p->s ? mri_errmsg(p->s) : "");
 }
 
-static void objs_clear(struct mri_prov *p)
-{
-	p->nr_objs = 0;
-	p->nr_sorted = 0;
-}
-
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-/* The one copy of name s (Notes); NULL when out of memory. */
-static const char *name_intern(struct mri_prov *p, const char *s)
-{
-	uint32_t i;
-
-	if (2 * (p->nr_names + 1) > p->cap_names) {
-		uint32_t cap = p->cap_names ? 2 * p->cap_names : 256;
-		char **t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (uint32_t k = 0; k < p->cap_names; k++) {
-			if (!p->names[k])
-				continue;
-			for (i = name_hash(p->names[k]) & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
-				;
-			t[i] = p->names[k];
-		}
-		free(p->names);
-		p->names = t;
-		p->cap_names = cap;
-	}
-	for (i = name_hash(s) & (p->cap_names - 1); p->names[i]; i = (i + 1) & (p->cap_names - 1))
-		if (!strcmp(p->names[i], s))
-			return p->names[i];
-	p->names[i] = strdup(s);
-	if (!p->names[i])
-		return NULL;
-	p->nr_names++;
-	return p->names[i];
-}
-
-static int objs_push(struct mri_prov *p, const struct mri_object *o)
-{
-	struct ameba_object *a;
-
-	if (p->nr_objs == p->cap_objs) {
-		uint32_t cap = p->cap_objs ? 2 * p->cap_objs : 1024;
-
-		a = realloc(p->objs, cap * sizeof(*a));
-		if (!a)
-			return AMEBA_ENOMEM;
-		p->objs = a;
-		p->cap_objs = cap;
-	}
-	a = &p->objs[p->nr_objs];
-	memset(a, 0, sizeof(*a));
-	a->id = o->id;
-	/* enum mri_obj_kind and enum ameba_obj_kind share their first six values */
-	a->kind = o->kind;
-	a->name = name_intern(p, o->name ? o->name : "?");
-	if (!a->name)
-		return AMEBA_ENOMEM;
-	a->site = (o->kind == MRI_OBJ_HEAP || o->kind == MRI_OBJ_MMAP) ? a->name : NULL;
-	a->start = (uintptr_t)o->start;
-	a->end = (uintptr_t)o->end;
-	a->sz_bytes = o->sz_bytes;
-	a->nr_blocks = 1;
-	a->live = o->live;
-	p->nr_objs++;
-	return 0;
-}
-
-static int cmp_obj(const void *x, const void *y)
-{
-	const struct ameba_object *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (a->id < b->id) - (a->id > b->id);	/* newer first */
-}
-
-/*
- * Sorts by start and drops objects overlapped by a newer one. The objects
- * up to nr_sorted are sorted from the last call: only the new tail is
- * sorted, then merged in (a million known blocks, a few thousand new).
- */
-static void objs_normalize(struct mri_prov *p)
-{
-	uint32_t w = 0, n = p->nr_objs, k = p->nr_sorted <= n ? p->nr_sorted : 0;
-	struct ameba_object *tmp;
-
-	if (k == n)
-		return;	/* nothing new: objs[0, nr_sorted) is normalized */
-	qsort(p->objs + k, n - k, sizeof(*p->objs), cmp_obj);
-	if (k && n > k && cmp_obj(&p->objs[k - 1], &p->objs[k]) > 0) {
-		tmp = malloc((size_t)n * sizeof(*tmp));
-		if (tmp) {
-			uint32_t a = 0, b = k, o = 0;
-
-			while (a < k || b < n)
-				tmp[o++] = b == n || (a < k && cmp_obj(&p->objs[a], &p->objs[b]) <= 0) ?
-					   p->objs[a++] : p->objs[b++];
-			memcpy(p->objs, tmp, (size_t)n * sizeof(*tmp));
-			free(tmp);
-		} else {
-			qsort(p->objs, n, sizeof(*p->objs), cmp_obj);
-		}
-	}
-	for (uint32_t r = 0; r < p->nr_objs; r++) {
-		struct ameba_object *o = &p->objs[r];
-
-		if (o->end <= o->start || o->kind == AMEBA_OBJ_OTHER)
-			continue;
-		if (w > 0 && p->objs[w - 1].end > o->start) {
-			/* overlap: keep the newer record */
-			if (o->id > p->objs[w - 1].id)
-				p->objs[w - 1] = *o;
-			continue;
-		}
-		p->objs[w++] = *o;
-	}
-	p->nr_objs = w;
-	p->nr_sorted = w;
-	for (uint32_t i = 0; i < p->nr_objs; i++)
-		p->objs[i].site = (p->objs[i].kind == AMEBA_OBJ_HEAP || p->objs[i].kind == AMEBA_OBJ_MMAP) ?
-					  p->objs[i].name : NULL;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* ---- experiments ---- */
 
 /*
  * Reads the running experiment with its per-thread rows; when they do not
@@ -322,331 +73,6 @@ static int read_experiment(struct mri_prov *p, struct mri_reading *r, int *rows)
 		rc = mri_experiment_read(p->s, p->exp_id, 0, r);
 	}
 	return rc;
-}
-
-/* Lists ids [*cursor, end) (end MRI_END: to the end), for at most until_ns. */
-static int list_range(struct mri_prov *p, uint32_t *cursor, uint32_t end, uint64_t until_ns)
-{
-	struct mri_object_query q = { .live_only = 1 };
-	int rc;
-
-	while (*cursor != MRI_END && (end == MRI_END || *cursor < end)) {
-		rc = mri_objects(p->s, &q, cursor, p->page, AGENT_MRI_PAGE);
-		if (rc < 0) {
-			set_err(p, "listing objects", rc);
-			return rc;
-		}
-		for (int i = 0; i < rc; i++)
-			if ((end == MRI_END || p->page[i].id < end) && objs_push(p, &p->page[i]))
-				return AMEBA_ENOMEM;
-		if (*cursor == MRI_END && end == MRI_END) {
-			/* the end of the table: go on from there next time */
-			*cursor = rc > 0 ? p->page[rc - 1].id + 1 : mri_objects_total(p->s);
-			break;
-		}
-		if (now_ns() > until_ns)
-			break;
-	}
-	return 0;
-}
-
-/*
- * The objects created since the last listing. Newest first: when more than
- * two pages are new, the last page of the table is listed first and the
- * ids between go to the backlog (gaps), listed newest gap first in the
- * time left. The blocks allocated last are often the ones in use now
- * (wl_cxx allocates its tally after 200,000 shapes).
- */
-static int list_objects(struct mri_prov *p, int full)
-{
-	uint64_t until = full ? UINT64_MAX : now_ns() + AGENT_MRI_LIST_NS;
-	uint32_t cursor, total;
-	int rc;
-
-	if (full) {
-		objs_clear(p);
-		p->nr_gaps = 0;
-		p->next_offset = 0;
-	}
-	cursor = p->next_offset;
-	rc = list_range(p, &cursor, MRI_END, 0);	/* one page */
-	if (full) {
-		/*
-		 * The monitor's count of frees as this listing began (read
-		 * before its first page): a sweep is needed only once it moves
-		 * (run_cost's blocks, which frees nothing until its end, spent
-		 * 28% of the agent's CPU relisting its 200,000 blocks in a
-		 * sweep that found nothing)
-		 */
-		p->sweep_freed = mri_objects_freed(p->s);
-		if (!rc)
-			rc = list_range(p, &cursor, MRI_END, UINT64_MAX);
-	}
-	total = mri_objects_total(p->s);
-	if (!rc && !full && cursor != MRI_END && total > cursor + 2 * AGENT_MRI_PAGE &&
-	    p->nr_gaps < AGENT_MRI_MAX_GAPS) {
-		p->gaps[p->nr_gaps].lo = cursor;
-		p->gaps[p->nr_gaps++].hi = total - AGENT_MRI_PAGE;
-		cursor = total - AGENT_MRI_PAGE;
-	}
-	if (!rc)
-		rc = list_range(p, &cursor, MRI_END, until);
-	if (cursor != MRI_END)
-		p->next_offset = cursor;
-	while (!rc && p->nr_gaps && now_ns() <= until) {
-		struct agent_gap *g = &p->gaps[p->nr_gaps - 1];
-
-		rc = list_range(p, &g->lo, g->hi, until);
-		if (g->lo == MRI_END || g->lo >= g->hi)
-			p->nr_gaps--;
-	}
-	objs_normalize(p);
-	return rc;
-}
-
-/* The start's tag in known[] and seen[]: never 0 for a block. */
-static uint32_t start_tag(uint64_t start)
-{
-	uint32_t t = (uint32_t)(start >> 4);
-
-	return t ? t : 1;
-}
-
-/* Starts a sweep over the ids listed so far, to learn which were freed. */
-static int sweep_start(struct mri_prov *p)
-{
-	uint32_t n = p->next_offset + 1;
-
-	if (n > p->seen_cap) {
-		uint32_t *k = realloc(p->known, (size_t)n * sizeof(*k));
-
-		if (k)
-			p->known = k;
-		uint32_t *v = k ? realloc(p->seen, (size_t)n * sizeof(*v)) : NULL;
-
-		if (!v)
-			return AMEBA_ENOMEM;
-		p->seen = v;
-		p->seen_cap = n;
-	}
-	memset(p->seen, 0, (size_t)n * sizeof(*p->seen));
-	memset(p->known, 0, (size_t)n * sizeof(*p->known));
-	for (uint32_t r = 0; r < p->nr_objs; r++)
-		if (p->objs[r].id < n)
-			p->known[p->objs[r].id] = start_tag(p->objs[r].start);
-	p->sweep_end = p->next_offset;
-	p->sweep_offset = 0;
-	return 0;
-}
-
-/*
- * One step of the sweep (AGENT_MRI_LIST_NS at most): notes the ids still
- * live and adds the blocks that took a recycled id since it was listed;
- * when it has passed sweep_end, drops the known objects below it that it
- * did not see live with the same start (freed since they were listed).
- */
-static int sweep_step(struct mri_prov *p)
-{
-	struct mri_object_query q = { .live_only = 1 };
-	uint64_t t0 = now_ns();
-	uint32_t cursor = p->sweep_offset, w = 0, ws = 0;
-	int rc;
-
-	while (cursor != MRI_END && cursor < p->sweep_end) {
-		rc = mri_objects(p->s, &q, &cursor, p->page, AGENT_MRI_PAGE);
-		if (rc < 0) {
-			set_err(p, "listing objects", rc);
-			return rc;
-		}
-		for (int i = 0; i < rc; i++) {
-			uint32_t id = p->page[i].id, tag = start_tag(p->page[i].start);
-
-			if (id >= p->sweep_end)
-				continue;
-			p->seen[id] = tag;
-			if (p->known[id] != tag) {
-				/* a new block in a recycled id */
-				if (objs_push(p, &p->page[i]))
-					return AMEBA_ENOMEM;
-				p->known[id] = tag;
-			}
-		}
-		if (now_ns() - t0 > AGENT_MRI_LIST_NS)
-			break;
-	}
-	p->sweep_offset = cursor;
-	if (cursor != MRI_END && cursor < p->sweep_end)
-		return 0;
-	for (uint32_t r = 0; r < p->nr_objs; r++) {
-		struct ameba_object *o = &p->objs[r];
-
-		if (o->id < p->sweep_end && p->seen[o->id] != start_tag(o->start))
-			continue;
-		ws += r < p->nr_sorted;
-		p->objs[w++] = *o;
-	}
-	p->nr_objs = w;
-	p->nr_sorted = ws;	/* what was in order still is */
-	p->sweep_offset = MRI_END;
-	objs_normalize(p);
-	return 0;
-}
-
-static void bins_free(struct ameba_object *b, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		free((char *)b[i].name);
-	free(b);
-}
-
-/*
- * The bins, listed anew; the old table stays as it was when the listing
- * fails (the program exited halfway: the strategy plans its last
- * experiment on it; an empty table would retire every unit measured by bin).
- */
-static int list_bins(struct mri_prov *p)
-{
-	struct ameba_object *nb = NULL;
-	uint32_t cursor = 0, n = 0;
-	int rc;
-
-	while (cursor != MRI_END) {
-		struct ameba_object *b;
-
-		rc = mri_bins(p->s, &cursor, p->bin_page, AGENT_MRI_PAGE);
-		if (rc < 0) {
-			set_err(p, "listing bins", rc);
-			bins_free(nb, n);
-			return rc;
-		}
-		b = realloc(nb, (n + (uint32_t)rc + 1) * sizeof(*b));
-		if (!b) {
-			bins_free(nb, n);
-			return AMEBA_ENOMEM;
-		}
-		nb = b;
-		for (int i = 0; i < rc; i++) {
-			b = &nb[n];
-			memset(b, 0, sizeof(*b));
-			b->id = p->bin_page[i].id;
-			b->kind = AMEBA_OBJ_BIN;
-			b->name = strdup(p->bin_page[i].name ? p->bin_page[i].name : "?");
-			if (!b->name) {
-				bins_free(nb, n);
-				return AMEBA_ENOMEM;
-			}
-			b->site = b->name;
-			/* the kind bins the monitor lists after the sites */
-			if (!strcmp(b->name, "[stack]") || !strcmp(b->name, "[tls]")) {
-				b->kind = b->name[1] == 's' ? AMEBA_OBJ_STACK : AMEBA_OBJ_TLS;
-				b->site = NULL;
-			}
-			b->sz_bytes = p->bin_page[i].sz_bytes;
-			b->nr_blocks = (uint32_t)p->bin_page[i].nr_objects;
-			b->live = 1;
-			n++;
-		}
-		if (rc == 0 && cursor != MRI_END)
-			break;	/* no progress: give up on this listing */
-	}
-	bins_free(p->bins, p->nr_bins);
-	p->bins = nb;
-	p->nr_bins = n;
-	return 0;
-}
-
-static int list_threads(struct mri_prov *p)
-{
-	uint32_t total = 0, off = 0;
-	int rc;
-
-	do {
-		rc = mri_threads(p->s, off, p->thread_page, AGENT_MRI_PAGE, &total);
-		if (rc < 0) {
-			set_err(p, "listing threads", rc);
-			return rc;
-		}
-		if (off + (uint32_t)rc > p->cap_threads) {
-			uint32_t cap = off + (uint32_t)rc + 16;
-			struct ameba_thread *t = realloc(p->threads, cap * sizeof(*t));
-
-			if (!t)
-				return AMEBA_ENOMEM;
-			p->threads = t;
-			p->cap_threads = cap;
-		}
-		for (int i = 0; i < rc; i++) {
-			struct ameba_thread *t = &p->threads[off + (uint32_t)i];
-
-			t->id = p->thread_page[i].id;
-			t->tid = p->thread_page[i].tid;
-			t->exited = p->thread_page[i].exited;
-		}
-		off += (uint32_t)rc;
-	} while (rc > 0 && off < total);
-	p->nr_threads = off;
-	return 0;
-}
-
-
-static int mri_refresh(struct agent_provider *base, struct agent_world *w)
-{
-	struct mri_prov *p = (struct mri_prov *)base;
-	int full = p->nr_refresh % AGENT_MRI_FULL_EVERY == 0, rc;
-
-
-	memset(w, 0, sizeof(*w));
-	if (p->exited && !p->final_pending)
-		return AMEBA_EEXITED;
-	if (!p->exited) {
-		rc = list_threads(p);
-		/* the first listing is whole; later, frees are learnt by a sweep
-		 * spread over refreshes */
-		if (!rc)
-			rc = list_objects(p, full && !p->nr_refresh);
-		/* no sweep while the monitor says nothing was freed since
-		 * the last one began (a program that allocates and keeps:
-		 * relisting 200,000 live blocks every ten intervals was 15%
-		 * of the agent's CPU on run_cost's blocks) */
-		if (!rc && full && p->nr_refresh && p->sweep_offset == MRI_END &&
-		    (mri_objects_freed(p->s) == UINT64_MAX ||
-		     mri_objects_freed(p->s) != p->sweep_freed)) {
-			p->sweep_freed = mri_objects_freed(p->s);
-			rc = sweep_start(p);
-		}
-		if (!rc && p->sweep_offset != MRI_END)
-			rc = sweep_step(p);
-		/* the bins every refresh while they are few (a page or two): a
-		 * site whose blocks live for microseconds is known by its bin
-		 * only, and nway measures it by bin as soon as the bin is
-		 * listed (docs/strategies.md, units apart) */
-		if (!rc && (full || p->nr_bins <= AGENT_MRI_BINS_ALWAYS))
-			rc = list_bins(p);
-		if (rc == AMEBA_EEXITED) {
-			/* the tables as they were: one more experiment() call
-			 * collects the final reading of the running experiment */
-			p->exited = 1;
-			p->final_pending = p->running;
-			if (!p->final_pending)
-				return rc;
-		} else if (rc) {
-			return rc;
-		}
-		p->nr_refresh++;
-	}
-	w->pid = p->pid;
-	w->program = p->program;
-	w->backend = p->backend;
-	w->exact = 1;
-	memcpy(w->metrics, p->metrics, sizeof(w->metrics));
-	w->nr_metrics = p->nr_metrics;
-	w->objects = p->objs;
-	w->nr_objects = p->nr_objs;
-	w->bins = p->bins;
-	w->nr_bins = p->nr_bins;
-	w->threads = p->threads;
-	w->nr_threads = p->nr_threads;
-	return 0;
 }
 
 /* FNV-1a over one counter: what it counts, where, for whom. */
@@ -793,7 +219,7 @@ static int exp_start(struct mri_prov *p, const struct ameba_experiment *exp,
 		rc = mri_experiment_start(p->s, p->mc, exp->nr_counters, 0, &p->exp_id);
 	}
 	if (rc) {
-		set_err(p, "starting the experiment", rc);
+		mp_set_err(p, "starting the experiment", rc);
 		return rc;
 	}
 	p->running = 1;
@@ -973,7 +399,7 @@ static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
 	else
 		rc = mri_samples_stop(p->s);
 	if (rc) {
-		set_err(p, "arming the sample stream", rc);
+		mp_set_err(p, "arming the sample stream", rc);
 		return rc;
 	}
 	p->smp_metric = exp->sample_metric;
@@ -1000,7 +426,7 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 	do {
 		n = mri_samples_read(p->s, p->smp_page, AGENT_MRI_PAGE, &lost);
 		if (n < 0) {
-			set_err(p, "reading samples", n);
+			mp_set_err(p, "reading samples", n);
 			return n;
 		}
 		p->smp_lost += lost;
@@ -1031,7 +457,6 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 	res->r.nr_samples_lost = p->smp_lost;
 	return 0;
 }
-
 
 /*
  * Per-thread rows (ABI 3: ameba_results.thread_ids). The monitor sends a
@@ -1321,7 +746,6 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 	return 0;
 }
 
-
 static int mri_experiment(struct agent_provider *base, const struct ameba_experiment *exp,
 			  uint32_t interval_ms, const volatile sig_atomic_t *stop,
 			  struct agent_exp_result *res)
@@ -1336,7 +760,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	p->nr_samples = 0;
 	p->smp_lost = 0;
 	if (p->exited) {
-		t0 = now_ns();
+		t0 = mp_now_ns();
 		if (!p->final_pending || p->exp_sig != exp_signature(exp) ||
 		    p->exp_nr != exp->nr_counters)
 			return AMEBA_EEXITED;
@@ -1347,7 +771,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		snprintf(p->err, sizeof(p->err), "the strategy planned an experiment without counters");
 		return AMEBA_EINVAL;
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	rc = samples_arm(p, exp);
 	if (rc == AMEBA_EEXITED)
 		goto exited;
@@ -1388,7 +812,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	}
 	deadline = t0 + (uint64_t)(interval_ms ? interval_ms : 100) * 1000000ull;
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = mp_now_ns();
 		int slice;
 
 		if (stop && *stop) {
@@ -1414,7 +838,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		if (rc == AMEBA_EEXITED)
 			goto exited;
 		if (rc) {
-			set_err(p, "waiting for the interval", rc);
+			mp_set_err(p, "waiting for the interval", rc);
 			return rc;
 		}
 		if (ev.kind == MRI_EV_EXIT) {
@@ -1432,7 +856,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	if (rc == AMEBA_EEXITED)
 		goto exited;
 	if (rc) {
-		set_err(p, "reading the experiment", rc);
+		mp_set_err(p, "reading the experiment", rc);
 		return rc;
 	}
 	rc = take_reading(p, exp, &reading, rows, res);
@@ -1443,7 +867,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		goto exited;
 	if (rc)
 		return rc;
-	res->r.elapsed_ns = now_ns() - t0;
+	res->r.elapsed_ns = mp_now_ns() - t0;
 	return 0;
 exited:
 	p->exited = 1;
@@ -1467,7 +891,7 @@ exited:
 	res->r.nr_samples = p->nr_samples;
 	res->r.samples = p->samples;
 	res->r.nr_samples_lost = p->smp_lost;
-	res->r.elapsed_ns = now_ns() - t0;
+	res->r.elapsed_ns = mp_now_ns() - t0;
 	res->r.target_exited = 1;
 	return 0;
 }
@@ -1488,11 +912,11 @@ static void mri_prov_close(struct agent_provider *base)
 		mri_detach(p->s);
 	}
 	mri_close(p->s);
-	objs_clear(p);
+	mp_objs_clear(p);
 	for (uint32_t i = 0; i < p->cap_names; i++)
 		free(p->names[i]);
 	free(p->names);
-	bins_free(p->bins, p->nr_bins);
+	mp_bins_free(p->bins, p->nr_bins);
 	free(p->objs);
 	free(p->page);
 	free(p->seen);
@@ -1527,7 +951,7 @@ static void mri_prov_close(struct agent_provider *base)
 
 static const struct agent_provider_ops mri_prov_ops = {
 	.name = "mri",
-	.refresh = mri_refresh,
+	.refresh = mp_refresh,
 	.experiment = mri_experiment,
 	.error = mri_prov_error,
 	.close = mri_prov_close,
@@ -1560,7 +984,7 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 	struct mri_prov *p = calloc(1, sizeof(*p));
 	struct mri_process_info pi;
 	struct mri_backend_info bi;
-	uint64_t deadline = now_ns() + (uint64_t)wait_ms * 1000000ull;
+	uint64_t deadline = mp_now_ns() + (uint64_t)wait_ms * 1000000ull;
 	char where[512];
 	int rc;
 
@@ -1576,7 +1000,7 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 		rc = mri_open_pid(&p->s, pid, AGENT_MRI_TIMEOUT_MS);
 		if (rc == 0)
 			break;
-		if (rc != AMEBA_ENOENT || now_ns() >= deadline || (stop && *stop)) {
+		if (rc != AMEBA_ENOENT || mp_now_ns() >= deadline || (stop && *stop)) {
 			if (rc == AMEBA_ENOENT && kill(pid, 0) && errno == ESRCH)
 				snprintf(msg, len, "no process %d", (int)pid);
 			else if (rc == AMEBA_ENOENT)

@@ -128,6 +128,7 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->exact = s->world.exact;
 	h->max_counters = AMEBA_MAX_COUNTERS;
 	h->max_ranges = AMEBA_MAX_RANGES;
+	h->max_message_bytes = AMEBA_MAX_MESSAGE_BYTES;
 	h->whole_objects_free = s->world.backend &&
 				(!strcmp(s->world.backend, "sim") || !strcmp(s->world.backend, "count"));
 	h->log = host_log;

@@ -35,7 +35,7 @@
 
 #include "mon.h"
 #include "seq.h"
-#include "sim/sim_int.h"	/* sim_hit: the simulator's L1 hit path, inline */
+#include "sim/sim_core.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
 

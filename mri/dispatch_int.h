@@ -82,6 +82,14 @@ struct mri_op_entry {
 
 extern const struct mri_op_entry mri_disp_ops[];
 extern const size_t mri_disp_nr_ops;
+/* the experiment ops (dispatch_exp.c) */
+int mri_disp_op_start(struct mri_req *r);
+int mri_disp_op_read(struct mri_req *r);
+int mri_disp_op_stop(struct mri_req *r);
+/* a mark's label field, and its result in the reply (start and mark) */
+int mri_disp_mark_label(struct mri_req *r, const cJSON *jl, const char *field, const char **label);
+int mri_disp_mark_result(struct mri_req *r, cJSON *to, const char *label, int err,
+			 const char *path, const char *why);
 
 /* ---- JSON output (dispatch.c) ---- */
 

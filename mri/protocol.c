@@ -19,7 +19,12 @@
 #include <unistd.h>
 
 #include "ameba/ameba.h"
+#include "ameba/plugin.h"
 #include "protocol.h"
+
+/* what the agent tells strategies (ameba_host.max_message_bytes) */
+_Static_assert(AMEBA_MAX_MESSAGE_BYTES == MRI_MSG_MAX,
+	       "the plugin ABI's message limit is the MRI's");
 
 #ifdef AMEBA_RT
 /* The object map's mark of a runtime file (mon.h, elfsyms.c). */

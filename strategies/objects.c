@@ -164,20 +164,14 @@ struct objects {
 static struct unit *unit_get(struct objects *st, const char *key)
 {
 	struct unit *u;
-	uint64_t h;
+	uint32_t slot = 0;
+	int64_t i = strategy_index_find(&st->index, &st->index_cap, st->units, sizeof(*st->units),
+					offsetof(struct unit, key), st->nr_units, key, &slot);
 
-	if ((st->nr_units + 1) * 2 > st->index_cap &&
-	    strategy_index_grow(&st->index, &st->index_cap, st->units, sizeof(*st->units),
-				offsetof(struct unit, key), st->nr_units))
+	if (i >= 0)
+		return &st->units[i];
+	if (i != -1)
 		return NULL;
-	for (h = strategy_hash_str(key);; h++) {
-		uint32_t v = st->index[h & (st->index_cap - 1)];
-
-		if (!v)
-			break;
-		if (!strcmp(st->units[v - 1].key, key))
-			return &st->units[v - 1];
-	}
 	if (st->nr_units == st->cap_units) {
 		uint32_t cap = st->cap_units ? 2 * st->cap_units : 64;
 		struct unit *nu = realloc(st->units, cap * sizeof(*nu));
@@ -195,7 +189,7 @@ static struct unit *unit_get(struct objects *st, const char *key)
 	u->key = strdup(key);
 	if (!u->key)
 		return NULL;
-	st->index[h & (st->index_cap - 1)] = ++st->nr_units;
+	st->index[slot] = ++st->nr_units;
 	return u;
 }
 

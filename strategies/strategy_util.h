@@ -234,6 +234,32 @@ static inline int strategy_index_grow(uint32_t **index, uint32_t *index_cap, con
 }
 
 /*
+ * The get half of a get-or-insert over such an index: the number of the
+ * unit whose key is key, growing the index first when it is half full.
+ * -1 when there is none, with *slot the index slot where a new unit goes
+ * (the caller appends it and sets (*index)[*slot] = its number + 1);
+ * AMEBA_ENOMEM (< -1) when the index could not grow.
+ */
+static inline int64_t strategy_index_find(uint32_t **index, uint32_t *index_cap,
+					  const void *units, size_t stride, size_t key_off,
+					  uint32_t nr_units, const char *key, uint32_t *slot)
+{
+	if ((nr_units + 1) * 2 > *index_cap &&
+	    strategy_index_grow(index, index_cap, units, stride, key_off, nr_units))
+		return AMEBA_ENOMEM;
+	for (uint64_t h = strategy_hash_str(key);; h++) {
+		uint32_t i = (uint32_t)(h & (*index_cap - 1)), v = (*index)[i];
+
+		if (!v) {
+			*slot = i;
+			return -1;
+		}
+		if (!strcmp(*(char *const *)((const char *)units + (v - 1) * stride + key_off), key))
+			return v - 1;
+	}
+}
+
+/*
  * Fills a context with the selected metrics: values[m] and the program's
  * figure program[m], per-thread rows pt[m] over the strategy's thread
  * table, the window, and confidence 1 for exact counts (0.5 otherwise).

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int check_nr_pass, check_nr_fail;
+/* one pair for the whole test program, however many files record into it
+ * (weak: each file that includes this defines them, the linker keeps one) */
+__attribute__((weak)) int check_nr_pass, check_nr_fail;
 
 static inline void check_record(int ok, const char *file, int line, const char *what)
 {

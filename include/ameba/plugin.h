@@ -165,6 +165,14 @@ struct ameba_host {
 	 */
 	void (*warn)(const struct ameba_host *h, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
+	/*
+	 * Appended (ABI 2, compatible growth; AMEBA_HOST_HAS): the largest
+	 * message the monitor takes or sends, in bytes (1 MiB over the MRI):
+	 * an experiment's request (its ranges, its bins' and exceptions' names)
+	 * and its reading (values per counter, per thread) must each fit. A
+	 * strategy that sizes either derives its budget from this.
+	 */
+	uint32_t max_message_bytes;
 };
 
 /* The monitor's limits for one experiment (the host reports them in
@@ -172,6 +180,8 @@ struct ameba_host {
  * start request (~37 bytes of JSON each) under the monitor's 65,536. */
 #define AMEBA_MAX_COUNTERS 4096
 #define AMEBA_MAX_RANGES 24000
+/* ... and the largest message either way (host->max_message_bytes). */
+#define AMEBA_MAX_MESSAGE_BYTES (1u << 20)
 
 /* Whether host carries the field f (a host older than the plugin may not). */
 #define AMEBA_HOST_HAS(host, f)                                                        \

@@ -139,7 +139,7 @@
  *   searches but still updates the LRU state of the L1, the TLB and the 3C
  *   shadow - except for the line of the last access, which is most
  *   recently used everywhere already. That path (sim_hit, sim_l0_hit in
- *   sim_int.h) makes no calls and is inline in mon_sim_access and in the
+ *   sim_core.h) makes no calls and is inline in mon_sim_access and in the
  *   sim backend's fast entry (backend_sim.c); the rest (TLB and L1
  *   searches, misses) is in access_full / access_slow, reached through
  *   mon_sim_access_rest when the caller already tried it. A write to an E

@@ -201,17 +201,17 @@ struct mon_sim_events {
  */
 int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 		   uint32_t cookie, struct mon_sim_events *ev);
-/* mon_sim_access for an access that sim_hit (sim_int.h, the inline L1 hit
+/* mon_sim_access for an access that sim_hit (sim_core.h, the inline L1 hit
  * path) has just declined: the same result, without trying that again. */
 int mon_sim_access_rest(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie, struct mon_sim_events *ev);
 /* mon_sim_access_rest that also gives the access's L1 line, when it ends
- * up among the lines the core remembers (sim_int.h, c->l0), the caller's
+ * up among the lines the core remembers (sim_core.h, c->l0), the caller's
  * two words tag0, tag1 (0 0: none), handed back by the inline hit path
  * to a caller on the core's thread. */
 int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			  uint32_t cookie, struct mon_sim_events *ev, uintptr_t tag0, uintptr_t tag1);
-/* mon_sim_access_tagged for a caller that holds c already (sim_int.h:
+/* mon_sim_access_tagged for a caller that holds c already (sim_core.h:
  * sim_core_try_enter succeeded), tried c's remembered lines for this
  * access (sim_l0_find) and stored the line's two words in c->cur_tag; the
  * access lies within one L1 line. Leaves the core (sim_core_exit) before

@@ -40,7 +40,8 @@ ameba_doc_example(writing-properties.md shared_writes.c prop_doc_shared_writes)
 ameba_doc_example(writing-strategies.md totals.c strategy_doc_totals)
 list(APPEND AMEBA_AGENT_TEST_PLUGINS prop_doc_shared_writes strategy_doc_totals)
 
-add_executable(test_agent ${AMEBA_FRAGMENT_DIR}/test_agent.c)
+add_executable(test_agent ${AMEBA_FRAGMENT_DIR}/test_agent.c
+  ${AMEBA_FRAGMENT_DIR}/test_agent_search.c)
 target_include_directories(test_agent PRIVATE ${AMEBA_TEST_INCLUDE})
 target_link_libraries(test_agent PRIVATE ameba-agent-core)
 set_target_properties(test_agent PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})

@@ -20,7 +20,7 @@ foreach(cc ${bi_compilers})
     add_test(NAME cc_builtins_norep_${cc}_${opt}
       COMMAND ${BI_DIR}/norep.sh ${AMEBA_TEST_BIN}/${n})
     add_test(NAME cc_builtins_oracle_${cc}_${opt}
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/${n}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/monitor/oracle_check.sh ${AMEBA_TEST_BIN}/${n}
               ${BI_DIR}/builtins.expect)
     set_tests_properties(cc_builtins_oracle_${cc}_${opt} PROPERTIES
       ENVIRONMENT "ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")

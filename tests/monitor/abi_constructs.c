@@ -7,7 +7,7 @@
  *
  * Built through `ameba cc` with gcc and clang at -O0..-O3 and with the
  * volatile / compound-access options; every build must link against
- * libameba-rt alone and print exactly tests/unit/abi_constructs.expected.
+ * libameba-rt alone and print exactly tests/monitor/abi_constructs.expected.
  * Each section prints a value computed through the construct; the values
  * do not depend on the compiler or the optimisation level.
  */

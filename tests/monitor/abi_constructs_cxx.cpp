@@ -9,7 +9,7 @@
  * lambdas / std::function.
  *
  * Built through `ameba c++` with g++ and clang++ at -O0..-O3; every build
- * must print exactly tests/unit/abi_constructs_cxx.expected.
+ * must print exactly tests/monitor/abi_constructs_cxx.expected.
  */
 #include <algorithm>
 #include <atomic>

@@ -34,7 +34,8 @@ unset(CMAKE_REQUIRED_LINK_OPTIONS)
 if(AMEBA_HAVE_TSAN)
   add_executable(objmap_tsan ${CMAKE_SOURCE_DIR}/monitor/rt_text_begin.c
     ${AMEBA_FRAGMENT_DIR}/objmap_tsan_stub.c ${AMEBA_FRAGMENT_DIR}/objmap_conc.c
-    ${CMAKE_SOURCE_DIR}/monitor/objmap.c ${CMAKE_SOURCE_DIR}/monitor/site.c
+    ${CMAKE_SOURCE_DIR}/monitor/objmap.c ${CMAKE_SOURCE_DIR}/monitor/objmap_globals.c
+    ${CMAKE_SOURCE_DIR}/monitor/site.c
     ${CMAKE_SOURCE_DIR}/monitor/elfsyms.c ${CMAKE_SOURCE_DIR}/monitor/rt_text_end.c)
   target_include_directories(objmap_tsan PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
   target_compile_definitions(objmap_tsan PRIVATE _GNU_SOURCE AMEBA_RT=1)

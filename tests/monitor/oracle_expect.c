@@ -1,6 +1,6 @@
 /*
  * oracle_expect.c - checks an AMEBA_ORACLE file against a table of expected
- * counts (tests/unit/<name>.expect).
+ * counts (tests/monitor/<name>.expect).
  *
  *   usage: oracle_expect ORACLE.json SPEC
  *

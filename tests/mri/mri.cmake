@@ -32,7 +32,7 @@ ameba_instrumented(NAME mri_target SOURCES ${MRI_TEST_DIR}/mri_target.c)
 ameba_instrumented(NAME mri_target_native NATIVE SOURCES ${MRI_TEST_DIR}/mri_target.c)
 
 add_executable(mri_attach_test ${MRI_TEST_DIR}/mri_attach_test.c
-  ${CMAKE_SOURCE_DIR}/agent/provider_mri.c)
+  ${CMAKE_SOURCE_DIR}/agent/provider_mri.c ${CMAKE_SOURCE_DIR}/agent/provider_mri_world.c)
 target_include_directories(mri_attach_test PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/agent)
 target_link_libraries(mri_attach_test PRIVATE ameba-mri ameba-agent-core)
 target_compile_definitions(mri_attach_test PRIVATE _GNU_SOURCE)
@@ -96,6 +96,7 @@ if(AMEBA_CLANG)
   set(MRI_FUZZ ${AMEBA_TEST_BIN}/mri_fuzz_dispatch)
   set(MRI_FUZZ_SOURCES ${MRI_TEST_DIR}/fuzz_dispatch.c ${MRI_TEST_DIR}/fake_ops.c
     ${CMAKE_SOURCE_DIR}/mri/dispatch.c ${CMAKE_SOURCE_DIR}/mri/dispatch_ops.c
+    ${CMAKE_SOURCE_DIR}/mri/dispatch_exp.c
     ${CMAKE_SOURCE_DIR}/mri/protocol.c
     ${CMAKE_SOURCE_DIR}/mri/common.c)
   add_custom_command(OUTPUT ${MRI_FUZZ}

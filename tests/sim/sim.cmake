@@ -5,7 +5,7 @@ set(SIM_EFFECT_ENV "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;AMEBA_SIM_3C=1;ORA
 foreach(w false_sharing numa_first_touch tlb_transpose conflict)
   foreach(v "" _fixed)
     add_test(NAME sim_effect_${w}${v}
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/monitor/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
               ${AMEBA_FRAGMENT_DIR}/${w}${v}.expect)
     set(env ${SIM_EFFECT_ENV})
     if(w STREQUAL "numa_first_touch")
@@ -20,7 +20,7 @@ endforeach()
 ameba_instrumented(NAME sim_line_tags COMPILER gcc OPT -O2 FLAGS -fno-toplevel-reorder
   SOURCES ${AMEBA_FRAGMENT_DIR}/line_tags.c)
 add_test(NAME sim_line_tags
-  COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/sim_line_tags
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/monitor/oracle_check.sh ${AMEBA_TEST_BIN}/sim_line_tags
           ${AMEBA_FRAGMENT_DIR}/line_tags.expect)
 set_tests_properties(sim_line_tags PROPERTIES
   ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect"

@@ -156,12 +156,12 @@ wl_workload(accum_calloc_O2 accum_calloc.c OPT O2)
 wl_workload(loop_order loop_order.c)
 
 # Oracle checks of the multi-object workloads' designed shares (sim backend,
-# a fixed preset): tests/workloads/<w>.expect, rows as in tests/unit/oracle_expect.c.
+# a fixed preset): tests/workloads/<w>.expect, rows as in tests/monitor/oracle_expect.c.
 foreach(w stencil_grids hash_table phased_solver mmap_input wrapper_alloc fs_behind_stream
           accum_calloc_O0 accum_calloc_O2 loop_order)
   foreach(v "" _fixed)
     add_test(NAME workload_${w}${v}_oracle
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/monitor/oracle_check.sh ${AMEBA_TEST_BIN}/wl_${w}${v}
               ${WL_DIR}/${w}${v}.expect)
     set_tests_properties(workload_${w}${v}_oracle PROPERTIES LABELS "workload;sim" TIMEOUT 600
       ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")
@@ -170,7 +170,7 @@ endforeach()
 # Allocation wrappers without their names (AMEBA_ALLOC_WRAPPERS empty): the
 # header rule alone (docs/objmap.md, "Allocation wrappers").
 add_test(NAME workload_wrapper_alloc_nolist_oracle
-  COMMAND ${CMAKE_SOURCE_DIR}/tests/unit/oracle_check.sh ${AMEBA_TEST_BIN}/wl_wrapper_alloc
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/monitor/oracle_check.sh ${AMEBA_TEST_BIN}/wl_wrapper_alloc
           ${WL_DIR}/wrapper_alloc_nolist.expect)
 set_tests_properties(workload_wrapper_alloc_nolist_oracle PROPERTIES LABELS "workload;sim" TIMEOUT 600
   ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;AMEBA_ALLOC_WRAPPERS=;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect")

@@ -7,7 +7,7 @@
  * usage: test_threads SRC_DIR STRATEGY_DIR TEST_DIR
  *   SRC_DIR       the source tree (properties/)
  *   STRATEGY_DIR  where objects.so and threads.so were built
- *   TEST_DIR      tests/agent_threads (its test properties)
+ *   TEST_DIR      tests/strategies/threads (its test properties)
  */
 #include <math.h>
 #include <stddef.h>

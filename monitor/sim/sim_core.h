@@ -1,0 +1,911 @@
+/*
+ * sim_core.h - the cache simulator's state (cores, caches, directory, LLC,
+ * pages) and its L1 hit path, inline: the interface of the simulator to the
+ * code that calls it on every access (monitor/backend_sim.c, the assembly
+ * fast path's C twin), which needs the layout to hit without a call. The
+ * functions behind a miss are private to sim*.c (sim_int.h). The modelling
+ * assumptions are in the Notes block of sim.c.
+ */
+#ifndef AMEBA_MON_SIM_CORE_H
+#define AMEBA_MON_SIM_CORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "sim.h"
+
+#define SIM_HIDDEN __attribute__((visibility("hidden")))
+#define sim_likely(x) __builtin_expect(!!(x), 1)
+#define sim_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- memory: anonymous mappings, never malloc (sim_mem.c) ---- */
+void *sim_map(size_t sz) SIM_HIDDEN;		/* zeroed; NULL on failure */
+void sim_unmap(void *p, size_t sz) SIM_HIDDEN;
+/* sim_map for a hot table, aligned for huge pages; sim_unmap(*map, *map_sz) */
+void *sim_map_huge(size_t sz, void **map, size_t *map_sz) SIM_HIDDEN;
+
+/* Starts loading p's host cache line. gcc drops __builtin_prefetch in
+ * parts of the miss path (sim.c in the runtime's flags), so on x86 the
+ * instruction itself. */
+static inline void sim_prefetch(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p);
+#endif
+}
+
+/* ---- spinlocks (test-and-test-and-set) ---- */
+static inline void sim_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+void sim_lock_slow(uint32_t *l) SIM_HIDDEN;
+static inline void sim_lock(uint32_t *l)
+{
+	if (sim_likely(!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
+		return;
+	sim_lock_slow(l);
+}
+static inline void sim_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- one set-associative array (caches and TLBs) ----
+ * Way keys: ((line + 1) << 2) | state, 0 = never used. State 0 with a
+ * non-zero key is an invalidated tag kept for coherence-miss detection. */
+enum { SIM_I = 0, SIM_S = 1, SIM_E = 2, SIM_M = 3 };
+#define SIM_ST(key) ((unsigned)((key) & 3u))
+#define SIM_KEY(line) (((uint64_t)(line) + 1) << 2)
+#define SIM_KEY_LINE(key) (((key) >> 2) - 1)
+
+/* Per-way metadata of the private caches. */
+struct sim_meta {
+	uint64_t wpub;		/* coherence level: words published to the directory */
+	uint32_t cookie;	/* caller's tag of the last access */
+	uint32_t dent;		/* coherence level: directory node index */
+	uint32_t shadow;	/* L1: 3C shadow node hint */
+	uint8_t dirty;		/* written since filled at this level */
+	uint8_t track;		/* publish written words to the directory */
+	uint8_t priv;		/* coherence level: the line's page is private to
+				 * this core (or the core runs solo): no directory
+				 * entry, E/M only */
+};
+
+struct sim_cache {
+	/* Set s occupies key[s * stride, (s + 1) * stride): assoc way keys,
+	 * then the replacement state (assoc LRU stamps or one PLRU word), so
+	 * that a lookup and a victim choice touch adjacent host cache lines.
+	 * Way w of set s is index s * stride + w, in meta too (meta has the
+	 * same layout; the entries beyond assoc are never used). */
+	uint64_t *key;
+	uint64_t stride;
+	struct sim_meta *meta;	/* private caches */
+	uint64_t clock;		/* private LRU clock */
+	uint64_t nr_sets;
+	uint64_t set_mask;	/* nr_sets - 1 when a power of two */
+	uint32_t assoc;
+	uint32_t line_shift;
+	uint8_t pow2, repl, plru_levels;
+	size_t map_sz;		/* bytes mapped for this array */
+	void *map;
+};
+
+static inline uint64_t sim_set_of(const struct sim_cache *k, uint64_t line)
+{
+	return sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
+}
+
+/* sim_find_in over exactly n ways: n a constant, the loop unrolled whole
+ * (no test of a way counter). */
+static inline __attribute__((always_inline)) int sim_find_n(const uint64_t *keys, uint32_t n,
+							     uint64_t want)
+{
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++)
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	return -1;
+}
+
+/* Way holding line's tag (valid or invalidated) among keys[assoc], or -1. */
+static inline int sim_find_in(const uint64_t *keys, uint32_t assoc, uint64_t line)
+{
+	uint64_t want = SIM_KEY(line);
+
+	/* The usual associativities searched by fully unrolled code: ~4
+	 * instructions per way where a loop of unknown count, even unrolled,
+	 * tests its counter after each way (~7; random kernel). */
+	switch (assoc) {
+	case 4:
+		return sim_find_n(keys, 4, want);
+	case 8:
+		return sim_find_n(keys, 8, want);
+	case 16:
+		return sim_find_n(keys, 16, want);
+	}
+	return sim_find_n(keys, assoc, want);
+}
+
+/* Tree-PLRU over one set's bits: after using way w, every node on w's path
+ * points away from it. Heap numbering: root 1, children 2n and 2n + 1. */
+static inline void sim_plru_touch(uint64_t *bitsp, uint32_t levels, uint32_t w)
+{
+	uint64_t bits = *bitsp;
+	uint32_t node = 1;
+
+	for (int lv = (int)levels - 1; lv >= 0; lv--) {
+		uint32_t dir = (w >> lv) & 1;	/* 0 = went left */
+		if (dir)
+			bits &= ~(1ull << node);	/* next victim on the left */
+		else
+			bits |= 1ull << node;		/* next victim on the right */
+		node = 2 * node + dir;
+	}
+	*bitsp = bits;
+}
+
+static inline uint32_t sim_plru_victim(uint64_t bits, uint32_t levels)
+{
+	uint32_t node = 1, w = 0;
+
+	for (uint32_t lv = 0; lv < levels; lv++) {
+		uint32_t dir = (bits >> node) & 1;
+		w = (w << 1) | dir;
+		node = 2 * node + dir;
+	}
+	return w;
+}
+
+/* Marks way w most recently used. repl: stamps[assoc] (LRU, clock is the
+ * private clock or the LLC set's) or the set's PLRU word. */
+static inline void sim_touch_in(uint64_t *repl_state, int repl, uint32_t levels, uint32_t w,
+				uint64_t *clock)
+{
+	if (repl == MON_SIM_LRU)
+		repl_state[w] = ++*clock;
+	else
+		sim_plru_touch(repl_state, levels, w);
+}
+
+/* The lowest-numbered way of the minimum stamp among n (a constant for
+ * the unrolled versions); one load and two cmovs per way. */
+static inline __attribute__((always_inline)) uint32_t sim_lru_min_n(const uint64_t *stamps,
+								     uint32_t n)
+{
+	uint64_t best_st = UINT64_MAX;
+	uint32_t best = 0;
+
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++) {
+		uint64_t st = stamps[w];
+		best = st < best_st ? w : best;
+		best_st = st < best_st ? st : best_st;
+	}
+	return best;
+}
+
+/* sim_lru_min_n over assoc ways, fully unrolled for the usual
+ * associativities */
+static inline __attribute__((always_inline)) uint32_t sim_lru_min(const uint64_t *stamps,
+								   uint32_t assoc)
+{
+	switch (assoc) {
+	case 4:
+		return sim_lru_min_n(stamps, 4);
+	case 8:
+		return sim_lru_min_n(stamps, 8);
+	case 16:
+		return sim_lru_min_n(stamps, 16);
+	}
+	return sim_lru_min_n(stamps, assoc);
+}
+
+/* The way to fill: the lowest-numbered empty way, else the lowest
+ * invalidated one, else the replacement policy's victim. */
+static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_state, int repl,
+				     uint32_t assoc, uint32_t levels)
+{
+	uint32_t w;
+
+	if (repl == MON_SIM_PLRU) {
+		for (w = 0; w < assoc; w++)
+			if (!keys[w])
+				return w;
+		for (w = 0; w < assoc; w++)
+			if (SIM_ST(keys[w]) == SIM_I)
+				return w;
+		return sim_plru_victim(*repl_state, levels);
+	}
+	/* LRU: the stamps rank the ways themselves - 0 empty, 1 invalidated
+	 * (sim_key_drop keeps that up), a valid way's stamp >= 2 (the clock
+	 * starts at 1; stamps are distinct) - so the victim is the
+	 * lowest-numbered minimum stamp, one load and two cmovs per way (the
+	 * set's ways are unpredictable on a miss: no branch but the loop's).
+	 * Random kernel: ~13 -> ~4 instructions per way, against ranking each
+	 * way from its key and stamp. */
+	(void)keys;
+	return sim_lru_min(repl_state, assoc);
+}
+
+/*
+ * A reference to line in a set kept in recency order (keys[0] the most
+ * recently used; the LLC, the L2 TLB): moves line's key to the front and
+ * returns its old position, or, on a miss, inserts new_key at the front -
+ * into the first empty way (0), else in place of the last (least recently
+ * used) key - and returns -1 with the key that fell out (0 if none) in
+ * *victim. Keys match on the line, whatever their state bits. One pass
+ * that searches and shifts at once (as cachegrind's cg_sim.c), where a
+ * search, a scan for an empty way and a shift took three: random kernel,
+ * 332 -> 261 instructions per LLC lookup. Empty ways are a suffix of the
+ * set unless `holes` (an LLC whose lines other nodes invalidate): then the
+ * rest of the set is searched before an empty way is taken.
+ */
+static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uint64_t new_key,
+			      uint64_t *victim, int holes)
+{
+	uint64_t want = SIM_KEY(line), carry = keys[0];
+	uint32_t p;
+
+	if ((carry & ~(uint64_t)3) == want)
+		return 0;
+	for (p = 1; p < assoc; p++) {
+		uint64_t cur = keys[p];
+		if (sim_unlikely(!carry) &&
+		    (!holes || sim_find_n(keys + p, assoc - p, want) < 0))
+			break;	/* an empty way at p - 1 and no line further on: a miss */
+		keys[p] = carry;
+		if ((cur & ~(uint64_t)3) == want) {
+			keys[0] = cur;
+			return (int)p;
+		}
+		carry = cur;
+	}
+	/* a miss: into the empty way at p - 1 (carry 0), else the last key falls out */
+	keys[0] = new_key;
+	*victim = carry;
+	return -1;
+}
+
+/*
+ * The same exact LRU for sets of at most 16 ways (the LLC, the L2 TLB of
+ * the presets) with the keys left in their ways, found through a byte of
+ * fingerprint per way, and the recency order in one word: nibble k names
+ * the way at recency position k (0 the most recently used). A reference
+ * compares 8 fingerprints per word operation, checks the key of each
+ * match and moves one nibble, where sim_mru_ref compares and shifts key
+ * by key: random kernel, ~176 -> ~50 instructions per LLC or L2 TLB
+ * lookup. *order holds the order XOR SIM_LRU16_ID, so that a zeroed set
+ * starts as the identity permutation; nibbles at positions >= assoc hold
+ * ways >= assoc and never move. fp: assoc bytes, 0 for an empty way, in
+ * (assoc + 7) / 8 words.
+ *
+ * Same hits, misses and victims as sim_mru_ref: a miss fills an empty way
+ * when there is one (any: only the relative order of the valid keys
+ * matters, and an empty way evicts nothing), else the least recently used
+ * way's key falls out into *victim. Returns the way on a hit, -1 on a miss.
+ */
+#define SIM_LRU16_ID 0xfedcba9876543210ull
+#define SIM_B8(x) ((x) * 0x0101010101010101ull)
+static inline void sim_lru16_front(uint64_t *order, uint32_t w)
+{
+	uint64_t o = *order ^ SIM_LRU16_ID;
+	/* position of w: the lowest zero nibble of o ^ (w in every nibble)
+	 * (the borrow trick's false positives lie above the first zero) */
+	uint64_t x = o ^ (w * 0x1111111111111111ull);
+	uint64_t z = (x - 0x1111111111111111ull) & ~x & 0x8888888888888888ull;
+	uint32_t sh = (uint32_t)__builtin_ctzll(z) & ~3u;	/* 4 * position */
+	uint64_t below = (1ull << sh) - 1;
+	uint64_t upto = (below << 4) | 0xf;
+
+	o = (o & ~upto) | ((o & below) << 4) | w;
+	*order = o ^ SIM_LRU16_ID;
+}
+
+/* 0x80 in each byte of x that is zero, else 0 (exact, no borrow) */
+static inline uint64_t sim_zero_bytes(uint64_t x)
+{
+	uint64_t t = (x & SIM_B8(0x7full)) + SIM_B8(0x7full);
+	return ~(t | x | SIM_B8(0x7full));
+}
+
+/* A way's fingerprint: 1..128, never 0 (an empty way) */
+static inline uint8_t sim_fp(uint64_t line)
+{
+	return (uint8_t)(((line * 0x9e3779b97f4a7c15ull) >> 57) + 1);
+}
+
+/* The way of a set of sim_lru16_ref holding line, or -1; n ways, a
+ * constant in the unrolled versions (sim_lru16_find): both fingerprint
+ * words are tested before any key, so a miss costs no loop (the bytes
+ * past the last way are 0, and a fingerprint never is). */
+static inline __attribute__((always_inline)) int sim_lru16_find_n(const uint64_t *keys,
+								   const uint8_t *fp, uint32_t n,
+								   uint64_t line)
+{
+	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word, m0, m1 = 0;
+
+	__builtin_memcpy(&word, fp, 8);
+	m0 = sim_zero_bytes(word ^ fb);
+	if (n > 8) {
+		__builtin_memcpy(&word, fp + 8, 8);
+		m1 = sim_zero_bytes(word ^ fb);
+	}
+	if (!(m0 | m1))
+		return -1;
+	for (; m0; m0 &= m0 - 1) {
+		uint32_t w = (uint32_t)__builtin_ctzll(m0) >> 3;
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	}
+	for (; m1; m1 &= m1 - 1) {
+		uint32_t w = 8 + ((uint32_t)__builtin_ctzll(m1) >> 3);
+		if ((keys[w] & ~(uint64_t)3) == want)
+			return (int)w;
+	}
+	return -1;
+}
+
+/*
+ * sim_lru16_ref over n ways (n a constant in the unrolled versions). A
+ * miss that evicts the least recently used way moves it from the last
+ * position to the first: the order word shifts up one nibble below
+ * position n, no search for the way's position (sim_lru16_front). Random
+ * kernel: ~30 instructions less per L2 TLB or LLC miss with the search
+ * above.
+ */
+static inline __attribute__((always_inline)) int sim_lru16_ref_n(uint64_t *keys, uint8_t *fp,
+								  uint64_t *order, uint32_t n,
+								  uint64_t line, uint64_t new_key,
+								  uint64_t *victim, int holes)
+{
+	uint64_t word, o;
+	uint32_t w, base;
+	int hit = sim_lru16_find_n(keys, fp, n, line);
+
+	if (hit >= 0) {
+		sim_lru16_front(order, (uint32_t)hit);
+		return hit;
+	}
+	/* a miss: an empty way if any (without holes the empty ways are the
+	 * last ones: ways fill lowest first), else the LRU way */
+	o = *order ^ SIM_LRU16_ID;
+	w = (uint32_t)((o >> (4 * (n - 1))) & 0xf);
+	*victim = keys[w];
+	if (sim_unlikely(!keys[n - 1] || holes)) {
+		for (base = 0; base < n; base += 8) {
+			__builtin_memcpy(&word, fp + base, 8);
+			uint64_t z = sim_zero_bytes(word);
+			if (n - base < 8)	/* bytes past the last way */
+				z &= (1ull << (8 * (n - base))) - 1;
+			if (z) {
+				w = base + ((uint32_t)__builtin_ctzll(z) >> 3);
+				*victim = 0;
+				keys[w] = new_key;
+				fp[w] = sim_fp(line);
+				sim_lru16_front(order, w);
+				return -1;
+			}
+		}
+	}
+	keys[w] = new_key;
+	fp[w] = sim_fp(line);
+	/* w was at position n - 1: positions 0 .. n - 2 move up one */
+	uint64_t lo = n >= 16 ? ~0ull : (1ull << (4 * n)) - 1;
+	o = (o & ~lo) | ((o << 4) & lo) | w;
+	*order = o ^ SIM_LRU16_ID;
+	return -1;
+}
+
+/* sim_lru16_find_n, unrolled for the usual associativities */
+static inline __attribute__((always_inline)) int sim_lru16_find(const uint64_t *keys,
+								 const uint8_t *fp, uint32_t assoc,
+								 uint64_t line)
+{
+	switch (assoc) {
+	case 16:
+		return sim_lru16_find_n(keys, fp, 16, line);
+	case 12:
+		return sim_lru16_find_n(keys, fp, 12, line);
+	case 8:
+		return sim_lru16_find_n(keys, fp, 8, line);
+	}
+	return sim_lru16_find_n(keys, fp, assoc, line);
+}
+
+static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, uint32_t assoc,
+				uint64_t line, uint64_t new_key, uint64_t *victim, int holes)
+{
+	switch (assoc) {
+	case 16:
+		return sim_lru16_ref_n(keys, fp, order, 16, line, new_key, victim, holes);
+	case 12:
+		return sim_lru16_ref_n(keys, fp, order, 12, line, new_key, victim, holes);
+	case 8:
+		return sim_lru16_ref_n(keys, fp, order, 8, line, new_key, victim, holes);
+	}
+	return sim_lru16_ref_n(keys, fp, order, assoc, line, new_key, victim, holes);
+}
+
+/* Empties (key 0) or invalidates (key with state SIM_I) way index i of a
+ * private cache, keeping its LRU stamp the rank sim_victim_in reads. */
+static inline void sim_key_drop(struct sim_cache *k, uint64_t i, uint64_t key)
+{
+	k->key[i] = key;
+	if (k->repl == MON_SIM_LRU)
+		k->key[i + k->assoc] = key != 0;
+}
+
+static inline int sim_find(const struct sim_cache *k, uint64_t set, uint64_t line)
+{
+	return sim_find_in(k->key + set * k->stride, k->assoc, line);
+}
+
+static inline uint64_t *sim_repl_state(const struct sim_cache *k, uint64_t set)
+{
+	return k->key + set * k->stride + k->assoc;
+}
+
+static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint64_t *clock)
+{
+	sim_touch_in(sim_repl_state(k, set), k->repl, k->plru_levels, w, clock);
+}
+
+/* sim_touch of private cache k's way by its key index i: LRU stamps it
+ * there, without the set * stride that sim_touch computes again (the
+ * callers have i; the stride is reloaded after their stores) */
+static inline __attribute__((always_inline)) void sim_touch_at(struct sim_cache *k, uint64_t i)
+{
+	if (sim_likely(k->repl == MON_SIM_LRU)) {
+		k->key[i + k->assoc] = ++k->clock;
+	} else {
+		uint64_t set = i / k->stride;
+		sim_touch(k, set, (uint32_t)(i - set * k->stride), &k->clock);
+	}
+}
+
+static inline __attribute__((always_inline)) uint32_t sim_victim(const struct sim_cache *k,
+								   uint64_t set)
+{
+	return sim_victim_in(k->key + set * k->stride, sim_repl_state(k, set), k->repl, k->assoc,
+			     k->plru_levels);
+}
+
+/* Arrays: flags for sim_cache_init. */
+enum { SIM_CA_META = 1 };
+int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32_t line_shift,
+		   int repl, unsigned flags) SIM_HIDDEN;
+void sim_cache_fini(struct sim_cache *k) SIM_HIDDEN;
+
+/* ---- per-core mailbox: invalidations and downgrades from other cores ----
+ * Bounded multi-producer single-consumer ring (sequence-numbered slots).
+ * Producers push under the directory bucket lock of the line; the core pops
+ * at the start of each access and under a bucket lock before it changes its
+ * copy of that bucket's line. A full ring sets `resync`: the core then
+ * reconciles all its lines with the directory. */
+#ifndef SIM_RING_BITS
+#define SIM_RING_BITS 12	/* tests build with a tiny ring to exercise overflow */
+#endif
+#define SIM_RING_CAP (1u << SIM_RING_BITS)
+enum { SIM_MSG_INV = 1, SIM_MSG_DOWN = 2 };
+struct sim_ring_slot {
+	uint64_t seq;
+	uint64_t msg;		/* (line << 2) | SIM_MSG_* */
+};
+struct sim_ring {
+	uint64_t tail __attribute__((aligned(64)));	/* producers */
+	uint64_t head __attribute__((aligned(64)));	/* consumer */
+	struct sim_ring_slot slot[SIM_RING_CAP];
+};
+
+/* ---- fully associative LRU shadow of the L1 (3C) ---- */
+struct sim_shadow {
+	uint64_t *hkey;		/* open addressing: line + 1, 0 empty */
+	uint32_t *hval;		/* node index */
+	struct sim_snode {	/* LRU list node; node 0 = the list head */
+		uint64_t line;	/* UINT64_MAX: free */
+		uint32_t prev, next;
+	} *node;
+	uint32_t hmask, hshift, cap, nr, free_top;
+	uint32_t *free;
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- lines a core has referenced (3C compulsory) ---- */
+#define SIM_SEEN_REGION_SHIFT 21	/* 2 MiB regions */
+struct sim_seen {
+	uint64_t memo_region;	/* last region looked up, + 1 */
+	uint64_t *memo_leaf;
+	uint64_t *rkey;		/* region + 1, 0 empty */
+	uint32_t *rleaf;	/* leaf index (from 1) */
+	uint64_t *leaves;	/* bitmaps: leaf_words per leaf */
+	uint32_t rmask, nr_leaves, max_leaves, leaf_words;
+	size_t map_sz;
+	void *map;
+};
+
+
+#define SIM_L0 8
+#define SIM_OWN_MEMO 16	/* a power of two */
+
+struct mon_sim_core {
+	struct mon_sim *sim;
+	uint32_t id, node;
+	uint32_t tid;		/* atomic: current thread (first-touch owner) */
+	uint32_t resync;	/* atomic: the ring overflowed */
+	/* Exclusive use without an atomic read-modify-write per access: the
+	 * owning thread marks `busy` around each access; a second thread that
+	 * attaches sets `shared`, forces a barrier on every thread
+	 * (membarrier) and waits for `busy` to clear; from then on all users
+	 * take `lock`. */
+	uint32_t busy __attribute__((aligned(64)));	/* atomic */
+	uint32_t shared;	/* atomic: SIM_SHARED (sticky) | SIM_HOLD */
+	uint32_t mail;		/* atomic: set by producers after a push to `ring` (or
+				 * setting `resync`), cleared by the core before it
+				 * looks: one load on the hit path */
+	uint32_t lock;
+	int locked;		/* the current access holds `lock` */
+	/* memo of the owner table: pages looked up last (+ 1, entry
+	 * sim_own_memo_of(page)), and whether each is private to this core.
+	 * Several: dense_2t alternates between the pages of three arrays, and
+	 * one entry made nearly every miss look the page up (~55 instructions). */
+	uint64_t own_page[SIM_OWN_MEMO];
+	uint8_t own_priv[SIM_OWN_MEMO];
+	uint32_t owner_tid;	/* under the simulator's create_lock */
+	int solo;		/* the simulator runs SOLO (set at creation; cleared
+				 * by the SOLO -> MULTI switch with the core held) */
+	uint64_t home_page;	/* memo: last page placed and its node */
+	uint32_t home_node;
+
+	/* Fast path (see the Notes of sim.c): where the last few L1 lines
+	 * accessed sat in the L1, and their pages in the L1 TLB - guesses,
+	 * checked against the keys before use. last_line: the line of the
+	 * last access, which it left most recently used in the L1, the L1 TLB
+	 * and the 3C shadow (entry lastj). */
+	struct {
+		uint64_t line[SIM_L0];	/* L1 line, UINT64_MAX: empty */
+		uint64_t page[SIM_L0];	/* its TLB page */
+		uint32_t idx[SIM_L0];	/* its L1 key index set * stride + way */
+		uint32_t tidx[SIM_L0];	/* its page's L1 TLB key index */
+		uint32_t next;		/* round-robin insertion */
+		/* the caller's two words for the line (opaque here; the sim
+		 * backend: the object the whole line lies in, and the
+		 * thread's counter vector of it; 0 none), taken from cur_tag
+		 * by the access that made the entry */
+		uintptr_t tag[SIM_L0][2];
+		/* the low 32 bits of line[] (UINT32_MAX: empty), for a
+		 * vector compare of all entries at once (the x86-64 line
+		 * entry, backend_sim.c); a match there is checked in line[] */
+		uint32_t lo[SIM_L0] __attribute__((aligned(16)));
+	} l0;
+	uint64_t last_line, last_i;	/* last_i: its L1 key index */
+	uint32_t last_j;	/* last_line's entry in l0 */
+	uintptr_t cur_tag[2];	/* the access in progress: its line's tag
+				 * (mon_sim_access_tagged), 0 0 for none */
+	uint64_t memo_page;	/* TLB page of the last access (MRU in the L1 TLB) */
+	uint64_t memo_tidx;	/* its L1 TLB key index */
+	uint64_t memo_shadow;	/* L1 line last touched in the 3C shadow */
+	int three_c;		/* copies of the geometry's, for the hit path */
+	uint32_t l1_hit_cycles;
+
+	struct sim_cache l1, l2, tlb1, tlb2;
+	struct sim_cache *coh;	/* the coherence level: &l2, or &l1 without L2 */
+	int has_l2, has_tlb2;
+
+	struct sim_ring *ring;
+	struct mon_sim_recv *recv;	/* received invalidations not yet collected */
+	uint32_t nr_recv;
+	uint64_t recv_lost;
+
+	struct sim_shadow shadow;
+	struct sim_seen seen;
+	uint64_t seen_overflows;
+	uint64_t ring_overflows;	/* atomic, by producers */
+};
+
+/* c->shared: the core is shared by threads (all users lock, for good), or
+ * another core holds it still while it reads the core's caches (a page
+ * becoming shared, see the owner table). */
+enum { SIM_SHARED = 1, SIM_HOLD = 2 };
+
+/* ---- directory (sim_coh.c) ---- */
+#define SIM_DIR_STRIPES 1024
+struct sim_dnode {
+	uint64_t line;
+	uint64_t sharers;	/* cores holding a valid copy */
+	uint64_t lost;		/* cores holding an invalidated tag */
+	uint64_t wmask;		/* atomic: words the owner wrote this ownership */
+	uint32_t next;		/* hash chain */
+	uint32_t fs;		/* false-sharing record (index) or 0 */
+	int32_t owner;		/* E/M holder, -1 none */
+	uint32_t dirty_owner;	/* atomic: owner + 1 once the owner wrote */
+};
+struct sim_stripe {
+	uint32_t lock;
+	uint32_t free_node;	/* free list of nodes (chained by next) */
+	uint32_t free_fs;	/* free list of fs records (chained by word 0) */
+	uint32_t pad[13];
+};
+struct sim_dir {
+	uint32_t *head;		/* [nr_buckets] */
+	struct sim_stripe *stripe;	/* [SIM_DIR_STRIPES] */
+	struct sim_dnode *node;	/* arena, index 0 unused */
+	uint64_t *fs;		/* arena: record r = fs[r * nr_cores ...] */
+	uint32_t bucket_bits;
+	uint32_t node_cap, fs_cap;
+	uint32_t node_bump, fs_bump;	/* atomic */
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- shared LLC of one node ----
+ * One block of 64-bit words per set, so that a lookup touches few host
+ * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the recency
+ * order of sim_lru16_ref, [2 ..) the fingerprints, then the keys from
+ * keys_off, the block padded to whole host cache lines; else [2 .. 2+assoc)
+ * the keys - for LRU in most-to-least recently used order - then, for
+ * PLRU, the tree word. A key's state is SIM_S (clean) or SIM_M (dirty);
+ * invalidated ways are 0 (fingerprint 0). */
+struct sim_llc {
+	uint64_t *blk;
+	uint64_t stride;	/* words per set */
+	uint64_t nr_sets, set_mask;
+	uint32_t assoc;
+	uint32_t keys_off;	/* words from the block's start to its keys */
+	uint8_t pow2, repl, plru_levels, lru16;
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- page placement (sim_mem.c) ---- */
+#define SIM_PAGE_REGION_PAGES 512
+struct sim_pages {
+	uint64_t *rkey;		/* atomic: region + 1 */
+	uint32_t *rleaf;	/* atomic: leaf index + 1 */
+	uint64_t *leaf;		/* [leaf][SIM_PAGE_REGION_PAGES] atomic entries */
+	uint32_t rmask, max_leaves;
+	uint32_t nr_leaves;	/* atomic */
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+	void *map;
+};
+
+/* ---- page owners (sim_coh.c) ----
+ * Open addressing, claimed with a CAS, never deleted: entry (page + 1) << 8
+ * | state, state SIM_OWN_SHARED or the private owner core + 1. A page is
+ * private to the first core that misses on one of its lines in MULTI mode;
+ * the lines of a private page have no directory entry (meta.priv). The
+ * first miss of another core on it registers the owner's lines (the owner
+ * held still) and makes the page shared for good. A page without an entry
+ * within the probe limit is shared. */
+#define SIM_OWN_SHARED 0xffu
+struct sim_owners {
+	uint64_t *e;
+	uint64_t mask;
+	uint64_t overflows;	/* atomic */
+	size_t map_sz;
+};
+
+struct mon_sim {
+	struct mon_sim_geom g;
+	/* derived once from g */
+	uint32_t l1_shift, coh_shift, word_shift, tlb_shift, page_shift;
+	uint32_t l1_per_coh;		/* L1 lines per coherence line */
+	struct mon_sim_core *core[MON_SIM_MAX_CORES];	/* atomic pointers */
+	uint32_t create_lock;
+	int barrier_cmd;		/* membarrier command, 0: cores always lock */
+	uint32_t mode;			/* SIM_SOLO / SIM_MULTI, under create_lock */
+	struct sim_llc *llc;		/* [nr_nodes] or NULL without LLC */
+	struct sim_dir dir;
+	struct sim_pages pages;
+	struct sim_owners own;
+};
+
+/*
+ * While only one core exists (single-threaded programs, and multithreaded
+ * ones before their second thread starts) nothing can be shared: the
+ * simulator runs SOLO, without directory or LLC locks. Creating the second
+ * core switches to MULTI for good, holding the first core still while its
+ * lines' pages become private to it (sim_dir_register).
+ */
+enum { SIM_SOLO, SIM_MULTI };
+
+static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
+{
+	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
+}
+
+/* The set block of coherence line `line` in LLC L */
+static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
+{
+	return L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) * L->stride;
+}
+
+/*
+ * Starts the host cache misses of coherence line `line`'s set in node
+ * `node`'s LLC (the lock and order word, and the keys), so that they
+ * overlap the work before sim_llc_fetch or sim_llc_writeback reads them:
+ * an LLC of a few MiB misses the host's own caches on most simulated
+ * misses of a random kernel.
+ */
+static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint64_t line)
+{
+	const struct sim_llc *L = s->llc;
+
+	if (!L)
+		return;
+	const uint64_t *b = sim_llc_set(L + node, line);
+	/* host lines of 8 words; a set of up to 24 words (16 ways): no loop */
+	sim_prefetch(b);
+	sim_prefetch(b + 8);
+	if (L->stride > 16)
+		sim_prefetch(b + 16);
+}
+
+/* Accesses line in the shadow; returns 1 on a hit. *hint: the node the
+ * line had (a guess, checked; 0 = none), updated. */
+int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint) SIM_HIDDEN;
+
+/* ---- the L1 hit path, inline for the simulator and its caller ---- */
+
+static inline void sim_core_exit(struct mon_sim_core *c, int locked)
+{
+	if (locked)
+		sim_unlock(&c->lock);
+	else
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* The inline half of core_enter (sim.c): the owner of an unshared core
+ * that no other core holds still enters (returns 1, sim_core_exit(c, 0)
+ * leaves); otherwise returns 0 having changed nothing, and core_enter_slow
+ * starts over. */
+static inline int sim_core_try_enter(struct mon_sim_core *c)
+{
+	__atomic_store_n(&c->busy, 1, __ATOMIC_RELAXED);
+	__asm__ __volatile__("" ::: "memory");
+	if (sim_likely(!__atomic_load_n(&c->shared, __ATOMIC_ACQUIRE)))
+		return 1;
+	__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The first entry of c->l0 holding L1 line `line` (no last-line check), or -1. */
+static inline __attribute__((always_inline)) int sim_l0_search(const struct mon_sim_core *c,
+								uint64_t line)
+{
+#pragma GCC unroll 8
+	for (int j = 0; j < SIM_L0; j++)
+		if (c->l0.line[j] == line)
+			return j;
+	return -1;
+}
+
+/* The entry of c->l0 for L1 line `line`: c->last_j when it is the line
+ * of the last access (*mru = 1), else sim_l0_search's. A guess:
+ * sim_l0_hit_at checks it. */
+static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_sim_core *c,
+							      uint64_t line, int *mru)
+{
+	*mru = line == c->last_line;
+	if (*mru)
+		return (int)c->last_j;
+	return sim_l0_search(c, line);
+}
+
+/*
+ * An access within L1 line `line`, whose entry in c->l0 is j (sim_l0_find,
+ * mru as it said), that hits the line still where the entry says, with
+ * the rights it needs: updates the replacement state of the L1, the L1 TLB
+ * and the 3C shadow, and the line's metadata, as the full path would, and
+ * returns 1. Else returns 0 and changes nothing. The entries are guesses
+ * checked against the keys, so they need no upkeep when lines or TLB
+ * entries move or lose rights. no_calls: also return 0 when the 3C shadow
+ * needs an update (a call): the caller then needs no registers saved
+ * around one.
+ */
+static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_core *c,
+								uint64_t line, int j, int mru,
+								int is_write, uint32_t cookie,
+								int no_calls)
+{
+	uint64_t *const keys = c->l1.key;
+	uint64_t i = mru ? c->last_i : c->l0.idx[j], key;
+
+	key = keys[i];
+	if (sim_unlikely((key & ~(uint64_t)3) != SIM_KEY(line) || SIM_ST(key) == SIM_I))
+		return 0;
+	struct sim_meta *m = &c->l1.meta[i];
+	/* A write needs M, untracked - or E: E -> M is silent, and on a line
+	 * with no directory entry (the core runs solo, or the line's page is
+	 * private to it) without an L2 it is nothing more (write_owned would
+	 * publish nothing). So a read-modify-write takes one slow path, not
+	 * two. */
+	if (is_write && (SIM_ST(key) != SIM_M || m->track) &&
+	    (SIM_ST(key) != SIM_E || !m->priv || c->has_l2))
+		return 0;
+	if (!mru) {
+		/* not most recently used yet (the last access's line and page
+		 * are): touch the L1, the L1 TLB and the shadow */
+		uint64_t page = c->l0.page[j];
+		uint32_t ti = c->l0.tidx[j];
+		if (page != c->memo_page) {
+			uint64_t *tk = c->tlb1.key;
+			if (tk[ti] != (SIM_KEY(page) | SIM_S))
+				return 0;
+			if (c->three_c && c->memo_shadow != line) {
+				if (no_calls)
+					return 0;
+				sim_shadow_access(&c->shadow, line, &m->shadow);
+				c->memo_shadow = line;
+			}
+			tk[ti + c->tlb1.assoc] = ++c->tlb1.clock;	/* the L1 TLB is LRU */
+			c->memo_page = page;
+			c->memo_tidx = ti;
+		} else if (c->three_c && c->memo_shadow != line) {
+			if (no_calls)
+				return 0;
+			sim_shadow_access(&c->shadow, line, &m->shadow);
+			c->memo_shadow = line;
+		}
+		sim_touch_at(&c->l1, i);
+		c->last_line = line;
+		c->last_i = i;
+		c->last_j = (uint32_t)j;
+	}
+	if (is_write)
+		keys[i] = key | SIM_M;	/* E -> M, or M already */
+	m->cookie = cookie;
+	m->dirty |= (uint8_t)is_write;
+	return 1;
+}
+
+/* sim_l0_find, then sim_l0_hit_at */
+static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core *c, uint64_t line,
+							     int is_write, uint32_t cookie,
+							     int no_calls)
+{
+	int mru, j = sim_l0_find(c, line, &mru);
+
+	return j >= 0 && sim_l0_hit_at(c, line, j, mru, is_write, cookie, no_calls);
+}
+
+/*
+ * The common case of mon_sim_access, inline for a caller that wants no
+ * call for it (backend_sim.c): an access within one L1 line among the last
+ * few accessed, nothing pending from other cores, no 3C shadow update.
+ * Returns 1 with the access simulated - a plain L1 hit, est_cycles =
+ * c->l1_hit_cycles - and, tag not NULL, the line's entry given tag; else 0
+ * having changed nothing: the caller then calls mon_sim_access_rest (or
+ * mon_sim_access). No call, so no registers saved.
+ */
+static inline __attribute__((always_inline)) int sim_hit(struct mon_sim_core *c, uintptr_t addr,
+							  uint32_t size, int is_write,
+							  uint32_t cookie, const uintptr_t *tag)
+{
+	uint32_t shift = c->l1.line_shift;
+	uint64_t line = addr >> shift;
+	int hit = 0, mru, j;
+
+	if (sim_unlikely(line != (addr + size - 1) >> shift || !size) ||
+	    sim_unlikely(!sim_core_try_enter(c)))
+		return 0;
+	if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
+	    (j = sim_l0_find(c, line, &mru)) >= 0 &&
+	    (hit = sim_l0_hit_at(c, line, j, mru, is_write, cookie, 1)) && tag) {
+		c->l0.tag[j][0] = tag[0];
+		c->l0.tag[j][1] = tag[1];
+	}
+	sim_core_exit(c, 0);
+	return hit;
+}
+
+#endif

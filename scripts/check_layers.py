@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""check_layers.py [SRC_DIR]: the source tree's layering rules (docs/architecture.md).
+
+Checks every C source and header outside tests/, bench/ and build trees:
+  1. an #include "..." reaches only the directories its layer may use
+     (ALLOWED below; a file's own directory always);
+  2. a private header (name ending in _int.h) is included only from its own
+     directory;
+  3. no source file is longer than MAX_LINES lines.
+Prints each offence as FILE:LINE: the #include line, the rule and the fix;
+exits 1 if there is any, else 0 with a one-line summary.
+"""
+import os
+import re
+import sys
+
+MAX_LINES = 1500
+
+# layer (a directory) -> the directories its includes may reach, besides its own
+ALLOWED = {
+    "include/ameba": [],
+    "strategies": ["include/ameba"],
+    "properties": ["include/ameba"],
+    "mri": ["include/ameba"],
+    "monitor/sim": ["include/ameba"],
+    # the runtime serves the MRI: the dispatcher's and the transport's interface
+    "monitor": ["include/ameba", "mri", "monitor/sim"],
+    "agent": ["include/ameba", "mri", "agent/perfmon", "monitor/sim"],
+    "agent/perfmon": ["include/ameba", "agent"],
+}
+# headers of another directory a layer may include (its interface), when the
+# directory is allowed; anything else there is that directory's business
+INTERFACE = {
+    "mri": {"mri.h", "json.h", "dispatch.h", "protocol.h", "transport.h"},
+    "monitor/sim": {"sim.h", "sim_core.h"},
+    "agent/perfmon": {"perfmon.h"},
+    "agent": {"provider.h"},
+}
+# where the build's -I flags point (a quoted include is looked up here after
+# the including file's directory), in the order the compilers see them
+SEARCH = ["include", ".", "monitor/sim", "monitor", "agent", "mri"]
+SKIP_DIRS = ("tests", "bench", "docs", "build", ".git", "examples")
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def sources(root):
+    for d, subdirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
+        top = rel.split(os.sep)[0]
+        if rel != "." and (top in SKIP_DIRS or top.startswith("build") or top.startswith(".")):
+            subdirs[:] = []
+            continue
+        for f in files:
+            if f.endswith((".c", ".h", ".S")):
+                yield os.path.normpath(os.path.join(rel, f))
+
+
+def resolve(root, src, name):
+    here = os.path.dirname(src)
+    for base in [here] + SEARCH:
+        p = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(os.path.join(root, p)):
+            return p
+    return None
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                           os.path.join(os.path.dirname(__file__), ".."))
+    bad = []
+    nr_files = nr_includes = 0
+    for src in sorted(sources(root)):
+        nr_files += 1
+        layer = os.path.dirname(src)
+        with open(os.path.join(root, src), errors="replace") as f:
+            lines = f.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if len(lines) > MAX_LINES:
+            bad.append(f"{src}:{len(lines)}: {len(lines)} lines, over the {MAX_LINES} a "
+                       f"file may hold: split it along its seams (one job per file)")
+        for no, text in enumerate(lines, 1):
+            m = INCLUDE.match(text)
+            if not m:
+                continue
+            nr_includes += 1
+            target = resolve(root, src, m.group(1))
+            if target is None:
+                continue    # a generated header (configure_file) or a system one
+            tdir = os.path.dirname(target)
+            base = os.path.basename(target)
+            if tdir == layer:
+                continue
+            if base.endswith("_int.h"):
+                bad.append(f"{src}:{no}: {text.strip()}: {target} is private to {tdir}/; "
+                           f"use {tdir}'s interface header or move what you need into it")
+                continue
+            allowed = ALLOWED.get(layer)
+            if allowed is None:
+                bad.append(f"{src}:{no}: {text.strip()}: the layer {layer}/ has no rule in "
+                           f"scripts/check_layers.py (ALLOWED); add one and describe it in "
+                           f"docs/architecture.md")
+                continue
+            if tdir not in allowed:
+                bad.append(f"{src}:{no}: {text.strip()}: {layer}/ may not include from {tdir}/ "
+                           f"(it may use: {', '.join(allowed) or 'nothing'}); see "
+                           f"docs/architecture.md")
+                continue
+            iface = INTERFACE.get(tdir)
+            if iface is not None and base not in iface:
+                bad.append(f"{src}:{no}: {text.strip()}: {base} is not part of {tdir}/'s "
+                           f"interface ({', '.join(sorted(iface))})")
+    for b in bad:
+        print(b)
+    if bad:
+        print(f"check_layers: {len(bad)} offence(s) in {nr_files} files")
+        return 1
+    print(f"check_layers: {nr_files} files, {nr_includes} includes: layers respected, "
+          f"no file over {MAX_LINES} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
