@@ -4,6 +4,8 @@
  *   CHECK(cond)                    records a failure with file:line when cond is false
  *   CHECK_EQ_U64(got, want)        compares two unsigned values, printing both
  *   CHECK_STR(got, want)           compares two strings (NULL-safe)
+ *   CHECK_NEAR(got, want)          two doubles within 1e-9 of |want| + 1
+ *   CHECK_HAS(text, needle)        text (NULL-safe) contains needle
  *   return check_done();           prints "N passed, N failed" and returns the exit code
  *
  * Table-driven tests pass the row's __LINE__ through CHECK_AT(line, cond).
@@ -12,6 +14,7 @@
 #define AMEBA_TEST_CHECK_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +51,25 @@ static inline void check_record(int ok, const char *file, int line, const char *
 			fprintf(stderr, "%s:%d: %s = \"%s\", want \"%s\"\n", __FILE__,  \
 				__LINE__, #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");  \
 		check_record(ok_, __FILE__, __LINE__, #got " == " #want);                \
+	} while (0)
+
+#define CHECK_NEAR(got, want)                                                            \
+	do {                                                                             \
+		double g_ = (got), w_ = (want);                                          \
+		int ok_ = fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1);                        \
+		if (!ok_)                                                                \
+			fprintf(stderr, "%s:%d: %s = %.12g, want %.12g\n", __FILE__,      \
+				__LINE__, #got, g_, w_);                                  \
+		check_record(ok_, __FILE__, __LINE__, #got " ~= " #want);                \
+	} while (0)
+#define CHECK_HAS(text, needle)                                                          \
+	do {                                                                             \
+		const char *t_ = (text), *n_ = (needle);                                 \
+		int ok_ = t_ && strstr(t_, n_);                                          \
+		if (!ok_)                                                                \
+			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+				t_ ? t_ : "(null)", n_);                                   \
+		check_record(ok_, __FILE__, __LINE__, #text " has " #needle);            \
 	} while (0)
 
 static inline int check_done(void)

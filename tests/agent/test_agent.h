@@ -1,7 +1,7 @@
 /*
  * test_agent.h - what the agent's unit tests share: the directories they
- * run in, CHECK_NEAR / CHECK_HAS, and the helpers that load properties,
- * strategies and the fake provider's world.
+ * run in and the helpers that load properties, strategies and the fake
+ * provider's world.
  */
 #ifndef AMEBA_TEST_AGENT_H
 #define AMEBA_TEST_AGENT_H
@@ -25,26 +25,6 @@
 /* set by main() from its arguments (test_agent.c) */
 extern const char *src_dir, *strategy_dir, *plugin_dir;
 extern char tmp_dir[256];
-
-#define CHECK_NEAR(got, want)                                                            \
-	do {                                                                             \
-		double g_ = (got), w_ = (want);                                          \
-		if (!(fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1)))                          \
-			fprintf(stderr, "%s:%d: %s = %.12g, want %.12g\n", __FILE__,      \
-				__LINE__, #got, g_, w_);                                  \
-		check_record(fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1), __FILE__, __LINE__, \
-			     #got " ~= " #want);                                          \
-	} while (0)
-
-#define CHECK_HAS(text, needle)                                                          \
-	do {                                                                             \
-		const char *t_ = (text), *n_ = (needle);                                 \
-		int ok_ = t_ && strstr(t_, n_);                                          \
-		if (!ok_)                                                                \
-			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
-				t_ ? t_ : "(null)", n_);                                   \
-		check_record(ok_, __FILE__, __LINE__, #text " has " #needle);            \
-	} while (0)
 
 /* test_agent.c */
 void write_file(const char *path, const char *text);

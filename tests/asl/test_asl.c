@@ -22,26 +22,6 @@
 static const char *src_dir;
 static char tmp_dir[256];
 
-#define CHECK_NEAR(got, want)                                                            \
-	do {                                                                             \
-		double g_ = (got), w_ = (want);                                          \
-		int ok_ = fabs(g_ - w_) <= 1e-9 * (fabs(w_) + 1);                        \
-		if (!ok_)                                                                \
-			fprintf(stderr, "%s:%d: %s = %.12g, want %.12g\n", __FILE__,      \
-				__LINE__, #got, g_, w_);                                  \
-		check_record(ok_, __FILE__, __LINE__, #got " ~= " #want);                \
-	} while (0)
-
-#define CHECK_HAS(text, needle)                                                          \
-	do {                                                                             \
-		const char *t_ = (text), *n_ = (needle);                                 \
-		int ok_ = t_ && strstr(t_, n_);                                          \
-		if (!ok_)                                                                \
-			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
-				t_ ? t_ : "(null)", n_);                                   \
-		check_record(ok_, __FILE__, __LINE__, #text " has " #needle);            \
-	} while (0)
-
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");

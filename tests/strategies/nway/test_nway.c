@@ -383,14 +383,6 @@ static double share_of(const struct run *r, const char *name)
 		check_record(fabs(s_ - (want)) <= 1e-9, __FILE__, __LINE__, "share " name); \
 	} while (0)
 
-#define CHECK_HAS(hay, needle)                                                           \
-	do {                                                                             \
-		if (!strstr((hay), (needle)))                                            \
-			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
-				(hay), (needle));                                          \
-		check_record(strstr((hay), (needle)) != NULL, __FILE__, __LINE__, #needle); \
-	} while (0)
-
 /*
  * Seed 002, Fig. 2: array_a..array_d packed at low addresses hold 60% of
  * the misses, array_e alone far above holds 40%, more than any one of the

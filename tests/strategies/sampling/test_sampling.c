@@ -110,7 +110,7 @@ static int near(double got, double want)
 	return fabs(got - want) <= 1e-9 * (fabs(want) + 1);
 }
 
-#define CHECK_NEAR(got, want)                                                            \
+#define CHECK_CLOSE(got, want)                                                            \
 	do {                                                                             \
 		double g__ = (got), w__ = (want);                                        \
 		if (!near(g__, w__))                                                     \
@@ -189,10 +189,10 @@ static void test_attribution(void)
 	CHECK(desc->contexts(st, &c, &nr) == 0);
 	CHECK_EQ_U64(nr, 4);		/* program, table, node bin, grid */
 	CHECK_EQ_U64(c[0].kind, AMEBA_CTX_PROGRAM);
-	CHECK_NEAR(c[0].values[AMEBA_M_L1D_MISS], 2000000);
-	CHECK_NEAR(c[0].per_thread[AMEBA_M_L1D_MISS][1], 800000);
+	CHECK_CLOSE(c[0].values[AMEBA_M_L1D_MISS], 2000000);
+	CHECK_CLOSE(c[0].per_thread[AMEBA_M_L1D_MISS][1], 800000);
 	CHECK_EQ_U64(c[0].nr_samples, 23);	/* 3 strays and 2 late ones included */
-	CHECK_NEAR(c[0].confidence, 1.0);
+	CHECK_CLOSE(c[0].confidence, 1.0);
 	/* best first */
 	CHECK_STR(c[1].object->name, "table");
 	CHECK_STR(c[2].object->name, "node@f.c:10");
@@ -203,13 +203,13 @@ static void test_attribution(void)
 	if (x) {
 		CHECK_EQ_U64(x->object->kind, AMEBA_OBJ_GLOBAL);
 		CHECK_EQ_U64(x->nr_samples, 10);
-		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 10 * mean);
-		CHECK_NEAR(x->program[AMEBA_M_L1D_MISS], 2000000);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 6 * mean);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 4 * mean);
+		CHECK_CLOSE(x->values[AMEBA_M_L1D_MISS], 10 * mean);
+		CHECK_CLOSE(x->program[AMEBA_M_L1D_MISS], 2000000);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][0], 6 * mean);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][1], 4 * mean);
 		CHECK_EQ_U64(x->nr_threads, 2);
 		CHECK(x->has[AMEBA_M_L1D_MISS] && !x->has[AMEBA_M_MEM_REF] && !x->has[AMEBA_M_L2_MISS]);
-		CHECK_NEAR(x->confidence, 1.0 - 1.0 / sqrt(10.0));
+		CHECK_CLOSE(x->confidence, 1.0 - 1.0 / sqrt(10.0));
 		CHECK(x->extra && strstr(x->extra, "share_samples=0.434783"));
 	}
 	/* two blocks of one site: presented as the site's bin */
@@ -221,9 +221,9 @@ static void test_attribution(void)
 		CHECK_EQ_U64(x->object->start, 0x3000);
 		CHECK_EQ_U64(x->object->end, 0x4100);
 		CHECK_EQ_U64(x->nr_samples, 5);
-		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 5 * mean);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 2 * mean);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 3 * mean);
+		CHECK_CLOSE(x->values[AMEBA_M_L1D_MISS], 5 * mean);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][0], 2 * mean);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][1], 3 * mean);
 	}
 	/* a site with one block: presented as the block */
 	x = find(c, nr, "grid@f.c:20");
@@ -231,7 +231,7 @@ static void test_attribution(void)
 	if (x) {
 		CHECK_EQ_U64(x->object->kind, AMEBA_OBJ_HEAP);
 		CHECK_EQ_U64(x->object->start, 0x5000);
-		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 3 * mean);
+		CHECK_CLOSE(x->values[AMEBA_M_L1D_MISS], 3 * mean);
 	}
 	CHECK(find(c, nr, "late@f.c:30") == NULL);
 
@@ -246,11 +246,11 @@ static void test_attribution(void)
 	CHECK(x != NULL);
 	if (x) {
 		CHECK_EQ_U64(x->nr_samples, 2);
-		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 2 * mean);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 2 * mean);
+		CHECK_CLOSE(x->values[AMEBA_M_L1D_MISS], 2 * mean);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][1], 2 * mean);
 		/* the shares over the program's total never pass 100% */
 		CHECK(x->values[AMEBA_M_L1D_MISS] < c[0].values[AMEBA_M_L1D_MISS]);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
 	}
 	CHECK(c[0].extra && strstr(c[0].extra, "attributed=20\nunattributed=3\n"));
 
@@ -260,8 +260,8 @@ static void test_attribution(void)
 	res.nr_samples = n;
 	CHECK(desc->observe(st, &exp, &res) == 0);
 	CHECK(desc->contexts(st, &c, &nr) == 0);
-	CHECK_NEAR(c[0].values[AMEBA_M_L1D_MISS], 4000000);
-	CHECK_NEAR(c[0].per_thread[AMEBA_M_L1D_MISS][0], 2400000);
+	CHECK_CLOSE(c[0].values[AMEBA_M_L1D_MISS], 4000000);
+	CHECK_CLOSE(c[0].per_thread[AMEBA_M_L1D_MISS][0], 2400000);
 	x = find(c, nr, "grid@f.c:20");
 	mean = 4000000.0 / 24;		/* 24 samples over the 4,000,000 of the window */
 	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 4 * mean));
@@ -272,7 +272,7 @@ static void test_attribution(void)
 	res.target_exited = 1;
 	CHECK(desc->observe(st, &exp, &res) == 0);
 	CHECK(desc->contexts(st, &c, &nr) == 0);
-	CHECK_NEAR(c[0].values[AMEBA_M_L1D_MISS], 4000000);
+	CHECK_CLOSE(c[0].values[AMEBA_M_L1D_MISS], 4000000);
 	CHECK(c[0].extra && strstr(c[0].extra, "total_window=6000000"));
 	x = find(c, nr, "grid@f.c:20");
 	CHECK(x && near(x->values[AMEBA_M_L1D_MISS], 4 * mean));	/* unchanged */
@@ -336,9 +336,9 @@ static void test_site_of_unlisted(void)
 	if (x) {
 		CHECK_EQ_U64(x->object->kind, AMEBA_OBJ_BIN);	/* no block of it listed */
 		CHECK_EQ_U64(x->nr_samples, 2);
-		CHECK_NEAR(x->values[AMEBA_M_L1D_MISS], 200);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][1], 200);
-		CHECK_NEAR(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
+		CHECK_CLOSE(x->values[AMEBA_M_L1D_MISS], 200);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][1], 200);
+		CHECK_CLOSE(x->per_thread[AMEBA_M_L1D_MISS][0], 0);
 	}
 	x = find(c, nr, "fresh@f.c:40");
 	CHECK(x && x->object->kind == AMEBA_OBJ_BIN && x->nr_samples == 1);
@@ -411,8 +411,8 @@ static void test_exact_period_and_lost(void)
 	CHECK(x != NULL);
 	if (x) {
 		/* 4 delivered of 8: each stands for 2 x 1009 events */
-		CHECK_NEAR(x->values[AMEBA_M_L2_MISS], 4 * 1009 * 2.0);
-		CHECK_NEAR(x->confidence, (1.0 - 1.0 / sqrt(4.0)) * 0.5);
+		CHECK_CLOSE(x->values[AMEBA_M_L2_MISS], 4 * 1009 * 2.0);
+		CHECK_CLOSE(x->confidence, (1.0 - 1.0 / sqrt(4.0)) * 0.5);
 		CHECK(x->extra && strstr(x->extra, "lost=4"));
 	}
 	desc->progress(st, buf, sizeof(buf));
