@@ -105,6 +105,20 @@ static void host_warn(const struct ameba_host *h, const char *fmt, ...)
 			   buf);
 }
 
+/* The field of a global at a byte offset (plugin.h, field_name). */
+static int host_field_name(const struct ameba_host *h, const struct ameba_object *o, uint64_t off,
+			   char *buf, size_t len)
+{
+	struct agent_search *s = h->agent;
+
+	if (!len)
+		return -1;
+	buf[0] = 0;
+	if (!o || o->kind != AMEBA_OBJ_GLOBAL)
+		return -1;
+	return agent_fields_name(&s->fields, s->world.pid, o->name, off, buf, len);
+}
+
 /* The provider's notes (agent_provider.warn): to the report's warnings. */
 static void provider_warn(void *arg, const char *msg)
 {
@@ -129,6 +143,7 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->max_counters = AMEBA_MAX_COUNTERS;
 	h->max_ranges = AMEBA_MAX_RANGES;
 	h->max_message_bytes = AMEBA_MAX_MESSAGE_BYTES;
+	h->field_name = host_field_name;
 	h->whole_objects_free = s->world.backend &&
 				(!strcmp(s->world.backend, "sim") || !strcmp(s->world.backend, "count"));
 	h->log = host_log;
@@ -1101,6 +1116,8 @@ void agent_search_free(struct agent_search *s)
 	s->nr_seeds = 0;
 	agent_params_free(&s->strat_params);
 	agent_params_free(&s->strat_b_params);
+	agent_fields_close(s->fields);
+	s->fields = NULL;
 	agent_findings_free(&s->findings);
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
 		free(s->objects[i].name);

@@ -227,6 +227,7 @@ struct agent_search {
 	struct ameba_context *seeds;	/* deep copies of a's contexts */
 	double last_progress_s;
 	int progress_drawn;
+	struct agent_fields *fields;	/* the host's field_name() (fields.c) */
 };
 
 /*
@@ -254,6 +255,16 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
  */
 int agent_search_run(struct agent_search *s);
 void agent_search_free(struct agent_search *s);
+
+/*
+ * fields.c: the field of global var at byte off ("a", "s.b", "[3].x"),
+ * from the DWARF of process pid's executable, into buf; 0, or -1 when it
+ * cannot tell. *f caches the open debug information (NULL at first).
+ */
+struct agent_fields;
+int agent_fields_name(struct agent_fields **f, int32_t pid, const char *var, uint64_t off,
+		      char *buf, size_t len);
+void agent_fields_close(struct agent_fields *f);
 
 /* Clears the progress line if one is drawn (before other stderr output). */
 void agent_progress_clear(void);

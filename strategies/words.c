@@ -22,20 +22,17 @@
  *  - Contexts: one LINE context per cache line measured, with per-thread
  *    totals of the metric and, in `extra`, one line per word:
  *        word +8 (b) T1=0 T2=1000000
- *    (offset in the object, the field there when the object is a global of
- *    the executable with DWARF, then the count of each thread). Properties
+ *    (offset in the object, the field there when the host can name it -
+ *    a global of the executable with DWARF, host->field_name - then the
+ *    count of each thread). Properties
  *    read which threads wrote which words from there (disjoint words on
  *    one line: false sharing).
  *  - The counts are a thread's accesses while its breakpoints were armed;
  *    threads created during an interval are counted from the next one.
  */
-#include <elfutils/libdw.h>
-#include <dwarf.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ameba/plugin.h"
 #include "strategy_util.h"
@@ -175,122 +172,27 @@ static int name_matches(const char *name, const char *want)
 	return !strcmp(name, want) || (!strncmp(name, want, n) && !strncmp(name + n, " (", 2));
 }
 
-/* ---- field names from DWARF (globals of the executable) ---- */
-
-static int die_type(Dwarf_Die *die, Dwarf_Die *out)
-{
-	Dwarf_Attribute at;
-
-	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, out))
-		return -1;
-	/* look through typedefs and qualifiers */
-	while (dwarf_tag(out) == DW_TAG_typedef || dwarf_tag(out) == DW_TAG_const_type ||
-	       dwarf_tag(out) == DW_TAG_volatile_type || dwarf_tag(out) == DW_TAG_atomic_type) {
-		Dwarf_Die t;
-
-		if (!dwarf_attr_integrate(out, DW_AT_type, &at) || !dwarf_formref_die(&at, &t))
-			return -1;
-		*out = t;
-	}
-	return 0;
-}
-
-/* The name of the field of aggregate type ty at byte off ("a", "s.b", "[3].x"). */
-static void field_at(Dwarf_Die *ty, uint64_t off, char *buf, size_t len, int depth)
-{
-	Dwarf_Die m, mt;
-	int tag = dwarf_tag(ty);
-
-	buf[0] = 0;
-	if (depth > 4)
-		return;
-	if (tag == DW_TAG_array_type) {
-		Dwarf_Word esz;
-		char sub[192];
-
-		if (die_type(ty, &mt) || dwarf_aggregate_size(&mt, &esz) || !esz)
-			return;
-		field_at(&mt, off % esz, sub, sizeof(sub), depth + 1);
-		snprintf(buf, len, "[%llu]%s%s", (unsigned long long)(off / esz), sub[0] ? "." : "",
-			 sub);
-		return;
-	}
-	if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) || dwarf_child(ty, &m))
-		return;
-	do {
-		Dwarf_Attribute at;
-		Dwarf_Word moff = 0, msz = 0;
-		const char *name = dwarf_diename(&m);
-
-		if (dwarf_tag(&m) != DW_TAG_member)
-			continue;
-		if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &at))
-			dwarf_formudata(&at, &moff);
-		if (die_type(&m, &mt) || dwarf_aggregate_size(&mt, &msz))
-			continue;
-		if (off >= moff && off < moff + msz) {
-			char sub[192];
-
-			field_at(&mt, off - moff, sub, sizeof(sub), depth + 1);
-			snprintf(buf, len, "%s%s%s", name ? name : "?",
-				 sub[0] && sub[0] != '[' ? "." : "", sub);
-			return;
-		}
-	} while (!dwarf_siblingof(&m, &m));
-}
-
 /*
- * Names the measured words after the fields of the object's type, when
- * the object is a global of the target's executable with DWARF. The
- * target is the process of the host's thread 0 (its main thread: tid ==
- * pid).
+ * Names the measured words after the fields of the object's type, when the
+ * host can tell (a global of the target's executable with DWARF: the
+ * host's field_name, plugin.h).
  */
 static void words_fields(struct words *st)
 {
-	char path[64];
-	Dwarf *dbg;
-	Dwarf_Off off = 0, next;
-	size_t hsz;
-	int fd, done = 0;
+	const struct ameba_host *h = st->host;
 
-	if (!st->object || st->obj.kind != AMEBA_OBJ_GLOBAL || !st->host->nr_threads)
+	if (!AMEBA_HOST_HAS(h, field_name) || !h->field_name || st->obj.kind != AMEBA_OBJ_GLOBAL)
 		return;
 	st->fields = calloc(st->nr_words, sizeof(*st->fields));
 	if (!st->fields)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)st->host->threads[0].tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	dbg = dwarf_begin(fd, DWARF_C_READ);
-	while (dbg && !done && !dwarf_nextcu(dbg, off, &next, &hsz, NULL, NULL, NULL)) {
-		Dwarf_Die cu, d, ty;
+	for (uint32_t w = 0; w < st->nr_words; w++) {
+		char buf[256];
+		uint64_t o = st->start + (uint64_t)w * st->word - st->obj.start;
 
-		if (!dwarf_offdie(dbg, off + hsz, &cu) || dwarf_child(&cu, &d)) {
-			off = next;
-			continue;
-		}
-		do {
-			const char *name = dwarf_diename(&d);
-
-			if (dwarf_tag(&d) != DW_TAG_variable || !name || strcmp(name, st->object) ||
-			    die_type(&d, &ty))
-				continue;
-			for (uint32_t w = 0; w < st->nr_words; w++) {
-				char buf[256];
-				uint64_t o = st->start + (uint64_t)w * st->word - st->obj.start;
-
-				field_at(&ty, o, buf, sizeof(buf), 0);
-				if (buf[0])
-					st->fields[w] = strdup(buf);
-			}
-			done = 1;
-		} while (!done && !dwarf_siblingof(&d, &d));
-		off = next;
+		if (!h->field_name(h, &st->obj, o, buf, sizeof(buf)) && buf[0])
+			st->fields[w] = strdup(buf);
 	}
-	if (dbg)
-		dwarf_end(dbg);
-	close(fd);
 }
 
 /* Finds the span to measure in the host's objects. 0, or 1 when not (yet) there. */

@@ -173,6 +173,15 @@ struct ameba_host {
 	 * strategy that sizes either derives its budget from this.
 	 */
 	uint32_t max_message_bytes;
+	/*
+	 * Appended (ABI 2, compatible growth; AMEBA_HOST_HAS): the name of the
+	 * field at byte off of object o ("a", "s.b", "[3].x") from the
+	 * target's debug information, into buf of len bytes; 0, or -1 when the
+	 * host cannot tell (not a global of the executable, no DWARF, no
+	 * aggregate type there). NULL when the host never can.
+	 */
+	int (*field_name)(const struct ameba_host *h, const struct ameba_object *o, uint64_t off,
+			  char *buf, size_t len);
 };
 
 /* The monitor's limits for one experiment (the host reports them in
