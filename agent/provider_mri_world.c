@@ -137,9 +137,6 @@ static void objs_normalize(struct mri_prov *p)
 	}
 	p->nr_objs = w;
 	p->nr_sorted = w;
-	for (uint32_t i = 0; i < p->nr_objs; i++)
-		p->objs[i].site = (p->objs[i].kind == AMEBA_OBJ_HEAP || p->objs[i].kind == AMEBA_OBJ_MMAP) ?
-					  p->objs[i].name : NULL;
 }
 
 uint64_t mp_now_ns(void)

@@ -369,6 +369,19 @@ int mri_detach(struct mri_session *s)
 
 /* ---- experiments ---- */
 
+/* o[key] = the n names (bins or exceptions); -1 on a NULL name or no memory. */
+static int names_json(cJSON *o, const char *key, const char *const *names, uint32_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	if (mri_json_add(o, key, a))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (!names[i] || mri_json_push(a, cJSON_CreateString(names[i])))
+			return -1;
+	return 0;
+}
+
 /* c's where-set (every field but the metric) into o; -1 when out of memory. */
 static int where_json(cJSON *o, const struct mri_counter *c)
 {
@@ -400,22 +413,9 @@ static int where_json(cJSON *o, const struct mri_counter *c)
 			if (mri_json_push(a, cJSON_CreateNumber(c->objects[i])))
 				return -1;
 	}
-	if (c->nr_bins) {
-		a = cJSON_CreateArray();
-		if (mri_json_add(o, "bins", a))
-			return -1;
-		for (uint32_t i = 0; i < c->nr_bins; i++)
-			if (!c->bins[i] || mri_json_push(a, cJSON_CreateString(c->bins[i])))
-				return -1;
-	}
-	if (c->nr_except) {
-		a = cJSON_CreateArray();
-		if (mri_json_add(o, "except", a))
-			return -1;
-		for (uint32_t i = 0; i < c->nr_except; i++)
-			if (!c->except[i] || mri_json_push(a, cJSON_CreateString(c->except[i])))
-				return -1;
-	}
+	if ((c->nr_bins && names_json(o, "bins", c->bins, c->nr_bins)) ||
+	    (c->nr_except && names_json(o, "except", c->except, c->nr_except)))
+		return -1;
 	if (c->nr_threads) {
 		a = cJSON_CreateArray();
 		if (mri_json_add(o, "threads", a))

@@ -32,7 +32,7 @@ enum { TAG_TOTAL = 1, TAG_SLOT, TAG_FTOTAL, TAG_FUNIT, TAG_FWATCH };
 static inline uint64_t nway_message_bytes(const struct ameba_host *h)
 {
 	return AMEBA_HOST_HAS(h, max_message_bytes) && h->max_message_bytes ?
-	       h->max_message_bytes : (1u << 20);
+	       h->max_message_bytes : AMEBA_MAX_MESSAGE_BYTES;
 }
 
 /* Bytes of per-thread values one reading may carry (room left for the rest). */
