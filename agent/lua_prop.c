@@ -161,6 +161,46 @@ static int prop_lua_severity_of(lua_State *L)
 	return 1;
 }
 
+/*
+ * asl.stall_of(v): ameba_stall_of() for Lua properties, on a table of
+ * metric values by name (ctx.v, or one thread's, asl.thread_values()); a
+ * metric absent from v is not measured. Returns the split as a table (the
+ * fields of struct ameba_stall).
+ */
+static int prop_lua_stall_of(lua_State *L)
+{
+	uint8_t has[AMEBA_M_NR] = { 0 };
+	double v[AMEBA_M_NR] = { 0 };
+	struct ameba_stall c;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		if (lua_getfield(L, 1, ameba_metric_info(m)->name) == LUA_TNUMBER) {
+			has[m] = 1;
+			v[m] = lua_tonumber(L, -1);
+		}
+		lua_pop(L, 1);
+	}
+	ameba_stall_of(has, v, AMEBA_M_NR, &c);
+	lua_createtable(L, 0, 13);
+#define STALL_FIELD(f) (lua_pushnumber(L, c.f), lua_setfield(L, -2, #f))
+	STALL_FIELD(l2);
+	STALL_FIELD(llc);
+	STALL_FIELD(mem_local);
+	STALL_FIELD(mem_remote);
+	STALL_FIELD(intervention);
+	STALL_FIELD(inval);
+	STALL_FIELD(tlb);
+	STALL_FIELD(coh);
+	STALL_FIELD(miss);
+	STALL_FIELD(mem);
+	STALL_FIELD(model);
+	STALL_FIELD(scale);
+	STALL_FIELD(total);
+#undef STALL_FIELD
+	return 1;
+}
+
 static int sandbox_print(lua_State *L)
 {
 	struct agent_lua *l = sandbox_of(L);
@@ -615,6 +655,14 @@ int agent_lua_load_text(struct agent_property *p, const char *path, const char *
 	lua_getglobal(l->L, "asl");
 	lua_pushcfunction(l->L, prop_lua_severity_of);
 	lua_setfield(l->L, -2, "severity_of");
+	/* its stall split and latencies (plugin.h: one table for C and Lua) */
+	lua_pushcfunction(l->L, prop_lua_stall_of);
+	lua_setfield(l->L, -2, "stall_of");
+	lua_createtable(l->L, 0, 8);
+#define LAT_FIELD(name, cycles) (lua_pushnumber(l->L, cycles), lua_setfield(l->L, -2, #name));
+	AMEBA_COST_LATENCIES(LAT_FIELD)
+#undef LAT_FIELD
+	lua_setfield(l->L, -2, "lat");
 	lua_pop(l->L, 1);
 	/* the cost model and ctx.extra parser (lua_proplib.h), into asl */
 	if (luaL_loadbufferx(l->L, sandbox_proplib, sizeof(sandbox_proplib) - 1,

@@ -7,13 +7,11 @@
  *  - Loaded by lua_prop.c right after the prelude (same sandbox, same
  *    limits); kept in its own file so the property library can grow it
  *    without touching the loader.
- *  - The agent does not see the simulator's latency table (the MRI carries
- *    the geometry only as text), so asl.stall() splits a context's measured
- *    est_stall_cycles over its event counts with the default weights of
- *    the `host` / skylake-sp preset (asl.lat, in cycles). The split is then
- *    scaled so that its parts add up to the measured stall cycles: with
- *    the default latencies it is exact, with another preset the shares are
- *    approximate but the total is still the simulator's.
+ *  - asl.stall_of() and asl.lat are not here: they are the C cost model of
+ *    include/ameba/plugin.h (ameba_stall_of(), AMEBA_COST_LATENCIES),
+ *    registered by lua_prop.c before this library loads, so that a C
+ *    property and a Lua one split stall cycles the same way. asl.stall()
+ *    below is its split of a context's totals.
  *  - Severity = the estimated cycles the program would save if the
  *    problem were gone / the program's estimated cycles (est_cycles) over
  *    the same window, so that severities of different properties compare:
@@ -26,8 +24,6 @@
 
 static const char sandbox_proplib[] =
 	"local asl = ...\n"
-	"asl.lat = { l2_hit = 14, llc_hit = 70, mem_local = 220, mem_remote = 360,\n"
-	"            intervention = 120, inval = 100, tlb_miss = 30 }\n"
 	"local function pos(x) if x ~= x or x < 0 then return 0 end return x end\n"
 	/* values of metric m in v (a table metric -> number), 0 when absent */
 	"local function get(v, m) return v[m] or 0 end\n"
@@ -119,33 +115,6 @@ static const char sandbox_proplib[] =
 	"  if W < 2 or #ids <= W or #ids <= 4 then return asl.threads(ids) end\n"
 	"  return string.format('%d,%d,%d,...,%d (%d short-lived, at most %d alive at once)', ids[1], ids[2],\n"
 	"                       ids[3], ids[#ids], #ids, W)\n"
-	"end\n"
-	"-- the stall cycles of a table of values, split by cause\n"
-	"function asl.stall_of(v)\n"
-	"  local L = asl.lat\n"
-	"  local c = {}\n"
-	"  local iv = get(v, 'intervention')\n"
-	"  c.l2 = pos(get(v, 'l1d_miss') - get(v, 'l2_miss')) * L.l2_hit\n"
-	"  c.llc = pos(get(v, 'l2_miss') - get(v, 'llc_miss') - iv) * L.llc_hit\n"
-	"  c.mem_local = get(v, 'mem_local') * L.mem_local\n"
-	"  c.mem_remote = get(v, 'mem_remote') * L.mem_remote\n"
-	"  c.intervention = iv * L.intervention\n"
-	"  c.inval = get(v, 'inval_sent') * L.inval\n"
-	"  c.tlb = get(v, 'tlb_miss') * L.tlb_miss\n"
-	"  -- coherence: misses served by another cache or, clean, by the LLC,\n"
-	"  -- plus the invalidations that writes had to send\n"
-	"  local coh_clean = math.min(pos(get(v, 'coh_miss') - iv), pos(get(v, 'l2_miss') - get(v, 'llc_miss') - iv))\n"
-	"  c.coh = c.intervention + coh_clean * L.llc_hit + c.inval\n"
-	"  c.model = c.l2 + c.llc + c.mem_local + c.mem_remote + c.intervention + c.inval + c.tlb\n"
-	"  local measured = v.est_stall_cycles\n"
-	"  c.scale = (measured and c.model > 0) and measured / c.model or 1\n"
-	"  for _, k in ipairs({ 'l2', 'llc', 'mem_local', 'mem_remote', 'intervention', 'inval', 'tlb', 'coh' }) do\n"
-	"    c[k] = c[k] * c.scale\n"
-	"  end\n"
-	"  c.miss = c.l2 + c.llc + c.mem_local + c.mem_remote + c.intervention\n"
-	"  c.mem = c.mem_local + c.mem_remote\n"
-	"  c.total = measured or c.model\n"
-	"  return c\n"
 	"end\n"
 	"function asl.stall(ctx) return asl.stall_of(ctx.v) end\n"
 	"-- the values of thread index i (1-based) as a table metric -> number\n"

@@ -762,6 +762,7 @@ int agent_property_eval(struct agent_plugins *pl, struct agent_property *p,
 		if (!ctx->has[p->needs[i]])
 			return 1;
 	memset(out, 0, sizeof(*out));
+	out->v.struct_size = sizeof(out->v);
 	out->v.confidence = ctx->confidence;
 	if (p->lang == AGENT_PROP_LUA) {
 		rc = agent_lua_eval(pl, p, ctx, primary_metric, out, msg, sizeof(msg));

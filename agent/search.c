@@ -137,6 +137,8 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->nr_bins = s->world.nr_bins;
 	h->threads = s->world.threads;
 	h->nr_threads = s->world.nr_threads;
+	h->object_size = sizeof(struct ameba_object);
+	h->thread_size = sizeof(struct ameba_thread);
 	h->metrics = s->world.metrics;
 	h->nr_metrics = s->world.nr_metrics;
 	h->exact = s->world.exact;
@@ -169,9 +171,10 @@ static void ctx_release(struct ameba_context *c)
 	}
 	free((char *)c->region);
 	free((uint32_t *)c->thread_ids);
-	for (int m = 0; m < AMEBA_M_NR; m++)
+	for (uint32_t m = 0; c->per_thread && m < c->nr_metrics; m++)
 		free((double *)c->per_thread[m]);
 	free((char *)c->extra);
+	free((void *)c->has);	/* the start of its struct ameba_context_data */
 	memset(c, 0, sizeof(*c));
 }
 
@@ -184,46 +187,66 @@ static int str_clone(const char *src, const char **dst)
 	return *dst ? 0 : AMEBA_ENOMEM;
 }
 
+/*
+ * A deep copy of src in this build's layout: a context of a plugin built
+ * with fewer fields reads its missing tail as zero, with fewer metrics
+ * reads the others as not measured (plugin.h, "Growth").
+ */
 static int ctx_clone(struct ameba_context *dst, const struct ameba_context *src)
 {
+	struct ameba_context in = { 0 };
+	struct ameba_context_data *d = malloc(sizeof(*d));
+	uint32_t nm;
 	int rc = 0;
 
-	*dst = *src;
-	dst->object = NULL;
-	dst->region = NULL;
-	dst->thread_ids = NULL;
-	dst->extra = NULL;
-	memset(dst->per_thread, 0, sizeof(dst->per_thread));
-	if (src->object) {
+	memcpy(&in, src, src->struct_size < sizeof(in) ? src->struct_size : sizeof(in));
+	nm = in.nr_metrics < AMEBA_M_NR ? in.nr_metrics : AMEBA_M_NR;
+	ameba_context_init(dst, d ? d : &(struct ameba_context_data){ 0 });
+	if (!d) {
+		memset(dst, 0, sizeof(*dst));
+		return AMEBA_ENOMEM;
+	}
+	dst->kind = in.kind;
+	dst->line = in.line;
+	dst->nr_threads = in.nr_threads;
+	dst->confidence = in.confidence;
+	dst->nr_samples = in.nr_samples;
+	dst->window_ns = in.window_ns;
+	memcpy(d->has, in.has, nm * sizeof(*d->has));
+	memcpy(d->values, in.values, nm * sizeof(*d->values));
+	memcpy(d->program, in.program, nm * sizeof(*d->program));
+	if (in.object) {
 		struct ameba_object *o = malloc(sizeof(*o));
 
-		if (!o)
+		if (!o) {
+			ctx_release(dst);
 			return AMEBA_ENOMEM;
-		*o = *src->object;
+		}
+		*o = *in.object;
 		o->name = o->site = NULL;
 		dst->object = o;
-		rc |= str_clone(src->object->name, &o->name);
-		rc |= str_clone(src->object->site, &o->site);
+		rc |= str_clone(in.object->name, &o->name);
+		rc |= str_clone(in.object->site, &o->site);
 	}
-	rc |= str_clone(src->region, &dst->region);
-	rc |= str_clone(src->extra, &dst->extra);
-	if (src->nr_threads && src->thread_ids) {
-		uint32_t *ids = malloc(src->nr_threads * sizeof(*ids));
+	rc |= str_clone(in.region, &dst->region);
+	rc |= str_clone(in.extra, &dst->extra);
+	if (in.nr_threads && in.thread_ids) {
+		uint32_t *ids = malloc(in.nr_threads * sizeof(*ids));
 
 		if (ids)
-			memcpy(ids, src->thread_ids, src->nr_threads * sizeof(*ids));
+			memcpy(ids, in.thread_ids, in.nr_threads * sizeof(*ids));
 		dst->thread_ids = ids;
 		rc |= ids ? 0 : AMEBA_ENOMEM;
 	}
-	for (int m = 0; m < AMEBA_M_NR && src->nr_threads; m++) {
+	for (uint32_t m = 0; m < nm && in.nr_threads && in.per_thread; m++) {
 		double *v;
 
-		if (!src->per_thread[m])
+		if (!in.per_thread[m])
 			continue;
-		v = malloc(src->nr_threads * sizeof(*v));
+		v = malloc(in.nr_threads * sizeof(*v));
 		if (v)
-			memcpy(v, src->per_thread[m], src->nr_threads * sizeof(*v));
-		dst->per_thread[m] = v;
+			memcpy(v, in.per_thread[m], in.nr_threads * sizeof(*v));
+		d->per_thread[m] = v;
 		rc |= v ? 0 : AMEBA_ENOMEM;
 	}
 	if (rc) {
@@ -242,7 +265,7 @@ int agent_contexts_clone(const struct ameba_context *src, uint32_t nr,
 	if (!v)
 		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < nr; i++)
-		if (ctx_clone(&v[i], &src[i])) {
+		if (ctx_clone(&v[i], ameba_context_at(src, i))) {
 			agent_contexts_free(v, i);
 			return AMEBA_ENOMEM;
 		}
@@ -255,6 +278,66 @@ void agent_contexts_free(struct ameba_context *ctxs, uint32_t nr)
 	for (uint32_t i = 0; ctxs && i < nr; i++)
 		ctx_release(&ctxs[i]);
 	free(ctxs);
+}
+
+/*
+ * A strategy's contexts, in this build's layout: as they are when the
+ * strategy was built with this plugin.h (the usual case), else copies
+ * (plugin.h, "Growth") valid until the next call. 0 or AMEBA_E*.
+ */
+static int strat_contexts(struct agent_search *s, const struct agent_strategy *st, void *state,
+			  const struct ameba_context **out, uint32_t *nr)
+{
+	const struct ameba_context *v = NULL;
+	uint32_t n = 0;
+	int rc;
+
+	*out = NULL;
+	*nr = 0;
+	rc = st->desc.contexts(state, &v, &n);
+	if (rc || !v || !n)
+		return rc;
+	if (v->struct_size != sizeof(*v) || v->nr_metrics != AMEBA_M_NR) {
+		agent_contexts_free(s->norm, s->nr_norm);
+	free(s->ctr_norm);
+		s->norm = NULL;
+		s->nr_norm = 0;
+		if (v->struct_size < offsetof(struct ameba_context, nr_metrics) +
+		    sizeof(v->nr_metrics))
+			return AMEBA_EABI;
+		rc = agent_contexts_clone(v, n, &s->norm);
+		if (rc)
+			return rc;
+		s->nr_norm = n;
+		v = s->norm;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * The experiment's counters in this build's layout: a strategy built with
+ * a smaller struct ameba_counter (plugin.h, "Growth") gets them copied,
+ * the missing tail zero. 0 or AMEBA_ENOMEM.
+ */
+static int counters_ours(struct agent_search *s, struct ameba_experiment *exp)
+{
+	size_t have = exp->counter_size ? exp->counter_size : sizeof(struct ameba_counter);
+	struct ameba_counter *v;
+
+	if (have == sizeof(struct ameba_counter) || !exp->nr_counters)
+		return 0;
+	v = calloc(exp->nr_counters, sizeof(*v));
+	if (!v)
+		return AMEBA_ENOMEM;
+	for (uint32_t i = 0; i < exp->nr_counters; i++)
+		memcpy(&v[i], ameba_experiment_counter(exp, i), have < sizeof(*v) ? have : sizeof(*v));
+	free(s->ctr_norm);
+	s->ctr_norm = v;
+	exp->counters = v;
+	exp->counter_size = sizeof(*v);
+	return 0;
 }
 
 /* Same subject: both the program, or the same object (and line). */
@@ -486,7 +569,7 @@ static void progress_draw(struct agent_search *s, int force)
 	if (!s->opts.progress || (!force && t - s->last_progress_s < 0.5))
 		return;
 	s->last_progress_s = t;
-	if (stage_strat(s)->desc.contexts(stage_state(s), &ctxs, &nr) == 0 && nr) {
+	if (strat_contexts(s, stage_strat(s), stage_state(s), &ctxs, &nr) == 0 && nr) {
 		/* quietly: a failing property reports itself once anyway */
 		agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &f);
 		agent_findings_rank(s->pl, &f);
@@ -784,7 +867,7 @@ static void finish(struct agent_search *s)
 		struct ameba_context *u;
 
 		if (!s->state_b_live ||
-		    s->strat_b->desc.contexts(s->state_b, &ctxs, &nr) || !ctxs)
+		    strat_contexts(s, s->strat_b, s->state_b, &ctxs, &nr) || !ctxs)
 			nr = 0;
 		u = chain_union(s->seeds, s->nr_seeds, ctxs, nr, &s->nr_contexts);
 		if (u)
@@ -796,7 +879,7 @@ static void finish(struct agent_search *s)
 	}
 	if (!s->state_live)
 		return;
-	if (s->strat->desc.contexts(s->state, &ctxs, &nr) || !ctxs)
+	if (strat_contexts(s, s->strat, s->state, &ctxs, &nr) || !ctxs)
 		nr = 0;
 	s->nr_contexts = nr;
 	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
@@ -849,7 +932,7 @@ static int chain_switch(struct agent_search *s)
 	char msg[256] = "";
 	int rc;
 
-	if (s->strat->desc.contexts(s->state, &ctxs, &nr) || !ctxs)
+	if (strat_contexts(s, s->strat, s->state, &ctxs, &nr) || !ctxs)
 		nr = 0;
 	rc = agent_contexts_clone(ctxs, nr, &s->seeds);
 	if (rc) {
@@ -992,6 +1075,7 @@ int agent_search_run(struct agent_search *s)
 			host_update(s);
 		}
 		memset(&exp, 0, sizeof(exp));
+		exp.struct_size = sizeof(exp);
 		rc = strat_guarded(s, &exp, NULL);
 		if (rc == AGENT_STRATEGY_CRASHED) {
 			stop_reason = AGENT_END_ERROR;
@@ -1009,6 +1093,13 @@ int agent_search_run(struct agent_search *s)
 		if (rc < 0) {
 			snprintf(s->error, sizeof(s->error), "strategy %s: plan() failed: %s", st->name,
 				 ameba_strerror(rc));
+			stop_reason = AGENT_END_ERROR;
+			break;
+		}
+		exp.struct_size = sizeof(exp);	/* whatever the plugin wrote there */
+		if (counters_ours(s, &exp)) {
+			snprintf(s->error, sizeof(s->error), "out of memory copying the %u counters of "
+				 "strategy %s", exp.nr_counters, st->name);
 			stop_reason = AGENT_END_ERROR;
 			break;
 		}
@@ -1066,6 +1157,8 @@ int agent_search_run(struct agent_search *s)
 		}
 		if (exp.mark)
 			note_mark(s, exp.mark, &res);
+		res.r.struct_size = sizeof(res.r);
+		res.r.sample_size = sizeof(struct ameba_sample);
 		rc = strat_guarded(s, &exp, &res.r);
 		s->nr_iterations++;
 		s->measured_ns += res.r.elapsed_ns;
@@ -1112,6 +1205,7 @@ void agent_search_free(struct agent_search *s)
 		s->strat_b->desc.destroy(s->state_b);
 	s->state_b_live = 0;
 	agent_contexts_free(s->seeds, s->nr_seeds);
+	agent_contexts_free(s->norm, s->nr_norm);
 	s->seeds = NULL;
 	s->nr_seeds = 0;
 	agent_params_free(&s->strat_params);

@@ -225,6 +225,9 @@ struct agent_search {
 	void *state_b;
 	int state_b_live;
 	struct ameba_context *seeds;	/* deep copies of a's contexts */
+	struct ameba_context *norm;	/* a plugin's contexts in our layout */
+	uint32_t nr_norm;
+	struct ameba_counter *ctr_norm;	/* a plugin's counters in our layout */
 	double last_progress_s;
 	int progress_drawn;
 	struct agent_fields *fields;	/* the host's field_name() (fields.c) */

@@ -601,7 +601,7 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 	free(st->ctxs);
 	free(st->prov_objs);
 	free(st->prov_extra);
-	st->ctxs = calloc(cap, sizeof(*st->ctxs));
+	st->ctxs = strategy_ctxs_alloc(cap);
 	st->prov_objs = calloc(cap, sizeof(*st->prov_objs));
 	st->prov_extra = calloc(cap, sizeof(*st->prov_extra));
 	order = malloc(cap * sizeof(*order));
@@ -628,9 +628,9 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 
 			if (!st->final_has[m])
 				continue;
-			c->has[m] = 1;
-			c->values[m] = c->program[m] = st->prog[m];
-			c->per_thread[m] = st->prog_pt[m];
+			strategy_ctx_data(c)->has[m] = 1;
+			strategy_ctx_data(c)->values[m] = strategy_ctx_data(c)->program[m] = st->prog[m];
+			strategy_ctx_data(c)->per_thread[m] = st->prog_pt[m];
 		}
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
@@ -671,9 +671,9 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			c = &st->ctxs[n++];
 			c->kind = AMEBA_CTX_OBJECT;
 			c->object = &st->units[f->unit].obj;
-			c->has[st->primary] = 1;
-			c->values[st->primary] = f->search_v;
-			c->program[st->primary] = f->search_t;
+			strategy_ctx_data(c)->has[st->primary] = 1;
+			strategy_ctx_data(c)->values[st->primary] = f->search_v;
+			strategy_ctx_data(c)->program[st->primary] = f->search_t;
 			c->window_ns = f->search_ns;
 			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);
 			c->extra = "strategy=nway\nmeasured=search_intervals";
@@ -687,10 +687,10 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 
 			if (!st->final_has[m])
 				continue;
-			c->has[m] = 1;
-			c->values[m] = f->values[m];
-			c->program[m] = f->program[m];
-			c->per_thread[m] = f->pt[m];
+			strategy_ctx_data(c)->has[m] = 1;
+			strategy_ctx_data(c)->values[m] = f->values[m];
+			strategy_ctx_data(c)->program[m] = f->program[m];
+			strategy_ctx_data(c)->per_thread[m] = f->pt[m];
 		}
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
@@ -721,9 +721,9 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			st->prov_objs[nr_prov] = un->obj;
 			c->kind = AMEBA_CTX_OBJECT;
 			c->object = &st->prov_objs[nr_prov];
-			c->has[st->primary] = 1;
-			c->values[st->primary] = r->sum_v;
-			c->program[st->primary] = r->sum_t;
+			strategy_ctx_data(c)->has[st->primary] = 1;
+			strategy_ctx_data(c)->values[st->primary] = r->sum_v;
+			strategy_ctx_data(c)->program[st->primary] = r->sum_t;
 			c->window_ns = r->sum_ns;
 			/* beside a window's objects (a rescan's queue): provisional */
 			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);

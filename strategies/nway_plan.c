@@ -395,7 +395,7 @@ static int found_deepen(struct nway *st)
 		if (un->key[0] != 's' || host_bin(h, name))
 			continue;
 		for (uint32_t b = 0; b < h->nr_bins; b++) {
-			const char *bn = h->bins[b].name;
+			const char *bn = ameba_host_bin(h, b)->name;
 			struct found *fd;
 			int64_t u;
 
@@ -506,9 +506,9 @@ int nway_plan(void *state, struct ameba_experiment *exp)
 			int have = 0;
 
 			for (uint32_t i = 0; i < st->nr_searches; i++)
-				have |= st->searches[i].thread == (int32_t)h->threads[t].id;
-			if (!have && !h->threads[t].exited)
-				search_add(st, (int32_t)h->threads[t].id);
+				have |= st->searches[i].thread == (int32_t)ameba_host_thread(h, t)->id;
+			if (!have && !ameba_host_thread(h, t)->exited)
+				search_add(st, (int32_t)ameba_host_thread(h, t)->id);
 		}
 	} else if (!st->nr_searches) {
 		search_add(st, -1);
@@ -523,7 +523,7 @@ int nway_plan(void *state, struct ameba_experiment *exp)
 		slots_clear(s);
 		if (s->phase == S_SEARCH && st->per_thread && s->thread >= 0) {
 			for (uint32_t t = 0; t < h->nr_threads; t++)
-				if (h->threads[t].id == (uint32_t)s->thread && h->threads[t].exited) {
+				if (ameba_host_thread(h, t)->id == (uint32_t)s->thread && ameba_host_thread(h, t)->exited) {
 					s->ended_by = END_IDLE;
 					s->phase = S_DONE;
 				}
@@ -622,7 +622,7 @@ int nway_plan(void *state, struct ameba_experiment *exp)
 	for (uint32_t i = 0; i < st->nr_counters; i++)
 		st->counters[i].ranges = st->counters[i].nr_ranges ?
 			st->ranges + 2 * (size_t)(uintptr_t)st->counters[i].ranges : NULL;
-	memset(exp, 0, sizeof(*exp));
+	ameba_experiment_reset(exp);
 	exp->nr_counters = st->nr_counters;
 	exp->counters = st->counters;
 	if (st->nr_bnames) {

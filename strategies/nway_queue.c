@@ -213,8 +213,8 @@ int search_init(struct nway *st, struct search *s)
 
 	for (uint32_t i = 0; i < h->nr_objects; i++)
 		if (st->obj_unit[i]) {
-			lo = h->objects[i].start < lo ? h->objects[i].start : lo;
-			hi = h->objects[i].end > hi ? h->objects[i].end : hi;
+			lo = ameba_host_object(h, i)->start < lo ? ameba_host_object(h, i)->start : lo;
+			hi = ameba_host_object(h, i)->end > hi ? ameba_host_object(h, i)->end : hi;
 		}
 	s->started = 1;
 	for (uint32_t u = 0; u < st->nr_units; u++)
@@ -428,8 +428,8 @@ int region_split(struct nway *st, const struct region *r, struct region *a,
 		int any = 0;
 
 		for (uint32_t i = obj_first_after(h, r->start);
-		     i < h->nr_objects && h->objects[i].start < r->end; i++) {
-			uintptr_t os = h->objects[i].start, oe = h->objects[i].end;
+		     i < h->nr_objects && ameba_host_object(h, i)->start < r->end; i++) {
+			uintptr_t os = ameba_host_object(h, i)->start, oe = ameba_host_object(h, i)->end;
 
 			if (!st->obj_unit[i] || st->units[st->obj_unit[i] - 1].found)
 				continue;

@@ -108,8 +108,8 @@ static int merges(const struct nway *st, uint32_t i)
 const struct ameba_object *host_bin(const struct ameba_host *h, const char *name)
 {
 	for (uint32_t b = 0; b < h->nr_bins; b++)
-		if (h->bins[b].name && !strcmp(h->bins[b].name, name))
-			return &h->bins[b];
+		if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, name))
+			return ameba_host_bin(h, b);
 	return NULL;
 }
 
@@ -133,7 +133,7 @@ static int units_apart(struct nway *st)
 	if (!st->use_bins)
 		return 0;
 	for (uint32_t b = 0; b < h->nr_bins; b++) {
-		const struct ameba_object *hb = &h->bins[b];
+		const struct ameba_object *hb = ameba_host_bin(h, b);
 		int64_t u;
 
 		if (st->kinds_apart && hb->name &&
@@ -214,7 +214,7 @@ static int units_stale(struct nway *st)
 		if (st->units[u].key[0] != 's' || st->units[u].retired || host_bin(h, name))
 			continue;
 		for (uint32_t b = 0; b < h->nr_bins; b++) {
-			const char *bn = h->bins[b].name;
+			const char *bn = ameba_host_bin(h, b)->name;
 			int64_t d;
 
 			if (!bn || strncmp(bn, name, len) || strncmp(bn + len, " <- ", 4))
@@ -263,10 +263,10 @@ int units_refresh(struct nway *st)
 	st->kinds_apart = 0;
 	if (st->use_bins)
 		for (uint32_t b = 0; b < h->nr_bins; b++)
-			st->kinds_apart |= h->bins[b].kind == AMEBA_OBJ_STACK ||
-					   h->bins[b].kind == AMEBA_OBJ_TLS;
+			st->kinds_apart |= ameba_host_bin(h, b)->kind == AMEBA_OBJ_STACK ||
+					   ameba_host_bin(h, b)->kind == AMEBA_OBJ_TLS;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
-		const struct ameba_object *o = &h->objects[i];
+		const struct ameba_object *o = ameba_host_object(h, i);
 		int kind_bin = st->kinds_apart && (o->kind == AMEBA_OBJ_STACK || o->kind == AMEBA_OBJ_TLS);
 		struct unit *un;
 		int64_t u;
@@ -332,9 +332,9 @@ int units_refresh(struct nway *st)
 			 * blocks come and go between listings, wl_thread_churn's
 			 * scratch buffers, 4 live of 10,000) */
 			for (uint32_t b = 0; b < h->nr_bins && !un->bin; b++)
-				if (h->bins[b].name && !strcmp(h->bins[b].name, site) &&
-				    (un->nr_live > 1 || h->bins[b].nr_blocks > 1))
-					un->bin = h->bins[b].name;
+				if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, site) &&
+				    (un->nr_live > 1 || ameba_host_bin(h, b)->nr_blocks > 1))
+					un->bin = ameba_host_bin(h, b)->name;
 			if (un->bin) {
 				un->range_off = total;
 				un->nr_ranges = 0;
@@ -373,12 +373,12 @@ int units_refresh(struct nway *st)
 			continue;
 		if (merges(st, i)) {
 			r = un->range_off + un->nr_ranges - 1;
-			st->ranges[2 * r + 1] = h->objects[i].end;
+			st->ranges[2 * r + 1] = ameba_host_object(h, i)->end;
 			continue;
 		}
 		r = un->range_off + un->nr_ranges++;
-		st->ranges[2 * r] = h->objects[i].start;
-		st->ranges[2 * r + 1] = h->objects[i].end;
+		st->ranges[2 * r] = ameba_host_object(h, i)->start;
+		st->ranges[2 * r + 1] = ameba_host_object(h, i)->end;
 	}
 	st->nr_ranges = total;
 	return 0;
@@ -406,17 +406,17 @@ int unit_describe(struct nway *st, uint32_t u)
 		o.nr_blocks = un->bin_blocks ? (uint32_t)un->bin_blocks : un->nr_live;
 		o.live = 1;
 		for (uint32_t b = 0; b < h->nr_bins; b++)
-			if (h->bins[b].name && !strcmp(h->bins[b].name, o.name)) {
-				o.id = h->bins[b].id;
+			if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, o.name)) {
+				o.id = ameba_host_bin(h, b)->id;
 				break;
 			}
 	} else {
-		o = h->objects[un->obj_first];
+		o = *ameba_host_object(h, un->obj_first);
 	}
 	if (!un->apart && un->key[0] == 's' && un->nr_live > 1) {
 		memset(&o, 0, sizeof(o));
 		o.kind = AMEBA_OBJ_BIN;
-		o.name = h->objects[un->obj_first].site;
+		o.name = ameba_host_object(h, un->obj_first)->site;
 		o.site = o.name;
 		o.start = un->lo;
 		o.end = un->hi;
@@ -424,8 +424,8 @@ int unit_describe(struct nway *st, uint32_t u)
 		o.nr_blocks = un->nr_live;
 		o.live = 1;
 		for (uint32_t b = 0; b < h->nr_bins; b++)
-			if (h->bins[b].name && !strcmp(h->bins[b].name, o.name)) {
-				o.id = h->bins[b].id;
+			if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, o.name)) {
+				o.id = ameba_host_bin(h, b)->id;
 				break;
 			}
 	}
@@ -485,7 +485,7 @@ uint32_t obj_first_after(const struct ameba_host *h, uintptr_t addr)
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (h->objects[mid].end <= addr)
+		if (ameba_host_object(h, mid)->end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -499,9 +499,9 @@ const struct ameba_object *obj_across(const struct nway *st, uintptr_t addr)
 	const struct ameba_host *h = st->host;
 	uint32_t i = obj_first_after(h, addr);
 
-	for (; i < h->nr_objects && h->objects[i].start < addr; i++)
-		if (st->obj_unit[i] && h->objects[i].start < addr && addr < h->objects[i].end)
-			return &h->objects[i];
+	for (; i < h->nr_objects && ameba_host_object(h, i)->start < addr; i++)
+		if (st->obj_unit[i] && ameba_host_object(h, i)->start < addr && addr < ameba_host_object(h, i)->end)
+			return ameba_host_object(h, i);
 	return NULL;
 }
 
@@ -516,7 +516,7 @@ uint32_t span_units(const struct nway *st, uintptr_t s, uintptr_t e, uint32_t *o
 	uint32_t n = 0;
 
 	*multi = 0;
-	for (uint32_t i = obj_first_after(h, s); i < h->nr_objects && h->objects[i].start < e; i++) {
+	for (uint32_t i = obj_first_after(h, s); i < h->nr_objects && ameba_host_object(h, i)->start < e; i++) {
 		uint32_t u = st->obj_unit[i], k;
 
 		if (!u || st->units[u - 1].found)
@@ -540,9 +540,9 @@ static int span_emit(struct nway *st, uintptr_t s, uintptr_t e, uint32_t *nr)
 	uintptr_t at = s;
 	uint32_t before = st->nr_ranges;
 
-	for (uint32_t i = obj_first_after(h, s); i < h->nr_objects && h->objects[i].start < e; i++) {
+	for (uint32_t i = obj_first_after(h, s); i < h->nr_objects && ameba_host_object(h, i)->start < e; i++) {
 		uint32_t u = st->obj_unit[i];
-		uintptr_t os = h->objects[i].start, oe = h->objects[i].end;
+		uintptr_t os = ameba_host_object(h, i)->start, oe = ameba_host_object(h, i)->end;
 
 		if (!u || !st->units[u - 1].found)
 			continue;

@@ -260,7 +260,7 @@ static int units_collect(struct objects *st, uint32_t *of)
 		st->units[u].bin = NULL;
 	}
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
-		const struct ameba_object *o = &h->objects[i];
+		const struct ameba_object *o = ameba_host_object(h, i);
 		struct unit *u;
 
 		of[i] = 0;
@@ -318,8 +318,8 @@ static int unit_describe(struct objects *st, struct unit *u)
 	bin.nr_blocks = u->nr_live;
 	bin.live = 1;
 	for (uint32_t b = 0; b < h->nr_bins; b++)
-		if (h->bins[b].name && !strcmp(h->bins[b].name, u->single->site)) {
-			bin.id = h->bins[b].id;
+		if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, u->single->site)) {
+			bin.id = ameba_host_bin(h, b)->id;
 			break;
 		}
 	return unit_set_obj(u, &bin);
@@ -345,7 +345,7 @@ static int cmp_u32(const void *a, const void *b)
 static int merges(const struct ameba_host *h, const uint32_t *grp, uint32_t i)
 {
 	return i > 0 && grp[i] && grp[i - 1] == grp[i] &&
-	       h->objects[i].start - h->objects[i - 1].end <= ADJACENT_GAP;
+	       ameba_host_object(h, i)->start - ameba_host_object(h, i - 1)->end <= ADJACENT_GAP;
 }
 
 /*
@@ -406,8 +406,8 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 		if (un->key[0] != 's' || un->nr_live < 2)
 			continue;
 		for (uint32_t b = 0; b < h->nr_bins && !un->bin; b++)
-			if (h->bins[b].name && !strcmp(h->bins[b].name, un->key + 2))
-				un->bin = h->bins[b].name;
+			if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, un->key + 2))
+				un->bin = ameba_host_bin(h, b)->name;
 	}
 
 	/*
@@ -528,7 +528,7 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 		if ((rc = ranges_push(st, 0, 0)))
 			goto out;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
-		const struct ameba_object *o = &h->objects[i];
+		const struct ameba_object *o = ameba_host_object(h, i);
 		uint32_t g = grp[i], r;
 		struct unit *u = g && g != UINT32_MAX ? &st->units[g - 1] : NULL;
 
@@ -618,7 +618,7 @@ static int objects_plan(void *state, struct ameba_experiment *exp)
 			}
 		}
 	}
-	memset(exp, 0, sizeof(*exp));
+	ameba_experiment_reset(exp);
 	exp->nr_counters = c;
 	exp->counters = st->counters;
 	exp->counter_bins = have_bins ? st->cbins : NULL;
@@ -730,7 +730,7 @@ static int objects_contexts(void *state, const struct ameba_context **out, uint3
 	uint32_t n = 0, *order;
 
 	free(st->ctxs);
-	st->ctxs = calloc(st->nr_units + 1, sizeof(*st->ctxs));
+	st->ctxs = strategy_ctxs_alloc(st->nr_units + 1);
 	order = malloc((st->nr_units + 1) * sizeof(*order));
 	if (!st->ctxs || !order) {
 		free(order);

@@ -237,16 +237,16 @@ static const struct ameba_object *object_at(const struct ameba_host *h, uintptr_
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (h->objects[mid].start <= addr)
+		if (ameba_host_object(h, mid)->start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return NULL;
-	if (addr >= h->objects[lo - 1].end || h->objects[lo - 1].kind == AMEBA_OBJ_OTHER)
+	if (addr >= ameba_host_object(h, lo - 1)->end || ameba_host_object(h, lo - 1)->kind == AMEBA_OBJ_OTHER)
 		return NULL;
-	return &h->objects[lo - 1];
+	return ameba_host_object(h, lo - 1);
 }
 
 /* Attributes one sample. 1: counted; 0: no object holds its address; < 0: error. */
@@ -344,7 +344,7 @@ static int sampling_plan(void *state, struct ameba_experiment *exp)
 	rc = threads_grow(st, st->host->nr_threads);
 	if (rc)
 		return rc;
-	memset(exp, 0, sizeof(*exp));
+	ameba_experiment_reset(exp);
 	memset(&st->total, 0, sizeof(st->total));
 	st->total.metric = st->metric;
 	st->total.per_thread = 1;
@@ -380,7 +380,7 @@ static int sampling_observe(void *state, const struct ameba_experiment *exp,
 	}
 	st->nr_lost += res->nr_samples_lost;
 	for (uint32_t i = 0; i < res->nr_samples; i++) {
-		const struct ameba_sample *s = &res->samples[i];
+		const struct ameba_sample *s = ameba_results_sample(res, i);
 
 		if (s->metric != st->metric)
 			continue;
@@ -425,8 +425,8 @@ static int unit_describe(struct sampling *st, struct unit *u)
 
 	if (u->key[0] == 's')
 		for (uint32_t b = 0; b < h->nr_bins; b++)
-			if (h->bins[b].name && !strcmp(h->bins[b].name, u->obj.site)) {
-				bin = &h->bins[b];
+			if (ameba_host_bin(h, b)->name && !strcmp(ameba_host_bin(h, b)->name, u->obj.site)) {
+				bin = ameba_host_bin(h, b);
 				break;
 			}
 	/* a site sampled only in unlisted blocks (nr_blocks_seen 0) is a bin */
@@ -483,7 +483,7 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 	int rc = 0;
 
 	free(st->ctxs);
-	st->ctxs = calloc(st->nr_units + 1, sizeof(*st->ctxs));
+	st->ctxs = strategy_ctxs_alloc(st->nr_units + 1);
 	order = malloc((st->nr_units + 1) * sizeof(*order));
 	pe = realloc(st->program_pt_est, (st->nr_threads_cap + 1) * sizeof(*pe));
 	if (!st->ctxs || !order || !pe) {
@@ -496,12 +496,12 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 
 	c = &st->ctxs[n++];
 	c->kind = AMEBA_CTX_PROGRAM;
-	c->has[st->metric] = 1;
-	c->values[st->metric] = st->program;
-	c->program[st->metric] = st->program;
+	strategy_ctx_data(c)->has[st->metric] = 1;
+	strategy_ctx_data(c)->values[st->metric] = st->program;
+	strategy_ctx_data(c)->program[st->metric] = st->program;
 	for (uint32_t t = 0; t < st->nr_threads_cap; t++)
 		pe[t] = (double)st->program_pt[t];
-	c->per_thread[st->metric] = pe;
+	strategy_ctx_data(c)->per_thread[st->metric] = pe;
 	c->nr_threads = st->nr_threads_cap;
 	c->thread_ids = st->thread_ids;
 	c->confidence = st->host->exact ? 1.0 : 0.5;
@@ -537,10 +537,10 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 		c = &st->ctxs[n++];
 		c->kind = AMEBA_CTX_OBJECT;
 		c->object = &u->shown;
-		c->has[st->metric] = 1;
-		c->values[st->metric] = (double)u->nr_samples * scale;
-		c->program[st->metric] = st->program;
-		c->per_thread[st->metric] = ppt;
+		strategy_ctx_data(c)->has[st->metric] = 1;
+		strategy_ctx_data(c)->values[st->metric] = (double)u->nr_samples * scale;
+		strategy_ctx_data(c)->program[st->metric] = st->program;
+		strategy_ctx_data(c)->per_thread[st->metric] = ppt;
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
 		c->confidence = count_confidence(u->nr_samples) * delivered_fraction(st);

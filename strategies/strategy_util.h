@@ -260,10 +260,42 @@ static inline int64_t strategy_index_find(uint32_t **index, uint32_t *index_cap,
 }
 
 /*
- * Fills a context with the selected metrics: values[m] and the program's
- * figure program[m], per-thread rows pt[m] over the strategy's thread
- * table, the window, and confidence 1 for exact counts (0.5 otherwise).
- * The caller sets the context's kind and object afterwards.
+ * Contexts and their metric vectors (plugin.h: a context points at them)
+ * in one calloc'ed block, freed with free(): n contexts, each made empty
+ * with its own struct ameba_context_data after the contexts.
+ */
+static inline struct ameba_context *strategy_ctxs_alloc(uint32_t n)
+{
+	struct ameba_context *v = calloc((size_t)n + 1, sizeof(*v) + sizeof(struct ameba_context_data));
+	struct ameba_context_data *d = (struct ameba_context_data *)(void *)(v + n + 1);
+
+	for (uint32_t i = 0; v && i <= n; i++)
+		ameba_context_init(&v[i], &d[i]);
+	return v;
+}
+
+/* The writable vectors of a context strategy_ctxs_alloc() made (its `has`
+ * is the start of its data). */
+static inline struct ameba_context_data *strategy_ctx_data(const struct ameba_context *c)
+{
+	return (struct ameba_context_data *)(uintptr_t)c->has;
+}
+
+/* Empties a context strategy_ctxs_alloc() made, keeping its vectors. */
+static inline struct ameba_context_data *strategy_ctx_reset(struct ameba_context *c)
+{
+	struct ameba_context_data *d = strategy_ctx_data(c);
+
+	ameba_context_init(c, d);
+	return d;
+}
+
+/*
+ * Fills a context (of strategy_ctxs_alloc()) with the selected metrics:
+ * values[m] and the program's figure program[m], per-thread rows pt[m]
+ * over the strategy's thread table, the window, and confidence 1 for exact
+ * counts (0.5 otherwise). The caller sets the context's kind and object
+ * afterwards.
  */
 static inline void strategy_ctx_fill(struct ameba_context *c, const int *metrics,
 				     uint32_t nr_metrics, const double *values,
@@ -271,14 +303,15 @@ static inline void strategy_ctx_fill(struct ameba_context *c, const int *metrics
 				     uint32_t nr_threads, const uint32_t *thread_ids,
 				     uint64_t window_ns, int exact)
 {
-	memset(c, 0, sizeof(*c));
+	struct ameba_context_data *d = strategy_ctx_reset(c);
+
 	for (uint32_t k = 0; k < nr_metrics; k++) {
 		int m = metrics[k];
 
-		c->has[m] = 1;
-		c->values[m] = values[m];
-		c->program[m] = program[m];
-		c->per_thread[m] = pt[m];
+		d->has[m] = 1;
+		d->values[m] = values[m];
+		d->program[m] = program[m];
+		d->per_thread[m] = pt[m];
 	}
 	c->nr_threads = nr_threads;
 	c->thread_ids = thread_ids;

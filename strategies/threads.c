@@ -248,8 +248,8 @@ static int cmp_seed(const void *a, const void *b)
 {
 	const struct ameba_context *x = sort_seeds[*(const uint32_t *)a];
 	const struct ameba_context *y = sort_seeds[*(const uint32_t *)b];
-	double vx = x->has[sort_metric] ? x->values[sort_metric] : -1;
-	double vy = y->has[sort_metric] ? y->values[sort_metric] : -1;
+	double vx = ameba_ctx_has(x, sort_metric) ? x->values[sort_metric] : -1;
+	double vy = ameba_ctx_has(y, sort_metric) ? y->values[sort_metric] : -1;
 
 	if (vx != vy)
 		return vx < vy ? 1 : -1;
@@ -271,16 +271,19 @@ static int targets_resolve(struct threads *st)
 		nr_seeds = h->nr_seeds;
 	}
 	if (st->object_name) {
-		for (uint32_t i = 0; i < nr_seeds; i++)
-			if (seeds[i].kind == AMEBA_CTX_OBJECT && seeds[i].object &&
-			    named(seeds[i].object, st->object_name))
-				return target_add(st, seeds[i].object);
+		for (uint32_t i = 0; i < nr_seeds; i++) {
+			const struct ameba_context *sd = ameba_context_at(seeds, i);
+
+			if (sd->kind == AMEBA_CTX_OBJECT && sd->object &&
+			    named(sd->object, st->object_name))
+				return target_add(st, sd->object);
+		}
 		for (uint32_t i = 0; i < h->nr_objects; i++)
-			if (h->objects[i].live && named(&h->objects[i], st->object_name))
-				return target_add(st, &h->objects[i]);
+			if (ameba_host_object(h, i)->live && named(ameba_host_object(h, i), st->object_name))
+				return target_add(st, ameba_host_object(h, i));
 		for (uint32_t i = 0; i < h->nr_bins; i++)
-			if (named(&h->bins[i], st->object_name))
-				return target_add(st, &h->bins[i]);
+			if (named(ameba_host_bin(h, i), st->object_name))
+				return target_add(st, ameba_host_bin(h, i));
 		return 0;	/* not there (yet) */
 	}
 	order = malloc((nr_seeds + 1) * sizeof(*order));
@@ -291,15 +294,15 @@ static int targets_resolve(struct threads *st)
 		return AMEBA_ENOMEM;
 	}
 	for (uint32_t i = 0; i < nr_seeds; i++) {
-		ptrs[i] = &seeds[i];
-		if (seeds[i].kind == AMEBA_CTX_OBJECT && seeds[i].object)
+		ptrs[i] = ameba_context_at(seeds, i);
+		if (ptrs[i]->kind == AMEBA_CTX_OBJECT && ptrs[i]->object)
 			order[n++] = i;
 	}
 	sort_seeds = ptrs;
 	sort_metric = st->primary;
 	qsort(order, n, sizeof(*order), cmp_seed);
 	for (uint32_t i = 0; i < n && st->nr_targets < st->top && !rc; i++)
-		rc = target_add(st, seeds[order[i]].object);
+		rc = target_add(st, ameba_context_at(seeds, order[i])->object);
 	free(order);
 	free(ptrs);
 	return rc;
@@ -323,14 +326,14 @@ static int target_blocks(struct threads *st, struct target *t)
 		return 0;
 	}
 	for (uint32_t i = 0; i < h->nr_objects; i++)
-		n += h->objects[i].live && h->objects[i].site && !strcmp(h->objects[i].site, t->obj.site);
+		n += ameba_host_object(h, i)->live && ameba_host_object(h, i)->site && !strcmp(ameba_host_object(h, i)->site, t->obj.site);
 	free(t->blocks);
 	t->blocks = malloc((2 * (size_t)n + 2) * sizeof(*t->blocks));
 	if (!t->blocks)
 		return AMEBA_ENOMEM;
 	t->nr_blocks = 0;
 	for (uint32_t i = 0; i < h->nr_objects; i++) {
-		const struct ameba_object *o = &h->objects[i];
+		const struct ameba_object *o = ameba_host_object(h, i);
 
 		if (!o->live || !o->site || strcmp(o->site, t->obj.site) || o->end <= o->start)
 			continue;
@@ -661,7 +664,7 @@ static int threads_plan(void *state, struct ameba_experiment *exp)
 
 		c->ranges = c->nr_ranges ? st->ranges + 2 * (uintptr_t)c->ranges : NULL;
 	}
-	memset(exp, 0, sizeof(*exp));
+	ameba_experiment_reset(exp);
 	exp->nr_counters = st->nr_counters;
 	exp->counters = st->counters;
 	return 0;
@@ -837,7 +840,7 @@ static int threads_contexts(void *state, const struct ameba_context **out, uint3
 	int rc = 0;
 
 	free(st->ctxs);
-	st->ctxs = calloc(1 + st->nr_targets + st->nr_lines, sizeof(*st->ctxs));
+	st->ctxs = strategy_ctxs_alloc(1 + st->nr_targets + st->nr_lines);
 	if (!st->ctxs)
 		return AMEBA_ENOMEM;
 	ctx_fill(st, &st->ctxs[n], st->program, st->program_pt);

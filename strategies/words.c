@@ -203,7 +203,7 @@ static int words_locate(struct words *st)
 	uintptr_t s, e;
 
 	for (uint32_t i = 0; i < h->nr_objects && !o; i++) {
-		const struct ameba_object *c = &h->objects[i];
+		const struct ameba_object *c = ameba_host_object(h, i);
 
 		if (st->object ? name_matches(c->name, st->object) :
 		    (st->addr >= c->start && st->addr < c->end))
@@ -286,7 +286,7 @@ static int words_plan(void *state, struct ameba_experiment *exp)
 			/* "plan() failed: no such object" ends the search, named */
 			if (st->turns_done++ >= 50)
 				return AMEBA_ENOENT;
-			memset(exp, 0, sizeof(*exp));
+			ameba_experiment_reset(exp);
 			return 0;
 		}
 		st->turns_done = 0;
@@ -312,7 +312,7 @@ static int words_plan(void *state, struct ameba_experiment *exp)
 							  .tag = st->next_word + k };
 	}
 	st->nr_turn_words = n;
-	memset(exp, 0, sizeof(*exp));
+	ameba_experiment_reset(exp);
 	exp->nr_counters = n;
 	exp->counters = st->counters;
 	return 0;
@@ -398,7 +398,7 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 	}
 	first = st->start & ~(uintptr_t)(LINE_BYTES - 1);
 	nl = (uint32_t)((st->end - first + LINE_BYTES - 1) / LINE_BYTES);
-	st->ctxs = calloc(nl, sizeof(*st->ctxs));
+	st->ctxs = strategy_ctxs_alloc(nl);
 	st->pt = calloc((size_t)nl * nt, sizeof(*st->pt));
 	st->ids = calloc(nt, sizeof(*st->ids));
 	st->extra = calloc(nl, sizeof(*st->extra));
@@ -434,18 +434,18 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 				used += (size_t)snprintf(x + used, cap - used, " T%u=%llu", t,
 							 (unsigned long long)v);
 				pt[t] += (double)v;
-				c->values[st->metric] += (double)v;
+				strategy_ctx_data(c)->values[st->metric] += (double)v;
 			}
 			used += (size_t)snprintf(x + used, cap - used, "\n");
 		}
 		c->kind = AMEBA_CTX_LINE;
 		c->object = &st->obj;
 		c->line = ls;
-		c->has[st->metric] = 1;
-		c->program[st->metric] = c->values[st->metric];
+		strategy_ctx_data(c)->has[st->metric] = 1;
+		strategy_ctx_data(c)->program[st->metric] = strategy_ctx_data(c)->values[st->metric];
 		c->nr_threads = nt;
 		c->thread_ids = st->ids;
-		c->per_thread[st->metric] = pt;
+		strategy_ctx_data(c)->per_thread[st->metric] = pt;
 		c->confidence = st->host->exact ? 1.0 : 0.5;
 		c->window_ns = st->window_ns;
 		c->extra = x;
@@ -457,7 +457,7 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 		for (uint32_t l = 0; l < st->nr_ctxs; l++)
 			total += st->ctxs[l].values[st->metric];
 		for (uint32_t l = 0; l < st->nr_ctxs; l++)
-			st->ctxs[l].program[st->metric] = total;
+			strategy_ctx_data(&st->ctxs[l])->program[st->metric] = total;
 		if (total == 0 && st->window_ns && !st->told_empty)
 			words_tell_empty(st, nt);
 	}

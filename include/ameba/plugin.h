@@ -47,8 +47,35 @@ extern "C" {
  * 3: struct ameba_results' per-thread rows list the threads present
  * (`thread_ids`) instead of every thread id (a version 2 strategy would
  * take entry k for thread k).
+ * 4: every struct that crosses the boundary says its size, and a context's
+ * metric vectors are pointer + count (ameba_context.nr_metrics), so that
+ * fields and metrics can be added from now on without a new version
+ * ("Growth" below).
+ *
+ * Growth (ABI 4 on). The version changes only when a field changes its
+ * meaning or place. New fields are appended, and the side that reads a
+ * struct made by the other side tests first that it has them:
+ *
+ *   made by the agent, read by a plugin: ameba_host, ameba_results (and its
+ *     samples), ameba_object, ameba_thread (the host's arrays), the seeds;
+ *   made by the agent, filled by a plugin: ameba_experiment (plan()) and
+ *     ameba_verdict (evaluate()): struct_size says how much of it the agent
+ *     has; a plugin sets fields one by one (ameba_experiment_reset(), never
+ *     a memset of its own sizeof) and tests AMEBA_HAS() before setting a
+ *     field newer than the agent may know;
+ *   made by a plugin, read by the agent: descriptors, ameba_context (in
+ *     arrays: the stride is the first element's struct_size), ameba_counter
+ *     (the stride is ameba_experiment.counter_size); the agent reads a
+ *     missing tail as zero and a metric past nr_metrics as not measured.
+ *
+ * Arrays of structs are reached through the accessors below
+ * (ameba_host_object(), ameba_context_at(), ...), which step by the maker's
+ * element size, never by the reader's sizeof.
  */
-#define AMEBA_PLUGIN_ABI_VERSION 3
+#define AMEBA_PLUGIN_ABI_VERSION 4
+
+/* Whether the struct *s (of type T, made by the other side) carries field f. */
+#define AMEBA_HAS(T, s, f) ((s)->struct_size >= offsetof(T, f) + sizeof(((T *)0)->f))
 
 /* ---- parameters (strategy and property thresholds) ---- */
 
@@ -182,6 +209,13 @@ struct ameba_host {
 	 */
 	int (*field_name)(const struct ameba_host *h, const struct ameba_object *o, uint64_t off,
 			  char *buf, size_t len);
+	/*
+	 * ABI 4: the element sizes of objects and bins (struct ameba_object)
+	 * and of threads (struct ameba_thread), as the agent built them; use
+	 * ameba_host_object(), ameba_host_bin(), ameba_host_thread().
+	 */
+	uint32_t object_size;
+	uint32_t thread_size;
 };
 
 /* The monitor's limits for one experiment (the host reports them in
@@ -193,8 +227,37 @@ struct ameba_host {
 #define AMEBA_MAX_MESSAGE_BYTES (1u << 20)
 
 /* Whether host carries the field f (a host older than the plugin may not). */
-#define AMEBA_HOST_HAS(host, f)                                                        \
-	((host)->struct_size >= offsetof(struct ameba_host, f) + sizeof((host)->f))
+#define AMEBA_HOST_HAS(host, f) AMEBA_HAS(struct ameba_host, host, f)
+
+/*
+ * Element i of the host's objects, bins and threads (a host that does not
+ * state the sizes, e.g. one made by hand in a test, has this build's).
+ */
+static inline size_t ameba_host_object_size_(const struct ameba_host *h)
+{
+	return AMEBA_HOST_HAS(h, object_size) && h->object_size ? h->object_size :
+								  sizeof(struct ameba_object);
+}
+
+static inline const struct ameba_object *ameba_host_object(const struct ameba_host *h, uint32_t i)
+{
+	return (const struct ameba_object *)(const void *)((const char *)h->objects +
+							    i * ameba_host_object_size_(h));
+}
+
+static inline const struct ameba_object *ameba_host_bin(const struct ameba_host *h, uint32_t i)
+{
+	return (const struct ameba_object *)(const void *)((const char *)h->bins +
+							    i * ameba_host_object_size_(h));
+}
+
+static inline const struct ameba_thread *ameba_host_thread(const struct ameba_host *h, uint32_t i)
+{
+	size_t sz = AMEBA_HOST_HAS(h, thread_size) && h->thread_size ? h->thread_size :
+								       sizeof(struct ameba_thread);
+
+	return (const struct ameba_thread *)(const void *)((const char *)h->threads + i * sz);
+}
 
 /* ---- experiments: what a strategy asks to be measured ---- */
 
@@ -216,6 +279,11 @@ struct ameba_counter_bins {
 };
 
 struct ameba_experiment {
+	/* Set by the agent before plan(): the bytes of this struct it has. */
+	uint32_t struct_size;
+	/* Set by the strategy: sizeof(struct ameba_counter) as it was built
+	 * (ameba_experiment_reset() does it). */
+	uint32_t counter_size;
 	uint32_t nr_counters;
 	const struct ameba_counter *counters;	/* owned by the strategy until observe() */
 	uint32_t interval_ms;			/* 0 = the agent's --interval */
@@ -261,6 +329,32 @@ struct ameba_experiment {
 	const struct ameba_counter_bins *counter_except;
 };
 
+/*
+ * What plan() does first: zeroes the part of *exp the agent has (keeping
+ * struct_size; 0 there means this build's size) and states this build's
+ * counter size.
+ */
+static inline void ameba_experiment_reset(struct ameba_experiment *exp)
+{
+	uint32_t size = exp->struct_size;
+	unsigned char *p = (unsigned char *)exp;
+
+	if (!size || size > sizeof(*exp))
+		size = sizeof(*exp);
+	for (uint32_t i = sizeof(exp->struct_size); i < size; i++)
+		p[i] = 0;
+	exp->counter_size = sizeof(struct ameba_counter);
+}
+
+/* Counter i of an experiment, at the strategy's stride. */
+static inline const struct ameba_counter *ameba_experiment_counter(const struct ameba_experiment *e,
+								  uint32_t i)
+{
+	size_t stride = e->counter_size ? e->counter_size : sizeof(struct ameba_counter);
+
+	return (const struct ameba_counter *)(const void *)((const char *)e->counters + i * stride);
+}
+
 struct ameba_sample {
 	uintptr_t addr;
 	uintptr_t pc;
@@ -278,6 +372,8 @@ struct ameba_sample {
 };
 
 struct ameba_results {
+	uint32_t struct_size;		/* the agent's sizeof(struct ameba_results) */
+	uint32_t sample_size;		/* the agent's sizeof(struct ameba_sample) */
 	uint32_t nr_counters;
 	const uint64_t *values;		/* [nr_counters], in experiment order */
 	/* per_thread[i] is NULL unless counter i asked for it; then it has
@@ -314,6 +410,16 @@ struct ameba_results {
 	const uint32_t *thread_ids;
 };
 
+/* Sample i of a result, at the agent's stride. */
+static inline const struct ameba_sample *ameba_results_sample(const struct ameba_results *r,
+							      uint32_t i)
+{
+	size_t sz = AMEBA_HAS(struct ameba_results, r, sample_size) && r->sample_size ?
+		    r->sample_size : sizeof(struct ameba_sample);
+
+	return (const struct ameba_sample *)(const void *)((const char *)r->samples + i * sz);
+}
+
 /* The thread of entry k of a result's per-thread rows. */
 static inline uint32_t ameba_results_thread(const struct ameba_results *r, uint32_t k)
 {
@@ -332,20 +438,28 @@ enum ameba_ctx_kind {
 /*
  * A PropertyContext: totals and per-thread figures of every metric the
  * backend provides, for one object/region, plus the program's totals for
- * shares. values[m] is indexed by AMEBA_M_*; has[m] says whether metric m
- * was measured (properties needing an unmeasured metric do not fire).
+ * shares. values[m] is indexed by AMEBA_M_* below nr_metrics; has[m] says
+ * whether metric m was measured (properties needing an unmeasured metric
+ * do not fire). A metric at or past nr_metrics (a context made before the
+ * metric existed) is not measured: read through ameba_ctx_has() when m may
+ * be newer than the context's maker.
+ *
+ * The maker owns the vectors; ameba_context_init() points them at a
+ * struct ameba_context_data.
  */
 struct ameba_context {
+	uint32_t struct_size;		/* the maker's sizeof(struct ameba_context) */
+	uint32_t nr_metrics;		/* entries of has, values, program, per_thread */
 	int kind;			/* enum ameba_ctx_kind */
 	const struct ameba_object *object;	/* OBJECT/LINE: the object or bin; else NULL */
 	const char *region;		/* REGION: its name; else NULL */
 	uintptr_t line;			/* LINE: the line's address */
-	uint8_t has[AMEBA_M_NR];
-	double values[AMEBA_M_NR];	/* totals over the measured window */
-	double program[AMEBA_M_NR];	/* the whole program over the same window */
+	const uint8_t *has;		/* [nr_metrics] */
+	const double *values;		/* [nr_metrics]: totals over the measured window */
+	const double *program;		/* [nr_metrics]: the whole program, same window */
 	uint32_t nr_threads;
 	const uint32_t *thread_ids;	/* [nr_threads] */
-	const double *per_thread[AMEBA_M_NR];	/* [nr_threads] each, or NULL */
+	const double *const *per_thread;	/* [nr_metrics]: [nr_threads] each, or NULL */
 	double confidence;		/* 1 = exact counts; lower for estimates */
 	uint64_t nr_samples;		/* estimates: samples behind the values */
 	uint64_t window_ns;
@@ -353,6 +467,45 @@ struct ameba_context {
 	 * per thread on a line); may be NULL. */
 	const char *extra;
 };
+
+/* Storage for one context's metric vectors, as this build knows them. */
+struct ameba_context_data {
+	uint8_t has[AMEBA_M_NR];
+	double values[AMEBA_M_NR];
+	double program[AMEBA_M_NR];
+	const double *per_thread[AMEBA_M_NR];
+};
+
+/* Zeroes c and d and makes d c's vectors. */
+static inline void ameba_context_init(struct ameba_context *c, struct ameba_context_data *d)
+{
+	unsigned char *p = (unsigned char *)c, *q = (unsigned char *)d;
+
+	for (size_t i = 0; i < sizeof(*c); i++)
+		p[i] = 0;
+	for (size_t i = 0; i < sizeof(*d); i++)
+		q[i] = 0;
+	c->struct_size = sizeof(*c);
+	c->nr_metrics = AMEBA_M_NR;
+	c->has = d->has;
+	c->values = d->values;
+	c->program = d->program;
+	c->per_thread = d->per_thread;
+}
+
+/* Whether ctx measured metric m (also for m past the maker's metrics). */
+static inline int ameba_ctx_has(const struct ameba_context *ctx, int m)
+{
+	return m >= 0 && (uint32_t)m < ctx->nr_metrics && ctx->has[m];
+}
+
+/* Element i of an array of contexts (contexts(), host->seeds). */
+static inline const struct ameba_context *ameba_context_at(const struct ameba_context *v,
+							   uint32_t i)
+{
+	return (const struct ameba_context *)(const void *)((const char *)v +
+							     (size_t)i * v->struct_size);
+}
 
 /* ---- strategies ---- */
 
@@ -390,6 +543,7 @@ struct ameba_strategy_desc {
 /* ---- properties (C form; Lua and ASL properties fill the same fields) ---- */
 
 struct ameba_verdict {
+	uint32_t struct_size;	/* set by the agent: the bytes of this struct it has */
 	int holds;		/* the condition */
 	double confidence;	/* 0..1 */
 	double severity;	/* share of the context's (program's) estimated time, 0..1 */
@@ -449,9 +603,93 @@ static inline double ameba_severity_of(double saved_cycles, double est_cycles)
 
 static inline double ameba_severity(const struct ameba_context *ctx, double saved_cycles)
 {
-	if (!ctx->has[AMEBA_M_EST_CYCLES])
+	if (!ameba_ctx_has(ctx, AMEBA_M_EST_CYCLES))
 		return -1;
 	return ameba_severity_of(saved_cycles, ctx->program[AMEBA_M_EST_CYCLES]);
+}
+
+/*
+ * The cost model's latencies, in cycles: the one table of them. The
+ * simulator's skylake-sp and host presets use these values, the Lua
+ * library's asl.lat is made from it, and ameba_stall_of() weighs events
+ * with it. X(name, cycles).
+ */
+#define AMEBA_COST_LATENCIES(X)                                                        \
+	X(l2_hit, 14) X(llc_hit, 70) X(mem_local, 220) X(mem_remote, 360)              \
+	X(intervention, 120) X(inval, 100) X(tlb_miss, 30)
+
+#define AMEBA_LAT_ENUM_(name, cycles) AMEBA_LAT_##name = cycles,
+/* AMEBA_LAT_l2_hit ... : the table's values as constants */
+enum ameba_cost_lat { AMEBA_COST_LATENCIES(AMEBA_LAT_ENUM_) };
+#undef AMEBA_LAT_ENUM_
+
+/*
+ * A context's stall cycles split by cause (asl.stall() in Lua is this
+ * function): each kind of event weighed by its latency above, then scaled
+ * so that the parts add up to the measured est_stall_cycles when the
+ * backend measured them (with the default latencies the split is then
+ * exact; with another preset the shares are approximate, the total the
+ * simulator's).
+ *
+ *   l2 ... tlb   cycles of L2 hits, LLC hits (not from another core), local
+ *                and remote memory, interventions (lines from another
+ *                core's cache), invalidations sent, TLB misses
+ *   coh          coherence: interventions, coherence misses served clean
+ *                by the LLC, and the invalidations writes had to send
+ *   miss, mem    l2 + llc + memory + interventions; local + remote memory
+ *   total        est_stall_cycles, or the weighed sum when not measured
+ */
+struct ameba_stall {
+	double l2, llc, mem_local, mem_remote, intervention, inval, tlb, coh;
+	double miss, mem, model, scale, total;
+};
+
+static inline double ameba_pos_(double x)
+{
+	return x == x && x > 0 ? x : 0;
+}
+
+/* The split of metric values v (has[m]: measured; nr entries each). */
+static inline void ameba_stall_of(const uint8_t *has, const double *v, uint32_t nr,
+				  struct ameba_stall *c)
+{
+#define AMEBA_V_(m) ((uint32_t)(m) < nr && has[m] ? v[m] : 0)
+	double iv = AMEBA_V_(AMEBA_M_INTERVENTION), l2m = AMEBA_V_(AMEBA_M_L2_MISS);
+	double llcm = AMEBA_V_(AMEBA_M_LLC_MISS), clean, a, b;
+	int measured = (uint32_t)AMEBA_M_EST_STALL_CYCLES < nr && has[AMEBA_M_EST_STALL_CYCLES];
+
+	c->l2 = ameba_pos_(AMEBA_V_(AMEBA_M_L1D_MISS) - l2m) * AMEBA_LAT_l2_hit;
+	c->llc = ameba_pos_(l2m - llcm - iv) * AMEBA_LAT_llc_hit;
+	c->mem_local = AMEBA_V_(AMEBA_M_MEM_LOCAL) * AMEBA_LAT_mem_local;
+	c->mem_remote = AMEBA_V_(AMEBA_M_MEM_REMOTE) * AMEBA_LAT_mem_remote;
+	c->intervention = iv * AMEBA_LAT_intervention;
+	c->inval = AMEBA_V_(AMEBA_M_INVAL_SENT) * AMEBA_LAT_inval;
+	c->tlb = AMEBA_V_(AMEBA_M_TLB_MISS) * AMEBA_LAT_tlb_miss;
+	a = ameba_pos_(AMEBA_V_(AMEBA_M_COH_MISS) - iv);
+	b = ameba_pos_(l2m - llcm - iv);
+	clean = a < b ? a : b;
+	c->coh = c->intervention + clean * AMEBA_LAT_llc_hit + c->inval;
+	c->model = c->l2 + c->llc + c->mem_local + c->mem_remote + c->intervention + c->inval +
+		   c->tlb;
+	c->scale = measured && c->model > 0 ? v[AMEBA_M_EST_STALL_CYCLES] / c->model : 1;
+	c->l2 *= c->scale;
+	c->llc *= c->scale;
+	c->mem_local *= c->scale;
+	c->mem_remote *= c->scale;
+	c->intervention *= c->scale;
+	c->inval *= c->scale;
+	c->tlb *= c->scale;
+	c->coh *= c->scale;
+	c->miss = c->l2 + c->llc + c->mem_local + c->mem_remote + c->intervention;
+	c->mem = c->mem_local + c->mem_remote;
+	c->total = measured ? v[AMEBA_M_EST_STALL_CYCLES] : c->model;
+#undef AMEBA_V_
+}
+
+/* The split of a context's totals. */
+static inline void ameba_stall(const struct ameba_context *ctx, struct ameba_stall *out)
+{
+	ameba_stall_of(ctx->has, ctx->values, ctx->nr_metrics, out);
 }
 
 /* Entry symbols. */

@@ -2,9 +2,9 @@
 # plugin ABI checks, and end-to-end runs of `ameba run` / `ameba attach` on
 # the ground-truth workloads through the MRI.
 
-# C property plugins for the loader tests, one source built five ways.
+# C property plugins for the loader tests, one source built seven ways.
 set(AMEBA_AGENT_TEST_PLUGINS "")
-foreach(v good abi2 newer newer_zero older crash)
+foreach(v good abi2 abi3 newer newer_zero older crash)
   string(TOUPPER ${v} V)
   add_library(prop_c_${v} MODULE ${AMEBA_FRAGMENT_DIR}/prop_c.c)
   target_compile_definitions(prop_c_${v} PRIVATE VARIANT=V_${V})

@@ -182,13 +182,13 @@ wrong_abi)
 		--property "$PLUGINS/prop_c_good.so" --property "$PLUGINS/prop_doc_shared_writes.so" \
 		-- "$WL" > out.txt 2> err.txt); st=$?
 	expect_status 0 $st "ameba run with a wrong-ABI plugin"
-	has "$T/err.txt" "$T/dir/prop_c_abi2.so: refused: property plugin built for plugin ABI version 4, this ameba"
+	has "$T/err.txt" "$T/dir/prop_c_abi2.so: refused: property plugin built for plugin ABI version 5, this ameba"
 	"$CHECK" "$SCHEMA" "$T/abi.json" --finding CWriteHeavy --finding FalseSharing \
 		--finding SharedWrites ||
 		fail "report check"
 	grep -q 'prop_c_abi2.so: refused' "$T/abi.json" || fail "the refusal is not in the report's warnings"
 	"$AMEBA" list properties --property "$PLUGINS/prop_c_abi2.so" > /dev/null 2> "$T/list.err"
-	has "$T/list.err" "ABI version 4"
+	has "$T/list.err" "ABI version 5"
 	ok "wrong-ABI plugin refused with a message; the run continued"
 	;;
 sigterm)

@@ -2,7 +2,9 @@
  * prop_c.c - C property plugins for the loader tests, one source built
  * several ways (-DVARIANT=...):
  *   good       a valid property "CWriteHeavy" (the current ABI)
- *   abi2       the same descriptor claiming the next plugin ABI version (3)
+ *   abi2       the same descriptor claiming the next plugin ABI version
+ *   abi3       the same descriptor as a plugin built against ABI 3 says it
+ *              (the last version whose contexts embedded the metric arrays)
  *   newer      struct_size larger than the agent's, with a non-zero tail
  *   newer_zero struct_size larger, tail all zero (accepted)
  *   older      struct_size that ends before evaluate() (refused: no evaluate)
@@ -23,6 +25,7 @@
 #define V_NEWER_ZERO 4
 #define V_OLDER 5
 #define V_CRASH 6
+#define V_ABI3 7
 
 #ifndef VARIANT
 #define VARIANT V_GOOD
@@ -68,6 +71,8 @@ static const struct desc_plus desc = {
 	.d = {
 #if VARIANT == V_ABI2
 		.abi_version = AMEBA_PLUGIN_ABI_VERSION + 1,
+#elif VARIANT == V_ABI3
+		.abi_version = 3,
 #else
 		.abi_version = AMEBA_PLUGIN_ABI_VERSION,
 #endif

@@ -155,6 +155,7 @@ static void test_threads_text(void)
 
 struct hand_ctx {
 	struct ameba_context c;
+	struct ameba_context_data d;	/* c's metric vectors */
 	struct ameba_object obj;
 	uint32_t ids[8];
 	double pt[AMEBA_M_NR][8];
@@ -164,6 +165,7 @@ struct hand_ctx {
 static void hand_init(struct hand_ctx *h, const char *name, const int *metrics, int nr_metrics)
 {
 	memset(h, 0, sizeof(*h));
+	ameba_context_init(&h->c, &h->d);
 	h->obj.id = 7;
 	h->obj.kind = AMEBA_OBJ_HEAP;
 	h->obj.name = name;
@@ -181,20 +183,20 @@ static void hand_init(struct hand_ctx *h, const char *name, const int *metrics, 
 	for (uint32_t t = 0; t < 5; t++)
 		h->ids[t] = t;
 	for (int i = 0; i < nr_metrics; i++) {
-		h->c.has[metrics[i]] = 1;
-		h->c.per_thread[metrics[i]] = h->pt[metrics[i]];
+		h->d.has[metrics[i]] = 1;
+		h->d.per_thread[metrics[i]] = h->pt[metrics[i]];
 	}
 }
 
 /* Sets metric m: per-thread values (5), the object's total and the program's. */
 static void hand_set(struct hand_ctx *h, int m, const double *pt, double program)
 {
-	h->c.values[m] = 0;
+	h->d.values[m] = 0;
 	for (int t = 0; t < 5; t++) {
 		h->pt[m][t] = pt[t];
-		h->c.values[m] += pt[t];
+		h->d.values[m] += pt[t];
 	}
-	h->c.program[m] = program;
+	h->d.program[m] = program;
 }
 
 /* Loads files as the search path would (not as --property FILE). */
@@ -628,15 +630,16 @@ static void doc_lua_example(const char *name, const char *path)
 
 /*
  * One severity scale: the docs' example property (WriteHeavy, whose saved
- * cycles are the object's coherence cycles) and the built-in FalseSharing
- * (coherence cycles x the false share, here all of them) go through the
- * same cost model, so on one context they get the same severity, the one
- * computed here by hand.
+ * cycles are the object's coherence cycles), the docs' C example
+ * (SharedWrites, the same saved cycles through plugin.h's ameba_stall())
+ * and the built-in FalseSharing (coherence cycles x the false share, here
+ * all of them) go through the same cost model, so on one context they get
+ * the same severity, the one computed here by hand.
  */
 static void test_one_scale(void)
 {
-	char paths[2][512];
-	const char *list[2] = { paths[0], paths[1] };
+	char paths[3][512];
+	const char *list[3] = { paths[0], paths[1], paths[2] };
 	struct agent_plugins pl;
 	struct agent_verdict v;
 	struct hand_ctx h;
@@ -659,8 +662,9 @@ static void test_one_scale(void)
 	snprintf(paths[0], sizeof(paths[0]), "%s/properties/false_sharing.lua", src_dir);
 	snprintf(paths[1], sizeof(paths[1]), "%s/write_heavy.lua", tmp_dir);
 	doc_lua_example("write_heavy.lua", paths[1]);
-	load_props(&pl, list, 2);
-	CHECK_EQ_U64(pl.nr_props, 2);
+	snprintf(paths[2], sizeof(paths[2]), "%s/prop_doc_shared_writes.so", plugin_dir);
+	load_props(&pl, list, 3);
+	CHECK_EQ_U64(pl.nr_props, 3);
 	hand_init(&h, "alloc_counters@false_sharing.c:73", metrics,
 		  (int)(sizeof(metrics) / sizeof(metrics[0])));
 	hand_set(&h, AMEBA_M_MEM_REF, refs, 40000);
@@ -684,6 +688,21 @@ static void test_one_scale(void)
 				  &v) == 0);
 	CHECK(v.v.holds);
 	CHECK_NEAR(v.v.severity, builtin);
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "SharedWrites"), &h.c, AMEBA_M_L1D_MISS,
+				  &v) == 0);
+	CHECK(v.v.holds);
+	CHECK_NEAR(v.v.severity, builtin);
+	CHECK(builtin > 0.19);	/* not two zeros */
+	/* the split itself, as a C property sees it: coherence = 1000
+	 * interventions x 120 + 1000 invalidations x 100, scaled by 2 */
+	{
+		struct ameba_stall st;
+
+		ameba_stall(&h.c, &st);
+		CHECK_NEAR(st.coh, 440000);
+		CHECK_NEAR(st.scale, 2);
+		CHECK_NEAR(st.total, 440000);
+	}
 	/* the C function itself: clamped, and -1 without a time model */
 	CHECK_NEAR(ameba_severity_of(440000, 2200000), by_hand);
 	CHECK_NEAR(ameba_severity_of(5e6, 2200000), 1);
@@ -692,11 +711,14 @@ static void test_one_scale(void)
 	CHECK_NEAR(ameba_severity(&h.c, 220000), 0.1);
 	/* without est_cycles (count backend): WriteHeavy's fallback, the share
 	 * of the program's writes */
-	h.c.has[AMEBA_M_EST_CYCLES] = 0;
-	h.c.per_thread[AMEBA_M_EST_CYCLES] = NULL;
-	h.c.program[AMEBA_M_EST_CYCLES] = 0;
+	h.d.has[AMEBA_M_EST_CYCLES] = 0;
+	h.d.per_thread[AMEBA_M_EST_CYCLES] = NULL;
+	h.d.program[AMEBA_M_EST_CYCLES] = 0;
 	CHECK_NEAR(ameba_severity(&h.c, 220000), -1);
 	CHECK(agent_property_eval(&pl, find_prop(&pl, "WriteHeavy"), &h.c, AMEBA_M_L1D_MISS,
+				  &v) == 0);
+	CHECK_NEAR(v.v.severity, 4000.0 / 20000.0);
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "SharedWrites"), &h.c, AMEBA_M_L1D_MISS,
 				  &v) == 0);
 	CHECK_NEAR(v.v.severity, 4000.0 / 20000.0);
 	agent_plugins_destroy(&pl);
@@ -928,7 +950,10 @@ static void test_c_plugins(void)
 		const char *msg;
 	} rows[] = {
 		{ __LINE__, "prop_c_good.so", 1, NULL },
-		{ __LINE__, "prop_c_abi2.so", 0, "built for plugin ABI version 4, this ameba" },
+		{ __LINE__, "prop_c_abi2.so", 0, "built for plugin ABI version 5, this ameba" },
+		{ __LINE__, "prop_c_abi3.so", 0, "built for plugin ABI version 3, this ameba" },
+		{ __LINE__, "prop_c_abi3.so", 0, "speaks version 4; rebuild it against this ameba's "
+		  "include/ameba/plugin.h" },
 		{ __LINE__, "prop_c_newer.so", 0, "beyond this ameba's" },
 		{ __LINE__, "prop_c_newer_zero.so", 1, NULL },
 		{ __LINE__, "prop_c_older.so", 0, "has no evaluate() callback" },

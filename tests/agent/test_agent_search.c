@@ -563,6 +563,7 @@ void test_provisional_objects(void)
 		  .end = 0xa000, .sz_bytes = 4096, .nr_blocks = 64 },
 	};
 	struct ameba_context c[4];
+	struct ameba_context_data d[4];
 	struct agent_search s;
 	struct agent_run_info ri = { 0 };
 	static char *const cmd[] = { "wl_million_live" };
@@ -572,7 +573,8 @@ void test_provisional_objects(void)
 	FILE *mem;
 	int m = AMEBA_M_L1D_MISS;
 
-	memset(c, 0, sizeof(c));
+	for (int i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++)
+		ameba_context_init(&c[i], &d[i]);
 	memset(&s, 0, sizeof(s));
 	s.primary_metric = m;
 	CHECK(marks != NULL);
@@ -582,21 +584,21 @@ void test_provisional_objects(void)
 	s.marks = marks;
 	s.nr_marks = 1;
 	c[0].kind = AMEBA_CTX_PROGRAM;
-	c[0].has[m] = 1;
-	c[0].values[m] = c[0].program[m] = 10000;
+	d[0].has[m] = 1;
+	d[0].values[m] = d[0].program[m] = 10000;
 	c[0].window_ns = 2000000000;
 	for (int i = 1; i < 4; i++) {
 		c[i].kind = AMEBA_CTX_OBJECT;
 		c[i].object = &objs[i - 1];
-		c[i].has[m] = 1;
+		d[i].has[m] = 1;
 		c[i].confidence = 1;
-		c[i].program[m] = 10000;
+		d[i].program[m] = 10000;
 		c[i].window_ns = 2000000000;
 		c[i].extra = "strategy=nway\nmark=nway-2";
 	}
-	c[1].values[m] = 3000;
-	c[2].values[m] = 1000;
-	c[3].values[m] = 7830;		/* of 10,000 over its own 0.4 s */
+	d[1].values[m] = 3000;
+	d[2].values[m] = 1000;
+	d[3].values[m] = 7830;		/* of 10,000 over its own 0.4 s */
 	c[3].window_ns = 400000000;
 	c[3].confidence = 0.5;
 	c[3].extra = "strategy=nway\nmeasured=search_intervals";
@@ -652,6 +654,7 @@ void test_coverage(void)
 		  .end = 0x2400, .sz_bytes = 1024, .nr_blocks = 1 },
 	};
 	struct ameba_context c[3];
+	struct ameba_context_data d[3];
 	struct agent_search s;
 	struct agent_run_info ri = { 0 };
 	static char *const cmd[] = { "wl_hot_arrays" };
@@ -661,7 +664,8 @@ void test_coverage(void)
 	FILE *mem;
 	int m = AMEBA_M_MEM_REF;
 
-	memset(c, 0, sizeof(c));
+	for (int i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++)
+		ameba_context_init(&c[i], &d[i]);
 	memset(&s, 0, sizeof(s));
 	s.primary_metric = m;
 	s.end = AGENT_END_DURATION;
@@ -671,19 +675,19 @@ void test_coverage(void)
 	s.coverage.searched_exact = 1;
 	s.coverage.nr_searched = 7;
 	c[0].kind = AMEBA_CTX_PROGRAM;
-	c[0].has[m] = 1;
-	c[0].values[m] = c[0].program[m] = 10000;
+	d[0].has[m] = 1;
+	d[0].values[m] = d[0].program[m] = 10000;
 	c[0].window_ns = 2000000000;
 	for (int i = 1; i < 3; i++) {
 		c[i].kind = AMEBA_CTX_OBJECT;
 		c[i].object = &objs[i - 1];
-		c[i].has[m] = 1;
+		d[i].has[m] = 1;
 		c[i].confidence = 1;
-		c[i].program[m] = 10000;
+		d[i].program[m] = 10000;
 		c[i].window_ns = 2000000000;
 	}
-	c[1].values[m] = 3000;
-	c[2].values[m] = 1000;
+	d[1].values[m] = 3000;
+	d[2].values[m] = 1000;
 	agent_summarize_contexts(&s, c, 3);
 	CHECK_EQ_U64(s.coverage.nr_objects, 2);
 	CHECK_EQ_U64(s.coverage.nr_windows, 1);

@@ -38,6 +38,7 @@ static void write_file(const char *path, const char *text)
 
 struct hand_ctx {
 	struct ameba_context c;
+	struct ameba_context_data d;	/* c's metric vectors */
 	struct ameba_object obj;
 	uint32_t ids[8];
 	double pt[AMEBA_M_NR][8];
@@ -46,6 +47,7 @@ struct hand_ctx {
 static void hand_init(struct hand_ctx *h, uint32_t nr_threads)
 {
 	memset(h, 0, sizeof(*h));
+	ameba_context_init(&h->c, &h->d);
 	h->obj.name = "cells";
 	h->obj.site = "alloc_cells@imbalance.c:47";
 	h->obj.kind = AMEBA_OBJ_HEAP;
@@ -64,14 +66,14 @@ static void hand_init(struct hand_ctx *h, uint32_t nr_threads)
 /* Metric m measured: per-thread values, the context's total, the program's. */
 static void hand_set(struct hand_ctx *h, int m, const double *pt, double program)
 {
-	h->c.has[m] = 1;
-	h->c.per_thread[m] = h->pt[m];
-	h->c.values[m] = 0;
+	h->d.has[m] = 1;
+	h->d.per_thread[m] = h->pt[m];
+	h->d.values[m] = 0;
 	for (uint32_t t = 0; t < h->c.nr_threads; t++) {
 		h->pt[m][t] = pt[t];
-		h->c.values[m] += pt[t];
+		h->d.values[m] += pt[t];
 	}
-	h->c.program[m] = program;
+	h->d.program[m] = program;
 }
 
 static int warned(const struct agent_plugins *pl, const char *a, const char *b)

@@ -26,6 +26,7 @@ static const char *src_dir;
 
 struct hand {
 	struct ameba_context c;
+	struct ameba_context_data d;	/* c's metric vectors */
 	struct ameba_object obj;
 	uint32_t ids[NR_T];
 	double pt[AMEBA_M_NR][NR_T];
@@ -35,6 +36,7 @@ struct hand {
 static void hand_init(struct hand *h, const char *name, uint64_t size)
 {
 	memset(h, 0, sizeof(*h));
+	ameba_context_init(&h->c, &h->d);
 	h->obj.id = 3;
 	h->obj.kind = AMEBA_OBJ_HEAP;
 	h->obj.name = name;
@@ -54,31 +56,31 @@ static void hand_init(struct hand *h, const char *name, uint64_t size)
 	for (int m = 0; m < AMEBA_M_NR; m++) {
 		if (m == AMEBA_M_SAMPLES)
 			continue;
-		h->c.has[m] = 1;
-		h->c.per_thread[m] = h->pt[m];
+		h->d.has[m] = 1;
+		h->d.per_thread[m] = h->pt[m];
 	}
 }
 
 /* Metric m: per thread T1..T4 the same value v (T0: 0); program total prog. */
 static void hand_set(struct hand *h, int m, double v, double prog)
 {
-	h->c.values[m] = 0;
+	h->d.values[m] = 0;
 	for (int t = 1; t < NR_T; t++) {
 		h->pt[m][t] = v;
-		h->c.values[m] += v;
+		h->d.values[m] += v;
 	}
 	h->pt[m][0] = 0;
-	h->c.program[m] = prog;
+	h->d.program[m] = prog;
 }
 
 static void hand_set_t(struct hand *h, int m, const double v[NR_T], double prog)
 {
-	h->c.values[m] = 0;
+	h->d.values[m] = 0;
 	for (int t = 0; t < NR_T; t++) {
 		h->pt[m][t] = v[t];
-		h->c.values[m] += v[t];
+		h->d.values[m] += v[t];
 	}
-	h->c.program[m] = prog;
+	h->d.program[m] = prog;
 }
 
 static int eval(const char *file, const char *name, const struct ameba_context *c,

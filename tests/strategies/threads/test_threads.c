@@ -392,7 +392,8 @@ static void test_old_host(void)
 	struct ameba_object o = { 1, AMEBA_OBJ_HEAP, "blk", "blk@x.c:1", 0x10000, 0x10040, 64, 1, 1 };
 	struct ameba_thread th[2] = { { 0, 100, 0 }, { 1, 101, 0 } };
 	static const int ms[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
-	struct ameba_context seed = { 0 };
+	struct ameba_context seed;
+	struct ameba_context_data seed_d;
 	struct ameba_host h = { 0 };
 	struct ameba_experiment exp;
 	const char *names[] = { "metric" }, *values[] = { "mem_ref" };
@@ -407,6 +408,7 @@ static void test_old_host(void)
 		agent_plugins_destroy(&pl);
 		return;
 	}
+	ameba_context_init(&seed, &seed_d);
 	seed.kind = AMEBA_CTX_OBJECT;
 	seed.object = &o;
 	h.abi_version = AMEBA_PLUGIN_ABI_VERSION;
@@ -443,14 +445,16 @@ static void test_clone(void)
 	uint32_t ids[2] = { 0, 1 };
 	double pt[2] = { 3, 4 };
 	char extra[] = "line.0=1,1,2\n";
-	struct ameba_context c = { 0 }, *copy = NULL;
+	struct ameba_context c, *copy = NULL;
+	struct ameba_context_data d;
 
+	ameba_context_init(&c, &d);
 	c.kind = AMEBA_CTX_LINE;
 	c.object = &o;
 	c.line = 0x100;
 	c.nr_threads = 2;
 	c.thread_ids = ids;
-	c.per_thread[AMEBA_M_WRITES] = pt;
+	d.per_thread[AMEBA_M_WRITES] = pt;
 	c.extra = extra;
 	CHECK(agent_contexts_clone(&c, 1, &copy) == 0);
 	extra[5] = 'X';
