@@ -468,6 +468,60 @@ static void test_clone(void)
 	agent_contexts_free(copy, 1);
 }
 
+/*
+ * A context made by an older build (plugin.h, "Growth"): fewer metrics
+ * and no `extra` field. The copy reads the missing metric as not measured
+ * and the missing field as NULL, whatever lies past them.
+ */
+static void test_clone_older(void)
+{
+	struct ameba_object o = { 9, AMEBA_OBJ_GLOBAL, "g", NULL, 0x200, 0x240, 64, 1, 1 };
+	uint32_t nm = AMEBA_M_NR - 1;	/* built before the last metric */
+	union {
+		struct ameba_context c;
+		unsigned char raw[sizeof(struct ameba_context)];
+	} u;
+	uint8_t *has = malloc(AMEBA_M_NR);
+	double *values = calloc(AMEBA_M_NR, sizeof(*values));
+	double *program = calloc(AMEBA_M_NR, sizeof(*program));
+	const double **pt = calloc(AMEBA_M_NR, sizeof(*pt));
+	struct ameba_context *copy = NULL;
+
+	if (!has || !values || !program || !pt)
+		exit(2);
+	memset(&u, 0xa5, sizeof(u));	/* what lies past its struct_size */
+	memset(has, 1, AMEBA_M_NR);	/* ... and past its metrics */
+	u.c.struct_size = (uint32_t)offsetof(struct ameba_context, extra);
+	u.c.nr_metrics = nm;
+	u.c.kind = AMEBA_CTX_OBJECT;
+	u.c.object = &o;
+	u.c.region = NULL;
+	u.c.line = 0;
+	u.c.has = has;
+	u.c.values = values;
+	u.c.program = program;
+	u.c.nr_threads = 0;
+	u.c.thread_ids = NULL;
+	u.c.per_thread = pt;
+	u.c.confidence = 1;
+	u.c.nr_samples = 0;
+	u.c.window_ns = 5;
+	values[AMEBA_M_L1D_MISS] = 42;
+	values[AMEBA_M_NR - 1] = 7;
+	CHECK(agent_contexts_clone(&u.c, 1, &copy) == 0);
+	CHECK(copy && copy->struct_size == sizeof(*copy) && copy->nr_metrics == AMEBA_M_NR);
+	CHECK(copy && copy->has[AMEBA_M_L1D_MISS] && copy->values[AMEBA_M_L1D_MISS] == 42);
+	CHECK(copy && !copy->has[AMEBA_M_NR - 1] && copy->values[AMEBA_M_NR - 1] == 0);
+	CHECK(copy && !ameba_ctx_has(copy, AMEBA_M_NR));
+	CHECK(copy && copy->extra == NULL && copy->window_ns == 5);
+	CHECK(copy && !strcmp(copy->object->name, "g"));
+	agent_contexts_free(copy, 1);
+	free(has);
+	free(values);
+	free(program);
+	free(pt);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -478,6 +532,7 @@ int main(int argc, char **argv)
 	strategy_dir = argv[2];
 	test_dir = argv[3];
 	test_clone();
+	test_clone_older();
 	test_chain_complete();
 	test_chain_exit_during_a();
 	test_threads_alone();
