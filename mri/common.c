@@ -8,10 +8,10 @@
  *    ops keyed by the row's name (monitor/rt.c); the agent validates
  *    `--backend`, chooses the provider by the row's `where` and prints
  *    `ameba list backends` from it (agent/perfmon/detect.c).
- *  - A row's metrics are what the backend always provides: for a runtime
- *    row exactly its ops' metric list (rt.c checks at activation), for an
- *    agent row what its provider advertises (the perf backend adds the
- *    --metric it samples, est_cycles included, on top).
+ *  - A row's metrics are what the backend provides: for a runtime row
+ *    exactly its ops' metric list (rt.c checks at activation), for an agent
+ *    row what its provider may advertise (watch: mem_ref only when it is the
+ *    --metric; perf: the --metric it samples, est_cycles included, on top).
  */
 #include <string.h>
 

@@ -108,7 +108,7 @@ struct ameba_backend_info {
 	const char *name;	/* e.g. "sim" */
 	int where;		/* enum ameba_backend_where */
 	int exact;		/* 1: exact counts; 0: estimates from samples */
-	uint64_t metrics;	/* AMEBA_M_BIT of each metric it always provides */
+	uint64_t metrics;	/* AMEBA_M_BIT of each metric it provides */
 	const char *desc;	/* one line: what it measures */
 	const char *needs;	/* what the target and the machine need */
 };
