@@ -429,6 +429,17 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			else
 				o->nodes = val;
 		} else if (!strcmp(name, "--backend")) {
+			const struct ameba_backend_info *b;
+
+			if (!perfmon_backend(val)) {
+				/* the backend table's names (mri/common.c) */
+				fprintf(stderr, "%s: --backend %s: no such backend; want one of",
+					prog, val);
+				for (int k = 0; (b = ameba_backend_info(k)); k++)
+					fprintf(stderr, "%s %s", k ? "," : "", b->name);
+				fprintf(stderr, " (`ameba list backends`)\n");
+				return 2;
+			}
 			o->backend = val;
 		} else if (!strcmp(name, "--output") || !strcmp(name, "-o")) {
 			o->output = val;

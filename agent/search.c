@@ -129,6 +129,8 @@ static void provider_warn(void *arg, const char *msg)
 
 static void host_fill(struct agent_search *s, struct ameba_host *h)
 {
+	const struct ameba_backend_info *row = ameba_backend_by_name(s->world.backend);
+
 	h->abi_version = AMEBA_PLUGIN_ABI_VERSION;
 	h->struct_size = sizeof(*h);
 	h->objects = s->world.objects;
@@ -146,8 +148,8 @@ static void host_fill(struct agent_search *s, struct ameba_host *h)
 	h->max_ranges = AMEBA_MAX_RANGES;
 	h->max_message_bytes = AMEBA_MAX_MESSAGE_BYTES;
 	h->field_name = host_field_name;
-	h->whole_objects_free = s->world.backend &&
-				(!strcmp(s->world.backend, "sim") || !strcmp(s->world.backend, "count"));
+	/* the runtime's backends keep per-object counts (its backend table row) */
+	h->whole_objects_free = row && row->where == AMEBA_BACKEND_RUNTIME;
 	h->log = host_log;
 	h->warn = host_warn;
 	h->agent = s;

@@ -378,11 +378,13 @@ static int served_allowed(void)
 }
 
 /* Are the active backend's per-object counts exact (every access counted
- * where it falls)? The perf backend's come from samples. */
+ * where it falls)? Its row of the backend table (mri/common.c) says. */
 static int counts_exact(void)
 {
 	const struct mon_backend_ops *b = mon_backend;
-	return b && (!strcmp(b->name, "sim") || !strcmp(b->name, "count"));
+	const struct ameba_backend_info *row = b ? ameba_backend_by_name(b->name) : NULL;
+
+	return row && row->where == AMEBA_BACKEND_RUNTIME && row->exact;
 }
 
 /* Can counter spec be read from the per-object counts? Its ranges (if any)

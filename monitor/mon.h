@@ -762,8 +762,17 @@ void mon_backend_sim_forget(struct mon_thread *t) MON_HIDDEN;
 
 /* ---- activation (rt.c) ---- */
 
-/* Starts the named backend ("count", "sim", ...): 0, AMEBA_ENOENT for an
- * unknown name, AMEBA_EBUSY when a different backend is already active. */
+/* The ops of the backend named name: a runtime row of the backend table
+ * (ameba_backend_by_name, mri/common.c) this runtime has the code of (the
+ * sim variant the environment asks for), else NULL. */
+const struct mon_backend_ops *mon_backend_by_name(const char *name) MON_HIDDEN;
+/* The names of the backends mon_backend_by_name resolves, in table order,
+ * ", "-separated into buf (truncated to len); returns the length. */
+size_t mon_backend_names(char *buf, size_t len) MON_HIDDEN;
+/* Starts the named backend ("count", "sim", ...): 0, AMEBA_ENOENT for a
+ * name that is not a runtime row of the backend table, AMEBA_EINVAL when
+ * its ops disagree with its row's metrics (logged), AMEBA_EBUSY when a
+ * different backend is already active. */
 int mon_activate(const char *backend) MON_HIDDEN;
 /* Back to dormant: hooks stop delivering; counts and objects remain. */
 void mon_deactivate(void) MON_HIDDEN;

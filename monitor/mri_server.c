@@ -247,19 +247,19 @@ static int op_bin(void *ctx, uint32_t id, struct mri_bin *out, char *name)
 	return 0;
 }
 
-/* Backends compiled into this runtime; weak so that a runtime built
- * without the simulator still links. */
-extern const struct mon_backend_ops mon_backend_sim __attribute__((weak));
+/* Weak so that a runtime built without the simulator still links. */
 extern size_t mon_backend_sim_geometry(char *buf, size_t len) __attribute__((weak));
 
+/* The backends compiled into this runtime: the runtime rows of the backend
+ * table (mri/common.c) rt.c has the ops of, in table order. */
 static uint32_t op_backends(void *ctx, const char **names, uint32_t max)
 {
+	const struct ameba_backend_info *row;
 	uint32_t n = 0;
 
-	if (&mon_backend_sim && n < max)
-		names[n++] = "sim";
-	if (n < max)
-		names[n++] = mon_backend_count.name;
+	for (int i = 0; (row = ameba_backend_info(i)) && n < max; i++)
+		if (row->where == AMEBA_BACKEND_RUNTIME && mon_backend_by_name(row->name))
+			names[n++] = row->name;
 	return n;
 }
 

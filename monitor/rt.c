@@ -408,27 +408,69 @@ static void rt_exit(void)
 		t->in_rt--;
 }
 
-static const struct mon_backend_ops *backend_by_name(const char *name)
-{
-	static const struct mon_backend_ops *const all[] = {
-		&mon_backend_sim,
-		&mon_backend_count,
-	};
+/*
+ * The ops of the runtime rows of the backend table (mri/common.c), keyed by
+ * the row's name: a name resolves through the table first, so the table is
+ * the one list of backends and this is only where their code is.
+ */
+static const struct mon_backend_ops *const rt_backend_ops[] = {
+	&mon_backend_count,
+	&mon_backend_sim,
+};
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(all[i]->name, name)) {
+const struct mon_backend_ops *mon_backend_by_name(const char *name)
+{
+	const struct ameba_backend_info *row = ameba_backend_by_name(name);
+
+	if (!row || row->where != AMEBA_BACKEND_RUNTIME)
+		return NULL;
+	for (size_t i = 0; i < sizeof(rt_backend_ops) / sizeof(rt_backend_ops[0]); i++)
+		if (!strcmp(rt_backend_ops[i]->name, row->name)) {
 			const char *as = getenv("AMEBA_SIM_ASM");
 
 			/* the sim backend's C line entry instead of its
 			 * assembly one: the same counts (the tests compare) */
-			if (all[i] == &mon_backend_sim && as && !strcmp(as, "0"))
+			if (rt_backend_ops[i] == &mon_backend_sim && as && !strcmp(as, "0"))
 				return &mon_backend_sim_c;
 			/* a what-if run (agent/whatif.c): the general path only */
-			if (all[i] == &mon_backend_sim && mon_backend_sim_whatif_wanted())
+			if (rt_backend_ops[i] == &mon_backend_sim && mon_backend_sim_whatif_wanted())
 				return &mon_backend_sim_whatif;
-			return all[i];
+			return rt_backend_ops[i];
 		}
-	return NULL;
+	return NULL;	/* a runtime row this runtime has no code for */
+}
+
+size_t mon_backend_names(char *buf, size_t len)
+{
+	const struct ameba_backend_info *row;
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (int i = 0; (row = ameba_backend_info(i)); i++) {
+		if (row->where != AMEBA_BACKEND_RUNTIME || !mon_backend_by_name(row->name))
+			continue;
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", row->name);
+	}
+	return n < len ? n : (len ? len - 1 : 0);
+}
+
+/* The metrics b's ops provide are its table row's (mri/common.c): what the
+ * agent lists and what the runtime counts must not drift apart. */
+static int backend_check_row(const struct mon_backend_ops *b)
+{
+	const struct ameba_backend_info *row = ameba_backend_by_name(b->name);
+	uint64_t mask = 0;
+
+	for (int i = 0; i < b->nr_metrics; i++)
+		mask |= AMEBA_M_BIT(b->metrics[i]);
+	if (row && row->where == AMEBA_BACKEND_RUNTIME && row->metrics == mask)
+		return 0;
+	mon_log("the %s backend provides metrics 0x%llx, its row of the backend table "
+		"(mri/common.c) says 0x%llx: make them agree", b->name, (unsigned long long)mask,
+		row ? (unsigned long long)row->metrics : 0ull);
+	return AMEBA_EINVAL;
 }
 
 /*
@@ -453,8 +495,10 @@ static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b)
 /* Makes `b` the active backend and starts delivery. */
 static int rt_activate(const struct mon_backend_ops *b)
 {
-	int err = mon_counts_configure(b->metrics, b->nr_metrics);
+	int err = backend_check_row(b);
 
+	if (!err)
+		err = mon_counts_configure(b->metrics, b->nr_metrics);
 	if (err)
 		return err;
 	if (b->activate && (err = b->activate()))
@@ -468,7 +512,7 @@ static int rt_activate(const struct mon_backend_ops *b)
 
 int mon_activate(const char *name)
 {
-	const struct mon_backend_ops *b = backend_by_name(name);
+	const struct mon_backend_ops *b = mon_backend_by_name(name);
 	int err;
 
 	if (!b)
@@ -532,10 +576,15 @@ void mon_init(void)
 		else if (marks && *marks && strcmp(marks, "all"))
 			mon_log("AMEBA_ORACLE_MARKS=%s: want bins or all; marks list everything",
 				marks);
-		b = backend_by_name(bname && *bname ? bname : "count");
+		b = mon_backend_by_name(bname && *bname ? bname : "count");
 		if (!b) {
-			mon_log("AMEBA_BACKEND=%s is not a backend of this runtime (try: count); "
-				"using count", bname);
+			char names[128];
+
+			mon_backend_names(names, sizeof(names));
+			mon_log("AMEBA_BACKEND=%s is not a backend of this runtime%s (its backends: "
+				"%s); using count", bname, ameba_backend_by_name(bname) ?
+				": it runs in the agent, `ameba run --backend` starts it" : "",
+				names);
 			b = &mon_backend_count;
 		}
 	}

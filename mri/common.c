@@ -1,6 +1,17 @@
 /*
- * common.c - error strings and the metric table, shared by the runtime,
- * the MRI client library and the agent.
+ * common.c - error strings, the metric table and the backend table, shared
+ * by the runtime, the MRI client library and the agent.
+ *
+ * Notes/invariants:
+ *  - The backend table is the only list of backends (issue 21). The runtime
+ *    resolves AMEBA_BACKEND and MRI attach names through it and keeps its
+ *    ops keyed by the row's name (monitor/rt.c); the agent validates
+ *    `--backend`, chooses the provider by the row's `where` and prints
+ *    `ameba list backends` from it (agent/perfmon/detect.c).
+ *  - A row's metrics are what the backend provides: for a runtime row
+ *    exactly its ops' metric list (rt.c checks at activation), for an agent
+ *    row what its provider may advertise (watch: mem_ref only when it is the
+ *    --metric; perf: the --metric it samples, est_cycles included, on top).
  */
 #include <string.h>
 
@@ -84,4 +95,55 @@ int ameba_metric_by_name(const char *name)
 		if (strcmp(metric_table[m].name, name) == 0)
 			return m;
 	return AMEBA_ENOENT;
+}
+
+#define RT_NEEDS "a program built with `ameba cc` (or libameba-rt preloaded)"
+#define PTRACE_NEEDS "ptrace access to the target (same user with ptrace_scope 0, " \
+	"CAP_SYS_PTRACE, or root)"
+
+/* every metric of the simulator's counter slots (all but samples) */
+#define SIM_METRICS (AMEBA_M_BIT(AMEBA_M_SAMPLES) - 1)
+/* what data_src decodes, plus the sample count */
+#define PERF_METRICS ((AMEBA_M_BIT(AMEBA_M_TLB_MISS + 1) - 1) | AMEBA_M_BIT(AMEBA_M_COH_MISS) | \
+		      AMEBA_M_BIT(AMEBA_M_INTERVENTION) | AMEBA_M_BIT(AMEBA_M_MEM_LOCAL) |     \
+		      AMEBA_M_BIT(AMEBA_M_MEM_REMOTE) | AMEBA_M_BIT(AMEBA_M_SAMPLES))
+
+_Static_assert(AMEBA_M_NR <= 64, "a metric mask holds every metric");
+
+/* Order is the listing's (`ameba list backends`, docs/backends.md). */
+static const struct ameba_backend_info backend_table[] = {
+	{ "count", AMEBA_BACKEND_RUNTIME, 1,
+	  AMEBA_M_BIT(AMEBA_M_MEM_REF) | AMEBA_M_BIT(AMEBA_M_READS) | AMEBA_M_BIT(AMEBA_M_WRITES),
+	  "exact reads/writes per object and thread", RT_NEEDS },
+	{ "sim", AMEBA_BACKEND_RUNTIME, 1, SIM_METRICS,
+	  "cache simulator: misses, coherence, NUMA, TLB, estimated stall cycles", RT_NEEDS },
+	{ "perf", AMEBA_BACKEND_AGENT, 0, PERF_METRICS,
+	  "hardware counting and data-address sampling of any process",
+	  "a hardware PMU (perf_event_open of hardware events), and " PTRACE_NEEDS },
+	{ "pagefault", AMEBA_BACKEND_AGENT, 1, AMEBA_M_BIT(AMEBA_M_SAMPLES),
+	  "software perf events: page faults with data addresses (first-touch placement per "
+	  "object and thread) of any process",
+	  "software perf events (PERF_COUNT_SW_PAGE_FAULTS), and " PTRACE_NEEDS },
+	{ "watch", AMEBA_BACKEND_AGENT, 1,
+	  AMEBA_M_BIT(AMEBA_M_MEM_REF) | AMEBA_M_BIT(AMEBA_M_WRITES),
+	  "hardware breakpoints: exact per-thread access counts on words of 1-8 bytes of any "
+	  "process",
+	  "hardware breakpoints (PERF_TYPE_BREAKPOINT), and " PTRACE_NEEDS },
+};
+
+const struct ameba_backend_info *ameba_backend_info(int i)
+{
+	if (i < 0 || i >= (int)(sizeof(backend_table) / sizeof(backend_table[0])))
+		return NULL;
+	return &backend_table[i];
+}
+
+const struct ameba_backend_info *ameba_backend_by_name(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(backend_table) / sizeof(backend_table[0]); i++)
+		if (!strcmp(backend_table[i].name, name))
+			return &backend_table[i];
+	return NULL;
 }

@@ -16,6 +16,13 @@
  *  - libpfm4 is asked which core PMU models it finds present; it still
  *    encodes the generic "cycles" through its perf_event table when none
  *    is, so pfm_ok alone does not mean a PMU exists.
+ *  - The listing is the backend table's (ameba_backend_info, mri/common.c),
+ *    row by row in its order: a runtime row is always available and says
+ *    what it needs; an agent row is as available as its probe here
+ *    (detect_agent), which may add what it found to the description. A row
+ *    without a probe is listed unavailable, with the reason. The uprobes
+ *    line after them is not a backend but what the agent rows find heap
+ *    blocks with.
  */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -273,10 +280,19 @@ void perfmon_hw_reason(const struct perfmon_caps *c, char *buf, size_t len)
 		 perfmon_errname(c->hw_errno));
 }
 
+const struct ameba_backend_info *perfmon_backend(const char *name)
+{
+	/* "perf-sw": the pagefault backend's first name */
+	if (name && !strcmp(name, "perf-sw"))
+		name = "pagefault";
+	return ameba_backend_by_name(name);
+}
+
 int perfmon_is_backend(const char *b)
 {
-	return b && (!strcmp(b, "perf") || !strcmp(b, "pagefault") || !strcmp(b, "perf-sw") ||
-		     !strcmp(b, "watch"));
+	const struct ameba_backend_info *row = perfmon_backend(b);
+
+	return row && row->where == AMEBA_BACKEND_AGENT;
 }
 
 int perfmon_metric_needs_pmu(int m)
@@ -289,46 +305,89 @@ int perfmon_metric_needs_pmu(int m)
 	}
 }
 
-static void row(FILE *f, const char *name, int ok, const char *desc, const char *why)
+/* The metric names of mask, wrapped under a row of the listing. */
+static void row_metrics(FILE *f, uint64_t mask)
 {
-	fprintf(f, "%-10s %-12s %s\n", name, ok ? "available" : "unavailable", desc);
+	const int indent = 26, width = 100;
+	int col = fprintf(f, "%*smetrics:", indent, "");
+
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		const char *name = ameba_metric_info(m)->name;
+
+		if (!(mask & AMEBA_M_BIT(m)))
+			continue;
+		if (col + 1 + (int)strlen(name) > width)
+			col = fprintf(f, "\n%*s", indent + 8, "") - 1;
+		col += fprintf(f, " %s", name);
+	}
+	fputc('\n', f);
+}
+
+static void row(FILE *f, const struct ameba_backend_info *b, int ok, const char *detail,
+		const char *why)
+{
+	fprintf(f, "%-10s %-12s %s%s%s%s\n", b->name, ok ? "available" : "unavailable", b->desc,
+		detail[0] ? " (" : "", detail, detail[0] ? ")" : "");
 	if (why && *why)
 		fprintf(f, "%-10s %-12s   %s\n", "", "", why);
+	row_metrics(f, b->metrics);
+}
+
+/*
+ * Whether the agent row b works here (the probes in c): 1 or 0, with what
+ * the probe found that the description should say into detail, and why it
+ * does not work into why ("" when it does).
+ */
+static int detect_agent(const struct perfmon_caps *c, const struct ameba_backend_info *b,
+			char *detail, size_t dlen, char *why, size_t wlen)
+{
+	if (!strcmp(b->name, "perf")) {
+		perfmon_hw_reason(c, why, wlen);
+		snprintf(detail, dlen, "libpfm4%s%s%s", c->pfm_pmus[0] ? ": " :
+			 ": no core PMU model found", c->pfm_pmus,
+			 c->ibs_op_type >= 0 ? ", AMD IBS op" : "");
+		return c->hw_ok;
+	}
+	if (!strcmp(b->name, "pagefault")) {
+		if (!c->sw_ok)
+			(errno_is_perm(c->sw_errno) ?
+			 perm_reason(c, "PERF_COUNT_SW_PAGE_FAULTS", c->sw_errno, why, wlen) :
+			 (void)snprintf(why, wlen, "perf_event_open of PERF_COUNT_SW_PAGE_FAULTS "
+					"failed: %s", perfmon_errname(c->sw_errno)));
+		return c->sw_ok;
+	}
+	if (!strcmp(b->name, "watch")) {
+		if (!c->bp_ok)
+			(errno_is_perm(c->bp_errno) ?
+			 perm_reason(c, "a PERF_TYPE_BREAKPOINT event", c->bp_errno, why, wlen) :
+			 (void)snprintf(why, wlen, "perf_event_open of a PERF_TYPE_BREAKPOINT "
+					"event failed: %s", perfmon_errname(c->bp_errno)));
+		snprintf(detail, dlen, "here: on %u words at a time", c->nr_bp_slots);
+		return c->bp_ok;
+	}
+	snprintf(why, wlen, "agent/perfmon/detect.c has no probe for this backend");
+	return 0;
 }
 
 int perfmon_list_backends(FILE *f)
 {
+	const struct ameba_backend_info *b;
 	struct perfmon_caps c;
-	char why[768], desc[512];
+	char why[768], detail[512];
 
 	perfmon_probe(&c);
 	fprintf(f, "%-10s %-12s %s\n", "backend", "status", "description");
-	row(f, "count", 1, "exact reads/writes per object and thread", "needs a program built "
-	    "with `ameba cc` (or libameba-rt preloaded)");
-	row(f, "sim", 1, "cache simulator: misses, coherence, NUMA, TLB, estimated stall cycles",
-	    "needs a program built with `ameba cc` (or libameba-rt preloaded)");
-	perfmon_hw_reason(&c, why, sizeof(why));
-	snprintf(desc, sizeof(desc), "hardware counting and data-address sampling of any process "
-		 "(libpfm4%s%s%s)", c.pfm_pmus[0] ? ": " : ": no core PMU model found",
-		 c.pfm_pmus, c.ibs_op_type >= 0 ? ", AMD IBS op" : "");
-	row(f, "perf", c.hw_ok, desc, why);
-	why[0] = 0;
-	if (!c.sw_ok)
-		(errno_is_perm(c.sw_errno) ?
-		 perm_reason(&c, "PERF_COUNT_SW_PAGE_FAULTS", c.sw_errno, why, sizeof(why)) :
-		 (void)snprintf(why, sizeof(why), "perf_event_open of PERF_COUNT_SW_PAGE_FAULTS "
-				"failed: %s", perfmon_errname(c.sw_errno)));
-	row(f, "pagefault", c.sw_ok, "software perf events: page faults with data addresses "
-	    "(first-touch placement per object and thread) of any process", why);
-	why[0] = 0;
-	if (!c.bp_ok)
-		(errno_is_perm(c.bp_errno) ? perm_reason(&c, "a PERF_TYPE_BREAKPOINT event",
-							  c.bp_errno, why, sizeof(why)) :
-		 (void)snprintf(why, sizeof(why), "perf_event_open of a PERF_TYPE_BREAKPOINT event "
-				"failed: %s", perfmon_errname(c.bp_errno)));
-	snprintf(desc, sizeof(desc), "hardware breakpoints: exact per-thread access counts on %u "
-		 "words of 1-8 bytes at a time, of any process", c.nr_bp_slots);
-	row(f, "watch", c.bp_ok, desc, why);
+	for (int i = 0; (b = ameba_backend_info(i)); i++) {
+		int ok = 1;
+
+		why[0] = detail[0] = 0;
+		if (b->where == AMEBA_BACKEND_RUNTIME)
+			snprintf(why, sizeof(why), "needs %s", b->needs);
+		else
+			ok = detect_agent(&c, b, detail, sizeof(detail), why, sizeof(why));
+		row(f, b, ok, detail, why);
+	}
+	/* not a backend: what the agent-side backends find heap blocks with */
 	why[0] = 0;
 	if (!c.uprobe_ok) {
 		if (c.uprobe_type < 0)
@@ -340,8 +399,21 @@ int perfmon_list_backends(FILE *f)
 			snprintf(why, sizeof(why), "perf_event_open of a uprobe on malloc "
 				 "failed: %s", perfmon_errname(c.uprobe_errno));
 	}
-	row(f, "uprobes", c.uprobe_ok, "heap blocks of uninstrumented processes (malloc family) "
-	    "for the perf, pagefault and watch backends", why);
+	fprintf(f, "%-10s %-12s heap blocks of uninstrumented processes (malloc family) for the",
+		"uprobes", c.uprobe_ok ? "available" : "unavailable");
+	for (int i = 0, n = 0; (b = ameba_backend_info(i)); i++) {
+		const struct ameba_backend_info *next;
+		int j = i + 1;
+
+		if (b->where != AMEBA_BACKEND_AGENT)
+			continue;
+		while ((next = ameba_backend_info(j)) && next->where != AMEBA_BACKEND_AGENT)
+			j++;
+		fprintf(f, "%s %s", !n++ ? "" : next ? "," : " and", b->name);
+	}
+	fprintf(f, " backends\n");
+	if (why[0])
+		fprintf(f, "%-10s %-12s   %s\n", "", "", why);
 	fprintf(f, "\nperf_event_paranoid=%d, agent capabilities:%s%s%s%s\n", c.paranoid,
 		c.cap_perfmon ? " CAP_PERFMON" : "", c.cap_sys_admin ? " CAP_SYS_ADMIN" : "",
 		c.cap_sys_ptrace ? " CAP_SYS_PTRACE" : "",

@@ -56,8 +56,13 @@ void perfmon_hw_reason(const struct perfmon_caps *c, char *buf, size_t len);
 /* Prints the backends table of `ameba list backends`. */
 int perfmon_list_backends(FILE *f);
 
-/* "perf", "pagefault" ("perf-sw"), "watch": 1 when backend is served by
- * this monitor, else 0 (an MRI backend such as sim or count). */
+/* The backend table's row (mri/common.c) of a --backend name, NULL for a
+ * name that is no backend ("perf-sw" is the pagefault backend's old name). */
+const struct ameba_backend_info *perfmon_backend(const char *name);
+
+/* 1 when backend is served by this monitor (an agent row of the backend
+ * table: perf, pagefault, watch), else 0 (a runtime row such as sim, or no
+ * backend). */
 int perfmon_is_backend(const char *backend);
 
 /* Whether the metric needs a hardware PMU under the perf backend. */

@@ -1081,11 +1081,10 @@ static int perf_event_setup(struct perfmon *p, const struct perfmon_caps *caps, 
 	p->sattr.exclude_hv = 1;
 	p->sattr.inherit = 1;
 	p->sattr.wakeup_events = 0;
+	/* what data_src decodes (the perf row of the backend table), and m */
 	p->nr_metrics = 0;
 	for (int k = 0; k < AMEBA_M_NR; k++)
-		if (k == m || k == AMEBA_M_SAMPLES || (k <= AMEBA_M_TLB_MISS) ||
-		    k == AMEBA_M_COH_MISS || k == AMEBA_M_INTERVENTION || k == AMEBA_M_MEM_LOCAL ||
-		    k == AMEBA_M_MEM_REMOTE)
+		if (k == m || (perfmon_backend("perf")->metrics & AMEBA_M_BIT(k)))
 			p->metrics[p->nr_metrics++] = k;
 	return 0;
 }
@@ -1098,6 +1097,7 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 	struct perfmon *p;
 	char path[64];
 	ssize_t n;
+	const struct ameba_backend_info *row = perfmon_backend(backend);
 	int m = metric ? ameba_metric_by_name(metric) : -1, rc;
 
 	*err = 0;
@@ -1112,16 +1112,19 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 	p->pid = pid;
 	p->map.pid = pid;
 	p->nr_cpus = 0;
-	if (!strcmp(backend, "watch")) {
-		p->mode = PM_WATCH;
-		p->backend = "watch";
-	} else if (!strcmp(backend, "pagefault") || !strcmp(backend, "perf-sw")) {
-		p->mode = PM_PAGEFAULT;
-		p->backend = "pagefault";
-	} else {
-		p->mode = PM_PERF;
-		p->backend = "perf";
+	if (!row || row->where != AMEBA_BACKEND_AGENT) {
+		*err = AMEBA_ENOENT;
+		snprintf(msg, len, "%s is not a backend of the agent (`ameba list backends`)",
+			 backend);
+		goto fail;
 	}
+	p->backend = row->name;
+	if (!strcmp(row->name, "watch"))
+		p->mode = PM_WATCH;
+	else if (!strcmp(row->name, "pagefault"))
+		p->mode = PM_PAGEFAULT;
+	else
+		p->mode = PM_PERF;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, p->program, sizeof(p->program) - 1);
 	if (n < 0 || target_gone(pid)) {
@@ -1150,7 +1153,7 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 				 "backends` explains)", perfmon_errname(caps.bp_errno));
 			goto fail;
 		}
-		if (m >= 0 && m != AMEBA_M_WRITES && m != AMEBA_M_MEM_REF) {
+		if (m >= 0 && !(row->metrics & AMEBA_M_BIT(m))) {
 			*err = AMEBA_ENOTSUP;
 			snprintf(msg, len, "--metric %s: the watch backend counts writes and "
 				 "mem_ref", metric);
@@ -1170,7 +1173,7 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 				 "explains)", perfmon_errname(caps.sw_errno));
 			goto fail;
 		}
-		if (m >= 0 && m != AMEBA_M_SAMPLES) {
+		if (m >= 0 && !(row->metrics & AMEBA_M_BIT(m))) {
 			char why[512];
 
 			perfmon_hw_reason(&caps, why, sizeof(why));

@@ -1,6 +1,6 @@
 /*
  * ameba.h - the public vocabulary shared by the runtime, the MRI and the agent:
- * error codes and the metric table.
+ * error codes, the metric table and the backend table.
  *
  * Every function of the project that can fail returns 0 (or a non-negative
  * count) on success and a negative AMEBA_E* code on failure;
@@ -89,6 +89,34 @@ struct ameba_metric_info {
 AMEBA_API const struct ameba_metric_info *ameba_metric_info(int m);
 /* The metric named name, or AMEBA_ENOENT. */
 AMEBA_API int ameba_metric_by_name(const char *name);
+
+/* The bit of metric m in a metric mask (AMEBA_M_NR fits in 64 bits). */
+#define AMEBA_M_BIT(m) (UINT64_C(1) << (m))
+
+/*
+ * Backends: the one table of what observes memory accesses (mri/common.c,
+ * docs/backends.md). The names are a user-visible contract (`--backend`,
+ * AMEBA_BACKEND, `ameba list backends`, which lists the rows in this
+ * order); the order is internal otherwise and may grow at the end.
+ */
+enum ameba_backend_where {
+	AMEBA_BACKEND_RUNTIME,	/* in the target: libameba-rt, reached over the MRI */
+	AMEBA_BACKEND_AGENT,	/* in the agent: perf_event_open(2) on the target */
+};
+
+struct ameba_backend_info {
+	const char *name;	/* e.g. "sim" */
+	int where;		/* enum ameba_backend_where */
+	int exact;		/* 1: exact counts; 0: estimates from samples */
+	uint64_t metrics;	/* AMEBA_M_BIT of each metric it provides */
+	const char *desc;	/* one line: what it measures */
+	const char *needs;	/* what the target and the machine need */
+};
+
+/* Row i of the backend table, or NULL when i is out of range. */
+AMEBA_API const struct ameba_backend_info *ameba_backend_info(int i);
+/* The row of the backend named name, or NULL. */
+AMEBA_API const struct ameba_backend_info *ameba_backend_by_name(const char *name);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@ target_include_directories(test_perfmon PRIVATE ${AMEBA_TEST_INCLUDE})
 target_compile_definitions(test_perfmon PRIVATE _GNU_SOURCE)
 target_link_libraries(test_perfmon PRIVATE ameba-perfmon)
 set_target_properties(test_perfmon PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
-foreach(c ring dsrc scale procmap record)
+foreach(c ring dsrc scale procmap record table)
   add_test(NAME backends_unit_${c} COMMAND ${AMEBA_TEST_BIN}/test_perfmon ${c})
   set_tests_properties(backends_unit_${c} PROPERTIES LABELS backends SKIP_RETURN_CODE 77
     TIMEOUT 60)

@@ -2,9 +2,10 @@
  * test_perfmon.c - unit tests of the out-of-process monitor's pure parts
  * (agent/perfmon/): ring-buffer records, data_src decoding, multiplex
  * scaling, range estimates, libpfm4 encodings for forced PMU models, and
- * the object map of a live process (this one).
+ * the object map of a live process (this one), and the backend table as
+ * the agent sees it (`ameba list backends` lists exactly its rows).
  *
- *   test_perfmon ring|dsrc|scale|procmap|record   (no PMU needed)
+ *   test_perfmon ring|dsrc|scale|procmap|record|table   (no PMU needed)
  *   test_perfmon pfm MODEL      with LIBPFM_FORCE_PMU=MODEL in the environment
  *
  * Exit 77 (skip) when a live part needs what the machine lacks.
@@ -473,6 +474,123 @@ static int test_record(void)
 	return 0;
 }
 
+
+/* ---- the backend table (mri/common.c) and `ameba list backends` ---- */
+
+static uint64_t mask_of(const int *m, int nr)
+{
+	uint64_t mask = 0;
+
+	for (int i = 0; i < nr; i++)
+		mask |= AMEBA_M_BIT(m[i]);
+	return mask;
+}
+
+static void test_table(void)
+{
+	static const char *const want_names[] = { "count", "sim", "perf", "pagefault", "watch" };
+	static const int want_where[] = { AMEBA_BACKEND_RUNTIME, AMEBA_BACKEND_RUNTIME,
+					  AMEBA_BACKEND_AGENT, AMEBA_BACKEND_AGENT,
+					  AMEBA_BACKEND_AGENT };
+	static const int count_m[] = { AMEBA_M_MEM_REF, AMEBA_M_READS, AMEBA_M_WRITES };
+	static const int watch_m[] = { AMEBA_M_MEM_REF, AMEBA_M_WRITES };
+	static const int pf_m[] = { AMEBA_M_SAMPLES };
+	const struct ameba_backend_info *b;
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	int nr = 0, row = -1, in_metrics = 0;
+	uint64_t listed[8] = { 0 };
+	FILE *f;
+
+	for (; (b = ameba_backend_info(nr)); nr++) {
+		CHECK(b->name && b->name[0] && b->desc && b->desc[0] && b->needs && b->needs[0]);
+		CHECK(b->where == AMEBA_BACKEND_RUNTIME || b->where == AMEBA_BACKEND_AGENT);
+		CHECK(b->exact == 0 || b->exact == 1);
+		/* every bit a metric id, and at least one */
+		CHECK(b->metrics != 0);
+		CHECK((b->metrics >> AMEBA_M_NR) == 0);
+		CHECK(ameba_backend_by_name(b->name) == b);
+		CHECK(perfmon_backend(b->name) == b);
+		CHECK_EQ_U64(perfmon_is_backend(b->name), b->where == AMEBA_BACKEND_AGENT);
+		for (int j = 0; j < nr; j++)
+			CHECK(strcmp(ameba_backend_info(j)->name, b->name) != 0);
+		if (nr < 5) {
+			CHECK_STR(b->name, want_names[nr]);
+			CHECK_EQ_U64(b->where, want_where[nr]);
+		}
+	}
+	CHECK_EQ_U64(nr, 5);
+	CHECK(ameba_backend_info(-1) == NULL);
+	CHECK(ameba_backend_by_name("no-such") == NULL);
+	CHECK(ameba_backend_by_name(NULL) == NULL);
+	CHECK(perfmon_backend("perf-sw") == ameba_backend_by_name("pagefault"));
+	CHECK(perfmon_is_backend("perf-sw"));
+	CHECK(!perfmon_is_backend(NULL));
+	CHECK(!perfmon_is_backend("no-such"));
+
+	/* what each backend provides (docs/backends.md) */
+	CHECK_EQ_U64(ameba_backend_by_name("count")->metrics, mask_of(count_m, 3));
+	CHECK_EQ_U64(ameba_backend_by_name("watch")->metrics, mask_of(watch_m, 2));
+	CHECK_EQ_U64(ameba_backend_by_name("pagefault")->metrics, mask_of(pf_m, 1));
+	CHECK_EQ_U64(ameba_backend_by_name("sim")->metrics, AMEBA_M_BIT(AMEBA_M_SAMPLES) - 1);
+	CHECK(ameba_backend_by_name("perf")->metrics & AMEBA_M_BIT(AMEBA_M_L1D_MISS));
+	CHECK(ameba_backend_by_name("perf")->metrics & AMEBA_M_BIT(AMEBA_M_SAMPLES));
+	CHECK(!(ameba_backend_by_name("perf")->metrics & AMEBA_M_BIT(AMEBA_M_COH_MISS_FALSE)));
+	CHECK_EQ_U64(ameba_backend_by_name("perf")->exact, 0);
+	CHECK_EQ_U64(ameba_backend_by_name("watch")->exact, 1);
+
+	/* the listing: the table's rows in order, then uprobes; under each row
+	 * its metrics, exactly the row's */
+	f = open_memstream(&text, &len);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ_U64(perfmon_list_backends(f), 0);
+	fclose(f);
+	/* a runtime row says what it needs */
+	CHECK_HAS(text, "count      available    exact reads/writes per object and thread\n"
+		  "                          needs a program built with `ameba cc` (or libameba-rt "
+		  "preloaded)\n");
+	line = strtok_r(text, "\n", &save);
+	CHECK(line && !strncmp(line, "backend ", 8));
+	while ((line = strtok_r(NULL, "\n", &save)) && strncmp(line, "perf_event_paranoid=", 20)) {
+		char *w, *wsave = NULL;
+
+		if (line[0] != ' ') {
+			char name[32];
+
+			in_metrics = 0;
+			CHECK(sscanf(line, "%31s", name) == 1);
+			row++;
+			if (row < nr)
+				CHECK_STR(name, ameba_backend_info(row)->name);
+			else
+				CHECK_STR(name, "uprobes");
+			CHECK(strstr(line, " available ") || strstr(line, " unavailable "));
+			if (row < nr)
+				CHECK_HAS(line, ameba_backend_info(row)->desc);
+			continue;
+		}
+		/* a reason, "metrics:" and its names, their continuation lines */
+		w = strtok_r(line, " ", &wsave);
+		if (w && !strcmp(w, "metrics:")) {
+			in_metrics = 1;
+			w = strtok_r(NULL, " ", &wsave);
+		}
+		for (; w && in_metrics; w = strtok_r(NULL, " ", &wsave)) {
+			int m = ameba_metric_by_name(w);
+
+			CHECK(m >= 0);
+			if (m >= 0 && row >= 0 && row < 8)
+				listed[row] |= AMEBA_M_BIT(m);
+		}
+	}
+	CHECK_EQ_U64(row, nr);	/* the uprobes line last */
+	for (int i = 0; i < nr && i < 8; i++)
+		CHECK_EQ_U64(listed[i], ameba_backend_info(i)->metrics);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "ring";
@@ -485,6 +603,8 @@ int main(int argc, char **argv)
 		test_scale();
 	else if (!strcmp(what, "procmap"))
 		test_procmap();
+	else if (!strcmp(what, "table"))
+		test_table();
 	else if (!strcmp(what, "record")) {
 		int rc = test_record();
 
@@ -496,7 +616,7 @@ int main(int argc, char **argv)
 		if (rc)
 			return rc;
 	} else {
-		fprintf(stderr, "usage: test_perfmon ring|dsrc|scale|procmap|record|pfm MODEL\n");
+		fprintf(stderr, "usage: test_perfmon ring|dsrc|scale|procmap|record|table|pfm MODEL\n");
 		return 2;
 	}
 	return check_done();

@@ -42,3 +42,15 @@ set_tests_properties(runtime_cond_sample PROPERTIES ENVIRONMENT "AMEBA_COND_SERV
 # ... and the same values with whole-object counters served from the
 # per-object counts (the default)
 add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
+
+# The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
+# with the row's metrics, listed by the MRI in table order (issue 21).
+add_executable(test_backends ${AMEBA_FRAGMENT_DIR}/test_backends.c $<TARGET_OBJECTS:ameba-rt-objs>)
+target_include_directories(test_backends PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor
+  ${CMAKE_SOURCE_DIR}/mri)
+target_compile_definitions(test_backends PRIVATE _GNU_SOURCE)
+target_link_libraries(test_backends PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
+target_link_options(test_backends PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
+set_target_properties(test_backends PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_test(NAME runtime_backend_table COMMAND ${AMEBA_TEST_BIN}/test_backends)
+set_tests_properties(runtime_backend_table PROPERTIES TIMEOUT 60)
