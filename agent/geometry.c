@@ -117,7 +117,10 @@ static void geometry_usage(FILE *f)
 		"\n"
 		"  --preset NAME|FILE  host (default, or $AMEBA_PRESET), zen4, skylake-sp, r10000,\n"
 		"                      or a config file\n"
-		"  --nodes N           simulated NUMA nodes (default: the preset's, or $AMEBA_NODES)\n");
+		"  --nodes N           simulated NUMA nodes (default: the preset's, or $AMEBA_NODES)\n"
+		"\n"
+		"Environment: AMEBA_PRESET, AMEBA_NODES (as the options); AMEBA_SYSFS, the\n"
+		"directory the host preset reads instead of /sys (another machine's tree).\n");
 }
 
 int agent_cmd_geometry(int argc, char **argv)

@@ -5,6 +5,7 @@
  *
  * Configuration (read once, at activation):
  *   AMEBA_PRESET   host (default), zen4, skylake-sp, r10000, or a config file
+ *   AMEBA_SYSFS    what the host preset reads instead of /sys (mri/geom.c)
  *   AMEBA_NODES    NUMA nodes (overrides the preset)
  *   AMEBA_SIM_CORES  simulated cores (default: the preset's, 64); thread id
  *                  n runs on core n % cores

@@ -49,7 +49,9 @@
  *   = 246; invalidation (RDEX on SHRD minus READ) 320 ns = 80; TLB refill
  *   ~300 ns = 75 (section 2.1).
  * host: the caches of cpu0 from /sys/devices/system/cpu/cpu0/cache, the node
- *   count from /sys/devices/system/node/online; TLBs and latencies of
+ *   count from /sys/devices/system/node/online, the CPUs per node from
+ *   /sys/devices/system/cpu/online (AMEBA_SYSFS replaces "/sys", to read
+ *   another machine's tree: tests/mri/sysfs_vm/); TLBs and latencies of
  *   skylake-sp (sysfs does not describe them).
  */
 #define LAT(l1, l2, llc, ml, mr, iv, inv, t2, tm) \
@@ -301,12 +303,24 @@ static const struct mri_geom *preset_find(const char *name)
 
 /* ---- host ---- */
 
+#define SYSFS_PATH_MAX 512
+
+/* Reads the sysfs file dir/file (a path that does not fit: -1). */
+static long sysfs_read(const char *dir, const char *file, char *buf, size_t cap)
+{
+	char path[SYSFS_PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -1;
+	return read_file(path, buf, cap);
+}
+
 static int sysfs_u64(const char *dir, const char *file, uint64_t *out)
 {
-	char path[256], buf[64];
+	char buf[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (sysfs_read(dir, file, buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = 0;
 	return parse_size(buf, out);
@@ -331,22 +345,33 @@ static uint32_t count_list(const char *s)
 	return n;
 }
 
+/* The root of sysfs: /sys, or $AMEBA_SYSFS (another machine's tree, for tests). */
+static const char *sysfs_root(void)
+{
+	const char *r = getenv("AMEBA_SYSFS");
+
+	return r && *r ? r : "/sys";
+}
+
 static void host_geom(struct mri_geom *g)
 {
 	int have_l2 = 0, have_llc = 0, llc_level = 0;
-	char dir[128], buf[64];
+	const char *root = sysfs_root();
+	char dir[SYSFS_PATH_MAX], buf[64];
+	int w, sys_ok;
 
 	*g = *preset_find("skylake-sp");
 	snprintf(g->name, sizeof(g->name), "host");
 	for (int i = 0; i < 16; i++) {
 		uint64_t level, size, ways, line;
-		snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+		w = snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpu0/cache/index%d", root, i);
+		if (w < 0 || (size_t)w >= sizeof(dir))
+			break;
 		if (sysfs_u64(dir, "level", &level) || sysfs_u64(dir, "size", &size) ||
 		    sysfs_u64(dir, "coherency_line_size", &line))
 			continue;
-		char path[192], type[32];
-		snprintf(path, sizeof(path), "%s/type", dir);
-		if (read_file(path, type, sizeof(type)) <= 0)
+		char type[32];
+		if (sysfs_read(dir, "type", type, sizeof(type)) <= 0)
 			continue;
 		if (strncmp(type, "Instruction", 11) == 0)
 			continue;
@@ -377,14 +402,16 @@ static void host_geom(struct mri_geom *g)
 	uint32_t coh = g->l2.sz_bytes ? g->l2.line_bytes : g->l1d.line_bytes;
 	if (g->llc.sz_bytes && g->llc.line_bytes != coh)
 		g->llc.sz_bytes = 0;
-	if (read_file("/sys/devices/system/node/online", buf, sizeof(buf)) > 0) {
+	w = snprintf(dir, sizeof(dir), "%s/devices/system", root);
+	sys_ok = w > 0 && (size_t)w < sizeof(dir);
+	if (sys_ok && sysfs_read(dir, "node/online", buf, sizeof(buf)) > 0) {
 		uint32_t n = count_list(buf);
 		if (n >= 1 && n <= MRI_GEOM_MAX_NODES)
 			g->nr_nodes = n;
 	} else {
 		g->nr_nodes = 1;
 	}
-	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0) {
+	if (sys_ok && sysfs_read(dir, "cpu/online", buf, sizeof(buf)) > 0) {
 		uint32_t n = count_list(buf);
 		if (n >= g->nr_nodes)
 			g->cores_per_node = n / g->nr_nodes;
