@@ -48,7 +48,7 @@
 
 #include "agent.h"
 #include "ameba/ameba.h"
-#include "sim.h"
+#include "geom.h"
 
 #define CAL_REPS 5
 #define LINE 64
@@ -483,7 +483,7 @@ static int parse_opts(int argc, char **argv, struct cal_opts *o)
 int agent_cmd_calibrate(int argc, char **argv)
 {
 	struct cal_opts o;
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	char err[512], path[PATH_MAX], why[256] = "", *text;
 	int r = parse_opts(argc, argv, &o);
 	double ghz;
@@ -491,13 +491,13 @@ int agent_cmd_calibrate(int argc, char **argv)
 
 	if (r)
 		return r < 0 ? 0 : r;
-	if (mon_sim_geom_load(o.base, &g, err, sizeof(err))) {
+	if (mri_geom_load(o.base, &g, err, sizeof(err))) {
 		fprintf(stderr, "ameba calibrate: --base %s: %s\n", o.base, err);
 		return 2;
 	}
 	if (o.out)
 		snprintf(path, sizeof(path), "%s", o.out);
-	else if (mon_sim_user_preset_path(o.name, path, sizeof(path))) {
+	else if (mri_geom_user_preset_path(o.name, path, sizeof(path))) {
 		fprintf(stderr, "ameba calibrate: --name '%s': want letters, digits, '-', '_' or '.' "
 			"(and a $HOME), or give -o FILE\n", o.name);
 		return 2;
@@ -559,7 +559,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 			"%u cycles\n", why, g.name, g.lat.intervention);
 
 	/* the latencies, in cycles, onto the base geometry */
-	struct mon_sim_lat base = g.lat;
+	struct mri_geom_lat base = g.lat;
 	double walk = f_walk.med - f_dense.med, stlb = f_stlb.med - f_dense2.med;
 
 	g.lat.l1_hit = to_cycles(f_l1.med, ghz);
@@ -588,7 +588,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 	if (g.lat.intervention < g.lat.l1_hit)
 		g.lat.intervention = g.lat.l1_hit;
 	snprintf(g.name, sizeof(g.name), "%s", o.out ? o.out : o.name);
-	if (mon_sim_geom_check(&g, err, sizeof(err))) {
+	if (mri_geom_check(&g, err, sizeof(err))) {
 		fprintf(stderr, "ameba calibrate: the measured latencies do not make a valid "
 			"geometry: %s\n", err);
 		return 1;
@@ -624,7 +624,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 	if (f_xfer.measured)
 		printf("line round trip between CPUs: %.0f ns\n", 2 * f_xfer.med);
 
-	size_t need = mon_sim_geom_format(&g, NULL, 0) + 1;
+	size_t need = mri_geom_format(&g, NULL, 0) + 1;
 	size_t hdr = 1024;
 	text = malloc(need + hdr);
 	if (!text) {
@@ -638,7 +638,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 			 "# mem_remote, inval. Median of %d runs each.\n",
 			 o.base, ghz, CAL_REPS);
 	/* the formatted geometry starts with a comment naming it: keep ours */
-	mon_sim_geom_format(&g, text + h, need);
+	mri_geom_format(&g, text + h, need);
 	if (write_atomic(path, text)) {
 		fprintf(stderr, "ameba calibrate: cannot write %s: %s\n", path, strerror(errno));
 		free(text);

@@ -1,7 +1,7 @@
 /*
  * geometry.c - `ameba list presets` and `ameba geometry`: the cache
  * geometries the sim backend can simulate, from the same code the runtime
- * uses (monitor/sim/sim_geom.c), so what is printed is what is simulated.
+ * uses (mri/geom.c), so what is printed is what is simulated.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "sim.h"
+#include "geom.h"
 
 static void fmt_size(uint64_t b, char *buf, size_t len)
 {
@@ -23,7 +23,7 @@ static void fmt_size(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)b);
 }
 
-static void cache_summary(const struct mon_sim_cache_geom *c, char *buf, size_t len)
+static void cache_summary(const struct mri_geom_cache *c, char *buf, size_t len)
 {
 	char sz[32];
 
@@ -36,10 +36,10 @@ static void cache_summary(const struct mon_sim_cache_geom *c, char *buf, size_t 
 
 static void preset_row(const char *name)
 {
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	char err[256], l1[48], l2[48], llc[48];
 
-	if (mon_sim_geom_load(name, &g, err, sizeof(err))) {
+	if (mri_geom_load(name, &g, err, sizeof(err))) {
 		printf("%-12s (unavailable: %s)\n", name, err);
 		return;
 	}
@@ -63,10 +63,10 @@ int agent_list_presets(void)
 
 	printf("%-12s %-14s %-14s %-16s %5s %6s  %s\n", "preset", "l1d", "l2", "llc/node",
 	       "nodes", "tlb", "latency l1/l2/llc/mem/remote (cycles)");
-	for (const char *const *n = mon_sim_preset_names; *n; n++)
+	for (const char *const *n = mri_geom_preset_names; *n; n++)
 		preset_row(*n);
 	/* the user's presets (`ameba calibrate`), by name, sorted */
-	if (mon_sim_user_preset_path("x", dir, sizeof(dir)) == 0 && strrchr(dir, '/')) {
+	if (mri_geom_user_preset_path("x", dir, sizeof(dir)) == 0 && strrchr(dir, '/')) {
 		char *names[256];
 		size_t nr = 0;
 		struct dirent *e;
@@ -80,7 +80,7 @@ int agent_list_presets(void)
 					continue;
 				e->d_name[l - 5] = 0;
 				/* a name that a built-in preset shadows, or that is no valid name */
-				if (mon_sim_user_preset_path(e->d_name, path, sizeof(path)))
+				if (mri_geom_user_preset_path(e->d_name, path, sizeof(path)))
 					continue;
 				names[nr] = strdup(e->d_name);
 				if (names[nr])
@@ -91,7 +91,7 @@ int agent_list_presets(void)
 		qsort(names, nr, sizeof(names[0]), cmp_str);
 		for (size_t i = 0; i < nr; i++) {
 			int builtin = 0;
-			for (const char *const *n = mon_sim_preset_names; *n; n++)
+			for (const char *const *n = mri_geom_preset_names; *n; n++)
 				builtin |= !strcmp(*n, names[i]);
 			if (!builtin)
 				preset_row(names[i]);
@@ -117,13 +117,16 @@ static void geometry_usage(FILE *f)
 		"\n"
 		"  --preset NAME|FILE  host (default, or $AMEBA_PRESET), zen4, skylake-sp, r10000,\n"
 		"                      or a config file\n"
-		"  --nodes N           simulated NUMA nodes (default: the preset's, or $AMEBA_NODES)\n");
+		"  --nodes N           simulated NUMA nodes (default: the preset's, or $AMEBA_NODES)\n"
+		"\n"
+		"Environment: AMEBA_PRESET, AMEBA_NODES (as the options); AMEBA_SYSFS, the\n"
+		"directory the host preset reads instead of /sys (another machine's tree).\n");
 }
 
 int agent_cmd_geometry(int argc, char **argv)
 {
 	const char *preset = getenv("AMEBA_PRESET"), *nodes = getenv("AMEBA_NODES");
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	char err[512], *text;
 	size_t need;
 
@@ -143,23 +146,23 @@ int agent_cmd_geometry(int argc, char **argv)
 	}
 	if (!preset || !*preset)
 		preset = "host";
-	if (mon_sim_geom_load(preset, &g, err, sizeof(err))) {
+	if (mri_geom_load(preset, &g, err, sizeof(err))) {
 		fprintf(stderr, "ameba geometry: %s\n", err);
 		return 1;
 	}
 	if (nodes && *nodes &&
-	    (mon_sim_geom_set(&g, "nodes", nodes, err, sizeof(err)) ||
-	     mon_sim_geom_check(&g, err, sizeof(err)))) {
+	    (mri_geom_set(&g, "nodes", nodes, err, sizeof(err)) ||
+	     mri_geom_check(&g, err, sizeof(err)))) {
 		fprintf(stderr, "ameba geometry: --nodes %s: %s\n", nodes, err);
 		return 2;
 	}
-	need = mon_sim_geom_format(&g, NULL, 0) + 1;
+	need = mri_geom_format(&g, NULL, 0) + 1;
 	text = malloc(need);
 	if (!text) {
 		fprintf(stderr, "ameba geometry: out of memory\n");
 		return 1;
 	}
-	mon_sim_geom_format(&g, text, need);
+	mri_geom_format(&g, text, need);
 	fputs(text, stdout);
 	free(text);
 	return 0;

@@ -38,7 +38,7 @@
 #include "provider.h"
 #include "report.h"
 #include "search.h"
-#include "sim.h"
+#include "geom.h"
 
 #define RUN_CONNECT_MS_DEFAULT 10000
 
@@ -193,7 +193,7 @@ static int push_str(const char ***arr, uint32_t *nr, const char *s)
  */
 static int check_geometry(struct run_opts *o)
 {
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	char err[512];
 	const char *env = getenv("AMEBA_PRESET");
 	const char *preset = o->preset ? o->preset : env;
@@ -202,13 +202,13 @@ static int check_geometry(struct run_opts *o)
 		return 0;
 	if (!preset || !*preset)
 		preset = "host";
-	if (mon_sim_geom_load(preset, &g, err, sizeof(err))) {
+	if (mri_geom_load(preset, &g, err, sizeof(err))) {
 		fprintf(stderr, "ameba run: %s%s: %s\n", o->preset ? "--preset " : "AMEBA_PRESET=",
 			preset, err);
 		return 2;
 	}
-	if (o->nodes && (mon_sim_geom_set(&g, "nodes", o->nodes, err, sizeof(err)) ||
-			 mon_sim_geom_check(&g, err, sizeof(err)))) {
+	if (o->nodes && (mri_geom_set(&g, "nodes", o->nodes, err, sizeof(err)) ||
+			 mri_geom_check(&g, err, sizeof(err)))) {
 		fprintf(stderr, "ameba run: --nodes %s: %s\n", o->nodes, err);
 		return 2;
 	}

@@ -1,7 +1,7 @@
 # Object map cost with one million live blocks (monitor/objmap.c): insert,
 # lookup (cache-missing and cached), delete. `make bench-objmap` runs it.
 add_executable(bench_objmap_lookup ${CMAKE_CURRENT_SOURCE_DIR}/objmap_lookup.c
-  $<TARGET_OBJECTS:ameba-rt-objs>)
+  ${AMEBA_RT_OBJECTS})
 target_include_directories(bench_objmap_lookup PRIVATE ${CMAKE_SOURCE_DIR}/monitor)
 target_compile_definitions(bench_objmap_lookup PRIVATE _GNU_SOURCE)
 target_compile_options(bench_objmap_lookup PRIVATE -O2)

@@ -37,7 +37,7 @@ enum { P_SAMELINE, P_L1LINES, P_SEQ, P_SEQ_WRITE, P_RANDOM, P_NR };
 static const char *pname[P_NR] = { "l1hit_sameline", "l1hit_lines", "seq_read", "seq_write",
 				   "random_read" };
 
-static double run(const struct mon_sim_geom *g, int pat, long n, struct mon_sim_totals *t)
+static double run(const struct mri_geom *g, int pat, long n, struct mon_sim_totals *t)
 {
 	struct mon_sim *s = mon_sim_new(g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
@@ -82,9 +82,9 @@ int main(int argc, char **argv)
 	const char *preset = argc > 1 ? argv[1] : "skylake-sp";
 	long n = argc > 2 ? atol(argv[2]) : 20000000;
 	char err[256];
-	struct mon_sim_geom g;
+	struct mri_geom g;
 
-	if (mon_sim_geom_load(preset, &g, err, sizeof(err))) {
+	if (mri_geom_load(preset, &g, err, sizeof(err))) {
 		fprintf(stderr, "sim_synth: %s\n", err);
 		return 2;
 	}

@@ -5,6 +5,7 @@
  *
  * Configuration (read once, at activation):
  *   AMEBA_PRESET   host (default), zen4, skylake-sp, r10000, or a config file
+ *   AMEBA_SYSFS    what the host preset reads instead of /sys (mri/geom.c)
  *   AMEBA_NODES    NUMA nodes (overrides the preset)
  *   AMEBA_SIM_CORES  simulated cores (default: the preset's, 64); thread id
  *                  n runs on core n % cores
@@ -88,7 +89,7 @@ static long env_num(const char *name, long lo, long hi)
 
 static int sim_activate(void)
 {
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	char err[512];
 	const char *preset = getenv("AMEBA_PRESET");
 	long x;
@@ -98,7 +99,7 @@ static int sim_activate(void)
 		return 0;
 	if (!preset || !*preset)
 		preset = "host";
-	r = mon_sim_geom_load(preset, &g, err, sizeof(err));
+	r = mri_geom_load(preset, &g, err, sizeof(err));
 	if (r) {
 		mon_log("AMEBA_PRESET: %s", err);
 		return r;
@@ -109,7 +110,7 @@ static int sim_activate(void)
 		g.nr_cores = (uint32_t)x;
 	if ((x = env_num("AMEBA_SIM_3C", 0, 1)) >= 0)
 		g.three_c = (int)x;
-	r = mon_sim_geom_check(&g, err, sizeof(err));
+	r = mri_geom_check(&g, err, sizeof(err));
 	if (r) {
 		mon_log("sim geometry %s: %s", g.name, err);
 		return r;
@@ -130,7 +131,7 @@ static int sim_activate(void)
 	}
 	if (env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
 		char buf[2048];
-		mon_sim_geom_format(&g, buf, sizeof(buf));
+		mri_geom_format(&g, buf, sizeof(buf));
 		for (char *line = buf, *nl; *line; line = nl + 1) {
 			nl = strchr(line, '\n');
 			if (!nl)
@@ -658,7 +659,7 @@ static int whatif_tlb_ref(uint64_t *page, uint64_t *used, uint32_t *nr, uint32_t
 /* The TLB part of an access's cycles (a 2-level TLB: an L2 hit or a walk). */
 static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
 {
-	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
+	const struct mri_geom_lat *lat = &mon_sim_geom_of(sim)->lat;
 
 	return e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
 }
@@ -666,8 +667,8 @@ static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
 /* huge, local: the access's events as they would be with the fix. */
 static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mon_sim_events *e)
 {
-	const struct mon_sim_lat *lat = &mon_sim_geom_of(sim)->lat;
-	const struct mon_sim_geom *g = mon_sim_geom_of(sim);
+	const struct mri_geom_lat *lat = &mon_sim_geom_of(sim)->lat;
+	const struct mri_geom *g = mon_sim_geom_of(sim);
 	int32_t d = 0;
 
 	if (whatif.kind == WHATIF_LOCAL) {
@@ -1177,7 +1178,7 @@ A_FIELD(struct mon_obj, idx, A_O_IDX, 4);
 A_FIELD(struct mon_obj, flags, A_O_FLAGS, 1);
 _Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
 _Static_assert(sizeof(struct sim_meta) == 24, "sim_line_fast_x86: struct sim_meta resized");
-_Static_assert(SIM_L0 == 8 && MON_LINE_SHIFT == 6 && MON_SIM_LRU == 0 && MON_OBJF_LIVE == 1 &&
+_Static_assert(SIM_L0 == 8 && MON_LINE_SHIFT == 6 && MRI_GEOM_LRU == 0 && MON_OBJF_LIVE == 1 &&
 		       MON_ACC_READ == 1 && MON_ACC_WRITE == 2 && SIM_I == 0 && SIM_S == 1 &&
 		       SIM_E == 2 && SIM_M == 3 && SLOT_MEM_REF == 0 && SLOT_READS == 1 &&
 		       SLOT_WRITES == 2 && SLOT_EST_CYCLES == 24,
@@ -1388,7 +1389,7 @@ size_t mon_backend_sim_geometry(char *buf, size_t len)
 {
 	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
 
-	return s ? mon_sim_geom_format(mon_sim_geom_of(s), buf, len) : 0;
+	return s ? mri_geom_format(mon_sim_geom_of(s), buf, len) : 0;
 }
 
 /* For rt.c's fork handler: the child's simulator must not wait for the

@@ -920,7 +920,9 @@ void mon_sample_account(struct mon_thread *t, uintptr_t addr, uintptr_t pc,
 			const struct mon_obj *obj, const struct mon_events *ev) MON_HIDDEN;
 
 /* ---- the MRI server (mri_server.c, docs/mri.md) ---- */
-/* Starts the server thread (end of mon_init); AMEBA_MRI=0 disables it. */
+/* Offers the in-process transport to the client library (mri_open_local)
+ * and starts the server thread (end of mon_init); AMEBA_MRI=0 disables the
+ * thread only. */
 void mri_server_start(void) MON_HIDDEN;
 /* In a forked child (rt_fork_child): the parent's session is not the
  * child's; the child goes dormant and gets a server of its own. */

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "mon.h"
-#include "../mri/json.h"
+#include "json.h"
 #include "mri_cjson.h"
 
 #define CJSON_LIB "libcjson.so.1"

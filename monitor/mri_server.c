@@ -2,7 +2,8 @@
  * mri_server.c - the MRI server inside libameba-rt: a thread that lets one
  * client at a time attach to this process over a Unix socket, the monitor
  * operations the dispatcher (mri/dispatch.c) runs on, and the in-process
- * transport behind mri_open_local(). docs/mri.md is the user's view.
+ * transport behind mri_open_local() (registered with the client library at
+ * mri_server_start, transport.h). docs/mri.md is the user's view.
  *
  * Notes:
  *  - The server thread is not an application thread. It is created with
@@ -57,9 +58,9 @@
 #include "mon.h"
 #include "seq.h"
 #include "mri_cjson.h"
-#include "../mri/dispatch.h"
-#include "../mri/protocol.h"
-#include "../mri/transport.h"
+#include "dispatch.h"
+#include "protocol.h"
+#include "transport.h"
 
 #define MRI_SEND_TIMEOUT_MS 1000	/* a client that does not read this long is dropped */
 #define MRI_HELLO_TIMEOUT_MS 10000	/* a client that sends nothing this long is dropped */
@@ -997,11 +998,15 @@ static void server_atexit(void)
 		t->in_rt--;
 }
 
+static int local_open(struct mri_transport *tr, char *msg, size_t len);
+
 void mri_server_start(void)
 {
 	const char *e = getenv("AMEBA_MRI");
 	struct mon_thread *t = mon_self;
 
+	/* mri_open_local() works with the server off too */
+	mri_set_local_open(local_open);
 	if (e && !strcmp(e, "0"))
 		return;
 	if (t)
@@ -1201,7 +1206,9 @@ static void local_close(void *ctx)
 		t->in_rt--;
 }
 
-int mri_rt_local_open(struct mri_transport *tr, char *msg, size_t len)
+/* The in-process transport (transport.h), offered to the client library
+ * by mri_server_start. */
+static int local_open(struct mri_transport *tr, char *msg, size_t len)
 {
 	struct mon_thread *t = mon_thread_self();
 	struct local_tr *lt;

@@ -13,10 +13,20 @@
  *    event's final reading stays available through mri_final_reading.
  *  - Results point into the parsed reply, which is kept per function (a
  *    "slot") until the same function is called again.
+ *  - mri_open_local() uses the transport the runtime registered
+ *    (mri_set_local_open, transport.h): this library never names the
+ *    runtime, so tools link it without libameba-rt.
  */
 #include "client_int.h"
-/* The runtime's in-process transport, when this program is linked with it. */
-extern int mri_rt_local_open(struct mri_transport *t, char *msg, size_t len) __attribute__((weak));
+
+/* The runtime's in-process transport, once the runtime linked into this
+ * program has offered it (transport.h); NULL without a runtime. */
+static mri_local_open_fn local_open;
+
+void mri_set_local_open(mri_local_open_fn fn)
+{
+	__atomic_store_n(&local_open, fn, __ATOMIC_RELEASE);
+}
 
 int mri_cl_set_err(struct mri_session *s, int code, const char *fmt, ...)
 {
@@ -736,15 +746,16 @@ int mri_open_pid(struct mri_session **out, pid_t pid, int timeout_ms)
 int mri_open_local(struct mri_session **out)
 {
 	struct mri_session *s = session_new();
+	mri_local_open_fn opener = __atomic_load_n(&local_open, __ATOMIC_ACQUIRE);
 	int err;
 
 	*out = s;
 	if (!s)
 		return AMEBA_ENOMEM;
-	if (!mri_rt_local_open)
+	if (!opener)
 		return mri_cl_set_err(s, AMEBA_ENOTSUP, "mri_open_local needs a program linked with "
 				      "libameba-rt (built with `ameba cc`)");
-	err = mri_rt_local_open(&s->tr, s->err, sizeof(s->err));
+	err = opener(&s->tr, s->err, sizeof(s->err));
 	if (err)
 		return err;
 	s->connected = 1;

@@ -6,6 +6,12 @@
  *   socket  (client.c)             framed messages over the target's Unix socket
  *   local   (monitor/mri_server.c) the dispatcher called in-process, for
  *                                  mri_open_local()
+ *
+ * Notes:
+ *  - The client library does not know the runtime: libameba-mri links
+ *    without it. The runtime offers its local transport at initialisation
+ *    (mri_set_local_open, from mri_server_start); until then, and in a
+ *    program without the runtime, mri_open_local() answers AMEBA_ENOTSUP.
  */
 #ifndef AMEBA_MRI_TRANSPORT_H
 #define AMEBA_MRI_TRANSPORT_H
@@ -32,11 +38,17 @@ struct mri_transport {
 };
 
 /*
- * The runtime's in-process transport (defined by libameba-rt, hidden; a
- * client library linked into a program without the runtime sees NULL
- * through a weak reference). 0, AMEBA_EBUSY (a session is open: msg says
- * whose), AMEBA_ENOMEM, AMEBA_ENOENT (libcjson cannot be loaded).
+ * Opens an in-process transport into *t. 0, AMEBA_EBUSY (a session is
+ * open: msg says whose), AMEBA_ENOMEM, AMEBA_ENOENT (libcjson cannot be
+ * loaded).
  */
-int mri_rt_local_open(struct mri_transport *t, char *msg, size_t len);
+typedef int (*mri_local_open_fn)(struct mri_transport *t, char *msg, size_t len);
+
+/*
+ * Registers the opener mri_open_local() uses (client.c); the runtime calls
+ * it once it is initialised. NULL withdraws it. Any thread; the last call
+ * wins.
+ */
+void mri_set_local_open(mri_local_open_fn fn);
 
 #endif /* AMEBA_MRI_TRANSPORT_H */

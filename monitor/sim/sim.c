@@ -1,7 +1,8 @@
 /*
  * sim.c - the cache-hierarchy simulator: cores, private caches, TLBs and the
  * per-access path. Coherence and the shared levels are in sim_coh.c, the
- * address-keyed tables in sim_mem.c, geometry in sim_geom.c.
+ * address-keyed tables in sim_mem.c; the geometry it is built from is
+ * mri/geom.c.
  *
  * Notes (modelling assumptions):
  *
@@ -213,14 +214,14 @@ static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i
 
 /* ---- construction ---- */
 
-static uint32_t core_node(const struct mon_sim_geom *g, uint32_t id)
+static uint32_t core_node(const struct mri_geom *g, uint32_t id)
 {
-	if (g->core_map == MON_SIM_MAP_BLOCK)
+	if (g->core_map == MRI_GEOM_MAP_BLOCK)
 		return (id / g->cores_per_node) % g->nr_nodes;
 	return id % g->nr_nodes;
 }
 
-struct mon_sim *mon_sim_new(const struct mon_sim_geom *g)
+struct mon_sim *mon_sim_new(const struct mri_geom *g)
 {
 	struct mon_sim *s = sim_map(sizeof(*s));
 
@@ -280,12 +281,12 @@ void mon_sim_destroy(struct mon_sim *s)
 	sim_unmap(s, sizeof(*s));
 }
 
-const struct mon_sim_geom *mon_sim_geom_of(const struct mon_sim *s)
+const struct mri_geom *mon_sim_geom_of(const struct mon_sim *s)
 {
 	return &s->g;
 }
 
-static int cache_init_geom(struct sim_cache *k, const struct mon_sim_cache_geom *g, unsigned flags)
+static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, unsigned flags)
 {
 	return sim_cache_init(k, g->sz_bytes / ((uint64_t)g->assoc * g->line_bytes), g->assoc,
 			      sim_log2(g->line_bytes), g->repl, flags);
@@ -293,7 +294,7 @@ static int cache_init_geom(struct sim_cache *k, const struct mon_sim_cache_geom 
 
 static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 {
-	const struct mon_sim_geom *g = &s->g;
+	const struct mri_geom *g = &s->g;
 	struct mon_sim_core *c = sim_map(sizeof(*c));
 
 	if (!c)
@@ -317,10 +318,10 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 		goto err;
 	c->coh = c->has_l2 ? &c->l2 : &c->l1;
 	if (sim_cache_init(&c->tlb1, g->tlb1.nr_entries / g->tlb1.assoc, g->tlb1.assoc,
-			   s->tlb_shift, MON_SIM_LRU, 0))
+			   s->tlb_shift, MRI_GEOM_LRU, 0))
 		goto err;
 	if (c->has_tlb2 && sim_cache_init(&c->tlb2, g->tlb2.nr_entries / g->tlb2.assoc,
-					  g->tlb2.assoc, s->tlb_shift, MON_SIM_LRU, 0))
+					  g->tlb2.assoc, s->tlb_shift, MRI_GEOM_LRU, 0))
 		goto err;
 	c->ring = sim_map(sizeof(*c->ring));
 	c->recv = sim_map(SIM_RING_CAP * sizeof(struct mon_sim_recv));
@@ -680,7 +681,7 @@ static inline int tlb1_hit(struct mon_sim_core *c, uint64_t page)
 static __attribute__((noinline)) uint32_t tlb_access(struct mon_sim_core *c, uint64_t page,
 						     struct mon_sim_events *ev, int known_miss)
 {
-	const struct mon_sim_lat *lat = &c->sim->g.lat;
+	const struct mri_geom_lat *lat = &c->sim->g.lat;
 	struct sim_cache *t = &c->tlb1;
 	uint64_t set = sim_set_of(t, page);
 	int w;
@@ -720,7 +721,7 @@ static __attribute__((noinline)) uint32_t tlb_access(struct mon_sim_core *c, uin
 		 * kept in MRU-to-LRU order (nothing refers to its ways) */
 		struct sim_cache *t2 = &c->tlb2;
 		uint64_t *keys = t2->key + sim_set_of(t2, page) * t2->stride, victim = 0;
-		int hit = t2->assoc <= 16 && t2->assoc >= 2 && t2->repl == MON_SIM_LRU
+		int hit = t2->assoc <= 16 && t2->assoc >= 2 && t2->repl == MRI_GEOM_LRU
 				  ? sim_lru16_ref(keys, (uint8_t *)(keys + t2->assoc + 1),
 						  keys + t2->assoc, t2->assoc, page,
 						  SIM_KEY(page) | SIM_S, &victim, 0)
@@ -821,7 +822,7 @@ static inline __attribute__((always_inline)) uint32_t piece_access(struct mon_si
 								     int w1_known)
 {
 	struct mon_sim *s = c->sim;
-	const struct mon_sim_lat *lat = &s->g.lat;
+	const struct mri_geom_lat *lat = &s->g.lat;
 	struct sim_cache *l1 = &c->l1;
 	uint64_t cline = l1line >> (s->coh_shift - s->l1_shift);
 	uint64_t set1 = sim_set_of(l1, l1line);
@@ -1044,7 +1045,7 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 
 	/* One page and one L1 line, nearly every access: no loop (random
 	 * kernel: ~40 instructions per miss spent on the loops' bounds).
-	 * one_line: the caller knows (a page holds whole lines: sim_geom.c) */
+	 * one_line: the caller knows (a page holds whole lines: mri_geom_check) */
 	if (one_line ||
 	    sim_likely(p == (end - 1) >> s->tlb_shift && l == (end - 1) >> l1_shift)) {
 		uint64_t wmask = 0;
@@ -1317,7 +1318,7 @@ int mon_sim_verify(struct mon_sim *s, char *err, size_t errlen)
 		struct sim_cache *ks[2] = { &c->l1, c->has_l2 ? &c->l2 : NULL };
 		for (int n = 0; n < 2; n++) {
 			struct sim_cache *kc = ks[n];
-			if (!kc || kc->repl != MON_SIM_LRU)
+			if (!kc || kc->repl != MRI_GEOM_LRU)
 				continue;
 			for (uint64_t i = 0; i < kc->nr_sets * kc->stride; i++) {
 				if (i % kc->stride >= kc->assoc)

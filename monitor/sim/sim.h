@@ -1,7 +1,7 @@
 /*
  * sim.h - the cache-hierarchy simulator behind the `sim` backend.
  *
- * A simulator (struct mon_sim) is built from a geometry (struct mon_sim_geom):
+ * A simulator (struct mon_sim) is built from a geometry (struct mri_geom):
  * per simulated core a private L1D and L2 and an L1/L2 dTLB, a shared LLC
  * per NUMA node, a directory that keeps the private caches coherent (MESI,
  * invalidation based), and a page table that places pages on NUMA nodes.
@@ -14,8 +14,11 @@
  * never calls malloc: its memory comes from anonymous mappings made when the
  * simulator or a core is created (see the Notes for the one exception).
  *
+ * The geometry itself (presets, config files, validation, printing) is
+ * vocabulary the simulator shares with the agent: mri/geom.h.
+ *
  * Errors: 0 or a negative AMEBA_E* code; functions that take an `err` buffer
- * also write one line naming the culprit (file, line, key, value).
+ * also write one line naming the culprit.
  */
 #ifndef AMEBA_MON_SIM_H
 #define AMEBA_MON_SIM_H
@@ -24,119 +27,22 @@
 #include <stdint.h>
 
 #include "ameba/ameba.h"
+#include "geom.h"	/* struct mri_geom: what a simulator simulates */
 
-#define MON_SIM_MAX_CORES 64	/* directory sharer sets are 64-bit masks */
-#define MON_SIM_MAX_NODES 64
-#define MON_SIM_NAME_MAX 64
-
-enum mon_sim_repl {
-	MON_SIM_LRU,		/* true LRU */
-	MON_SIM_PLRU,		/* binary-tree pseudo-LRU (assoc a power of two <= 64) */
-};
-
-enum mon_sim_placement {
-	MON_SIM_FIRST_TOUCH,	/* a page lives on the node of the core that touched it first */
-	MON_SIM_INTERLEAVE,	/* page p lives on node p % nr_nodes */
-};
-
-enum mon_sim_core_map {
-	MON_SIM_MAP_RR,		/* node = core % nr_nodes */
-	MON_SIM_MAP_BLOCK,	/* node = (core / cores_per_node) % nr_nodes */
-};
-
-/* One cache level. sz_bytes == 0: the level is absent (L2 and LLC only). */
-struct mon_sim_cache_geom {
-	uint64_t sz_bytes;
-	uint32_t assoc;		/* ways; sz_bytes / (assoc * line_bytes) sets */
-	uint32_t line_bytes;	/* a power of two */
-	int repl;		/* enum mon_sim_repl */
-};
-
-/* One TLB level. nr_entries == 0: absent (L2 TLB only). */
-struct mon_sim_tlb_geom {
-	uint32_t nr_entries;
-	uint32_t assoc;		/* nr_entries for fully associative */
-};
-
-/*
- * Latency model, in core cycles. An access costs the latency of the level
- * that served it (l1_hit .. mem_remote, or intervention when another core's
- * cache supplied a dirty line), plus inval when it had to invalidate other
- * copies, plus tlb2_hit or tlb_miss when the L1 dTLB missed.
- */
-struct mon_sim_lat {
-	uint32_t l1_hit, l2_hit, llc_hit;
-	uint32_t mem_local, mem_remote;
-	uint32_t intervention;	/* a dirty line supplied by another core (HITM) */
-	uint32_t inval;		/* an upgrade / RFO that invalidated >= 1 copy */
-	uint32_t tlb2_hit;	/* L1 dTLB miss that hits the L2 TLB */
-	uint32_t tlb_miss;	/* page walk (miss in the last TLB level) */
-};
-
-struct mon_sim_geom {
-	char name[MON_SIM_NAME_MAX];	/* preset or config file it came from */
-	struct mon_sim_cache_geom l1d, l2, llc;	/* llc: one per NUMA node */
-	struct mon_sim_tlb_geom tlb1, tlb2;
-	uint64_t tlb_page_bytes;	/* reach of one TLB entry */
-	uint64_t page_bytes;		/* NUMA placement granularity */
-	uint32_t nr_cores;		/* simulated cores, 1 .. MON_SIM_MAX_CORES */
-	uint32_t nr_nodes;		/* NUMA nodes, 1 .. MON_SIM_MAX_NODES */
-	int core_map;			/* enum mon_sim_core_map */
-	uint32_t cores_per_node;	/* MON_SIM_MAP_BLOCK only */
-	int placement;			/* enum mon_sim_placement */
-	uint32_t word_bytes;		/* false-sharing granularity (power of two) */
-	int three_c;			/* classify L1 misses compulsory/capacity/conflict */
-	struct mon_sim_lat lat;
-};
-
-/* ---- geometry: presets, config files, validation, printing (sim_geom.c) ---- */
-
-/*
- * Fills g from `spec`: a preset name ("host", "zen4", "skylake-sp", "r10000")
- * or the path of a config file (anything containing '/' or ending in
- * ".conf"). A config file holds `key = value` lines ('#' starts a comment);
- * `preset = NAME` (first) picks the base, the other keys override it; the
- * keys are those printed by mon_sim_geom_format(). The result is validated.
- * Returns 0, AMEBA_ENOENT (unknown preset, missing file), AMEBA_EPROTO (bad
- * line) or AMEBA_EINVAL (inconsistent geometry); err gets "file:line: ...".
- */
-int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen);
-
-/* The file of the user's preset `name` (letters, digits, '-', '_', '.'):
- * $XDG_CONFIG_HOME/ameba/presets/NAME.conf, else
- * $HOME/.config/ameba/presets/NAME.conf. 0, AMEBA_EINVAL (bad name, too
- * long) or AMEBA_ENOENT (no home). mon_sim_geom_load(NAME) reads it when
- * NAME is no built-in preset. */
-int mon_sim_user_preset_path(const char *name, char *buf, size_t len);
-
-/* Parses config text (as if read from file `fname`) on top of g. */
-int mon_sim_geom_parse(const char *text, size_t len, const char *fname,
-		       struct mon_sim_geom *g, char *err, size_t errlen);
-
-/* Sets one key (a config-file line's key and value) on g. */
-int mon_sim_geom_set(struct mon_sim_geom *g, const char *key, const char *value,
-		     char *err, size_t errlen);
-
-/* Validates g once; the simulator then trusts it. 0 or AMEBA_EINVAL + err. */
-int mon_sim_geom_check(const struct mon_sim_geom *g, char *err, size_t errlen);
-
-/* Writes g as config text (`key = value` lines that mon_sim_geom_parse reads
- * back to an identical geometry) into buf; returns the length it needed. */
-size_t mon_sim_geom_format(const struct mon_sim_geom *g, char *buf, size_t len);
-
-/* Names of the built-in presets, NULL-terminated. */
-extern const char *const mon_sim_preset_names[];
+/* The geometry's limits are the simulator's (geom.h checks them). */
+#define MON_SIM_MAX_CORES MRI_GEOM_MAX_CORES	/* directory sharer sets are 64-bit masks */
+#define MON_SIM_MAX_NODES MRI_GEOM_MAX_NODES
 
 /* ---- the simulator (sim.c) ---- */
 
 struct mon_sim;
 struct mon_sim_core;
 
-/* Builds a simulator; g must pass mon_sim_geom_check(). NULL on failure. */
-struct mon_sim *mon_sim_new(const struct mon_sim_geom *g);
+/* Builds a simulator; g must pass mri_geom_check(). NULL on failure. */
+struct mon_sim *mon_sim_new(const struct mri_geom *g);
 /* Frees everything; no core may be in use. */
 void mon_sim_destroy(struct mon_sim *s);
-const struct mon_sim_geom *mon_sim_geom_of(const struct mon_sim *s);
+const struct mri_geom *mon_sim_geom_of(const struct mon_sim *s);
 
 /*
  * Attaches thread `tid` to the core with id `core_id % nr_cores`, creating
@@ -287,7 +193,7 @@ struct mon_sim_totals {
 void mon_sim_totals_add(struct mon_sim_totals *t, const struct mon_sim_events *ev);
 
 /* ---- the runtime backend (backend_sim.c) ---- */
-/* The active simulator's geometry as config text (see mon_sim_geom_format);
+/* The active simulator's geometry as config text (see mri_geom_format);
  * 0 when the sim backend is not active. */
 size_t mon_backend_sim_geometry(char *buf, size_t len);
 /* In a forked child (rt.c's atfork handler): see mon_sim_after_fork. */

@@ -33,7 +33,7 @@ static size_t align64(size_t x)
 int sim_dir_init(struct mon_sim *s)
 {
 	struct sim_dir *d = &s->dir;
-	const struct mon_sim_cache_geom *cg = s->g.l2.sz_bytes ? &s->g.l2 : &s->g.l1d;
+	const struct mri_geom_cache *cg = s->g.l2.sz_bytes ? &s->g.l2 : &s->g.l1d;
 	uint64_t coh_lines = cg->sz_bytes / cg->line_bytes;
 	/* Every live node is referenced by a valid or invalidated tag of some
 	 * core's coherence level, so nr_cores * coh_lines bounds the live
@@ -362,7 +362,7 @@ void sim_resync(struct mon_sim_core *c, struct mon_sim_events *ev)
 
 int sim_llc_init(struct mon_sim *s)
 {
-	const struct mon_sim_cache_geom *g = &s->g.llc;
+	const struct mri_geom_cache *g = &s->g.llc;
 
 	if (!g->sz_bytes)
 		return 0;
@@ -379,8 +379,8 @@ int sim_llc_init(struct mon_sim *s)
 		 * host cache lines: a miss touches two of them, a hit one or
 		 * two (with the fingerprints after the keys, often three) */
 		L->stride = 2 + g->assoc;
-		L->lru16 = g->repl == MON_SIM_LRU && g->assoc <= 16;
-		if (g->repl != MON_SIM_LRU)
+		L->lru16 = g->repl == MRI_GEOM_LRU && g->assoc <= 16;
+		if (g->repl != MRI_GEOM_LRU)
 			L->stride += 1;
 		else if (L->lru16)
 			L->stride = (L->stride + (g->assoc + 7) / 8 + 7) & ~(uint64_t)7;
@@ -389,7 +389,7 @@ int sim_llc_init(struct mon_sim *s)
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
 		L->repl = (uint8_t)g->repl;
-		L->plru_levels = g->repl == MON_SIM_PLRU ? (uint8_t)sim_log2(g->assoc) : 0;
+		L->plru_levels = g->repl == MRI_GEOM_PLRU ? (uint8_t)sim_log2(g->assoc) : 0;
 		L->blk = sim_map_huge(nr_sets * L->stride * sizeof(uint64_t), &L->map, &L->map_sz);
 		if (!L->blk)
 			return AMEBA_ENOMEM;
@@ -468,7 +468,7 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		return mem_access(c, line, ev);
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
-	if (L->repl == MON_SIM_LRU) {
+	if (L->repl == MRI_GEOM_LRU) {
 		/* no stamps (fewer host cache lines): the recency order in
 		 * b[1] (up to 16 ways), else the keys kept in that order */
 		uint64_t victim = 0;

@@ -168,7 +168,7 @@ static inline uint32_t sim_plru_victim(uint64_t bits, uint32_t levels)
 static inline void sim_touch_in(uint64_t *repl_state, int repl, uint32_t levels, uint32_t w,
 				uint64_t *clock)
 {
-	if (repl == MON_SIM_LRU)
+	if (repl == MRI_GEOM_LRU)
 		repl_state[w] = ++*clock;
 	else
 		sim_plru_touch(repl_state, levels, w);
@@ -214,7 +214,7 @@ static inline uint32_t sim_victim_in(const uint64_t *keys, const uint64_t *repl_
 {
 	uint32_t w;
 
-	if (repl == MON_SIM_PLRU) {
+	if (repl == MRI_GEOM_PLRU) {
 		for (w = 0; w < assoc; w++)
 			if (!keys[w])
 				return w;
@@ -438,7 +438,7 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 static inline void sim_key_drop(struct sim_cache *k, uint64_t i, uint64_t key)
 {
 	k->key[i] = key;
-	if (k->repl == MON_SIM_LRU)
+	if (k->repl == MRI_GEOM_LRU)
 		k->key[i + k->assoc] = key != 0;
 }
 
@@ -462,7 +462,7 @@ static inline void sim_touch(struct sim_cache *k, uint64_t set, uint32_t w, uint
  * callers have i; the stride is reloaded after their stores) */
 static inline __attribute__((always_inline)) void sim_touch_at(struct sim_cache *k, uint64_t i)
 {
-	if (sim_likely(k->repl == MON_SIM_LRU)) {
+	if (sim_likely(k->repl == MRI_GEOM_LRU)) {
 		k->key[i + k->assoc] = ++k->clock;
 	} else {
 		uint64_t set = i / k->stride;
@@ -695,7 +695,7 @@ struct sim_owners {
 };
 
 struct mon_sim {
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	/* derived once from g */
 	uint32_t l1_shift, coh_shift, word_shift, tlb_shift, page_shift;
 	uint32_t l1_per_coh;		/* L1 lines per coherence line */

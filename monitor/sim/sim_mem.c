@@ -111,7 +111,7 @@ static size_t align64(size_t x)
 int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32_t line_shift,
 		   int repl, unsigned flags)
 {
-	uint64_t stride = assoc + (repl == MON_SIM_LRU ? assoc : 1);
+	uint64_t stride = assoc + (repl == MRI_GEOM_LRU ? assoc : 1);
 	size_t n = (size_t)nr_sets * stride;
 	size_t o_meta = align64(n * sizeof(uint64_t));
 	size_t total = align64(o_meta + ((flags & SIM_CA_META) ? n * sizeof(struct sim_meta) : 0));
@@ -131,7 +131,7 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 	k->assoc = assoc;
 	k->line_shift = line_shift;
 	k->repl = (uint8_t)repl;
-	k->plru_levels = repl == MON_SIM_PLRU ? (uint8_t)sim_log2(assoc) : 0;
+	k->plru_levels = repl == MRI_GEOM_PLRU ? (uint8_t)sim_log2(assoc) : 0;
 	return 0;
 }
 
@@ -214,7 +214,7 @@ uint32_t sim_page_home(struct mon_sim *s, struct mon_sim_core *c, uint64_t page)
 {
 	if (s->g.nr_nodes == 1)
 		return 0;
-	if (s->g.placement == MON_SIM_INTERLEAVE)
+	if (s->g.placement == MRI_GEOM_INTERLEAVE)
 		return (uint32_t)(page % s->g.nr_nodes);
 	uint64_t *e = page_entry(&s->pages, page, 1);
 	if (sim_unlikely(!e)) {

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../monitor/tsan_abi.c"
-#include "../../monitor/tsan_atomic.c"
+#include "tsan_abi.c"	/* monitor/, on the include path */
+#include "tsan_atomic.c"
 
 #include "check.h"
 

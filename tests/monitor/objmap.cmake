@@ -8,7 +8,7 @@ target_compile_options(objmap_dso PRIVATE -fsanitize=thread -g)
 set_target_properties(objmap_dso PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 
 add_executable(objmap_test ${AMEBA_FRAGMENT_DIR}/objmap_test.c ${AMEBA_FRAGMENT_DIR}/objmap_conc.c
-  $<TARGET_OBJECTS:ameba-rt-objs>)
+  ${AMEBA_RT_OBJECTS})
 target_include_directories(objmap_test PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
 target_compile_definitions(objmap_test PRIVATE _GNU_SOURCE)
 # Frame pointers: the site test walks through this file's frames.

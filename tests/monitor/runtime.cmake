@@ -30,7 +30,7 @@ add_test(NAME runtime_fork_exec
           ${AMEBA_TEST_BIN}/fork_exec ${AMEBA_TEST_BIN}/oracle_expect)
 
 # Conditional counters and sample streams, driven directly (exact values).
-add_executable(test_cond ${AMEBA_FRAGMENT_DIR}/test_cond.c $<TARGET_OBJECTS:ameba-rt-objs>)
+add_executable(test_cond ${AMEBA_FRAGMENT_DIR}/test_cond.c ${AMEBA_RT_OBJECTS})
 target_include_directories(test_cond PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
 target_compile_definitions(test_cond PRIVATE _GNU_SOURCE)
 target_link_libraries(test_cond PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)

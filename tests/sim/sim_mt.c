@@ -78,11 +78,11 @@ static void *worker(void *p)
 int main(void)
 {
 	char err[256];
-	struct mon_sim_geom g;
+	struct mri_geom g;
 	pthread_t th[NR_THREADS];
 	struct arg args[NR_THREADS];
 
-	if (mon_sim_geom_load("skylake-sp", &g, err, sizeof(err))) {
+	if (mri_geom_load("skylake-sp", &g, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}

@@ -19,40 +19,40 @@
 #define BASE ((uintptr_t)0x40000000)	/* 1 GiB: page and line aligned */
 #define LINE 64
 
-static const struct mon_sim_lat test_lat = {
+static const struct mri_geom_lat test_lat = {
 	.l1_hit = 2, .l2_hit = 10, .llc_hit = 30, .mem_local = 100, .mem_remote = 200,
 	.intervention = 150, .inval = 50, .tlb2_hit = 5, .tlb_miss = 20,
 };
 
 /* A small machine: L1 only (no L2, no LLC), big fully associative TLB. */
-static struct mon_sim_geom small_geom(uint64_t l1_size, uint32_t assoc)
+static struct mri_geom small_geom(uint64_t l1_size, uint32_t assoc)
 {
-	struct mon_sim_geom g;
+	struct mri_geom g;
 
 	memset(&g, 0, sizeof(g));
 	snprintf(g.name, sizeof(g.name), "test");
-	g.l1d = (struct mon_sim_cache_geom){ l1_size, assoc, LINE, MON_SIM_LRU };
-	g.l2 = (struct mon_sim_cache_geom){ 0, 1, LINE, MON_SIM_LRU };
-	g.llc = (struct mon_sim_cache_geom){ 0, 1, LINE, MON_SIM_LRU };
-	g.tlb1 = (struct mon_sim_tlb_geom){ 64, 64 };
-	g.tlb2 = (struct mon_sim_tlb_geom){ 0, 1 };
+	g.l1d = (struct mri_geom_cache){ l1_size, assoc, LINE, MRI_GEOM_LRU };
+	g.l2 = (struct mri_geom_cache){ 0, 1, LINE, MRI_GEOM_LRU };
+	g.llc = (struct mri_geom_cache){ 0, 1, LINE, MRI_GEOM_LRU };
+	g.tlb1 = (struct mri_geom_tlb){ 64, 64 };
+	g.tlb2 = (struct mri_geom_tlb){ 0, 1 };
 	g.tlb_page_bytes = 4096;
 	g.page_bytes = 4096;
 	g.nr_cores = 4;
 	g.nr_nodes = 1;
-	g.core_map = MON_SIM_MAP_RR;
+	g.core_map = MRI_GEOM_MAP_RR;
 	g.cores_per_node = 1;
-	g.placement = MON_SIM_FIRST_TOUCH;
+	g.placement = MRI_GEOM_FIRST_TOUCH;
 	g.word_bytes = 4;
 	g.three_c = 1;
 	g.lat = test_lat;
 	return g;
 }
 
-static struct mon_sim *new_sim(const struct mon_sim_geom *g)
+static struct mon_sim *new_sim(const struct mri_geom *g)
 {
 	char err[256];
-	int r = mon_sim_geom_check(g, err, sizeof(err));
+	int r = mri_geom_check(g, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "geometry rejected: %s\n", err);
 		exit(2);
@@ -82,7 +82,7 @@ static void verify(struct mon_sim *s, int line)
 /* ---- LRU eviction order: one set of 4 ways ---- */
 static void test_lru_order(void)
 {
-	struct mon_sim_geom g = small_geom(4 * LINE, 4);
+	struct mri_geom g = small_geom(4 * LINE, 4);
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 	/* A..E are lines 0..4, all in set 0. LRU stack after each access in the comment. */
@@ -194,7 +194,7 @@ static void test_set_mapping(void)
 		{ 8, { 0, 8, 16, 1 }, 4, 7, __LINE__ },	/* three in set 0 thrash, 1 fits */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mon_sim_geom g = small_geom((uint64_t)rows[i].sets * LINE, 1);
+		struct mri_geom g = small_geom((uint64_t)rows[i].sets * LINE, 1);
 		struct mon_sim *s = new_sim(&g);
 		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 		struct mon_sim_totals t = { 0 };
@@ -215,8 +215,8 @@ static void test_set_mapping(void)
 static void test_writeback(void)
 {
 	/* L1: one set of 2 ways, no L2, LLC 64 lines */
-	struct mon_sim_geom g = small_geom(2 * LINE, 2);
-	g.llc = (struct mon_sim_cache_geom){ 64 * LINE, 4, LINE, MON_SIM_LRU };
+	struct mri_geom g = small_geom(2 * LINE, 2);
+	g.llc = (struct mri_geom_cache){ 64 * LINE, 4, LINE, MRI_GEOM_LRU };
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 	static const struct { int line, wr, wb, l; } rows[] = {
@@ -239,7 +239,7 @@ static void test_writeback(void)
 	/* L1 one way, LLC one set of 2 ways: a dirty line goes into the LLC, whose
 	 * eviction writes it to memory. */
 	g = small_geom(LINE, 1);
-	g.llc = (struct mon_sim_cache_geom){ 2 * LINE, 2, LINE, MON_SIM_LRU };
+	g.llc = (struct mri_geom_cache){ 2 * LINE, 2, LINE, MRI_GEOM_LRU };
 	s = new_sim(&g);
 	c = mon_sim_core_get(s, 0, 0);
 	static const struct { int line, wr, wb, llc_miss, l; } rows2[] = {
@@ -275,9 +275,9 @@ static void test_tlb(void)
 		{ 8, 2, 0, 1, 3, 10, 3, 3, __LINE__ },		/* 3 pages in 3 sets */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mon_sim_geom g = small_geom(32 * 1024, 8);
-		g.tlb1 = (struct mon_sim_tlb_geom){ rows[i].e1, rows[i].a1 };
-		g.tlb2 = (struct mon_sim_tlb_geom){ rows[i].e2, rows[i].a2 };
+		struct mri_geom g = small_geom(32 * 1024, 8);
+		g.tlb1 = (struct mri_geom_tlb){ rows[i].e1, rows[i].a1 };
+		g.tlb2 = (struct mri_geom_tlb){ rows[i].e2, rows[i].a2 };
 		struct mon_sim *s = new_sim(&g);
 		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 		struct mon_sim_totals t = { 0 };
@@ -304,9 +304,9 @@ struct pp_case {
 
 static void run_pingpong(const struct pp_case *pc)
 {
-	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mri_geom g = small_geom(32 * 1024, 8);
 	if (pc->l2)
-		g.l2 = (struct mon_sim_cache_geom){ 256 * 1024, 8, LINE, MON_SIM_LRU };
+		g.l2 = (struct mri_geom_cache){ 256 * 1024, 8, LINE, MRI_GEOM_LRU };
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
 	struct mon_sim_totals t = { 0 };
@@ -363,7 +363,7 @@ static void test_read_write_sharing(void)
 		{ 8, 11, 0, 9, 9, 10, __LINE__ },	/* reads a word nobody else writes */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mon_sim_geom g = small_geom(32 * 1024, 8);
+		struct mri_geom g = small_geom(32 * 1024, 8);
 		struct mon_sim *s = new_sim(&g);
 		struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
 		struct mon_sim_totals t = { 0 };
@@ -384,7 +384,7 @@ static void test_read_write_sharing(void)
 	}
 
 	/* Three readers, one writer: one invalidation per sharer. */
-	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mri_geom g = small_geom(32 * 1024, 8);
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_events ev;
 	for (uint32_t i = 0; i < 3; i++)
@@ -413,7 +413,7 @@ static void test_read_write_sharing(void)
 /* ---- pages private to one core: no directory until another core comes ---- */
 static void test_private_pages(void)
 {
-	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mri_geom g = small_geom(32 * 1024, 8);
 	struct mon_sim_events ev;
 
 	/* MULTI from the start: core 0's page is private to it; E -> M on
@@ -466,9 +466,9 @@ static void test_private_pages(void)
 /* ---- NUMA: first touch and interleave ---- */
 static void test_numa(void)
 {
-	struct mon_sim_geom g = small_geom(32 * 1024, 8);
+	struct mri_geom g = small_geom(32 * 1024, 8);
 	g.nr_nodes = 2;
-	g.llc = (struct mon_sim_cache_geom){ 1024 * 1024, 16, LINE, MON_SIM_LRU };
+	g.llc = (struct mri_geom_cache){ 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 100), *c1 = mon_sim_core_get(s, 1, 101);
 	struct mon_sim_totals t0 = { 0 }, t1 = { 0 };
@@ -503,7 +503,7 @@ static void test_numa(void)
 	mon_sim_destroy(s);
 
 	/* interleave: page p on node p % 2, whoever touches it */
-	g.placement = MON_SIM_INTERLEAVE;
+	g.placement = MRI_GEOM_INTERLEAVE;
 	s = new_sim(&g);
 	c0 = mon_sim_core_get(s, 0, 0);
 	struct mon_sim_totals t = { 0 };
@@ -516,10 +516,10 @@ static void test_numa(void)
 	mon_sim_destroy(s);
 
 	/* block mapping: r10000-style two cores per node */
-	g.core_map = MON_SIM_MAP_BLOCK;
+	g.core_map = MRI_GEOM_MAP_BLOCK;
 	g.cores_per_node = 2;
 	g.nr_nodes = 2;
-	g.placement = MON_SIM_FIRST_TOUCH;
+	g.placement = MRI_GEOM_FIRST_TOUCH;
 	s = new_sim(&g);
 	CHECK_EQ_U64(mon_sim_core_node(mon_sim_core_get(s, 1, 1)), 0);
 	CHECK_EQ_U64(mon_sim_core_node(mon_sim_core_get(s, 2, 2)), 1);
@@ -546,7 +546,7 @@ static void test_3c(void)
 		{ { 0, 4, 1, 5 }, 4, 10, 4, 0, 0, __LINE__ },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct mon_sim_geom g = small_geom(8 * LINE, 2);
+		struct mri_geom g = small_geom(8 * LINE, 2);
 		struct mon_sim *s = new_sim(&g);
 		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 		struct mon_sim_totals t = { 0 };
@@ -569,7 +569,7 @@ static void test_3c(void)
 static void test_3c_random(void)
 {
 	enum { SETS = 8, WAYS = 4, LINES = SETS * WAYS, SPAN = 160 };
-	struct mon_sim_geom g = small_geom(LINES * LINE, WAYS);
+	struct mri_geom g = small_geom(LINES * LINE, WAYS);
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 	uint64_t sa[SETS][WAYS], fa[LINES];
@@ -635,8 +635,8 @@ static void test_plru(void)
 		{ 1, 1, 0, __LINE__ },	/* B */
 		{ 2, 1, 1, __LINE__ },	/* C */
 	};
-	for (int repl = MON_SIM_LRU; repl <= MON_SIM_PLRU; repl++) {
-		struct mon_sim_geom g = small_geom(4 * LINE, 4);
+	for (int repl = MRI_GEOM_LRU; repl <= MRI_GEOM_PLRU; repl++) {
+		struct mri_geom g = small_geom(4 * LINE, 4);
 		g.l1d.repl = repl;
 		struct mon_sim *s = new_sim(&g);
 		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
@@ -644,7 +644,7 @@ static void test_plru(void)
 			struct mon_sim_events ev;
 			mon_sim_access(c, BASE + (uintptr_t)rows[i].line * LINE, 8, 0, 0, &ev);
 			CHECK_AT(rows[i].l, ev.l1_miss ==
-					    (repl == MON_SIM_LRU ? rows[i].lru_miss : rows[i].plru_miss));
+					    (repl == MRI_GEOM_LRU ? rows[i].lru_miss : rows[i].plru_miss));
 		}
 		mon_sim_destroy(s);
 	}
@@ -656,11 +656,11 @@ static void test_latency(void)
 	/* L1 one line; L2 2 sets x 2 ways; LLC 4 sets x 4 ways; L1 TLB one entry,
 	 * L2 TLB 4 entries. lat: l1 2, l2 10, llc 30, mem 100/200, HITM 150,
 	 * inval 50, tlb2 5, walk 20. */
-	struct mon_sim_geom g = small_geom(LINE, 1);
-	g.l2 = (struct mon_sim_cache_geom){ 4 * LINE, 2, LINE, MON_SIM_LRU };
-	g.llc = (struct mon_sim_cache_geom){ 16 * LINE, 4, LINE, MON_SIM_LRU };
-	g.tlb1 = (struct mon_sim_tlb_geom){ 1, 1 };
-	g.tlb2 = (struct mon_sim_tlb_geom){ 4, 4 };
+	struct mri_geom g = small_geom(LINE, 1);
+	g.l2 = (struct mri_geom_cache){ 4 * LINE, 2, LINE, MRI_GEOM_LRU };
+	g.llc = (struct mri_geom_cache){ 16 * LINE, 4, LINE, MRI_GEOM_LRU };
+	g.tlb1 = (struct mri_geom_tlb){ 1, 1 };
+	g.tlb2 = (struct mri_geom_tlb){ 4, 4 };
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
 	static const struct { uintptr_t off; int wr; uint32_t cycles; int l; } rows[] = {
@@ -687,7 +687,7 @@ static void test_latency(void)
 
 	/* invalidation and intervention costs on two cores */
 	g = small_geom(32 * 1024, 8);
-	g.llc = (struct mon_sim_cache_geom){ 16 * LINE, 4, LINE, MON_SIM_LRU };
+	g.llc = (struct mri_geom_cache){ 16 * LINE, 4, LINE, MRI_GEOM_LRU };
 	s = new_sim(&g);
 	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
 	struct mon_sim_events ev;
@@ -709,8 +709,8 @@ static void test_latency(void)
 static void test_span(void)
 {
 	char err[256];
-	struct mon_sim_geom g;
-	CHECK(mon_sim_geom_load("r10000", &g, err, sizeof(err)) == 0);
+	struct mri_geom g;
+	CHECK(mri_geom_load("r10000", &g, err, sizeof(err)) == 0);
 	g.nr_cores = 2;
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
@@ -738,8 +738,8 @@ static void test_span(void)
 /* ---- mailbox overflow: the victim reconciles with the directory ---- */
 static void test_resync(void)
 {
-	struct mon_sim_geom g = small_geom(32 * 1024, 8);
-	g.l2 = (struct mon_sim_cache_geom){ 2 * 1024 * 1024, 16, LINE, MON_SIM_LRU };
+	struct mri_geom g = small_geom(32 * 1024, 8);
+	g.l2 = (struct mri_geom_cache){ 2 * 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
 	struct mon_sim *s = new_sim(&g);
 	struct mon_sim_core *c0 = mon_sim_core_get(s, 0, 0), *c1 = mon_sim_core_get(s, 1, 1);
 	struct mon_sim_events ev;
@@ -775,8 +775,8 @@ static void test_resync(void)
 static void run_random(const char *preset, struct mon_sim_totals *t)
 {
 	char err[256];
-	struct mon_sim_geom g;
-	CHECK(mon_sim_geom_load(preset, &g, err, sizeof(err)) == 0);
+	struct mri_geom g;
+	CHECK(mri_geom_load(preset, &g, err, sizeof(err)) == 0);
 	g.nr_cores = 4;
 	struct mon_sim *s = new_sim(&g);
 	uint64_t x = 88172645463325252ull;
@@ -822,22 +822,22 @@ static const char *write_tmp(const char *text)
 static void test_geometry(void)
 {
 	char err[512], buf[4096], buf2[4096];
-	struct mon_sim_geom g, h;
+	struct mri_geom g, h;
 
-	for (int i = 0; mon_sim_preset_names[i]; i++) {
-		int r = mon_sim_geom_load(mon_sim_preset_names[i], &g, err, sizeof(err));
+	for (int i = 0; mri_geom_preset_names[i]; i++) {
+		int r = mri_geom_load(mri_geom_preset_names[i], &g, err, sizeof(err));
 		if (r)
-			fprintf(stderr, "preset %s: %s\n", mon_sim_preset_names[i], err);
+			fprintf(stderr, "preset %s: %s\n", mri_geom_preset_names[i], err);
 		CHECK(r == 0);
-		CHECK_STR(g.name, mon_sim_preset_names[i]);
+		CHECK_STR(g.name, mri_geom_preset_names[i]);
 		/* printing and re-reading gives the same geometry */
-		mon_sim_geom_format(&g, buf, sizeof(buf));
-		CHECK(mon_sim_geom_load("zen4", &h, err, sizeof(err)) == 0);
-		CHECK(mon_sim_geom_parse(buf, strlen(buf), "fmt", &h, err, sizeof(err)) == 0);
-		mon_sim_geom_format(&h, buf2, sizeof(buf2));
+		mri_geom_format(&g, buf, sizeof(buf));
+		CHECK(mri_geom_load("zen4", &h, err, sizeof(err)) == 0);
+		CHECK(mri_geom_parse(buf, strlen(buf), "fmt", &h, err, sizeof(err)) == 0);
+		mri_geom_format(&h, buf2, sizeof(buf2));
 		CHECK_STR(strchr(buf2, '\n'), strchr(buf, '\n'));
 	}
-	CHECK(mon_sim_geom_load("r10000", &g, err, sizeof(err)) == 0);
+	CHECK(mri_geom_load("r10000", &g, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(g.l1d.sz_bytes, 32 * 1024);
 	CHECK_EQ_U64(g.l1d.assoc, 2);
 	CHECK_EQ_U64(g.l1d.line_bytes, 32);
@@ -851,9 +851,9 @@ static void test_geometry(void)
 	/* a config file on top of a preset */
 	const char *p = write_tmp("# test\npreset = skylake-sp\nl1d_size = 64K  # bigger\n"
 				  "l1d_repl = plru\nnodes = 4\nlat_mem_remote = 999\n");
-	CHECK(mon_sim_geom_load(p, &g, err, sizeof(err)) == 0);
+	CHECK(mri_geom_load(p, &g, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(g.l1d.sz_bytes, 64 * 1024);
-	CHECK_EQ_U64(g.l1d.repl, MON_SIM_PLRU);
+	CHECK_EQ_U64(g.l1d.repl, MRI_GEOM_PLRU);
 	CHECK_EQ_U64(g.nr_nodes, 4);
 	CHECK_EQ_U64(g.lat.mem_remote, 999);
 	CHECK_EQ_U64(g.l2.sz_bytes, 1024 * 1024);	/* from the preset */
@@ -879,7 +879,7 @@ static void test_geometry(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p = write_tmp(bad[i].text);
 		err[0] = 0;
-		int r = mon_sim_geom_load(p, &g, err, sizeof(err));
+		int r = mri_geom_load(p, &g, err, sizeof(err));
 		CHECK_AT(bad[i].l, r == bad[i].code);
 		if (!strstr(err, bad[i].want) || !strstr(err, p))
 			fprintf(stderr, "%s:%d: error '%s' lacks '%s'\n", __FILE__, bad[i].l, err, bad[i].want);
@@ -887,12 +887,12 @@ static void test_geometry(void)
 		CHECK_AT(bad[i].l, strstr(err, p) != NULL);
 	}
 	unlink(p);
-	CHECK(mon_sim_geom_load("/nonexistent/x.conf", &g, err, sizeof(err)) == AMEBA_ENOENT);
+	CHECK(mri_geom_load("/nonexistent/x.conf", &g, err, sizeof(err)) == AMEBA_ENOENT);
 	CHECK(strstr(err, "/nonexistent/x.conf") != NULL);
-	CHECK(mon_sim_geom_load("pentium", &g, err, sizeof(err)) == AMEBA_ENOENT);
+	CHECK(mri_geom_load("pentium", &g, err, sizeof(err)) == AMEBA_ENOENT);
 	CHECK(strstr(err, "unknown preset 'pentium'") != NULL);
 	/* host: whatever this machine has, it must validate */
-	CHECK(mon_sim_geom_load("host", &g, err, sizeof(err)) == 0);
+	CHECK(mri_geom_load("host", &g, err, sizeof(err)) == 0);
 	CHECK(g.l1d.sz_bytes > 0 && g.nr_nodes >= 1);
 }
 

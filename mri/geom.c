@@ -1,10 +1,17 @@
 /*
- * sim_geom.c - simulator geometries: the built-in presets, the host's caches
- * from sysfs, `key = value` config files, validation and printing.
+ * geom.c - cache geometries (geom.h): the built-in presets, the host's
+ * caches from sysfs, `key = value` config files, validation and printing.
+ * Compiled into ameba-common for the tools and, with the runtime's flags,
+ * into libameba-rt for the simulator.
  *
- * Hardware knowledge lives in the preset table and the key table below;
- * the code only walks them. Every key is printed by mon_sim_geom_format()
- * in a form mon_sim_geom_parse() reads back.
+ * Notes:
+ *  - Hardware knowledge lives in the preset table and the key table below;
+ *    the code only walks them. Every key is printed by mri_geom_format()
+ *    in a form mri_geom_parse() reads back.
+ *  - No malloc, no stdio streams (snprintf only): the runtime calls
+ *    mri_geom_load while it initialises. Files are read with open/read,
+ *    a config file into an anonymous mapping made by the system call
+ *    (mmap is interposed in the runtime).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -16,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sim_int.h"
+#include "geom.h"
 
 /*
  * Presets. Latencies are load-to-use cycles at the core clock.
@@ -40,7 +49,9 @@
  *   = 246; invalidation (RDEX on SHRD minus READ) 320 ns = 80; TLB refill
  *   ~300 ns = 75 (section 2.1).
  * host: the caches of cpu0 from /sys/devices/system/cpu/cpu0/cache, the node
- *   count from /sys/devices/system/node/online; TLBs and latencies of
+ *   count from /sys/devices/system/node/online, the CPUs per node from
+ *   /sys/devices/system/cpu/online (AMEBA_SYSFS replaces "/sys", to read
+ *   another machine's tree: tests/mri/sysfs_vm/); TLBs and latencies of
  *   skylake-sp (sysfs does not describe them).
  */
 #define LAT(l1, l2, llc, ml, mr, iv, inv, t2, tm) \
@@ -49,47 +60,47 @@
 #define KiB(x) ((uint64_t)(x) << 10)
 #define MiB(x) ((uint64_t)(x) << 20)
 
-static const struct mon_sim_geom preset_table[] = {
+static const struct mri_geom preset_table[] = {
 	{
 		.name = "skylake-sp",
-		.l1d = { KiB(32), 8, 64, MON_SIM_LRU },
-		.l2 = { MiB(1), 16, 64, MON_SIM_LRU },
-		.llc = { MiB(22), 11, 64, MON_SIM_LRU },
+		.l1d = { KiB(32), 8, 64, MRI_GEOM_LRU },
+		.l2 = { MiB(1), 16, 64, MRI_GEOM_LRU },
+		.llc = { MiB(22), 11, 64, MRI_GEOM_LRU },
 		.tlb1 = { 64, 4 }, .tlb2 = { 1536, 12 },
 		.tlb_page_bytes = 4096, .page_bytes = 4096,
-		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 2,
-		.core_map = MON_SIM_MAP_RR, .cores_per_node = 16,
-		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.nr_cores = MRI_GEOM_MAX_CORES, .nr_nodes = 2,
+		.core_map = MRI_GEOM_MAP_RR, .cores_per_node = 16,
+		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
 		.lat = LAT(4, 14, 70, 220, 360, 120, 100, 9, 30),
 	},
 	{
 		.name = "zen4",
-		.l1d = { KiB(32), 8, 64, MON_SIM_LRU },
-		.l2 = { MiB(1), 8, 64, MON_SIM_LRU },
-		.llc = { MiB(32), 16, 64, MON_SIM_LRU },
+		.l1d = { KiB(32), 8, 64, MRI_GEOM_LRU },
+		.l2 = { MiB(1), 8, 64, MRI_GEOM_LRU },
+		.llc = { MiB(32), 16, 64, MRI_GEOM_LRU },
 		.tlb1 = { 72, 72 }, .tlb2 = { 3072, 12 },
 		.tlb_page_bytes = 4096, .page_bytes = 4096,
-		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 1,
-		.core_map = MON_SIM_MAP_RR, .cores_per_node = 8,
-		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.nr_cores = MRI_GEOM_MAX_CORES, .nr_nodes = 1,
+		.core_map = MRI_GEOM_MAP_RR, .cores_per_node = 8,
+		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
 		.lat = LAT(4, 14, 50, 400, 560, 200, 150, 7, 35),
 	},
 	{
 		.name = "r10000",
-		.l1d = { KiB(32), 2, 32, MON_SIM_LRU },
-		.l2 = { MiB(4), 2, 128, MON_SIM_LRU },
-		.llc = { 0, 1, 128, MON_SIM_LRU },
+		.l1d = { KiB(32), 2, 32, MRI_GEOM_LRU },
+		.l2 = { MiB(4), 2, 128, MRI_GEOM_LRU },
+		.llc = { 0, 1, 128, MRI_GEOM_LRU },
 		.tlb1 = { 64, 64 }, .tlb2 = { 0, 1 },
 		.tlb_page_bytes = KiB(32), .page_bytes = KiB(16),
-		.nr_cores = MON_SIM_MAX_CORES, .nr_nodes = 4,
-		.core_map = MON_SIM_MAP_BLOCK, .cores_per_node = 2,
-		.placement = MON_SIM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
+		.nr_cores = MRI_GEOM_MAX_CORES, .nr_nodes = 4,
+		.core_map = MRI_GEOM_MAP_BLOCK, .cores_per_node = 2,
+		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
 		.lat = LAT(2, 10, 10, 106, 199, 246, 80, 0, 75),
 	},
 };
 #define NR_PRESETS (sizeof(preset_table) / sizeof(preset_table[0]))
 
-const char *const mon_sim_preset_names[] = { "host", "zen4", "skylake-sp", "r10000", NULL };
+const char *const mri_geom_preset_names[] = { "host", "zen4", "skylake-sp", "r10000", NULL };
 
 /* ---- error text ---- */
 
@@ -109,6 +120,24 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 }
 
 /* ---- small readers (no stdio: the runtime must not allocate) ---- */
+
+/*
+ * An anonymous private mapping of sz bytes (a multiple of the page size), or
+ * NULL. In the runtime mmap and munmap are interposed (the program's
+ * mappings are objects): the system calls, directly.
+ */
+static void *map_anon(size_t sz)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, sz, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_anon(void *p, size_t sz)
+{
+	syscall(SYS_munmap, p, sz);
+}
 
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 static long read_file(const char *path, char *buf, size_t cap)
@@ -169,7 +198,7 @@ struct key_desc {
 	const char *what;	/* for "expected ..." */
 };
 
-#define G(f) offsetof(struct mon_sim_geom, f)
+#define G(f) offsetof(struct mri_geom, f)
 static const struct key_desc key_table[] = {
 	{ "l1d_size", KT_SIZE64, G(l1d.sz_bytes), "a size like 32K" },
 	{ "l1d_assoc", KT_U32, G(l1d.assoc), "ways" },
@@ -221,7 +250,7 @@ static int enum_index(const char *const *names, const char *v)
 }
 
 /* Sets key k from text v; 0 or -1 (bad value). */
-static int key_set(struct mon_sim_geom *g, const struct key_desc *k, const char *v)
+static int key_set(struct mri_geom *g, const struct key_desc *k, const char *v)
 {
 	char *p = (char *)g + k->off;
 	uint64_t x;
@@ -264,7 +293,7 @@ static int key_set(struct mon_sim_geom *g, const struct key_desc *k, const char 
 	return 0;
 }
 
-static const struct mon_sim_geom *preset_find(const char *name)
+static const struct mri_geom *preset_find(const char *name)
 {
 	for (size_t i = 0; i < NR_PRESETS; i++)
 		if (strcmp(preset_table[i].name, name) == 0)
@@ -274,12 +303,24 @@ static const struct mon_sim_geom *preset_find(const char *name)
 
 /* ---- host ---- */
 
+#define SYSFS_PATH_MAX 512
+
+/* Reads the sysfs file dir/file (a path that does not fit: -1). */
+static long sysfs_read(const char *dir, const char *file, char *buf, size_t cap)
+{
+	char path[SYSFS_PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -1;
+	return read_file(path, buf, cap);
+}
+
 static int sysfs_u64(const char *dir, const char *file, uint64_t *out)
 {
-	char path[256], buf[64];
+	char buf[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (sysfs_read(dir, file, buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = 0;
 	return parse_size(buf, out);
@@ -304,22 +345,33 @@ static uint32_t count_list(const char *s)
 	return n;
 }
 
-static void host_geom(struct mon_sim_geom *g)
+/* The root of sysfs: /sys, or $AMEBA_SYSFS (another machine's tree, for tests). */
+static const char *sysfs_root(void)
+{
+	const char *r = getenv("AMEBA_SYSFS");
+
+	return r && *r ? r : "/sys";
+}
+
+static void host_geom(struct mri_geom *g)
 {
 	int have_l2 = 0, have_llc = 0, llc_level = 0;
-	char dir[128], buf[64];
+	const char *root = sysfs_root();
+	char dir[SYSFS_PATH_MAX], buf[64];
+	int w, sys_ok;
 
 	*g = *preset_find("skylake-sp");
 	snprintf(g->name, sizeof(g->name), "host");
 	for (int i = 0; i < 16; i++) {
 		uint64_t level, size, ways, line;
-		snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+		w = snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpu0/cache/index%d", root, i);
+		if (w < 0 || (size_t)w >= sizeof(dir))
+			break;
 		if (sysfs_u64(dir, "level", &level) || sysfs_u64(dir, "size", &size) ||
 		    sysfs_u64(dir, "coherency_line_size", &line))
 			continue;
-		char path[192], type[32];
-		snprintf(path, sizeof(path), "%s/type", dir);
-		if (read_file(path, type, sizeof(type)) <= 0)
+		char type[32];
+		if (sysfs_read(dir, "type", type, sizeof(type)) <= 0)
 			continue;
 		if (strncmp(type, "Instruction", 11) == 0)
 			continue;
@@ -328,7 +380,7 @@ static void host_geom(struct mon_sim_geom *g)
 		if (!line || (line & (line - 1)) || !ways || size < ways * line)
 			continue;
 		size -= size % (ways * line);
-		struct mon_sim_cache_geom cg = { size, (uint32_t)ways, (uint32_t)line, MON_SIM_LRU };
+		struct mri_geom_cache cg = { size, (uint32_t)ways, (uint32_t)line, MRI_GEOM_LRU };
 		if (level == 1)
 			g->l1d = cg;
 		else if (level == 2) {
@@ -350,23 +402,25 @@ static void host_geom(struct mon_sim_geom *g)
 	uint32_t coh = g->l2.sz_bytes ? g->l2.line_bytes : g->l1d.line_bytes;
 	if (g->llc.sz_bytes && g->llc.line_bytes != coh)
 		g->llc.sz_bytes = 0;
-	if (read_file("/sys/devices/system/node/online", buf, sizeof(buf)) > 0) {
+	w = snprintf(dir, sizeof(dir), "%s/devices/system", root);
+	sys_ok = w > 0 && (size_t)w < sizeof(dir);
+	if (sys_ok && sysfs_read(dir, "node/online", buf, sizeof(buf)) > 0) {
 		uint32_t n = count_list(buf);
-		if (n >= 1 && n <= MON_SIM_MAX_NODES)
+		if (n >= 1 && n <= MRI_GEOM_MAX_NODES)
 			g->nr_nodes = n;
 	} else {
 		g->nr_nodes = 1;
 	}
-	if (read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0) {
+	if (sys_ok && sysfs_read(dir, "cpu/online", buf, sizeof(buf)) > 0) {
 		uint32_t n = count_list(buf);
 		if (n >= g->nr_nodes)
 			g->cores_per_node = n / g->nr_nodes;
 	}
 }
 
-static int preset_load(const char *name, struct mon_sim_geom *g)
+static int preset_load(const char *name, struct mri_geom *g)
 {
-	const struct mon_sim_geom *p;
+	const struct mri_geom *p;
 
 	if (strcmp(name, "host") == 0) {
 		host_geom(g);
@@ -381,8 +435,8 @@ static int preset_load(const char *name, struct mon_sim_geom *g)
 
 /* ---- config text ---- */
 
-int mon_sim_geom_set(struct mon_sim_geom *g, const char *key, const char *value, char *err,
-		     size_t errlen)
+int mri_geom_set(struct mri_geom *g, const char *key, const char *value, char *err,
+		 size_t errlen)
 {
 	if (strcmp(key, "preset") == 0) {
 		if (preset_load(value, g))
@@ -413,8 +467,8 @@ static char *trim(char *s)
 	return s;
 }
 
-int mon_sim_geom_parse(const char *text, size_t len, const char *fname, struct mon_sim_geom *g,
-		       char *err, size_t errlen)
+int mri_geom_parse(const char *text, size_t len, const char *fname, struct mri_geom *g,
+		   char *err, size_t errlen)
 {
 	char line[512];
 	size_t pos = 0;
@@ -443,14 +497,14 @@ int mon_sim_geom_parse(const char *text, size_t len, const char *fname, struct m
 		*eq = 0;
 		char *key = trim(s), *val = trim(eq + 1);
 		char msg[256];
-		int r = mon_sim_geom_set(g, key, val, msg, sizeof(msg));
+		int r = mri_geom_set(g, key, val, msg, sizeof(msg));
 		if (r)
 			return fail(err, errlen, r, "%s:%d: %s", fname, lineno, msg);
 	}
 	return 0;
 }
 
-int mon_sim_user_preset_path(const char *name, char *buf, size_t len)
+int mri_geom_user_preset_path(const char *name, char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	int n;
@@ -470,7 +524,7 @@ int mon_sim_user_preset_path(const char *name, char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : AMEBA_EINVAL;
 }
 
-int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_t errlen)
+int mri_geom_load(const char *spec, struct mri_geom *g, char *err, size_t errlen)
 {
 	size_t sl = strlen(spec);
 	int r;
@@ -480,12 +534,12 @@ int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_
 		int fd;
 
 		if (!preset_load(spec, g))
-			return mon_sim_geom_check(g, err, errlen);
+			return mri_geom_check(g, err, errlen);
 		/* a preset of the user's (`ameba calibrate` writes them) */
-		if (mon_sim_user_preset_path(spec, path, sizeof(path)) == 0 &&
+		if (mri_geom_user_preset_path(spec, path, sizeof(path)) == 0 &&
 		    (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
 			close(fd);
-			return mon_sim_geom_load(path, g, err, errlen);
+			return mri_geom_load(path, g, err, errlen);
 		}
 		return fail(err, errlen, AMEBA_ENOENT,
 			    "unknown preset '%s' (host, zen4, skylake-sp, r10000, a preset file in "
@@ -493,22 +547,22 @@ int mon_sim_geom_load(const char *spec, struct mon_sim_geom *g, char *err, size_
 			    "file path)", spec);
 	}
 	size_t cap = 64 << 10;
-	char *buf = sim_map(cap);
+	char *buf = map_anon(cap);
 	if (!buf)
 		return fail(err, errlen, AMEBA_ENOMEM, "%s: out of memory", spec);
 	long n = read_file(spec, buf, cap);
 	if (n < 0) {
-		sim_unmap(buf, cap);
+		unmap_anon(buf, cap);
 		return fail(err, errlen, n == -ENOENT ? AMEBA_ENOENT : AMEBA_EIO, "%s: %s", spec,
 			    strerror((int)-n));
 	}
 	host_geom(g);	/* the base when the file names no preset */
-	r = mon_sim_geom_parse(buf, (size_t)n, spec, g, err, errlen);
-	sim_unmap(buf, cap);
+	r = mri_geom_parse(buf, (size_t)n, spec, g, err, errlen);
+	unmap_anon(buf, cap);
 	if (r)
 		return r;
 	snprintf(g->name, sizeof(g->name), "%s", spec);
-	r = mon_sim_geom_check(g, err, errlen);
+	r = mri_geom_check(g, err, errlen);
 	if (r) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "%s", err);
@@ -524,7 +578,7 @@ static int is_pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
-static int check_cache(const char *lv, const struct mon_sim_cache_geom *c, char *err, size_t errlen)
+static int check_cache(const char *lv, const struct mri_geom_cache *c, char *err, size_t errlen)
 {
 	if (!is_pow2(c->line_bytes) || c->line_bytes < 4 || c->line_bytes > 4096)
 		return fail(err, errlen, AMEBA_EINVAL, "%s_line = %u: want a power of two in 4..4096",
@@ -536,16 +590,16 @@ static int check_cache(const char *lv, const struct mon_sim_cache_geom *c, char 
 		return fail(err, errlen, AMEBA_EINVAL,
 			    "%s_size = %llu: not a multiple of %s_assoc * %s_line = %llu", lv,
 			    (unsigned long long)c->sz_bytes, lv, lv, (unsigned long long)way_set);
-	if (c->repl == MON_SIM_PLRU && (!is_pow2(c->assoc) || c->assoc > 64))
+	if (c->repl == MRI_GEOM_PLRU && (!is_pow2(c->assoc) || c->assoc > 64))
 		return fail(err, errlen, AMEBA_EINVAL,
 			    "%s_repl = plru needs a power-of-two %s_assoc <= 64 (have %u)", lv, lv,
 			    c->assoc);
-	if (c->repl != MON_SIM_LRU && c->repl != MON_SIM_PLRU)
+	if (c->repl != MRI_GEOM_LRU && c->repl != MRI_GEOM_PLRU)
 		return fail(err, errlen, AMEBA_EINVAL, "%s_repl: unknown policy", lv);
 	return 0;
 }
 
-int mon_sim_geom_check(const struct mon_sim_geom *g, char *err, size_t errlen)
+int mri_geom_check(const struct mri_geom *g, char *err, size_t errlen)
 {
 	int r;
 
@@ -582,17 +636,17 @@ int mon_sim_geom_check(const struct mon_sim_geom *g, char *err, size_t errlen)
 		return fail(err, errlen, AMEBA_EINVAL,
 			    "page_size = %llu: want a power of two >= the line size %u",
 			    (unsigned long long)g->page_bytes, coh);
-	if (!g->nr_cores || g->nr_cores > MON_SIM_MAX_CORES)
+	if (!g->nr_cores || g->nr_cores > MRI_GEOM_MAX_CORES)
 		return fail(err, errlen, AMEBA_EINVAL, "cores = %u: want 1..%d", g->nr_cores,
-			    MON_SIM_MAX_CORES);
-	if (!g->nr_nodes || g->nr_nodes > MON_SIM_MAX_NODES)
+			    MRI_GEOM_MAX_CORES);
+	if (!g->nr_nodes || g->nr_nodes > MRI_GEOM_MAX_NODES)
 		return fail(err, errlen, AMEBA_EINVAL, "nodes = %u: want 1..%d", g->nr_nodes,
-			    MON_SIM_MAX_NODES);
-	if (g->core_map != MON_SIM_MAP_RR && g->core_map != MON_SIM_MAP_BLOCK)
+			    MRI_GEOM_MAX_NODES);
+	if (g->core_map != MRI_GEOM_MAP_RR && g->core_map != MRI_GEOM_MAP_BLOCK)
 		return fail(err, errlen, AMEBA_EINVAL, "core_map: want rr or block");
-	if (g->core_map == MON_SIM_MAP_BLOCK && !g->cores_per_node)
+	if (g->core_map == MRI_GEOM_MAP_BLOCK && !g->cores_per_node)
 		return fail(err, errlen, AMEBA_EINVAL, "cores_per_node = 0 with core_map = block");
-	if (g->placement != MON_SIM_FIRST_TOUCH && g->placement != MON_SIM_INTERLEAVE)
+	if (g->placement != MRI_GEOM_FIRST_TOUCH && g->placement != MRI_GEOM_INTERLEAVE)
 		return fail(err, errlen, AMEBA_EINVAL, "placement: want first_touch or interleave");
 	if (!is_pow2(g->word_bytes) || g->word_bytes > coh || coh / g->word_bytes > 64)
 		return fail(err, errlen, AMEBA_EINVAL,
@@ -631,7 +685,7 @@ static void put_size(char *v, size_t n, uint64_t x)
 		snprintf(v, n, "%llu", (unsigned long long)x);
 }
 
-size_t mon_sim_geom_format(const struct mon_sim_geom *g, char *buf, size_t len)
+size_t mri_geom_format(const struct mri_geom *g, char *buf, size_t len)
 {
 	size_t off = 0;
 	char v[64];
