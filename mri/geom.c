@@ -27,6 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ameba/plugin.h"
+
 #include "geom.h"
 
 /*
@@ -71,7 +73,11 @@ static const struct mri_geom preset_table[] = {
 		.nr_cores = MRI_GEOM_MAX_CORES, .nr_nodes = 2,
 		.core_map = MRI_GEOM_MAP_RR, .cores_per_node = 16,
 		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
-		.lat = LAT(4, 14, 70, 220, 360, 120, 100, 9, 30),
+		/* the cost model's table (plugin.h): the weights properties
+		 * split stall cycles with are this preset's latencies */
+		.lat = LAT(4, AMEBA_LAT_l2_hit, AMEBA_LAT_llc_hit, AMEBA_LAT_mem_local,
+			   AMEBA_LAT_mem_remote, AMEBA_LAT_intervention, AMEBA_LAT_inval, 9,
+			   AMEBA_LAT_tlb_miss),
 	},
 	{
 		.name = "zen4",

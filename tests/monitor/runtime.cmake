@@ -45,7 +45,7 @@ add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
 
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).
-add_executable(test_backends ${AMEBA_FRAGMENT_DIR}/test_backends.c $<TARGET_OBJECTS:ameba-rt-objs>)
+add_executable(test_backends ${AMEBA_FRAGMENT_DIR}/test_backends.c ${AMEBA_RT_OBJECTS})
 target_include_directories(test_backends PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor
   ${CMAKE_SOURCE_DIR}/mri)
 target_compile_definitions(test_backends PRIVATE _GNU_SOURCE)
