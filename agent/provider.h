@@ -86,6 +86,31 @@ struct agent_provider {
 	void *warn_arg;
 };
 
+/* ---- where-sets (whereset.c): what counter i of an experiment counts ---- */
+
+/* The bin of object o in where-sets (its site, "[stack]", "[tls]"), or NULL. */
+const char *agent_obj_bin(const struct ameba_object *o);
+/* Whether counter c counts thread `thread` (no threads named: all). */
+int agent_counter_has_thread(const struct ameba_counter *c, uint32_t thread);
+/* Whether o is in one of counter i's bins (agent_obj_bin()). */
+int agent_counter_in_bins(const struct ameba_experiment *exp, uint32_t i,
+			  const struct ameba_object *o);
+/* Whether counter i names bins at all. */
+int agent_counter_has_bins(const struct ameba_experiment *exp, uint32_t i);
+/* Whether counter i's ranges skip o (its bin is one of the exceptions). */
+int agent_counter_excepts(const struct ameba_experiment *exp, uint32_t i,
+			  const struct ameba_object *o);
+/*
+ * Whether counter i counts an access at addr by thread `thread` to object
+ * o (NULL: not known): its threads, ranges, bins and exceptions, as
+ * plugin.h states them.
+ */
+int agent_counter_counts(const struct ameba_experiment *exp, uint32_t i, uintptr_t addr,
+			 uint32_t thread, const struct ameba_object *o);
+/* The object of nr (sorted by start, non-overlapping) holding addr, or NULL. */
+const struct ameba_object *agent_object_at(const struct ameba_object *v, uint32_t nr,
+					   uintptr_t addr);
+
 /* ---- the MRI provider (provider_mri.c) ---- */
 
 /*

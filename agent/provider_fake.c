@@ -54,21 +54,26 @@ static int fake_refresh(struct agent_provider *p, struct agent_world *w)
 	return 0;
 }
 
-static double coverage(const struct ameba_counter *c, const struct ameba_counter_bins *cb,
+/*
+ * The share of object fo's accesses by thread t that counter i counts: the
+ * where-set rules of whereset.c, with the object's (or the thread's span's)
+ * bytes covered by the ranges for the share of an access stream spread
+ * evenly over them.
+ */
+static double coverage(const struct ameba_experiment *exp, uint32_t i,
 		       const struct agent_fake_object *fo, uint32_t t)
 {
+	const struct ameba_counter *c = &exp->counters[i];
 	const struct ameba_object *o = &fo->obj;
 	uintptr_t start = o->start, end = o->end;
 	double bytes = 0, size;
 
 	/* a bin where-set takes its blocks whole, wherever they lie */
-	for (uint32_t b = 0; cb && o->site &&
-	     (o->kind == AMEBA_OBJ_HEAP || o->kind == AMEBA_OBJ_MMAP) && b < cb->nr; b++)
-		if (!strcmp(cb->names[b], o->site))
-			return 1.0;
-	if (cb && cb->nr && c->nr_ranges == 0)
+	if (agent_counter_in_bins(exp, i, o))
+		return 1.0;
+	if ((agent_counter_has_bins(exp, i) && c->nr_ranges == 0) ||
+	    agent_counter_excepts(exp, i, o))
 		return 0;
-
 	if (fo->span[t][1] > fo->span[t][0]) {
 		start = fo->span[t][0];
 		end = fo->span[t][1];
@@ -86,16 +91,6 @@ static double coverage(const struct ameba_counter *c, const struct ameba_counter
 			bytes += (double)(hi - lo);
 	}
 	return bytes >= size ? 1.0 : bytes / size;
-}
-
-static int counts_thread(const struct ameba_counter *c, uint32_t t)
-{
-	if (c->nr_threads == 0)
-		return 1;
-	for (uint32_t i = 0; i < c->nr_threads; i++)
-		if (c->threads[i] == t)
-			return 1;
-	return 0;
 }
 
 static int fake_experiment(struct agent_provider *p, const struct ameba_experiment *exp,
@@ -152,13 +147,11 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 		for (uint32_t t = 0; t < nt; t++) {
 			double v = 0;
 
-			if (counts_thread(c, t))
+			if (agent_counter_has_thread(c, t))
 				for (uint32_t o = 0; o < f->spec.nr_objects; o++)
 					if (f->nr_experiments + 1 >= f->spec.objects[o].from_experiment)
 						v += f->spec.objects[o].rates[t][c->metric] *
-						     coverage(c, exp->counter_bins ?
-								 &exp->counter_bins[i] : NULL,
-							      &f->spec.objects[o], t);
+						     coverage(exp, i, &f->spec.objects[o], t);
 			pt[t] = (uint64_t)(v + 0.5);
 			total += (double)pt[t];
 		}

@@ -438,26 +438,6 @@ static int results_alloc(struct perfmon *p, uint32_t nr_counters, uint32_t nr_th
 	return 0;
 }
 
-static int counter_has_thread(const struct ameba_counter *c, uint32_t id)
-{
-	if (!c->nr_threads)
-		return 1;
-	for (uint32_t i = 0; i < c->nr_threads; i++)
-		if (c->threads[i] == id)
-			return 1;
-	return 0;
-}
-
-static int counter_has_addr(const struct ameba_counter *c, uintptr_t a)
-{
-	if (!c->nr_ranges)
-		return 1;
-	for (uint32_t i = 0; i < c->nr_ranges; i++)
-		if (a >= c->ranges[2 * i] && a < c->ranges[2 * i + 1])
-			return 1;
-	return 0;
-}
-
 static int wait_interval(struct perfmon *p, uint32_t interval_ms,
 			 const volatile sig_atomic_t *stop, struct agent_exp_result *res,
 			 int sampling)
@@ -542,11 +522,14 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 		}
 		inc[p->sample_metric] = 1;
 		inc[AMEBA_M_SAMPLES] = 1;
+		const struct ameba_object *o = agent_object_at(p->map.objs, p->map.nr_objs,
+							       (uintptr_t)sm->addr);
+
 		for (uint32_t i = 0; i < exp->nr_counters; i++) {
 			const struct ameba_counter *c = &exp->counters[i];
 			uint64_t v = (uint64_t)inc[c->metric] * p->period;
 
-			if (!v || !counter_has_thread(c, id) || !counter_has_addr(c, sm->addr))
+			if (!v || !agent_counter_counts(exp, i, (uintptr_t)sm->addr, id, o))
 				continue;
 			p->values[i] += v;
 			p->pt[(size_t)i * nt + id] += v;
@@ -770,7 +753,7 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 				continue;
 			d = v >= *last ? v - *last : 0;
 			*last = v;
-			if (!counter_has_thread(&exp->counters[i], t))
+			if (!agent_counter_has_thread(&exp->counters[i], t))
 				continue;
 			p->values[i] += d;
 			p->pt[(size_t)i * nt + t] += d;
@@ -869,7 +852,7 @@ static void count_read(struct perfmon *p, const struct ameba_experiment *exp, ui
 		for (uint32_t t = 0; t < nt; t++) {
 			uint64_t v = 0;
 
-			if (counter_has_thread(k, t))
+			if (agent_counter_has_thread(k, t))
 				v = (uint64_t)per[(size_t)m * nt + t];
 
 			p->pt[(size_t)i * nt + t] = v;

@@ -939,6 +939,66 @@ static void test_worker_slots(void)
 	agent_plugins_destroy(&pl);
 }
 
+/* ---- where-sets (whereset.c): what a counter counts ---- */
+
+static void test_whereset(void)
+{
+	static const struct ameba_object heap = { 1, AMEBA_OBJ_HEAP, "b", "mk@a.c:3", 0x1000,
+						  0x1100, 256, 1, 1 };
+	static const struct ameba_object other = { 2, AMEBA_OBJ_HEAP, "c", "grow@a.c:9", 0x2000,
+						   0x2100, 256, 1, 1 };
+	static const struct ameba_object stack = { 3, AMEBA_OBJ_STACK, "[stack T1]", NULL, 0x9000,
+						   0xa000, 4096, 1, 1 };
+	static const struct ameba_object glob = { 4, AMEBA_OBJ_GLOBAL, "g", "mk@a.c:3", 0x500,
+						  0x540, 64, 1, 1 };
+	static const struct ameba_object sorted[] = {
+		{ 4, AMEBA_OBJ_GLOBAL, "g", NULL, 0x500, 0x540, 64, 1, 1 },
+		{ 1, AMEBA_OBJ_HEAP, "b", "mk@a.c:3", 0x1000, 0x1100, 256, 1, 1 },
+		{ 2, AMEBA_OBJ_HEAP, "c", "grow@a.c:9", 0x2000, 0x2100, 256, 1, 1 },
+	};
+	static const uintptr_t r0[] = { 0x1000, 0x3000 };	/* heap, other */
+	static const uint32_t t1[] = { 1 };
+	static const char *const mk[] = { "mk@a.c:3" };
+	static const char *const st[] = { "[stack]" };
+	static const char *const grow[] = { "grow@a.c:9" };
+	struct ameba_counter c[4] = {
+		{ .metric = AMEBA_M_MEM_REF },				  /* everything */
+		{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = r0 }, /* r0 but grow's */
+		{ .metric = AMEBA_M_MEM_REF, .nr_threads = 1, .threads = t1 }, /* bin mk, T1 */
+		{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = r0 }, /* r0 + stacks */
+	};
+	struct ameba_counter_bins bins[4] = { { 0, NULL }, { 0, NULL }, { 1, mk }, { 1, st } };
+	struct ameba_counter_bins except[4] = { { 0, NULL }, { 1, grow }, { 0, NULL }, { 0, NULL } };
+	struct ameba_experiment e = { .nr_counters = 4, .counters = c, .counter_bins = bins,
+				      .counter_except = except };
+
+	CHECK_STR(agent_obj_bin(&heap), "mk@a.c:3");
+	CHECK_STR(agent_obj_bin(&stack), "[stack]");
+	CHECK(agent_obj_bin(&glob) == NULL && agent_obj_bin(NULL) == NULL);
+	/* no where-set: every access of every thread, known object or not */
+	CHECK(agent_counter_counts(&e, 0, 0x1234567, 5, NULL));
+	/* ranges, minus the excepted bin's block inside them */
+	CHECK(agent_counter_counts(&e, 1, 0x1010, 0, &heap));
+	CHECK(!agent_counter_counts(&e, 1, 0x2010, 0, &other));
+	CHECK(!agent_counter_counts(&e, 1, 0x4000, 0, NULL));
+	/* a bin and no ranges: its blocks wherever they lie, one thread only */
+	CHECK(agent_counter_counts(&e, 2, 0x1010, 1, &heap));
+	CHECK(!agent_counter_counts(&e, 2, 0x1010, 0, &heap));
+	CHECK(!agent_counter_counts(&e, 2, 0x2010, 1, &other));
+	CHECK(!agent_counter_counts(&e, 2, 0x510, 1, &glob));	/* a global is in no bin */
+	/* ranges plus the kind bin of stacks */
+	CHECK(agent_counter_counts(&e, 3, 0x9010, 2, &stack));
+	CHECK(!agent_counter_counts(&e, 1, 0x9010, 2, &stack));
+	CHECK(agent_counter_counts(&e, 3, 0x2010, 2, &other));
+	/* the object at an address */
+	CHECK(agent_object_at(sorted, 3, 0x1000) == &sorted[1]);
+	CHECK(agent_object_at(sorted, 3, 0x10ff) == &sorted[1]);
+	CHECK(agent_object_at(sorted, 3, 0x1100) == NULL);
+	CHECK(agent_object_at(sorted, 3, 0x53f) == &sorted[0]);
+	CHECK(agent_object_at(sorted, 3, 0x4ff) == NULL);
+	CHECK(agent_object_at(sorted, 3, 0x2100) == NULL);
+}
+
 /* ---- C plugins: ABI checks ---- */
 
 static void test_c_plugins(void)
@@ -1019,6 +1079,7 @@ int main(int argc, char **argv)
 	test_hot_object();
 	test_miss_rate_hierarchy();
 	test_one_scale();
+	test_whereset();
 	test_root_cause();
 	test_coherence_everywhere();
 	test_worker_slots();
