@@ -86,6 +86,32 @@ struct agent_provider {
 	void *warn_arg;
 };
 
+/* ---- result buffers (resbuf.c): how a provider hands out its values ---- */
+
+struct agent_resbuf {
+	uint64_t *values;		/* [nr] */
+	uint64_t *pt;			/* [nr * nt]: counter i's row at i * nt */
+	const uint64_t **rows;		/* [nr]: the rows handed out, or NULL */
+	uint32_t *ids;			/* [nt]: the threads of the entries */
+	uint32_t nr, nt;
+	int has_ids;			/* else entry k is thread k's */
+	size_t cap_values, cap_pt, cap_rows, cap_ids;
+};
+
+/* Zeroed buffers for nr counters and nt threads (ids: theirs, or NULL for
+ * 0..nt-1). 0, or AMEBA_ENOMEM with b empty (nr = nt = 0). */
+int agent_resbuf_reset(struct agent_resbuf *b, uint32_t nr, uint32_t nt, const uint32_t *ids);
+/* Counter i's per-thread row. */
+static inline uint64_t *agent_resbuf_row(struct agent_resbuf *b, uint32_t i)
+{
+	return b->pt + (size_t)i * b->nt;
+}
+/* Hands b to res: values, a row for each counter of exp that asked for
+ * per-thread values, the threads. */
+void agent_resbuf_publish(struct agent_resbuf *b, const struct ameba_experiment *exp,
+			  struct agent_exp_result *res);
+void agent_resbuf_free(struct agent_resbuf *b);
+
 /* ---- where-sets (whereset.c): what counter i of an experiment counts ---- */
 
 /* The bin of object o in where-sets (its site, "[stack]", "[tls]"), or NULL. */

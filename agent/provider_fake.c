@@ -25,10 +25,7 @@ struct fake {
 	struct ameba_thread threads[8];
 	uint32_t nr_experiments, last_nr_counters;
 	uint32_t history[64];
-	uint64_t *values;
-	uint64_t *pt_store;
-	const uint64_t **per_thread;
-	uint32_t cap;
+	struct agent_resbuf rb;
 	char err[256];
 };
 
@@ -128,20 +125,11 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 			}
 		}
 	}
-	if (nc > f->cap) {
-		free(f->values);
-		free(f->pt_store);
-		free(f->per_thread);
-		f->values = calloc(nc, sizeof(*f->values));
-		f->pt_store = calloc((size_t)nc * nt, sizeof(*f->pt_store));
-		f->per_thread = calloc(nc, sizeof(*f->per_thread));
-		f->cap = (f->values && f->pt_store && f->per_thread) ? nc : 0;
-		if (!f->cap)
-			return AMEBA_ENOMEM;
-	}
+	if (agent_resbuf_reset(&f->rb, nc, nt, NULL))
+		return AMEBA_ENOMEM;
 	for (uint32_t i = 0; i < nc; i++) {
 		const struct ameba_counter *c = &exp->counters[i];
-		uint64_t *pt = f->pt_store + (size_t)i * nt;
+		uint64_t *pt = agent_resbuf_row(&f->rb, i);
 		double total = 0;
 
 		for (uint32_t t = 0; t < nt; t++) {
@@ -155,8 +143,7 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 			pt[t] = (uint64_t)(v + 0.5);
 			total += (double)pt[t];
 		}
-		f->values[i] = (uint64_t)total;
-		f->per_thread[i] = c->per_thread ? pt : NULL;
+		f->rb.values[i] = (uint64_t)total;
 	}
 	if (f->spec.interval_delay_ms) {
 		struct timespec ts = { f->spec.interval_delay_ms / 1000,
@@ -168,10 +155,7 @@ static int fake_experiment(struct agent_provider *p, const struct ameba_experime
 	f->last_nr_counters = nc;
 	if (f->nr_experiments <= 64)
 		f->history[f->nr_experiments - 1] = nc;
-	res->r.nr_counters = nc;
-	res->r.values = f->values;
-	res->r.per_thread = f->per_thread;
-	res->r.nr_threads = nt;
+	agent_resbuf_publish(&f->rb, exp, res);
 	res->r.elapsed_ns = (uint64_t)(interval_ms ? interval_ms : 100) * 1000000ull;
 	res->r.target_exited = f->spec.nr_intervals && f->nr_experiments >= f->spec.nr_intervals;
 	res->interrupted = stop && *stop;
@@ -191,9 +175,7 @@ static void fake_close(struct agent_provider *p)
 		free((char *)f->bins[i].name);
 	free(f->bins);
 	free(f->flat);
-	free(f->values);
-	free(f->pt_store);
-	free(f->per_thread);
+	agent_resbuf_free(&f->rb);
 	free(f);
 }
 

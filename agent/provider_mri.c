@@ -469,25 +469,6 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
  * the reading's threads (and those carried over from the old experiment).
  */
 
-/* Zeroed result buffers for nr counters and the nt threads ids[]. */
-static int results_alloc(struct mri_prov *p, uint32_t nr, const uint32_t *ids, uint32_t nt)
-{
-	free(p->pt);
-	free(p->pt_rows);
-	free(p->values);
-	free(p->res_ids);
-	p->pt = calloc((size_t)nr * nt + 1, sizeof(*p->pt));
-	p->pt_rows = calloc(nr + 1, sizeof(*p->pt_rows));
-	p->values = calloc(nr + 1, sizeof(*p->values));
-	p->res_ids = malloc((nt + 1) * sizeof(*p->res_ids));
-	p->res_threads = nt;
-	if (!p->pt || !p->pt_rows || !p->values || !p->res_ids)
-		return AMEBA_ENOMEM;
-	if (nt)
-		memcpy(p->res_ids, ids, nt * sizeof(*ids));
-	return 0;
-}
-
 /* Widens a map indexed by thread id (*map, *cap entries) to hold id, the
  * new entries 0. 0 or AMEBA_ENOMEM. */
 static int id_map_grow(uint32_t **map, uint32_t *cap, uint32_t id)
@@ -577,7 +558,7 @@ static void prev_drop_unlisted(struct mri_prov *p)
 static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
 		       const struct mri_reading *r, struct agent_exp_result *res)
 {
-	uint32_t nr = p->exp_nr, nt = p->res_threads;
+	uint32_t nr = p->exp_nr, nt = p->rb.nt;
 
 	p->fresh = 0;
 	free(p->before);
@@ -624,7 +605,7 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 		p->res_at[id] = nt;
 	}
 	if (!rc)
-		rc = results_alloc(p, nr, ids, nt);
+		rc = agent_resbuf_reset(&p->rb, nr, nt, ids);
 	free(ids);
 	if (rc) {
 		/* the marks made so far (res_ids may lack them) */
@@ -634,14 +615,14 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 			if (id < p->res_at_cap)
 				p->res_at[id] = 0;
 		}
-		p->res_threads = 0;
+		p->rb.nt = 0;
 	}
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t cum = i < r->nr ? r->values[i] : p->prev[i];
 
-		p->values[i] = cum >= p->prev[i] ? cum - p->prev[i] : 0;
+		p->rb.values[i] = cum >= p->prev[i] ? cum - p->prev[i] : 0;
 		p->prev[i] = cum;
 	}
 	for (uint32_t k = 0; k < r->nr_threads; k++) {
@@ -655,7 +636,7 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 			uint64_t cum = r->thread_values[(size_t)k * r->nr + i];
 			uint64_t *prev = &p->prev_pt[(size_t)c * nr + i];
 
-			p->pt[(size_t)i * nt + e] = cum >= *prev ? cum - *prev : 0;
+			p->rb.pt[(size_t)i * nt + e] = cum >= *prev ? cum - *prev : 0;
 			*prev = cum;
 		}
 	}
@@ -663,12 +644,12 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 		prev_drop_unlisted(p);
 	if (p->carry) {
 		for (uint32_t i = 0; i < nr; i++)
-			p->values[i] += p->carry[i];
+			p->rb.values[i] += p->carry[i];
 		for (uint32_t k = 0; k < p->carry_nt; k++) {
 			uint32_t e = p->res_at[p->carry_ids[k]] - 1;
 
 			for (uint32_t i = 0; i < nr; i++)
-				p->pt[(size_t)i * nt + e] += p->carry_pt[(size_t)k * nr + i];
+				p->rb.pt[(size_t)i * nt + e] += p->carry_pt[(size_t)k * nr + i];
 		}
 		free(p->carry);
 		free(p->carry_pt);
@@ -677,22 +658,16 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 		p->carry_ids = NULL;
 		p->carry_nt = 0;
 	}
-	for (uint32_t i = 0; i < nr; i++)
-		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
-	res->r.nr_counters = nr;
-	res->r.values = p->values;
-	res->r.per_thread = p->pt_rows;
-	res->r.nr_threads = nt;
-	res->r.thread_ids = nt ? p->res_ids : NULL;
+	agent_resbuf_publish(&p->rb, exp, res);
 	if (p->fresh && r->before)
 		rc = take_before(p, exp, r, res);
 	else
 		p->fresh = 0;
 out:
-	for (uint32_t k = 0; k < p->res_threads; k++)
-		p->res_at[p->res_ids[k]] = 0;
+	for (uint32_t k = 0; k < p->rb.nt; k++)
+		p->res_at[p->rb.ids[k]] = 0;
 	if (rc)
-		p->res_threads = 0;
+		p->rb.nt = 0;
 	return rc;
 }
 
@@ -720,7 +695,7 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 			return rc;
 	}
 	nt = oc.nt;
-	if (results_alloc(p, nr, oc.ids, nt) ||
+	if (agent_resbuf_reset(&p->rb, nr, nt, oc.ids) ||
 	    !(v_pt = calloc((size_t)nr * nt + 1, sizeof(*v_pt)))) {
 		old_free(&oc);
 		return AMEBA_ENOMEM;
@@ -729,20 +704,14 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 		old_give(&oc, counter_signature(&exp->counters[j],
 						exp->counter_bins ? &exp->counter_bins[j] : NULL,
 						exp->counter_except ? &exp->counter_except[j] : NULL),
-			 &p->values[j], v_pt, j, nr);
+			 &p->rb.values[j], v_pt, j, nr);
 	/* thread-major to the result's rows */
 	for (uint32_t k = 0; k < nt; k++)
 		for (uint32_t j = 0; j < nr; j++)
-			p->pt[(size_t)j * nt + k] = v_pt[(size_t)k * nr + j];
-	for (uint32_t j = 0; j < nr; j++)
-		p->pt_rows[j] = exp->counters[j].per_thread ? p->pt + (size_t)j * nt : NULL;
+			p->rb.pt[(size_t)j * nt + k] = v_pt[(size_t)k * nr + j];
 	free(v_pt);
 	old_free(&oc);
-	res->r.nr_counters = nr;
-	res->r.values = p->values;
-	res->r.per_thread = p->pt_rows;
-	res->r.nr_threads = nt;
-	res->r.thread_ids = nt ? p->res_ids : NULL;
+	agent_resbuf_publish(&p->rb, exp, res);
 	return 0;
 }
 
@@ -929,7 +898,6 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->prev_ids);
 	free(p->prev_col);
 	free(p->carry_ids);
-	free(p->res_ids);
 	free(p->res_at);
 	free(p->mc);
 	free(p->mranges);
@@ -938,9 +906,7 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->ctr_sig);
 	free(p->carry);
 	free(p->carry_pt);
-	free(p->values);
-	free(p->pt);
-	free(p->pt_rows);
+	agent_resbuf_free(&p->rb);
 	free(p->before);
 	free(p->before_pt);
 	free(p->before_rows);

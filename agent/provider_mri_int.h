@@ -91,12 +91,9 @@ struct mri_prov {
 	uint32_t *carry_ids;
 	uint32_t carry_nt;
 
-	/* results of the last experiment */
-	uint64_t *values;
-	uint64_t *pt;			/* [exp_nr * res_threads] */
-	const uint64_t **pt_rows;
-	uint32_t *res_ids;		/* [res_threads]: the threads of pt's entries */
-	uint32_t res_threads;
+	/* results of the last experiment: exp_nr counters, rb.nt threads
+	 * (rb.ids: the threads of the rows' entries) */
+	struct agent_resbuf rb;
 	uint32_t *res_at;		/* [res_at_cap]: thread id -> entry + 1 (take_reading) */
 	uint32_t res_at_cap;
 	/* the first reading of newly started counters: their "before" */

@@ -141,11 +141,9 @@ struct perfmon {
 	uint32_t cnt_threads[AMEBA_M_NR];
 	int cnt_refused[AMEBA_M_NR];	/* no event, or the kernel refused it */
 	/* results */
-	uint64_t *values;
-	uint64_t *pt;
-	const uint64_t **pt_rows;
+	struct agent_resbuf rb;
 	struct ameba_sample *out_samples;
-	uint32_t cap_values, cap_pt, cap_out;
+	uint32_t cap_out;
 };
 
 static void pm_err(struct perfmon *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -407,37 +405,6 @@ static int bp_len_code(uint32_t len)
 	       len == 4 ? HW_BREAKPOINT_LEN_4 : HW_BREAKPOINT_LEN_8;
 }
 
-/* ---- results ---- */
-
-static int results_alloc(struct perfmon *p, uint32_t nr_counters, uint32_t nr_threads)
-{
-	size_t npt = (size_t)nr_counters * (nr_threads ? nr_threads : 1);
-
-	if (nr_counters > p->cap_values) {
-		uint64_t *v = realloc(p->values, nr_counters * sizeof(*v));
-		const uint64_t **r = realloc(p->pt_rows, nr_counters * sizeof(*r));
-
-		if (v)
-			p->values = v;
-		if (r)
-			p->pt_rows = r;
-		if (!v || !r)
-			return AMEBA_ENOMEM;
-		p->cap_values = nr_counters;
-	}
-	if (npt > p->cap_pt) {
-		uint64_t *v = realloc(p->pt, npt * sizeof(*v));
-
-		if (!v)
-			return AMEBA_ENOMEM;
-		p->pt = v;
-		p->cap_pt = (uint32_t)npt;
-	}
-	memset(p->values, 0, nr_counters * sizeof(*p->values));
-	memset(p->pt, 0, npt * sizeof(*p->pt));
-	return 0;
-}
-
 static int wait_interval(struct perfmon *p, uint32_t interval_ms,
 			 const volatile sig_atomic_t *stop, struct agent_exp_result *res,
 			 int sampling)
@@ -503,7 +470,7 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 	for (uint32_t s = 0; s < nr_eval; s++)
 		thread_index(p, (int32_t)p->win[s].tid, 1);
 	nt = p->nr_threads;
-	if ((rc = results_alloc(p, exp->nr_counters, nt)))
+	if ((rc = agent_resbuf_reset(&p->rb, exp->nr_counters, nt, NULL)))
 		return rc;
 	for (uint32_t s = 0; s < nr_eval; s++) {
 		const struct pm_sample *sm = &p->win[s];
@@ -531,16 +498,11 @@ static int exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 
 			if (!v || !agent_counter_counts(exp, i, (uintptr_t)sm->addr, id, o))
 				continue;
-			p->values[i] += v;
-			p->pt[(size_t)i * nt + id] += v;
+			p->rb.values[i] += v;
+			p->rb.pt[(size_t)i * nt + id] += v;
 		}
 	}
-	for (uint32_t i = 0; i < exp->nr_counters; i++)
-		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
-	res->r.nr_counters = exp->nr_counters;
-	res->r.values = p->values;
-	res->r.per_thread = p->pt_rows;
-	res->r.nr_threads = nt;
+	agent_resbuf_publish(&p->rb, exp, res);
 	res->r.nr_samples_lost = p->stats.nr_lost + p->stats.nr_throttle - lost0;
 	if (exp->sample_metric && nr_eval) {
 		if (nr_eval > p->cap_out) {
@@ -720,7 +682,7 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 	if ((rc = watch_grow(p)))
 		return rc;
 	nt = p->nr_threads;
-	if ((rc = results_alloc(p, exp->nr_counters, nt)))
+	if ((rc = agent_resbuf_reset(&p->rb, exp->nr_counters, nt, NULL)))
 		return rc;
 	for (uint32_t t = 0; t < nt; t++) {
 		for (uint32_t k = 0; k < nr; k++) {
@@ -755,16 +717,11 @@ static int exp_watch(struct perfmon *p, const struct ameba_experiment *exp, uint
 			*last = v;
 			if (!agent_counter_has_thread(&exp->counters[i], t))
 				continue;
-			p->values[i] += d;
-			p->pt[(size_t)i * nt + t] += d;
+			p->rb.values[i] += d;
+			p->rb.pt[(size_t)i * nt + t] += d;
 		}
 	}
-	for (uint32_t i = 0; i < exp->nr_counters; i++)
-		p->pt_rows[i] = exp->counters[i].per_thread ? p->pt + (size_t)i * nt : NULL;
-	res->r.nr_counters = exp->nr_counters;
-	res->r.values = p->values;
-	res->r.per_thread = p->pt_rows;
-	res->r.nr_threads = nt;
+	agent_resbuf_publish(&p->rb, exp, res);
 	return 0;
 }
 
@@ -848,15 +805,15 @@ static void count_read(struct perfmon *p, const struct ameba_experiment *exp, ui
 			}
 			done[m] = 1;
 		}
-		p->values[i] = 0;
+		p->rb.values[i] = 0;
 		for (uint32_t t = 0; t < nt; t++) {
 			uint64_t v = 0;
 
 			if (agent_counter_has_thread(k, t))
 				v = (uint64_t)per[(size_t)m * nt + t];
 
-			p->pt[(size_t)i * nt + t] = v;
-			p->values[i] += v;
+			p->rb.pt[(size_t)i * nt + t] = v;
+			p->rb.values[i] += v;
 		}
 	}
 	free(per);
@@ -978,9 +935,7 @@ static void pm_close(struct agent_provider *base)
 	free(p->sampled_tids);
 	free(p->threads);
 	free(p->win);
-	free(p->values);
-	free(p->pt);
-	free(p->pt_rows);
+	agent_resbuf_free(&p->rb);
 	free(p->out_samples);
 	free(p);
 }

@@ -1,0 +1,73 @@
+/*
+ * resbuf.c - a provider's result buffers (struct agent_resbuf, provider.h):
+ * the values of one experiment's counters, per-thread values counter-major,
+ * the rows handed to the strategy and the threads of their entries. Every
+ * provider fills one and hands it out with agent_resbuf_publish(), so the
+ * shape of struct ameba_results is assembled in one place.
+ *
+ * Notes:
+ *  - Buffers grow and are reused: the results stay valid until the
+ *    provider's next experiment (provider.h), which resets them.
+ *  - Without ids, entry k of a row is thread k's (ameba_results.thread_ids
+ *    NULL): the perf and fake providers number threads densely.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider.h"
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	void *v;
+
+	if (n <= *cap)
+		return 0;
+	v = realloc(*p, n * elem);
+	if (!v)
+		return AMEBA_ENOMEM;
+	*p = v;
+	*cap = n;
+	return 0;
+}
+
+int agent_resbuf_reset(struct agent_resbuf *b, uint32_t nr, uint32_t nt, const uint32_t *ids)
+{
+	size_t npt = (size_t)nr * nt;
+
+	b->nr = b->nt = 0;
+	if (grow((void **)&b->values, &b->cap_values, (size_t)nr + 1, sizeof(*b->values)) ||
+	    grow((void **)&b->rows, &b->cap_rows, (size_t)nr + 1, sizeof(*b->rows)) ||
+	    grow((void **)&b->pt, &b->cap_pt, npt + 1, sizeof(*b->pt)) ||
+	    grow((void **)&b->ids, &b->cap_ids, (size_t)nt + 1, sizeof(*b->ids)))
+		return AMEBA_ENOMEM;
+	memset(b->values, 0, nr * sizeof(*b->values));
+	memset(b->pt, 0, npt * sizeof(*b->pt));
+	if (ids && nt)
+		memcpy(b->ids, ids, nt * sizeof(*ids));
+	b->has_ids = ids != NULL;
+	b->nr = nr;
+	b->nt = nt;
+	return 0;
+}
+
+void agent_resbuf_publish(struct agent_resbuf *b, const struct ameba_experiment *exp,
+			  struct agent_exp_result *res)
+{
+	for (uint32_t i = 0; i < b->nr; i++)
+		b->rows[i] = i < exp->nr_counters && exp->counters[i].per_thread ?
+			     b->pt + (size_t)i * b->nt : NULL;
+	res->r.nr_counters = b->nr;
+	res->r.values = b->values;
+	res->r.per_thread = b->rows;
+	res->r.nr_threads = b->nt;
+	res->r.thread_ids = b->has_ids && b->nt ? b->ids : NULL;
+}
+
+void agent_resbuf_free(struct agent_resbuf *b)
+{
+	free(b->values);
+	free(b->pt);
+	free(b->rows);
+	free(b->ids);
+	memset(b, 0, sizeof(*b));
+}
