@@ -265,6 +265,17 @@ static void perm_reason(const struct perfmon_caps *c, const char *what, int e, c
 		 "processes)" : "");
 }
 
+/* Why the event `what` could not be opened (errno e), with the fix when
+ * it was a permission. */
+static void open_reason(const struct perfmon_caps *c, const char *what, int e, char *buf,
+			size_t len)
+{
+	if (errno_is_perm(e))
+		perm_reason(c, what, e, buf, len);
+	else
+		snprintf(buf, len, "perf_event_open of %s failed: %s", what, perfmon_errname(e));
+}
+
 void perfmon_hw_reason(const struct perfmon_caps *c, char *buf, size_t len)
 {
 	if (c->hw_ok) {
@@ -350,18 +361,12 @@ static int detect_agent(const struct perfmon_caps *c, const struct ameba_backend
 	}
 	if (!strcmp(b->name, "pagefault")) {
 		if (!c->sw_ok)
-			(errno_is_perm(c->sw_errno) ?
-			 perm_reason(c, "PERF_COUNT_SW_PAGE_FAULTS", c->sw_errno, why, wlen) :
-			 (void)snprintf(why, wlen, "perf_event_open of PERF_COUNT_SW_PAGE_FAULTS "
-					"failed: %s", perfmon_errname(c->sw_errno)));
+			open_reason(c, "PERF_COUNT_SW_PAGE_FAULTS", c->sw_errno, why, wlen);
 		return c->sw_ok;
 	}
 	if (!strcmp(b->name, "watch")) {
 		if (!c->bp_ok)
-			(errno_is_perm(c->bp_errno) ?
-			 perm_reason(c, "a PERF_TYPE_BREAKPOINT event", c->bp_errno, why, wlen) :
-			 (void)snprintf(why, wlen, "perf_event_open of a PERF_TYPE_BREAKPOINT "
-					"event failed: %s", perfmon_errname(c->bp_errno)));
+			open_reason(c, "a PERF_TYPE_BREAKPOINT event", c->bp_errno, why, wlen);
 		snprintf(detail, dlen, "here: on %u words at a time", c->nr_bp_slots);
 		return c->bp_ok;
 	}
