@@ -441,13 +441,25 @@ static int preset_load(const char *name, struct mri_geom *g)
 
 /* ---- config text ---- */
 
+/* The built-in presets' names, comma-separated (mri_geom_preset_names). */
+static const char *preset_list(void)
+{
+	static char buf[128];
+
+	if (!buf[0])
+		for (const char *const *n = mri_geom_preset_names; *n; n++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 n == mri_geom_preset_names ? "" : ", ", *n);
+	return buf;
+}
+
 int mri_geom_set(struct mri_geom *g, const char *key, const char *value, char *err,
 		 size_t errlen)
 {
 	if (strcmp(key, "preset") == 0) {
 		if (preset_load(value, g))
 			return fail(err, errlen, AMEBA_ENOENT,
-				    "unknown preset '%s' (host, zen4, skylake-sp, r10000)", value);
+				    "unknown preset '%s' (%s)", value, preset_list());
 		return 0;
 	}
 	for (size_t i = 0; i < NR_KEYS; i++) {
@@ -548,9 +560,9 @@ int mri_geom_load(const char *spec, struct mri_geom *g, char *err, size_t errlen
 			return mri_geom_load(path, g, err, errlen);
 		}
 		return fail(err, errlen, AMEBA_ENOENT,
-			    "unknown preset '%s' (host, zen4, skylake-sp, r10000, a preset file in "
-			    "~/.config/ameba/presets/ such as `ameba calibrate` writes, or a config "
-			    "file path)", spec);
+			    "unknown preset '%s' (%s, a preset file in ~/.config/ameba/presets/ "
+			    "such as `ameba calibrate` writes, or a config file path)", spec,
+			    preset_list());
 	}
 	size_t cap = 64 << 10;
 	char *buf = map_anon(cap);
