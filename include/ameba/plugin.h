@@ -70,7 +70,9 @@ extern "C" {
  *
  * Arrays of structs are reached through the accessors below
  * (ameba_host_object(), ameba_context_at(), ...), which step by the maker's
- * element size, never by the reader's sizeof.
+ * element size, never by the reader's sizeof. Frozen (they never grow; a
+ * change raises the version): ameba_param, ameba_params,
+ * ameba_counter_bins.
  */
 #define AMEBA_PLUGIN_ABI_VERSION 4
 
