@@ -109,8 +109,9 @@ static void served_scratch_free(struct served_walk *w);
 /* One access's events by counter slot (a slot appears at most once per
  * access, mon_events): a counter then finds its amount in one load instead
  * of a pass over the events (an armed objects search puts ~26 counters on
- * an object's interval; a coherence miss has ~15 events: 390 compares per
- * access before, 50% of the ordered merger's time on wl_false_sharing). */
+ * an object's interval and a coherence miss has ~15 events: a pass would
+ * be 390 compares per access, half the ordered merger's time on the
+ * false-sharing workload). */
 struct ev_by_slot {
 	uint64_t n[AMEBA_M_NR];
 };

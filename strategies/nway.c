@@ -145,10 +145,11 @@
  *    quiet in the search, dropped with its span or set, whose new blocks
  *    start a phase: million_live's second new_small caller).
  *    One that misses at least `unsearched` of a final interval starts a
- *    rescan by itself (wl_hash_table's `unknown` buffer: 5.4%, under
- *    rescan's 10 points, missed when the search dropped its span). When a rescan starts, each of them that counted in that
- *    interval enters the new queue as a single already measured once, so
- *    the rescan starts from it instead of finding it by halving again:
+ *    rescan by itself (a buffer under rescan's 10 points whose span the
+ *    search dropped: wl_hash_table's `unknown`). When a rescan starts,
+ *    each of them that counted in that interval enters the new queue as a
+ *    single already measured once, so the rescan starts from it instead
+ *    of finding it by halving again:
  *    a phase as short as million_live's second round (its last ~2%, a
  *    new site's 100,000 blocks) ends a few intervals after the rescan
  *    starts, and by then the halving has not reached it. A newcomer first
