@@ -3,7 +3,7 @@
  * by the runtime, the MRI client library and the agent.
  *
  * Notes/invariants:
- *  - The backend table is the only list of backends (issue 21). The runtime
+ *  - The backend table is the only list of backends. The runtime
  *    resolves AMEBA_BACKEND and MRI attach names through it and keeps its
  *    ops keyed by the row's name (monitor/rt.c); the agent validates
  *    `--backend`, chooses the provider by the row's `where` and prints
