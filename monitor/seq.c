@@ -32,8 +32,9 @@
  *   thread logs UNBLOCK with the number it sees after waking, and the
  *   merger resumes it only once it has merged that many releases of the
  *   object, at the latest one's clock. A thread whose log is empty while
- *   the OS says it sleeps (/proc state S or D: a futex in an uninstrumented
- *   library, I/O) is left out too until it logs again, and then resumes at
+ *   the OS says it sleeps (/proc state S, T or t: a futex in an
+ *   uninstrumented library, a pipe read; not D, kernel work that ends by
+ *   itself) is left out too until it logs again, and then resumes at
  *   the merge frontier; that case alone depends on host timing.
  * - Counters. The merger is the only writer of the counter vectors, the
  *   conditional counters and the sample streams of a thread once the thread

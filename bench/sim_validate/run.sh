@@ -23,9 +23,11 @@
 #   (mem_ref of the oracle) per second of sim_s_k and per thread.
 #   Single-threaded kernels are timed in CPU seconds (user + system): the
 #   development VMs are shared, and CPU time is what other load disturbs
-#   least. The 2-thread kernels are timed in wall seconds, since running the
-#   threads in parallel (cachegrind serialises them) is the point; they need
-#   two idle cores to mean anything.
+#   least. The 2-thread kernels are timed in wall seconds: in host order
+#   (AMEBA_SIM_ORDER=host) the threads simulate in parallel, where
+#   cachegrind serialises them; in time order, the default, one merger
+#   simulates both, as cachegrind does. They need two idle cores to mean
+#   anything.
 #
 # SIM_KERNELS overrides the list of kernels. Prints `name: value` lines;
 # timing never fails the run, a missing tool or a wrong checksum does

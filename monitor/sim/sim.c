@@ -154,7 +154,7 @@
  *   no shifting of keys); beyond 16 ways their keys are kept in recency
  *   order, searched and shifted in one pass.
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
- *   D1 and LL misses equal cachegrind's within 0.01% on five kernels.
+ *   D1 and LL misses equal cachegrind's within 0.02% on five kernels.
  *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
  *   geometry): ~190-240 instructions per access from the hook for an L1
  *   hit on a remembered line, ~1140 for an L1 and TLB miss (random);
