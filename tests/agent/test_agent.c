@@ -894,6 +894,48 @@ static void test_coherence_everywhere(void)
 }
 
 /*
+ * asl.thread_list: main and four workers (at most four alive besides main)
+ * are listed as they are; more workers than were ever alive together are
+ * short-lived ones, main not counted among them.
+ */
+static void test_thread_list(void)
+{
+	char path[512];
+	const char *list[1] = { path };
+	struct agent_plugins pl;
+	struct agent_verdict v;
+	struct hand_ctx h;
+	static const int metrics[] = { AMEBA_M_MEM_REF };
+	static const double refs[5] = { 10, 10, 10, 10, 10 };
+	static const struct agent_thread_life lives[5] = {
+		{ 1, 1, 9 }, { 2, 2, 9 }, { 2, 2, 9 }, { 2, 2, 9 }, { 2, 2, 9 },
+	};
+
+	snprintf(path, sizeof(path), "%s/thread_list.lua", tmp_dir);
+	write_file(path,
+		   "return { name = 'ThreadList', summary = 'lists', context = 'object',\n"
+		   "  needs = { 'mem_ref' },\n"
+		   "  condition = function(ctx, p) return true end,\n"
+		   "  severity = function(ctx, p) return 0.5 end,\n"
+		   "  evidence = function(ctx, p)\n"
+		   "    return asl.thread_list(ctx, { 0, 1, 2, 3, 4 }) .. '|' ..\n"
+		   "           asl.thread_list(ctx, { 0, 1, 2, 3, 4, 5 }) .. '|' ..\n"
+		   "           asl.thread_list(ctx, { 1, 2, 3, 4, 5, 6, 7, 8, 9 })\n"
+		   "  end }\n");
+	load_props(&pl, list, 1);
+	pl.lives = lives;
+	pl.nr_lives = 5;
+	pl.max_alive = 4;
+	hand_init(&h, "counters", metrics, 1);
+	hand_set(&h, AMEBA_M_MEM_REF, refs, 50);
+	CHECK(agent_property_eval(&pl, find_prop(&pl, "ThreadList"), &h.c, AMEBA_M_MEM_REF,
+				  &v) == 0);
+	CHECK_STR(v.v.evidence, "0-4|0,1,2,...,5 (5 short-lived, at most 4 alive at once)|"
+		  "1,2,3,...,9 (9 short-lived, at most 4 alive at once)");
+	agent_plugins_destroy(&pl);
+}
+
+/*
  * Workers recreated every iteration (never more than two alive at once, all
  * four seen only between two snapshots) are compared by worker slot, (id -
  * 1) mod 2: slot 0 = threads 1,3, slot 1 = threads 2,4.
@@ -1083,6 +1125,7 @@ int main(int argc, char **argv)
 	test_root_cause();
 	test_coherence_everywhere();
 	test_worker_slots();
+	test_thread_list();
 	test_c_plugins();
 	test_search_objects();
 	test_objects_cold_folding();
