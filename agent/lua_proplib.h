@@ -24,9 +24,6 @@
 
 static const char sandbox_proplib[] =
 	"local asl = ...\n"
-	"local function pos(x) if x ~= x or x < 0 then return 0 end return x end\n"
-	/* values of metric m in v (a table metric -> number), 0 when absent */
-	"local function get(v, m) return v[m] or 0 end\n"
 	"-- Concurrent users (docs/properties.md): the threads that use a context\n"
 	"-- at the same time. Floor: a user makes at least user_floor of the mean\n"
 	"-- accesses of the threads that touch the context at all.\n"

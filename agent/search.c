@@ -201,13 +201,13 @@ static int ctx_clone(struct ameba_context *dst, const struct ameba_context *src)
 	uint32_t nm;
 	int rc = 0;
 
-	memcpy(&in, src, src->struct_size < sizeof(in) ? src->struct_size : sizeof(in));
-	nm = in.nr_metrics < AMEBA_M_NR ? in.nr_metrics : AMEBA_M_NR;
-	ameba_context_init(dst, d ? d : &(struct ameba_context_data){ 0 });
 	if (!d) {
 		memset(dst, 0, sizeof(*dst));
 		return AMEBA_ENOMEM;
 	}
+	memcpy(&in, src, src->struct_size < sizeof(in) ? src->struct_size : sizeof(in));
+	nm = in.nr_metrics < AMEBA_M_NR ? in.nr_metrics : AMEBA_M_NR;
+	ameba_context_init(dst, d);
 	dst->kind = in.kind;
 	dst->line = in.line;
 	dst->nr_threads = in.nr_threads;

@@ -622,6 +622,7 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 
 	if (window) {
 		struct ameba_context *c = &st->ctxs[n++];
+		struct ameba_context_data *d = strategy_ctx_data(c);
 
 		c->kind = AMEBA_CTX_PROGRAM;
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
@@ -629,9 +630,9 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 
 			if (!st->final_has[m])
 				continue;
-			strategy_ctx_data(c)->has[m] = 1;
-			strategy_ctx_data(c)->values[m] = strategy_ctx_data(c)->program[m] = st->prog[m];
-			strategy_ctx_data(c)->per_thread[m] = st->prog_pt[m];
+			d->has[m] = 1;
+			d->values[m] = d->program[m] = st->prog[m];
+			d->per_thread[m] = st->prog_pt[m];
 		}
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
@@ -649,6 +650,7 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		int quiet = window && f->window_ns && f->values[st->primary] <= 0 &&
 			    f->search_v > 0;
 		struct ameba_context *c;
+		struct ameba_context_data *d;
 
 		if (!f->window_ns || !window || quiet) {
 			/*
@@ -670,17 +672,19 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 			if ((st->final != F_NONE && window && !quiet) || f->search_v <= 0)
 				continue;
 			c = &st->ctxs[n++];
+			d = strategy_ctx_data(c);
 			c->kind = AMEBA_CTX_OBJECT;
 			c->object = &st->units[f->unit].obj;
-			strategy_ctx_data(c)->has[st->primary] = 1;
-			strategy_ctx_data(c)->values[st->primary] = f->search_v;
-			strategy_ctx_data(c)->program[st->primary] = f->search_t;
+			d->has[st->primary] = 1;
+			d->values[st->primary] = f->search_v;
+			d->program[st->primary] = f->search_t;
 			c->window_ns = f->search_ns;
 			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);
 			c->extra = "strategy=nway\nmeasured=search_intervals";
 			continue;
 		}
 		c = &st->ctxs[n++];
+		d = strategy_ctx_data(c);
 		c->kind = AMEBA_CTX_OBJECT;
 		c->object = &st->units[f->unit].obj;
 		for (uint32_t k = 0; k < st->nr_metrics; k++) {
@@ -688,10 +692,10 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 
 			if (!st->final_has[m])
 				continue;
-			strategy_ctx_data(c)->has[m] = 1;
-			strategy_ctx_data(c)->values[m] = f->values[m];
-			strategy_ctx_data(c)->program[m] = f->program[m];
-			strategy_ctx_data(c)->per_thread[m] = f->pt[m];
+			d->has[m] = 1;
+			d->values[m] = f->values[m];
+			d->program[m] = f->program[m];
+			d->per_thread[m] = f->pt[m];
 		}
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
@@ -707,6 +711,7 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 		for (uint32_t i = 0; i < s->nr_q; i++) {
 			const struct region *r = &s->q[i];
 			struct ameba_context *c;
+			struct ameba_context_data *d;
 			struct unit *un;
 			int dup = 0;
 
@@ -719,12 +724,13 @@ static int nway_contexts(void *state, const struct ameba_context **out, uint32_t
 				continue;
 			seen[nr_prov] = r->unit;
 			c = &st->ctxs[n++];
+			d = strategy_ctx_data(c);
 			st->prov_objs[nr_prov] = un->obj;
 			c->kind = AMEBA_CTX_OBJECT;
 			c->object = &st->prov_objs[nr_prov];
-			strategy_ctx_data(c)->has[st->primary] = 1;
-			strategy_ctx_data(c)->values[st->primary] = r->sum_v;
-			strategy_ctx_data(c)->program[st->primary] = r->sum_t;
+			d->has[st->primary] = 1;
+			d->values[st->primary] = r->sum_v;
+			d->program[st->primary] = r->sum_t;
 			c->window_ns = r->sum_ns;
 			/* beside a window's objects (a rescan's queue): provisional */
 			c->confidence = (st->host->exact ? 1.0 : 0.5) * (window ? 0.5 : 1.0);

@@ -480,6 +480,7 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 	double *pe;
 	uint32_t *order, n = 0, k = 0;
 	struct ameba_context *c;
+	struct ameba_context_data *d;
 	int rc = 0;
 
 	free(st->ctxs);
@@ -495,13 +496,14 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 	st->program_pt_est = pe;
 
 	c = &st->ctxs[n++];
+	d = strategy_ctx_data(c);
 	c->kind = AMEBA_CTX_PROGRAM;
-	strategy_ctx_data(c)->has[st->metric] = 1;
-	strategy_ctx_data(c)->values[st->metric] = st->program;
-	strategy_ctx_data(c)->program[st->metric] = st->program;
+	d->has[st->metric] = 1;
+	d->values[st->metric] = st->program;
+	d->program[st->metric] = st->program;
 	for (uint32_t t = 0; t < st->nr_threads_cap; t++)
 		pe[t] = (double)st->program_pt[t];
-	strategy_ctx_data(c)->per_thread[st->metric] = pe;
+	d->per_thread[st->metric] = pe;
 	c->nr_threads = st->nr_threads_cap;
 	c->thread_ids = st->thread_ids;
 	c->confidence = st->host->exact ? 1.0 : 0.5;
@@ -535,12 +537,13 @@ static int sampling_contexts(void *state, const struct ameba_context **out, uint
 		if (rc)
 			break;
 		c = &st->ctxs[n++];
+		d = strategy_ctx_data(c);
 		c->kind = AMEBA_CTX_OBJECT;
 		c->object = &u->shown;
-		strategy_ctx_data(c)->has[st->metric] = 1;
-		strategy_ctx_data(c)->values[st->metric] = (double)u->nr_samples * scale;
-		strategy_ctx_data(c)->program[st->metric] = st->program;
-		strategy_ctx_data(c)->per_thread[st->metric] = ppt;
+		d->has[st->metric] = 1;
+		d->values[st->metric] = (double)u->nr_samples * scale;
+		d->program[st->metric] = st->program;
+		d->per_thread[st->metric] = ppt;
 		c->nr_threads = st->nr_threads_cap;
 		c->thread_ids = st->thread_ids;
 		c->confidence = count_confidence(u->nr_samples) * delivered_fraction(st);

@@ -408,6 +408,7 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 		st->ids[t] = t;
 	for (uint32_t l = 0; l < nl; l++) {
 		struct ameba_context *c = &st->ctxs[l];
+		struct ameba_context_data *d = strategy_ctx_data(c);
 		uintptr_t ls = first + (uintptr_t)l * LINE_BYTES;
 		size_t cap = 64 + (size_t)st->nr_words * (232 + 24 * nt), used = 0;
 		char *x = malloc(cap);
@@ -434,18 +435,18 @@ static int words_contexts(void *state, const struct ameba_context **out, uint32_
 				used += (size_t)snprintf(x + used, cap - used, " T%u=%llu", t,
 							 (unsigned long long)v);
 				pt[t] += (double)v;
-				strategy_ctx_data(c)->values[st->metric] += (double)v;
+				d->values[st->metric] += (double)v;
 			}
 			used += (size_t)snprintf(x + used, cap - used, "\n");
 		}
 		c->kind = AMEBA_CTX_LINE;
 		c->object = &st->obj;
 		c->line = ls;
-		strategy_ctx_data(c)->has[st->metric] = 1;
-		strategy_ctx_data(c)->program[st->metric] = strategy_ctx_data(c)->values[st->metric];
+		d->has[st->metric] = 1;
+		d->program[st->metric] = d->values[st->metric];
 		c->nr_threads = nt;
 		c->thread_ids = st->ids;
-		strategy_ctx_data(c)->per_thread[st->metric] = pt;
+		d->per_thread[st->metric] = pt;
 		c->confidence = st->host->exact ? 1.0 : 0.5;
 		c->window_ns = st->window_ns;
 		c->extra = x;

@@ -194,6 +194,8 @@ int pm_exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 		int tix = pm_thread_index(p, (int32_t)sm->tid, 0);
 		uint32_t id = (uint32_t)tix;
 		double inc[AMEBA_M_NR] = { 0 };
+		/* the object it hit, for counters with bins or exceptions */
+		const struct ameba_object *o;
 
 		if (tix < 0 || id >= nt)
 			continue;	/* no room for its thread: counted nowhere */
@@ -206,9 +208,7 @@ int pm_exp_sampling(struct perfmon *p, const struct ameba_experiment *exp,
 		}
 		inc[p->sample_metric] = 1;
 		inc[AMEBA_M_SAMPLES] = 1;
-		const struct ameba_object *o = agent_object_at(p->map.objs, p->map.nr_objs,
-							       (uintptr_t)sm->addr);
-
+		o = pm_procmap_find(&p->map, (uintptr_t)sm->addr);
 		for (uint32_t i = 0; i < exp->nr_counters; i++) {
 			const struct ameba_counter *c = &exp->counters[i];
 			uint64_t v = (uint64_t)inc[c->metric] * p->period;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "procmap.h"
+#include "provider.h"
 
 struct map_ent {
 	uintptr_t start, end;
@@ -360,17 +361,5 @@ void pm_procmap_free(struct pm_procmap *m)
 
 const struct ameba_object *pm_procmap_find(const struct pm_procmap *m, uintptr_t addr)
 {
-	uint32_t lo = 0, hi = m->nr_objs;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->objs[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < m->nr_objs && m->objs[lo].start <= addr && addr < m->objs[lo].end)
-		return &m->objs[lo];
-	return NULL;
+	return agent_object_at(m->objs, m->nr_objs, addr);
 }
