@@ -4,4 +4,6 @@
 add_test(NAME calibrate_cli
   COMMAND ${AMEBA_FRAGMENT_DIR}/calibrate.sh ${CMAKE_BINARY_DIR}/bin/ameba
           ${AMEBA_TEST_BIN}/wl_false_sharing)
-set_tests_properties(calibrate_cli PROPERTIES LABELS "calibrate" TIMEOUT 300)
+# It times the host (an L1D hit must come out 1..10 cycles): alone, since
+# beside other tests on a 2-vCPU machine a chase measured 13 cycles once.
+set_tests_properties(calibrate_cli PROPERTIES LABELS "calibrate" TIMEOUT 300 RUN_SERIAL TRUE)
