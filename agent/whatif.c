@@ -77,6 +77,46 @@ struct learnt {
 	unsigned long long stride, elem;
 };
 
+/*
+ * An oracle file as JSON: whole (every object's counts; a program of a
+ * million blocks writes a gigabyte), or only its header (the first line up
+ * to "metrics": the run time and the what-if's "what_if"), which is all
+ * most fixes read. NULL with errno set (0: not JSON).
+ */
+static cJSON *oracle_load(const char *path, int whole)
+{
+	char *text, *end;
+	size_t len;
+	cJSON *root;
+
+	if (whole) {
+		if (!(text = agent_read_file(path, &len)))
+			return NULL;
+	} else {
+		FILE *f = fopen(path, "rb");
+		size_t cap = 1 << 16;
+
+		if (!f)
+			return NULL;
+		if (!(text = malloc(cap + 2))) {
+			fclose(f);
+			return NULL;
+		}
+		len = fread(text, 1, cap, f);
+		fclose(f);
+		text[len] = 0;
+		if ((end = strstr(text, ",\"metrics\":"))) {
+			end[0] = '}';
+			end[1] = 0;
+			len = (size_t)(end + 1 - text);
+		}
+	}
+	errno = 0;
+	root = cJSON_ParseWithLength(text, len);
+	free(text);
+	return root;
+}
+
 /* Runs cmd with AMEBA_BACKEND=sim, AMEBA_ORACLE=oracle, AMEBA_MRI=0 and
  * (whatif != NULL) AMEBA_WHATIF=whatif; its simulated run time in cycles,
  * or 0 with why[] set. */
@@ -85,8 +125,6 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 {
 	pid_t pid;
 	int status;
-	char *text;
-	size_t len;
 
 	unlink(oracle);
 	fflush(NULL);
@@ -124,13 +162,12 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		return 0;
 	}
-	text = agent_read_file(oracle, &len);
-	if (!text) {
+	cJSON *root = oracle_load(oracle, keep != NULL);
+	if (!root) {
 		snprintf(why, wlen, "no oracle file from the %s run (%s)",
-			 whatif ? "what-if" : "baseline", strerror(errno));
+			 whatif ? "what-if" : "baseline", errno ? strerror(errno) : "not JSON");
 		return 0;
 	}
-	cJSON *root = cJSON_ParseWithLength(text, len);
 	cJSON *rt = cJSON_GetObjectItemCaseSensitive(root, "est_runtime_cycles");
 	uint64_t cycles = cJSON_IsNumber(rt) && rt->valuedouble > 0 ? (uint64_t)rt->valuedouble : 0;
 	cJSON *wi = cJSON_GetObjectItemCaseSensitive(root, "what_if");
@@ -147,7 +184,6 @@ static uint64_t sim_runtime(char **cmd, const char *oracle, const char *whatif, 
 		*keep = root;
 	else
 		cJSON_Delete(root);
-	free(text);
 	if (!cycles)
 		snprintf(why, wlen, "the %s run's oracle has no simulated run time (not the sim "
 			 "backend?)", whatif ? "what-if" : "baseline");
@@ -307,7 +343,7 @@ int agent_whatif_apply(cJSON *root, char **cmd, int max_fixes, int quiet)
 			tried_base = 1;
 			if (!quiet)
 				fprintf(stderr, "ameba: what-if: simulating the program again as it is\n");
-			base = sim_runtime(cmd, base_path, NULL, why, sizeof(why), NULL, &base_root);
+			base = sim_runtime(cmd, base_path, NULL, why, sizeof(why), NULL, NULL);
 		}
 		w = cJSON_AddObjectToObject(f, "what_if");
 		if (!w)
@@ -323,7 +359,11 @@ int agent_whatif_apply(cJSON *root, char **cmd, int max_fixes, int quiet)
 
 		learnt.applied = -1;
 		if (!strcmp(kind, "balance")) {
-			fixed = balanced_runtime(base_root, name, base, why, sizeof(why));
+			/* the per-thread counts of every object: read once, when needed */
+			if (!base_root && !(base_root = oracle_load(base_path, 1)))
+				snprintf(why, sizeof(why), "the baseline oracle cannot be read "
+					 "again (%s)", errno ? strerror(errno) : "not JSON");
+			fixed = base_root ? balanced_runtime(base_root, name, base, why, sizeof(why)) : 0;
 			kind = NULL;
 		}
 		for (int attempt = 0; attempt < 2 && kind; attempt++) {

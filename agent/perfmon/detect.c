@@ -291,6 +291,19 @@ void perfmon_hw_reason(const struct perfmon_caps *c, char *buf, size_t len)
 		 perfmon_errname(c->hw_errno));
 }
 
+void perfmon_bp_reason(const struct perfmon_caps *c, char *buf, size_t len)
+{
+	if (c->bp_ok)
+		buf[0] = 0;
+	else if (c->nr_bp_slots)	/* it opened, but did not count */
+		snprintf(buf, len, "a PERF_TYPE_BREAKPOINT event opens but counted %llu of 3 "
+			 "writes to its word: this machine (or its hypervisor) does not deliver "
+			 "debug-register hits; use `ameba cc` and the count or sim backend",
+			 (unsigned long long)c->bp_probe_count);
+	else
+		open_reason(c, "a PERF_TYPE_BREAKPOINT event", c->bp_errno, buf, len);
+}
+
 const struct ameba_backend_info *perfmon_backend(const char *name)
 {
 	/* "perf-sw": the pagefault backend's first name */
@@ -365,8 +378,7 @@ static int detect_agent(const struct perfmon_caps *c, const struct ameba_backend
 		return c->sw_ok;
 	}
 	if (!strcmp(b->name, "watch")) {
-		if (!c->bp_ok)
-			open_reason(c, "a PERF_TYPE_BREAKPOINT event", c->bp_errno, why, wlen);
+		perfmon_bp_reason(c, why, wlen);
 		snprintf(detail, dlen, "here: on %u words at a time", c->nr_bp_slots);
 		return c->bp_ok;
 	}

@@ -52,6 +52,10 @@ void perfmon_probe(struct perfmon_caps *c);
 
 /* The one-line reason the hardware PMU cannot be used, "" when it can. */
 void perfmon_hw_reason(const struct perfmon_caps *c, char *buf, size_t len);
+/* The same for hardware breakpoints (the watch backend): one that cannot be
+ * opened, or that opens but does not count (a hypervisor that does not pass
+ * debug-register hits on). */
+void perfmon_bp_reason(const struct perfmon_caps *c, char *buf, size_t len);
 
 /* Prints the backends table of `ameba list backends`. */
 int perfmon_list_backends(FILE *f);

@@ -463,9 +463,11 @@ struct agent_provider *agent_provider_perf_open(int32_t pid, const char *backend
 		if (!caps.bp_ok) {
 			*err = caps.bp_errno == EACCES || caps.bp_errno == EPERM ? AMEBA_EPERM :
 			       AMEBA_ENOTSUP;
-			snprintf(msg, len, "the watch backend needs hardware breakpoints: "
-				 "perf_event_open of PERF_TYPE_BREAKPOINT failed: %s (`ameba list "
-				 "backends` explains)", perfmon_errname(caps.bp_errno));
+			char why[512];
+
+			perfmon_bp_reason(&caps, why, sizeof(why));
+			snprintf(msg, len, "the watch backend needs hardware breakpoints: %s "
+				 "(`ameba list backends` explains)", why);
 			goto fail;
 		}
 		if (m >= 0 && !(row->metrics & AMEBA_M_BIT(m))) {

@@ -25,8 +25,11 @@ has() { grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "$1 la
 probe=$("$BIN/backends_probe_check")
 probe_of() { echo "$probe" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 need() {
-	[ "$(probe_of "$1")" = available ] ||
-		skip "the $1 backend cannot work here: perf_event_open failed with $(probe_of "$1")"
+	case $(probe_of "$1") in
+	available) ;;
+	NOCOUNT) skip "the $1 backend cannot work here: a breakpoint opens but does not count" ;;
+	*) skip "the $1 backend cannot work here: perf_event_open failed with $(probe_of "$1")" ;;
+	esac
 }
 
 # start_held PROG ARGS...: starts PROG with a FIFO it waits on; sets tpid, fifo
@@ -124,6 +127,10 @@ detect)
 		has "$T/list.txt" "perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid)"
 		ok "permission problem explained" ;;
 	esac
+	if [ "$(probe_of watch)" = NOCOUNT ]; then
+		has "$T/list.txt" "a PERF_TYPE_BREAKPOINT event opens but counted"
+		ok "breakpoints that do not count detected, with the reason"
+	fi
 	if [ "$(probe_of watch)" = available ]; then
 		grep -Eq "^watch +available +.* on [1-9][0-9]* words" "$T/list.txt" ||
 			fail "watch: no breakpoint count"

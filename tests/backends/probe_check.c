@@ -3,6 +3,9 @@
  * events `ameba list backends` reports on, with its own perf_event_open
  * calls, and prints one word per backend:
  *   perf=available|ERRNAME pagefault=... watch=...
+ * A breakpoint must also count: watch=NOCOUNT when it opens but counts
+ * fewer than the 3 writes made to its word (a hypervisor that does not pass
+ * debug-register hits on).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static long word;
+static volatile long word;
 
 static const char *try_open(struct perf_event_attr *a)
 {
@@ -26,6 +29,25 @@ static const char *try_open(struct perf_event_attr *a)
 		return strerrorname_np(errno);
 	close((int)fd);
 	return "available";
+}
+
+/* Opens a, writes its word three times, and reads the count. */
+static const char *try_count(struct perf_event_attr *a)
+{
+	long fd;
+	long long v = 0;
+
+	a->size = sizeof(*a);
+	a->exclude_kernel = 1;
+	fd = syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
+	if (fd < 0)
+		return strerrorname_np(errno);
+	for (int i = 0; i < 3; i++)
+		word = word + 1;
+	if (read((int)fd, &v, sizeof(v)) != sizeof(v))
+		v = -1;
+	close((int)fd);
+	return v == 3 ? "available" : "NOCOUNT";
 }
 
 int main(void)
@@ -41,6 +63,6 @@ int main(void)
 
 	printf("perf=%s ", try_open(&hw));
 	printf("pagefault=%s ", try_open(&pf));
-	printf("watch=%s\n", try_open(&bp));
+	printf("watch=%s\n", try_count(&bp));
 	return 0;
 }
