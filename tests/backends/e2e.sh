@@ -193,10 +193,9 @@ pagefault_attach|pagefault_run)
 		fail "worker_data: want two workers with 512 pages each: $w"
 	ok "first touch per object and thread: $m / $w"
 	;;
-watch_attach|watch_nothing|sigkill)
+watch_attach|watch_nothing)
 	need watch
-	n=20000
-	start_held "$BIN/backends_false_sharing" 
+	start_held "$BIN/backends_false_sharing"
 	[ -n "$tpid" ] || fail "no target"
 	;;&
 watch_attach)
@@ -226,22 +225,30 @@ watch_nothing)
 	ok "an empty words search says so: $w"
 	;;
 sigkill)
-	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch -v \
-		--strategy words:object=shared_counters,bytes=16 -o "$T/rep.json" \
-		> "$T/agent.out" 2> "$T/agent.err") &
-	apid=$!; pids+=("$apid")
-	wait_measured
-	kill -KILL "$apid"
-	wait "$apid" 2>/dev/null
-	release
-	wait "$tpid"; st=$?
-	cat "$T/target.out"
-	[ $st -eq 0 ] || fail "the target exited with $st after the agent was killed"
-	has "$T/target.out" "false_sharing: a=20000 b=20000"
-	ok "SIGKILL of the agent: the target ran to a correct finish"
-	# and a pagefault agent with its uprobes, killed the same way
+	# a watch agent killed mid-run, where breakpoints count; then a
+	# pagefault agent with its uprobes armed, which works on more machines
+	[ "$(probe_of watch)" = available ] || [ "$(probe_of pagefault)" = available ] ||
+		skip "neither the watch nor the pagefault backend works here: $probe"
+	if [ "$(probe_of watch)" != available ]; then
+		echo "watch part not run: breakpoints here: $(probe_of watch)"
+	else
+		start_held "$BIN/backends_false_sharing"
+		(cd "$T" && exec "$AMEBA" attach "$tpid" --backend watch -v \
+			--strategy words:object=shared_counters,bytes=16 -o "$T/rep.json" \
+			> "$T/agent.out" 2> "$T/agent.err") &
+		apid=$!; pids+=("$apid")
+		wait_measured
+		kill -KILL "$apid"
+		wait "$apid" 2>/dev/null
+		release
+		wait "$tpid"; st=$?
+		cat "$T/target.out"
+		[ $st -eq 0 ] || fail "the target exited with $st after the agent was killed"
+		has "$T/target.out" "false_sharing: a=20000 b=20000"
+		ok "SIGKILL of the agent: the target ran to a correct finish"
+		rm -f "$fifo" "$T/target.out"
+	fi
 	need pagefault
-	rm -f "$fifo" "$T/target.out"
 	start_held "$BIN/backends_heap_blocks"
 	(cd "$T" && exec "$AMEBA" attach "$tpid" --backend pagefault -o "$T/rep2.json" \
 		> "$T/agent.out" 2> "$T/agent.err") &
