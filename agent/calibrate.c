@@ -29,11 +29,6 @@
  *   run preempted by another process is not slower; the line transfer,
  *   which needs both threads running, takes the fastest batch of 50 round
  *   trips of each run.
- * - Timing model (tm_mshrs, tm_mem_line_cycles): the memory chase again
- *   with k = 2..32 chains advanced together, each on its own part of the
- *   cycle; one chain's time per load over the best k's is how many misses
- *   the core keeps in flight. The page-walk chase likewise: how many walks. A sequential read of the memory buffer (the
- *   prefetchers running) gives the time per line one core streams.
  * - Each figure is the median of five runs; min and max are printed so the
  *   spread is visible. Nothing here needs a PMU.
  */
@@ -238,91 +233,6 @@ static int chase_fig(struct cal_fig *f, size_t nr, size_t stride, int spread, in
 		f->ns[r] = chase(first, steps);
 	if (huge && nr * stride >= HUGE_2M && huge_kib(buf) * 1024 < nr * stride / 2)
 		f->no_thp = 1;
-	munmap(map, map_sz);
-	fig_finish(f);
-	return 0;
-}
-
-/* ns per load of k chases advanced together over the cycle at `first`
- * (k at most CAL_MAX_CHAINS): k independent loads in flight at once. */
-#define CAL_MAX_CHAINS 32
-static double chase_k(void **first, size_t nr, int k, size_t steps)
-{
-	void **p[CAL_MAX_CHAINS];
-	double t0;
-
-	/* start the chains nr / k steps apart on the cycle */
-	p[0] = first;
-	for (int j = 1; j < k; j++) {
-		void **q = p[j - 1];
-		for (size_t i = 0; i < nr / (size_t)k; i++)
-			q = *q;
-		p[j] = q;
-	}
-	t0 = cpu_ns();
-	for (size_t i = 0; i < steps; i += (size_t)k)
-		for (int j = 0; j < k; j++)
-			p[j] = *p[j];
-	t0 = cpu_ns() - t0;
-	chase_sink = p[k - 1];
-	return t0 / (double)steps;
-}
-
-/* Loads in flight: a chase over nr slots spaced stride bytes with 1 chain
- * over the best of 2..32 chains (f->ns[r]: that ratio), the most the core
- * overlaps: memory misses (lines on huge pages), or page walks (a line per
- * 4 KiB page, spread). */
-static int mlp_fig(struct cal_fig *f, size_t nr, size_t stride, int spread, int huge, size_t steps)
-{
-	static const int ks[] = { 2, 4, 8, 12, 16, 24, 32 };
-	void *map;
-	size_t map_sz;
-	char *buf = map_buf(nr * stride, huge, &map, &map_sz);
-	void **first;
-
-	if (!buf)
-		return -1;
-	if (!(first = link_cycle(buf, nr, stride, spread))) {
-		munmap(map, map_sz);
-		return -1;
-	}
-	for (int r = 0; r < CAL_REPS; r++) {
-		double one = chase_k(first, nr, 1, steps / 4), best = one;
-		for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
-			double t = chase_k(first, nr, ks[i], steps);
-			if (t < best)
-				best = t;
-		}
-		f->ns[r] = best > 0 ? one / best : 1;
-	}
-	munmap(map, map_sz);
-	fig_finish(f);
-	return 0;
-}
-
-static volatile uint64_t stream_sink;
-
-/* ns per 64-byte line of a sequential read of sz bytes (the prefetchers
- * running): the memory bandwidth of one core. */
-static int stream_fig(struct cal_fig *f, size_t sz)
-{
-	void *map;
-	size_t map_sz;
-	char *buf = map_buf(sz, 1, &map, &map_sz);
-
-	if (!buf)
-		return -1;
-	memset(buf, 1, sz);
-	for (int r = 0; r < CAL_REPS; r++) {
-		const uint64_t *w = (const uint64_t *)buf;
-		uint64_t sum = 0;
-		double t0 = cpu_ns();
-		for (size_t i = 0; i < sz / 8; i += 8)
-			sum += w[i] + w[i + 1] + w[i + 2] + w[i + 3] + w[i + 4] + w[i + 5] +
-			       w[i + 6] + w[i + 7];
-		f->ns[r] = (cpu_ns() - t0) / (double)(sz / LINE);
-		stream_sink = sum;
-	}
 	munmap(map, map_sz);
 	fig_finish(f);
 	return 0;
@@ -615,12 +525,6 @@ int agent_cmd_calibrate(int argc, char **argv)
 	struct cal_fig f_dense2 = { "512 lines packed", NULL, .how = "32 KiB, huge pages" };
 	struct cal_fig f_stlb = { "512 lines, 1 per page", NULL, .how = "2 MiB, 4 KiB pages" };
 	struct cal_fig f_xfer = { "line transfer", "lat_intervention", .how = "two pinned threads" };
-	struct cal_fig f_mlp = { "misses in flight", "tm_mshrs",
-				 .how = "memory chase, 1 chain over the best of 2..32 (ratio)" };
-	struct cal_fig f_walks = { "walks in flight", "tm_walkers",
-				   .how = "page-walk chase, 1 chain over the best of 2..32 (ratio)" };
-	struct cal_fig f_bw = { "memory stream", "tm_mem_line_cycles",
-				.how = "sequential read, 4x the LLC, ns per line" };
 
 	fprintf(stderr, "ameba calibrate: timing the core clock\n");
 	ghz = core_ghz(o.quick);
@@ -649,21 +553,6 @@ int agent_cmd_calibrate(int argc, char **argv)
 	CHASE(f_dense2, 512, LINE, 0, 1);
 	CHASE(f_stlb, 512, PAGE_4K, 1, 0);
 #undef CHASE
-	fprintf(stderr, "ameba calibrate: %s (%s)\n", f_mlp.label, f_mlp.how);
-	if (mlp_fig(&f_mlp, mem / LINE, LINE, 0, 1, steps)) {
-		fprintf(stderr, "ameba calibrate: out of memory for %s\n", f_mlp.label);
-		return 1;
-	}
-	fprintf(stderr, "ameba calibrate: %s (%s)\n", f_walks.label, f_walks.how);
-	if (mlp_fig(&f_walks, 8192, PAGE_4K, 1, 0, steps)) {
-		fprintf(stderr, "ameba calibrate: out of memory for %s\n", f_walks.label);
-		return 1;
-	}
-	fprintf(stderr, "ameba calibrate: %s (%s)\n", f_bw.label, f_bw.how);
-	if (stream_fig(&f_bw, mem)) {
-		fprintf(stderr, "ameba calibrate: out of memory for %s\n", f_bw.label);
-		return 1;
-	}
 	fprintf(stderr, "ameba calibrate: %s (%s)\n", f_xfer.label, f_xfer.how);
 	if (transfer_fig(&f_xfer, o.cpu_a, o.cpu_b, o.quick, why, sizeof(why)))
 		fprintf(stderr, "ameba calibrate: line transfer not measured: %s; keeping %s's "
@@ -687,19 +576,6 @@ int agent_cmd_calibrate(int argc, char **argv)
 	g.lat.tlb_miss = walk > 0 ? to_cycles(walk, ghz) : 1;
 	if (g.tlb2.nr_entries)
 		g.lat.tlb2_hit = stlb > 0 ? to_cycles(stlb, ghz) : 1;
-	/* the timing model: misses in flight, cycles per line from memory */
-	struct mri_geom_tm tm_base = g.tm;
-	g.tm.mshrs = (uint32_t)(f_mlp.med + 0.5);
-	if (g.tm.mshrs < 1)
-		g.tm.mshrs = 1;
-	if (g.tm.mshrs > MRI_GEOM_MAX_MSHRS)
-		g.tm.mshrs = MRI_GEOM_MAX_MSHRS;
-	g.tm.mem_line_cycles = to_cycles(f_bw.med, ghz);
-	g.tm.walkers = (uint32_t)(f_walks.med + 0.5);
-	if (g.tm.walkers < 1)
-		g.tm.walkers = 1;
-	if (g.tm.walkers > MRI_GEOM_MAX_WALKERS)
-		g.tm.walkers = MRI_GEOM_MAX_WALKERS;
 	/* keep the order the checker wants (each level no faster than the one above) */
 	if (g.lat.l2_hit < g.lat.l1_hit)
 		g.lat.l2_hit = g.lat.l1_hit;
@@ -720,7 +596,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 
 	/* the table */
 	const struct cal_fig *rows[] = { &f_l1, &f_l2, &f_llc, &f_mem, &f_dense, &f_walk,
-					 &f_dense2, &f_stlb, &f_xfer, &f_mlp, &f_walks, &f_bw };
+					 &f_dense2, &f_stlb, &f_xfer };
 	printf("ameba calibrate: core clock %.2f GHz (dependent adds); base geometry %s\n", ghz, o.base);
 	printf("%-24s %10s %21s  %s\n", "figure", "median ns", "min..max ns", "how");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -731,8 +607,8 @@ int agent_cmd_calibrate(int argc, char **argv)
 		printf("%-24s %10.2f %21s  %s%s\n", rows[i]->label, rows[i]->med, range, rows[i]->how,
 		       rows[i]->no_thp ? " (no huge pages granted: includes page walks)" : "");
 	}
-	printf("\n%-18s %8s %8s  %s\n", "latency", "cycles", base.l1_hit ? "base" : "", "source");
-#define ROW(k, v, b, src) printf("%-18s %8u %8u  %s\n", k, v, b, src)
+	printf("\n%-16s %8s %8s  %s\n", "latency", "cycles", base.l1_hit ? "base" : "", "source");
+#define ROW(k, v, b, src) printf("%-16s %8u %8u  %s\n", k, v, b, src)
 	ROW("lat_l1_hit", g.lat.l1_hit, base.l1_hit, "measured");
 	ROW("lat_l2_hit", g.lat.l2_hit, base.l2_hit, l2 ? "measured" : "base preset (no L2)");
 	ROW("lat_llc_hit", g.lat.llc_hit, base.llc_hit, llc ? "measured" : "base preset (no LLC)");
@@ -744,10 +620,6 @@ int agent_cmd_calibrate(int argc, char **argv)
 	    f_xfer.measured ? "intervention x base ratio" : "base preset");
 	ROW("lat_tlb2_hit", g.lat.tlb2_hit, base.tlb2_hit, "measured (512 pages - packed)");
 	ROW("lat_tlb_miss", g.lat.tlb_miss, base.tlb_miss, "measured (8192 pages - packed)");
-	ROW("tm_mshrs", g.tm.mshrs, tm_base.mshrs, "measured (misses in flight)");
-	ROW("tm_mem_line_cycles", g.tm.mem_line_cycles, tm_base.mem_line_cycles,
-	    "measured (memory stream)");
-	ROW("tm_walkers", g.tm.walkers, tm_base.walkers, "measured (walks in flight)");
 #undef ROW
 	if (f_xfer.measured)
 		printf("line round trip between CPUs: %.0f ns\n", 2 * f_xfer.med);
@@ -762,9 +634,7 @@ int agent_cmd_calibrate(int argc, char **argv)
 	int h = snprintf(text, hdr,
 			 "# written by `ameba calibrate` (base geometry %s, core clock %.2f GHz)\n"
 			 "# measured: l1/l2/llc hit, local memory, line transfer (intervention),\n"
-			 "# page walk (tlb_miss), L2 TLB hit, misses in flight (tm_mshrs),\n"
-			 "# walks in flight (tm_walkers), memory stream (tm_mem_line_cycles);\n"
-			 "# derived by the base's ratios:\n"
+			 "# page walk (tlb_miss), L2 TLB hit; derived by the base's ratios:\n"
 			 "# mem_remote, inval. Median of %d runs each.\n",
 			 o.base, ghz, CAL_REPS);
 	/* the formatted geometry starts with a comment naming it: keep ours */

@@ -10,8 +10,7 @@
  *   AMEBA_SIM_CORES  simulated cores (default: the preset's, 64); thread id
  *                  n runs on core n % cores
  *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
- *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation, and the timing
- *                      model's figures of each core with the oracle's run time
+ *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
  *   AMEBA_SIM_ORDER  time (default): with two threads or more, one merger
  *                  thread simulates every thread's logged accesses in
  *                  simulated-time order (seq.c); host: each thread simulates
@@ -40,7 +39,6 @@
 #include "sim/sim_core.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
-static int sim_verbose;		/* AMEBA_SIM_VERBOSE=1 */
 
 /* The counter slot of each metric: its position in sim_metrics, which
  * mon_counts_configure keeps (checked at activation). Constants, so that
@@ -131,8 +129,7 @@ static int sim_activate(void)
 			return AMEBA_EINVAL;
 		}
 	}
-	sim_verbose = env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1;
-	if (sim_verbose) {
+	if (env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
 		char buf[2048];
 		mri_geom_format(&g, buf, sizeof(buf));
 		for (char *line = buf, *nl; *line; line = nl + 1) {
@@ -143,41 +140,8 @@ static int sim_activate(void)
 			mon_log("sim: %s", line);
 		}
 	}
-	/* each access simulated by its own thread, until ordered mode */
-	mon_sim_set_values(s, 1);
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
-}
-
-void mon_backend_sim_inline(int on)
-{
-	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
-
-	if (s)
-		mon_sim_set_values(s, on);
-}
-
-uint64_t mon_backend_sim_now(struct mon_thread *t)
-{
-	struct mon_sim_core *c = t->backend_data;
-
-	return c ? mon_sim_core_now(c) : 0;
-}
-
-int mon_backend_sim_timed(void)
-{
-	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
-
-	return s && mon_sim_geom_of(s)->tm.on;
-}
-
-uint64_t mon_backend_sim_runtime(void)
-{
-	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
-
-	if (s && sim_verbose)
-		mon_sim_log_timing(s);
-	return s ? mon_sim_runtime(s) : 0;
 }
 
 static void sim_thread_start(struct mon_thread *t)
@@ -761,9 +725,7 @@ static inline int whatif_wants(const struct mon_obj *obj)
  * may have put the object in the LLC; the twin with the real fix finds it
  * there): the access is simulated and counted at its own address (addr),
  * with the TLB events of the new one, and the new line is then brought in
- * without counting, so that the next accesses find it. The timing model
- * takes one access: the old one's events at the new address, so that its
- * prefetcher follows the fixed walk.
+ * without counting, so that the next accesses find it.
  */
 static __attribute__((noinline)) void whatif_first(struct mon_thread *t, struct mon_sim_core *c,
 						   struct mon_obj *obj, uintptr_t addr, uintptr_t moved,
@@ -774,25 +736,17 @@ static __attribute__((noinline)) void whatif_first(struct mon_thread *t, struct 
 	int wr = (flags & MON_ACC_WRITE) != 0;
 	int32_t d;
 
-	/* neither access is timed as it is: see below */
-	mon_sim_core_tm_hold(c, 1);
 	if (!mon_sim_access(c, addr, sz, wr, obj->idx, &e)) {
 		uint32_t cyc = e.est_cycles;
 		memset(&e, 0, sizeof(e));
 		e.est_cycles = cyc;
 	}
-	mon_sim_core_tm_value_at(c, UINTPTR_MAX);
 	if (!mon_sim_access(c, moved, sz, wr, obj->idx, &e2))
 		memset(&e2, 0, sizeof(e2));
-	mon_sim_core_tm_hold(c, 0);
 	d = whatif_tlb_cycles(&e2) - whatif_tlb_cycles(&e);
 	e.tlb1_miss = e2.tlb1_miss;
 	e.tlb_miss = e2.tlb_miss;
 	e.est_cycles = (uint32_t)((int32_t)e.est_cycles + d);
-	/* one access in the timing model: served where the data is (the old
-	 * line's level), in the walk of the new layout (the prefetcher's) */
-	mon_sim_core_tm_value_at(c, addr);
-	mon_sim_core_tm_account(c, moved, sz, wr, &e);
 	if (e.est_stall_cycles || d > 0)
 		e.est_stall_cycles = (uint32_t)((int32_t)e.est_stall_cycles + d);
 	report(t, c, &e, flags, pc, ev);
@@ -804,7 +758,6 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 	struct mon_sim_core *c = t->backend_data;
 	struct mon_sim_events e;
 	int wr = (flags & MON_ACC_WRITE) != 0, fix = 0;
-	const uintptr_t real = addr;
 
 	if (mon_unlikely(!c)) {
 		sim_thread_start(t);
@@ -834,25 +787,16 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		} else
 			fix = 1;
 	}
-	/* a moved access: its value, for the timing model, is at the
-	 * program's own address */
-	if (mon_unlikely(whatif.kind))
-		mon_sim_core_tm_value_at(c, addr != real ? real : 0);
 	if (mon_unlikely(fix)) {
 		int r = mon_sim_access(c, addr, sz, wr, obj->idx, &e);
-		uint32_t old = e.est_cycles;
 
 		if (!r) {	/* a plain hit's events: all zero but its cycles */
 			uint32_t cyc = e.est_cycles;
 			memset(&e, 0, sizeof(e));
 			e.est_cycles = whatif.kind == WHATIF_PRIVATE ? 0 : cyc;
-			if (whatif.kind == WHATIF_PRIVATE)
-				mon_sim_core_tm_drop(c);	/* a register's */
 		}
-		if (whatif.kind != WHATIF_PRIVATE) {
+		if (whatif.kind != WHATIF_PRIVATE)
 			whatif_correct(t, addr, &e);
-			mon_sim_core_tm_retime(c, addr, sz, wr, old, &e);
-		}
 		report(t, c, &e, flags, pc, ev);
 		return;
 	}
@@ -1185,7 +1129,6 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 #define A_C_TLB1_CLOCK 880
 #define A_C_TLB1_ASSOC 904
 #define A_C_HAS_L2 1024
-#define A_C_TM_NR_ACC 1224
 #define A_M_COOKIE 8
 #define A_M_DIRTY 20
 #define A_M_TRACK 21
@@ -1227,7 +1170,6 @@ A_FIELD(struct mon_sim_core, tlb1.key, A_C_TLB1_KEY, 8);
 A_FIELD(struct mon_sim_core, tlb1.clock, A_C_TLB1_CLOCK, 8);
 A_FIELD(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC, 4);
 A_FIELD(struct mon_sim_core, has_l2, A_C_HAS_L2, 4);
-A_FIELD(struct mon_sim_core, tm.nr_acc, A_C_TM_NR_ACC, 8);
 A_FIELD(struct sim_meta, cookie, A_M_COOKIE, 4);
 A_FIELD(struct sim_meta, dirty, A_M_DIRTY, 1);
 A_FIELD(struct sim_meta, track, A_M_TRACK, 1);
@@ -1403,7 +1345,6 @@ __asm__(
 	/* sim_core_exit, count_l1_hit into the entry's counter vector, mon_rt_leave */
 	"	shl	$4, %r10\n"
 	"	mov	" A_S(A_C_L0_TAG) "+8(%r8,%r10), %rax\n"
-	"	addq	$1, " A_S(A_C_TM_NR_ACC) "(%r8)\n"	/* the timing model's index */
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	addq	$1, (%rax)\n"			/* SLOT_MEM_REF */
 	"	mov	%edx, %esi\n"

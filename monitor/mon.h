@@ -759,16 +759,6 @@ void mon_backend_sim_after_fork(void) MON_HIDDEN;
  * line entry's tags): before records t held are recycled. t's own thread,
  * or the merger's when t's log is merged. */
 void mon_backend_sim_forget(struct mon_thread *t) MON_HIDDEN;
-/* The timing model (monitor/sim/sim_timing.h) of the sim backends:
- * mon_backend_sim_timed, whether it is on (the geometry's `timing`);
- * mon_backend_sim_now, when t's core issues its next access (cycles; for
- * the merger's clocks); mon_backend_sim_runtime, the largest core's time
- * when all its accesses are complete; mon_backend_sim_inline(0) before the
- * merger takes over the cores (it may not read the program's memory). */
-int mon_backend_sim_timed(void) MON_HIDDEN;
-uint64_t mon_backend_sim_now(struct mon_thread *t) MON_HIDDEN;
-uint64_t mon_backend_sim_runtime(void) MON_HIDDEN;
-void mon_backend_sim_inline(int on) MON_HIDDEN;
 
 /* ---- activation (rt.c) ---- */
 

@@ -228,8 +228,7 @@ static const char *bin_name(uint64_t key, char *buf, size_t len)
 /*
  * The simulated run time in cycles: in ordered mode the largest thread
  * clock (threads run side by side in simulated time, a joiner resumes at
- * the clock of the thread it joins); else, with the timing model on, the
- * busiest simulated core's time; else the largest sum of one thread's
+ * the clock of the thread it joins); else the largest sum of one thread's
  * estimated cycles (exact for one thread; host order has no common clock).
  */
 static uint64_t est_runtime(void)
@@ -239,8 +238,6 @@ static uint64_t est_runtime(void)
 
 	if (mon_seq_engaged())
 		return best;
-	if (mon_backend_sim_timed())
-		return mon_backend_sim_runtime();
 	for (uint32_t id = 0; id < nr; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 		uint64_t sum;

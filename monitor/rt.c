@@ -485,10 +485,8 @@ static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b)
 	if ((b != &mon_backend_sim && b != &mon_backend_sim_c && b != &mon_backend_sim_whatif) ||
 	    !mon_seq_wanted())
 		return b;
-	mon_backend_sim_inline(0);
 	if (mon_seq_engage(b)) {
 		mon_log("ordered simulation unavailable: threads simulate in host order");
-		mon_backend_sim_inline(1);
 		return b;
 	}
 	return &mon_backend_sim_seq;

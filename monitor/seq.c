@@ -19,12 +19,7 @@
  *   while its clock stays at or below the next one's. A thread's clock
  *   advances by each access's estimated cycles (the latency model), so a
  *   thread that misses falls behind and a false-sharing loop alternates
- *   access by access, whatever the host did. Beside it each thread keeps a
- *   timed clock (tclock), advanced by what each access moved its core's
- *   timing model (sim_timing.h) and carried through the same releases,
- *   creations and frontier jumps: the run time. The merge order stays the
- *   latency clocks' (in the timing model a missing core runs on, and
- *   contending threads would stop alternating). Simulation is serial: one host
+ *   access by access, whatever the host did. Simulation is serial: one host
  *   CPU simulates; the program's threads run natively ahead of it by at most
  *   a ring (SEQ_RING accesses), then wait for room.
  * - Who may hold the others back. Only running threads. A thread blocked in
@@ -111,8 +106,7 @@ struct seq_log {
 	struct mon_thread *t;
 	struct seq_log *next;		/* inbox, then the merger's park chain */
 	/* merger only */
-	uint64_t clock;			/* simulated cycles (latencies: orders the merge) */
-	uint64_t tclock;		/* the same in the timing model's cycles (run time) */
+	uint64_t clock;			/* simulated cycles */
 	int state;
 	uintptr_t wait_key;		/* ST_NEW: its thread id + 1 (the creation it waits for) */
 	uint64_t drain_head;		/* head when the exit drain began */
@@ -124,13 +118,7 @@ struct seq_log {
 	uint64_t sync_head;		/* head when the pending mon_seq_sync began */
 	uint64_t clock0;		/* a thread older than the engagement: its cycles
 					 * simulated before it (in host order, inline) */
-	uint64_t tclock0;		/* the same, timed */
 	int wait_create;		/* ST_NEW: its creation was logged; wait for it */
-};
-
-struct seq_born {
-	uint64_t clock;			/* the creator's clock + 1 (0: not merged) */
-	uint64_t tclock;		/* its timed clock */
 };
 
 struct seq_sync {
@@ -138,21 +126,17 @@ struct seq_sync {
 	uint64_t issued;		/* releases announced (threads, atomic) */
 	uint64_t done;			/* releases merged (merger) */
 	uint64_t clock;			/* the latest merged release's clock (merger) */
-	uint64_t tclock;		/* the latest merged release's timed clock */
 };
 
 static struct {
 	int engaged;			/* atomic: threads log, the merger runs */
-	int timed;			/* clocks advance by the timing model (set once) */
 	int mode;			/* -1 unknown, 0 host order, 1 simulated time */
 	const struct mon_backend_ops *inner;	/* the simulating backend */
 	struct seq_log *logs;		/* atomic: the inbox of new logs (merger takes it) */
 	struct seq_sync *sync;		/* [SEQ_SYNC_SLOTS] */
 	uint64_t frontier;		/* merger: the clock of the last merged pick */
-	uint64_t tfrontier;		/* merger: the largest timed clock of a pick */
 	uint64_t max_clock;		/* atomic (merger writes): the largest clock reached */
-	uint64_t max_tclock;		/* atomic (merger writes): the largest timed clock */
-	struct seq_born *born;		/* merger: [id] creation clocks (0: not merged) */
+	uint64_t *born;			/* merger: [id] creation clock + 1 (0: not merged) */
 	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
 	uint64_t drained;		/* atomic: drain rounds completed */
@@ -334,10 +318,8 @@ void mon_seq_thread_start(struct mon_thread *t)
 	 * the run time counts a serial prefix (an initialisation before the
 	 * workers), or from the frontier if later */
 	l->wait_create = __atomic_load_n(&t->seq_created, __ATOMIC_ACQUIRE);
-	if (!l->wait_create) {
+	if (!l->wait_create)
 		l->clock0 = mon_counts_cycles(t);
-		l->tclock0 = seq.timed ? mon_backend_sim_now(t) : l->clock0;
-	}
 	l->state = ST_NEW;
 	l->wait_key = (uintptr_t)t->id + 1;
 	t->seq = l;
@@ -492,7 +474,7 @@ static uint64_t thread_cpu_ms(pid_t tid)
 }
 
 /* Simulates one logged access of l's thread; returns its estimated cycles. */
-static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e, uint64_t *timed)
+static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e)
 {
 	struct mon_thread *t = l->t;
 	struct mon_obj *obj = mon_objmap_get(e->obj_idx);
@@ -502,12 +484,8 @@ static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e, uint64_
 	int armed = __atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED);
 
-	uint64_t now = seq.timed ? mon_backend_sim_now(t) : 0;
-
-	if (!obj) {
-		*timed = 1;
+	if (!obj)
 		return 1;
-	}
 	ev.nr = 0;
 	if (mon_likely(e->v && !armed && slot >= 0)) {
 		uint64_t before = __atomic_load_n(&e->v[slot], __ATOMIC_RELAXED);
@@ -529,9 +507,6 @@ static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e, uint64_
 		if (__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
 			mon_sample_account(t, e->addr, e->pc, obj, &ev);
 	}
-	/* the timing model's clock: what the access moved the core's (an
-	 * access overlapped with earlier misses may cost nothing) */
-	*timed = seq.timed ? mon_backend_sim_now(t) - now : (cyc ? cyc : 1);
 	return cyc ? cyc : 1;
 }
 
@@ -543,7 +518,7 @@ static int try_resume(struct seq_log *l)
 
 	if (l->state == ST_NEW) {
 		uint32_t id = l->t->id;
-		uint64_t born = id < seq.nr_born ? seq.born[id].clock : 0;
+		uint64_t born = id < seq.nr_born ? seq.born[id] : 0;
 
 		/* a thread whose creation was not logged (created before the
 		 * engagement, or unseen) starts at the frontier or its own
@@ -552,8 +527,6 @@ static int try_resume(struct seq_log *l)
 		if (!born && l->wait_create && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
 			return 0;
 		l->clock = born ? born - 1 : seq.frontier > l->clock0 ? seq.frontier : l->clock0;
-		l->tclock = born ? seq.born[id].tclock
-			    : seq.tfrontier > l->tclock0 ? seq.tfrontier : l->tclock0;
 		l->state = ST_RUN;
 		return 1;
 	}
@@ -571,13 +544,8 @@ static int try_resume(struct seq_log *l)
 			return 0;
 		if (s && s->clock > l->clock)
 			l->clock = s->clock;
-		if (s && s->tclock > l->tclock)
-			l->tclock = s->tclock;
-	} else {
-		if (seq.frontier > l->clock)
-			l->clock = seq.frontier;	/* a sleep: what ran meanwhile */
-		if (seq.tfrontier > l->tclock)
-			l->tclock = seq.tfrontier;
+	} else if (seq.frontier > l->clock) {
+		l->clock = seq.frontier;	/* a sleep: what ran meanwhile */
 	}
 	__atomic_store_n(&l->tail, l->tail + 1, __ATOMIC_RELEASE);
 	l->state = ST_RUN;
@@ -587,11 +555,11 @@ static int try_resume(struct seq_log *l)
 static void unpark(uintptr_t key);
 
 /* The creation clock of thread id (merger only; grows as ids do). */
-static void born_set(uint32_t id, uint64_t clock, uint64_t tclock)
+static void born_set(uint32_t id, uint64_t clock)
 {
 	if (id >= seq.nr_born) {
 		uint32_t n = id + 1024;
-		struct seq_born *b = mon_realloc(seq.born, n * sizeof(*b));
+		uint64_t *b = mon_realloc(seq.born, n * sizeof(*b));
 
 		if (!b)
 			return;		/* it then starts at the frontier (drain or stall) */
@@ -599,8 +567,7 @@ static void born_set(uint32_t id, uint64_t clock, uint64_t tclock)
 		seq.born = b;
 		seq.nr_born = n;
 	}
-	seq.born[id].clock = clock + 1;
-	seq.born[id].tclock = tclock;
+	seq.born[id] = clock + 1;
 }
 
 
@@ -622,18 +589,13 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 		struct seq_sync *s;
 
 		switch (e->kind) {
-		case SEQ_ACCESS: {
-			uint64_t timed;
-			l->clock += merge_access(l, e, &timed);
-			l->tclock += timed;
+		case SEQ_ACCESS:
+			l->clock += merge_access(l, e);
 			break;
-		}
 		case SEQ_REL:
 			if ((s = sync_slot(e->addr))) {
 				if (l->clock > s->clock)
 					s->clock = l->clock;
-				if (l->tclock > s->tclock)
-					s->tclock = l->tclock;
 				__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
 			}
 			break;
@@ -646,7 +608,7 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 			l->state = ST_DONE;
 			break;
 		case SEQ_CREATE:
-			born_set((uint32_t)e->addr, l->clock, l->tclock);
+			born_set((uint32_t)e->addr, l->clock);
 			unpark((uintptr_t)e->addr + 1);
 			break;
 		}
@@ -661,8 +623,6 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 		room_wake(l);
 	if (l->clock > __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED))
 		__atomic_store_n(&seq.max_clock, l->clock, __ATOMIC_RELAXED);
-	if (l->tclock > __atomic_load_n(&seq.max_tclock, __ATOMIC_RELAXED))
-		__atomic_store_n(&seq.max_tclock, l->tclock, __ATOMIC_RELAXED);
 	if (l->state == ST_DONE) {
 		if (seq.inner->thread_exit)
 			seq.inner->thread_exit(l->t);	/* its core back, on the merger */
@@ -815,8 +775,6 @@ static int merge_round(int draining)
 				seq.idle_skip += seq.frontier - l->clock;
 				l->clock = seq.frontier;
 			}
-			if (seq.tfrontier > l->tclock)
-				l->tclock = seq.tfrontier;
 			l->state = ST_RUN;
 		}
 		if (l->state != ST_RUN)
@@ -886,8 +844,6 @@ static int merge_round(int draining)
 	best->empty_since_ms = 0;
 	if (best->clock > seq.frontier)
 		seq.frontier = best->clock;
-	if (best->tclock > seq.tfrontier)
-		seq.tfrontier = best->tclock;
 	merge_run(best, second);
 	return 1;
 }
@@ -997,7 +953,7 @@ static void *merger_main(void *arg)
 
 uint64_t mon_seq_max_clock(void)
 {
-	return __atomic_load_n(seq.timed ? &seq.max_tclock : &seq.max_clock, __ATOMIC_RELAXED);
+	return __atomic_load_n(&seq.max_clock, __ATOMIC_RELAXED);
 }
 
 int mon_seq_log_merged(struct mon_thread *t)
@@ -1077,7 +1033,6 @@ int mon_seq_engage(const struct mon_backend_ops *inner)
 	if (!__atomic_compare_exchange_n(&once, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return mon_seq_engaged() ? 0 : AMEBA_EINVAL;
 	seq.inner = inner;
-	seq.timed = mon_backend_sim_timed();
 	seq.sync = mmap(NULL, SEQ_SYNC_SLOTS * sizeof(struct seq_sync), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (seq.sync == MAP_FAILED) {

@@ -52,9 +52,7 @@ void mon_seq_sync(void) MON_HIDDEN;
 int mon_seq_log_merged(struct mon_thread *t) MON_HIDDEN;
 
 /* The largest simulated clock any thread reached (cycles): the simulated
- * run time of what was merged, in the timing model's cycles when it is on
- * (the merge order follows the latency clocks either way). 0 when never
- * engaged. */
+ * run time of what was merged. 0 when never engaged. */
 uint64_t mon_seq_max_clock(void) MON_HIDDEN;
 
 /* In a forked child: back to simulating on the thread itself. */

@@ -59,9 +59,6 @@
 #define LAT(l1, l2, llc, ml, mr, iv, inv, t2, tm) \
 	{ .l1_hit = l1, .l2_hit = l2, .llc_hit = llc, .mem_local = ml, .mem_remote = mr, \
 	  .intervention = iv, .inval = inv, .tlb2_hit = t2, .tlb_miss = tm }
-#define TM(acc, win, mshr, line, pf, walk) \
-	{ .on = 1, .access_mcycles = acc, .window = win, .mshrs = mshr, .mem_line_cycles = line, \
-	  .prefetch = pf, .walkers = walk }
 #define KiB(x) ((uint64_t)(x) << 10)
 #define MiB(x) ((uint64_t)(x) << 20)
 
@@ -81,12 +78,6 @@ static const struct mri_geom preset_table[] = {
 		.lat = LAT(4, AMEBA_LAT_l2_hit, AMEBA_LAT_llc_hit, AMEBA_LAT_mem_local,
 			   AMEBA_LAT_mem_remote, AMEBA_LAT_intervention, AMEBA_LAT_inval, 9,
 			   AMEBA_LAT_tlb_miss),
-		/* two loads or stores issued per cycle (the simulator sees
-		 * scalar accesses; the native loop may be vectorised),
-		 * 224-entry ROB (~70 loads and stores), 10 L1D fill buffers,
-		 * ~13 GB/s of DRAM bandwidth for one core at ~2.7 GHz, two
-		 * page walkers */
-		.tm = TM(500, 64, 10, 13, 1, 2),
 	},
 	{
 		.name = "zen4",
@@ -99,9 +90,6 @@ static const struct mri_geom preset_table[] = {
 		.core_map = MRI_GEOM_MAP_RR, .cores_per_node = 8,
 		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
 		.lat = LAT(4, 14, 50, 400, 560, 200, 150, 7, 35),
-		/* 320-entry ROB, 24 L1D miss buffers, ~35 GB/s for one core,
-		 * six page walkers */
-		.tm = TM(500, 96, 24, 7, 1, 6),
 	},
 	{
 		.name = "r10000",
@@ -114,9 +102,6 @@ static const struct mri_geom preset_table[] = {
 		.core_map = MRI_GEOM_MAP_BLOCK, .cores_per_node = 2,
 		.placement = MRI_GEOM_FIRST_TOUCH, .word_bytes = 4, .three_c = 1,
 		.lat = LAT(2, 10, 10, 106, 199, 246, 80, 0, 75),
-		/* 32-entry active list, 4 outstanding misses, no prefetcher,
-		 * TLB refills in software, one at a time */
-		.tm = TM(1000, 12, 4, 8, 0, 1),
 	},
 };
 #define NR_PRESETS (sizeof(preset_table) / sizeof(preset_table[0]))
@@ -255,13 +240,6 @@ static const struct key_desc key_table[] = {
 	{ "lat_inval", KT_U32, G(lat.inval), "cycles" },
 	{ "lat_tlb2_hit", KT_U32, G(lat.tlb2_hit), "cycles" },
 	{ "lat_tlb_miss", KT_U32, G(lat.tlb_miss), "cycles" },
-	{ "timing", KT_BOOL, G(tm.on), "1: out-of-order timing model; 0: run time = sum of latencies" },
-	{ "tm_access_mcycles", KT_U32, G(tm.access_mcycles), "issue cost of an access, 1/1000 cycles" },
-	{ "tm_window", KT_U32, G(tm.window), "accesses issued past an unfinished miss (ROB)" },
-	{ "tm_mshrs", KT_U32, G(tm.mshrs), "misses outstanding at once, 1..32" },
-	{ "tm_mem_line_cycles", KT_U32, G(tm.mem_line_cycles), "cycles per line of memory bandwidth, 0 unlimited" },
-	{ "tm_prefetch", KT_BOOL, G(tm.prefetch), "0 or 1: a stream prefetcher" },
-	{ "tm_walkers", KT_U32, G(tm.walkers), "page walks in flight at once, 1..8" },
 };
 #define NR_KEYS (sizeof(key_table) / sizeof(key_table[0]))
 
@@ -708,16 +686,6 @@ int mri_geom_check(const struct mri_geom *g, char *err, size_t errlen)
 		if (serve[i].present && serve[i].v < g->lat.l1_hit)
 			return fail(err, errlen, AMEBA_EINVAL, "%s = %u is below lat_l1_hit = %u",
 				    serve[i].name, serve[i].v, g->lat.l1_hit);
-	if (g->tm.on && (!g->tm.mshrs || g->tm.mshrs > MRI_GEOM_MAX_MSHRS))
-		return fail(err, errlen, AMEBA_EINVAL, "tm_mshrs = %u: want 1..%d", g->tm.mshrs,
-			    MRI_GEOM_MAX_MSHRS);
-	if (g->tm.on && (!g->tm.walkers || g->tm.walkers > MRI_GEOM_MAX_WALKERS))
-		return fail(err, errlen, AMEBA_EINVAL, "tm_walkers = %u: want 1..%d", g->tm.walkers,
-			    MRI_GEOM_MAX_WALKERS);
-	if (g->tm.on && (!g->tm.window || !g->tm.access_mcycles))
-		return fail(err, errlen, AMEBA_EINVAL,
-			    "tm_window = %u, tm_access_mcycles = %u: both must be at least 1",
-			    g->tm.window, g->tm.access_mcycles);
 	return 0;
 }
 

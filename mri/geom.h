@@ -81,24 +81,6 @@ struct mri_geom_lat {
 	uint32_t tlb_miss;	/* page walk (miss in the last TLB level) */
 };
 
-/*
- * Timing model (monitor/sim/sim_timing.h): how long the accesses take on an
- * out-of-order core, for the simulated run time (est_runtime_cycles, the
- * thread clocks of ordered mode, what-if predictions). est_cycles and the
- * stall split keep the latency model above.
- */
-struct mri_geom_tm {
-	int on;			/* 0: run time = the sum of the latencies */
-	uint32_t access_mcycles;	/* issue cost of one access, 1/1000 cycles */
-	uint32_t window;	/* accesses in flight past an unfinished miss (ROB) */
-	uint32_t mshrs;		/* misses outstanding at once, 1..MRI_GEOM_MAX_MSHRS */
-	uint32_t mem_line_cycles;	/* memory bandwidth of a core: cycles per line, 0 none */
-	int prefetch;		/* a stream prefetcher hides sequential misses */
-	uint32_t walkers;	/* page walks in flight at once, 1..MRI_GEOM_MAX_WALKERS */
-};
-#define MRI_GEOM_MAX_MSHRS 32
-#define MRI_GEOM_MAX_WALKERS 8
-
 struct mri_geom {
 	char name[MRI_GEOM_NAME_MAX];	/* preset or config file it came from */
 	struct mri_geom_cache l1d, l2, llc;	/* llc: one per NUMA node */
@@ -113,7 +95,6 @@ struct mri_geom {
 	uint32_t word_bytes;		/* false-sharing granularity (power of two) */
 	int three_c;			/* classify L1 misses compulsory/capacity/conflict */
 	struct mri_geom_lat lat;
-	struct mri_geom_tm tm;
 };
 
 /*

@@ -15,10 +15,6 @@ For each ground-truth workload that has a fixed twin:
     twin's (oracle est_runtime_cycles, sim backend, docs/oracle.md);
   - measured_speedup_<k>: native kernel time of the original over the twin
     (WL_TIME=1), NATIVE_RUNS of each, interleaved, median ratio;
-  - predicted_host_<k> and simulated_host_<k>: the same two figures under
-    this host's calibrated preset (`ameba calibrate`: its caches, latencies,
-    misses in flight and memory bandwidth), one `ameba run`: the prediction
-    to hold against measured_speedup, which is this host's;
 and once: the host's line round trip between two CPUs (`ameba calibrate`).
 On a VM whose vCPUs are time-sliced a native false-sharing fix can gain
 nothing; the line round trip printed beside it says whether the host can
@@ -112,20 +108,10 @@ def main():
     say("runs", runs)
 
     with tempfile.TemporaryDirectory() as tmp:
-        host_conf = os.path.join(tmp, "c.conf")
-        cal = subprocess.run([ameba, "calibrate", "-o", host_conf],
+        cal = subprocess.run([ameba, "calibrate", "--quick", "-o", os.path.join(tmp, "c.conf")],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         m = re.search(r"line round trip between CPUs: ([0-9.]+) ns", cal.stdout.decode())
         say("line_round_trip_ns", m.group(1) if m else "n/a (one CPU)")
-        if cal.returncode != 0 or not os.path.exists(host_conf):
-            host_conf = None
-            say("host_preset", "n/a (ameba calibrate failed)")
-        else:
-            with open(host_conf) as f:
-                for line in f:
-                    k = line.split("=")[0].strip()
-                    if k in ("lat_llc_hit", "lat_mem_local", "tm_mshrs", "tm_mem_line_cycles"):
-                        say(f"host_{k}", line.split("=")[1].strip())
 
         for name, prop, obj, extra, args in WORKLOADS:
             if only and name not in only:
@@ -171,22 +157,6 @@ def main():
                 say(f"simulated_speedup_{name}", f"{a / b:.3f}" if a and b else "n/a")
             except (subprocess.SubprocessError, OSError, ValueError) as e:
                 say(f"simulated_speedup_{name}", f"n/a ({e})")
-            if host_conf:
-                henv = dict(wenv, AMEBA_PRESET=host_conf)
-                rep = run_ameba(ameba, exe, args, henv, os.path.join(tmp, f"{name}h.json"))
-                hp = None
-                for f in (rep or {}).get("findings") or []:
-                    if f.get("predicted_speedup") is not None:
-                        hp = float(f["predicted_speedup"])
-                        hprop = f.get("property")
-                        break
-                say(f"predicted_host_{name}", f"{hp:.3f} ({hprop})" if hp is not None else "n/a")
-                try:
-                    a = oracle_runtime(exe, args, henv, tmp)
-                    b = oracle_runtime(fixed, args, henv, tmp)
-                    say(f"simulated_host_{name}", f"{a / b:.3f}" if a and b else "n/a")
-                except (subprocess.SubprocessError, OSError, ValueError) as e:
-                    say(f"simulated_host_{name}", f"n/a ({e})")
             nexe, nfixed = exe + "_native", fixed + "_native"
             if os.path.exists(nexe) and os.path.exists(nfixed):
                 ratios = []

@@ -1168,7 +1168,6 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 				l1->meta[i].cookie = cookie;
 				l1->meta[i].dirty |= (uint8_t)is_write;
 				memo_insert(c, line, i, 0);
-				c->tm.nr_acc++;
 				ev->est_cycles = s->g.lat.l1_hit;
 				sim_core_exit(c, locked);
 				return ret;
@@ -1179,9 +1178,6 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	c->locked = locked;
 	access_slow(c, addr, size, is_write, cookie, ev, w1_known, tlb1_known_miss,
 		    (flags & SIM_AF_ONE_LINE) != 0);
-	c->tm.nr_acc++;
-	if (s->g.tm.on && ev->est_cycles > s->g.lat.l1_hit)
-		sim_tm_miss(c, addr, size, is_write, ev);
 	sim_core_exit(c, c->locked);
 	return 1;
 }

@@ -190,43 +190,6 @@ struct mon_sim_totals {
 	uint64_t tlb1_miss, tlb_miss, coh_true, coh_false, compulsory, capacity, conflict;
 	uint64_t intervention, inval_sent, inval_recv, nr_wb, est_cycles, est_stall_cycles;
 };
-/*
- * The timing model (sim_timing.h), for the thread driving c (or the merger):
- * mon_sim_core_now is when c's next access issues, in cycles since c was
- * created (it may settle the model's state); mon_sim_core_end is when all
- * of c's accesses are complete (read-only). Both 0 while the geometry's
- * timing is off. mon_sim_set_values: whether the model may read the value
- * of a load miss (only while every access is simulated by the thread that
- * makes it, just before it makes it).
- */
-uint64_t mon_sim_core_now(struct mon_sim_core *c);
-uint64_t mon_sim_core_end(const struct mon_sim_core *c);
-/* The largest mon_sim_core_end of the cores (0 with timing off): the run
- * time of a program whose threads each simulated their own accesses. */
-uint64_t mon_sim_runtime(struct mon_sim *s);
-void mon_sim_set_values(struct mon_sim *s, int on);
-/*
- * What-if corrections to the timing model (backend_sim.c): retime, the
- * last access of c costs fixed->est_cycles instead of old_cycles (a miss's
- * completion moves, a hit becomes a miss or the reverse); drop, the last
- * access, a hit, did not happen (a value kept in a register); hold(c, 1)
- * keeps the model's state and hold(c, 0) restores it, so that the accesses
- * in between are not timed.
- */
-void mon_sim_core_tm_retime(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-			    uint32_t old_cycles, const struct mon_sim_events *fixed);
-void mon_sim_core_tm_drop(struct mon_sim_core *c);
-/* The program's own address of c's next accesses, when the caller moves
- * them (a what-if layout): the timing model reads a load's value there, not
- * at the simulated address. 0: their own address; UINTPTR_MAX: nowhere. */
-void mon_sim_core_tm_value_at(struct mon_sim_core *c, uintptr_t real);
-void mon_sim_core_tm_hold(struct mon_sim_core *c, int hold);
-/* Times one access of c at addr with the events ev, as if simulated there
- * (a what-if access whose events come from elsewhere). */
-void mon_sim_core_tm_account(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-			     const struct mon_sim_events *ev);
-/* Logs each core's timing figures on stderr (AMEBA_SIM_VERBOSE). */
-void mon_sim_log_timing(struct mon_sim *s);
 void mon_sim_totals_add(struct mon_sim_totals *t, const struct mon_sim_events *ev);
 
 /* ---- the runtime backend (backend_sim.c) ---- */

@@ -9,7 +9,6 @@
 #ifndef AMEBA_MON_SIM_CORE_H
 #define AMEBA_MON_SIM_CORE_H
 
-#include "sim_timing.h"
 #include <stdint.h>
 #include <stddef.h>
 
@@ -609,9 +608,6 @@ struct mon_sim_core {
 	struct sim_seen seen;
 	uint64_t seen_overflows;
 	uint64_t ring_overflows;	/* atomic, by producers */
-
-	struct sim_tm tm;	/* the timing model's state (sim_timing.h) */
-	struct sim_tm tm_held;	/* mon_sim_core_tm_hold's copy */
 };
 
 /* c->shared: the core is shared by threads (all users lock, for good), or
@@ -711,8 +707,6 @@ struct mon_sim {
 	struct sim_dir dir;
 	struct sim_pages pages;
 	struct sim_owners own;
-	int tm_values;			/* atomic: the timing model may read load values
-					 * (accesses simulated by the thread making them) */
 };
 
 /*
@@ -871,7 +865,6 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 		keys[i] = key | SIM_M;	/* E -> M, or M already */
 	m->cookie = cookie;
 	m->dirty |= (uint8_t)is_write;
-	c->tm.nr_acc++;
 	return 1;
 }
 
