@@ -14,14 +14,16 @@ For each ground-truth workload that has a fixed twin:
   - simulated_speedup_<k>: the workload's simulated run time over its fixed
     twin's (oracle est_runtime_cycles, sim backend, docs/oracle.md);
   - measured_speedup_<k>: native kernel time of the original over the twin
-    (WL_TIME=1), NATIVE_RUNS of each, interleaved, median ratio;
+    (WL_TIME=1), NATIVE_RUNS of each, interleaved, median ratio, at a SCALE
+    (measured_scale_<k>) large enough that the faster kernel runs at least
+    NATIVE_MIN_MS (200) ms: at SCALE 1 several kernels take a millisecond;
 and once: the host's line round trip between two CPUs (`ameba calibrate`).
 On a VM whose vCPUs are time-sliced a native false-sharing fix can gain
 nothing; the line round trip printed beside it says whether the host can
 show it at all.
 
 usage: diagnosis.py BUILD_DIR [WORKLOAD...]
-env:   RUNS (5), NATIVE_RUNS (7), AMEBA_PRESET (default: the tests' pinned
+env:   RUNS (5), NATIVE_RUNS (7), NATIVE_MIN_MS (200), AMEBA_PRESET (default: the tests' pinned
        design geometry, tests/workloads/design.conf)
 Prints `name: value` lines; never fails on a figure.
 """
@@ -85,12 +87,39 @@ def oracle_runtime(exe, args, env, tmp):
 
 
 def kernel_ms(exe, args):
+    """The kernel's wall time in ms (WL_TIME=1), the process's without one;
+    None when the program fails (a SCALE it refuses)."""
     e = dict(os.environ, WL_TIME="1")
     t0 = time.monotonic()
     p = subprocess.run([exe] + args, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        timeout=600)
+    if p.returncode != 0:
+        return None
     m = re.search(r"kernel_ms ([0-9.]+)", p.stderr.decode(errors="replace"))
     return float(m.group(1)) if m else (time.monotonic() - t0) * 1000
+
+
+def native_args(nexe, nfixed, args, min_ms):
+    """Arguments for the native timing: the workload's SCALE multiplied until
+    the faster of the two kernels runs min_ms or more (at SCALE 1 many run for
+    a millisecond, where timer and scheduling noise decide the ratio), halved
+    back while the program refuses it. Returns (args, the faster kernel's ms)."""
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        return args, None
+    s0 = int(args[0]) if args else 1
+    ta, tb = kernel_ms(nexe, [str(s0)]), kernel_ms(nfixed, [str(s0)])
+    if not ta or not tb:
+        return args, None
+    t = min(ta, tb)
+    k = max(1, int(min_ms / max(t, 0.001)) + 1) if t < min_ms else 1
+    while k > 1:
+        tb = kernel_ms(nfixed, [str(s0 * k)])
+        if tb is not None:
+            ta = kernel_ms(nexe, [str(s0 * k)])
+            if ta is not None:
+                return [str(s0 * k)], min(ta, tb)
+        k //= 2
+    return args, t
 
 
 def main():
@@ -102,6 +131,7 @@ def main():
     bin_dir = os.path.join(build, "tests", "bin")
     runs = int(os.environ.get("RUNS", "5"))
     native_runs = int(os.environ.get("NATIVE_RUNS", "7"))
+    native_min_ms = float(os.environ.get("NATIVE_MIN_MS", "200"))
     env = dict(os.environ)
     env.setdefault("AMEBA_PRESET", os.path.join(SRC, "tests", "workloads", "design.conf"))
     say("preset", env["AMEBA_PRESET"])
@@ -159,11 +189,14 @@ def main():
                 say(f"simulated_speedup_{name}", f"n/a ({e})")
             nexe, nfixed = exe + "_native", fixed + "_native"
             if os.path.exists(nexe) and os.path.exists(nfixed):
+                nargs, nms = native_args(nexe, nfixed, args, native_min_ms)
+                say(f"measured_scale_{name}", (" ".join(nargs) or "1") +
+                    (f" (kernel {nms:.1f} ms)" if nms else ""))
                 ratios = []
                 for _ in range(native_runs):
-                    ta = kernel_ms(nexe, args)
-                    tb = kernel_ms(nfixed, args)
-                    if tb > 0:
+                    ta = kernel_ms(nexe, nargs)
+                    tb = kernel_ms(nfixed, nargs)
+                    if ta and tb:
                         ratios.append(ta / tb)
                 say(f"measured_speedup_{name}", f"{statistics.median(ratios):.3f}"
                     if ratios else "n/a")

@@ -89,7 +89,7 @@ static inline void wl_report_time(const char *name, uint64_t start_ns)
 	const char *e = getenv("WL_TIME");
 
 	if (e && strcmp(e, "1") == 0)
-		fprintf(stderr, "%s(%s): kernel_ms %.1f\n", name, WL_VARIANT,
+		fprintf(stderr, "%s(%s): kernel_ms %.3f\n", name, WL_VARIANT,
 			(double)(wl_now_ns() - start_ns) / 1e6);
 }
 
