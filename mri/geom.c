@@ -359,9 +359,110 @@ static const char *sysfs_root(void)
 	return r && *r ? r : "/sys";
 }
 
+/* Puts a data or unified cache of `level` into g (the highest level above
+ * 2 is the LLC); returns the bit of the level it set (1 L1D, 2 L2, 4 LLC),
+ * 0 when the figures do not make a cache. ways 0: fully associative. */
+static int put_level(struct mri_geom *g, uint64_t level, uint64_t size, uint64_t ways,
+		     uint64_t line, int *llc_level)
+{
+	if (!ways && line)
+		ways = size / line;
+	if (!line || (line & (line - 1)) || !ways || size < ways * line)
+		return 0;
+	size -= size % (ways * line);
+	struct mri_geom_cache cg = { size, (uint32_t)ways, (uint32_t)line, MRI_GEOM_LRU };
+	if (level == 1) {
+		g->l1d = cg;
+		return 1;
+	}
+	if (level == 2) {
+		g->l2 = cg;
+		return 2;
+	}
+	if ((int)level > *llc_level) {
+		g->llc = cg;
+		*llc_level = (int)level;
+		return 4;
+	}
+	return 0;
+}
+
+int mri_geom_cpuid_leaf(struct mri_geom *g, uint32_t leaf, uint32_t a, uint32_t b, uint32_t c,
+			int *llc_level)
+{
+	/* 0x80000006's associativity codes (AMD APM vol. 3, E.4.4); 0: not given */
+	static const uint8_t amd_ways[16] = { 0, 1, 2, 3, 4, 6, 8, 0, 16, 0, 32, 48, 64, 96, 128, 0 };
+
+	if (leaf == 4 || leaf == 0x8000001d) {
+		uint32_t type = a & 31;
+		uint64_t ways = ((b >> 22) & 0x3ff) + 1, parts = ((b >> 12) & 0x3ff) + 1;
+		uint64_t line = (b & 0xfff) + 1, sets = (uint64_t)c + 1;
+
+		if (type != 1 && type != 3)	/* data or unified */
+			return 0;
+		return put_level(g, (a >> 5) & 7, ways * parts * line * sets,
+				 (a >> 9) & 1 ? 0 : ways, line, llc_level);
+	}
+	if (leaf == 0x80000005 && c >> 24)	/* L1D: KiB, ways (0xff: fully), line */
+		return put_level(g, 1, (uint64_t)(c >> 24) << 10,
+				 ((c >> 16) & 0xff) == 0xff ? 0 : (c >> 16) & 0xff, c & 0xff, llc_level);
+	if (leaf == 0x80000006 && c >> 16 && amd_ways[(c >> 12) & 0xf])	/* L2 */
+		return put_level(g, 2, (uint64_t)(c >> 16) << 10, amd_ways[(c >> 12) & 0xf], c & 0xff,
+				 llc_level);
+	return 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+/*
+ * The caches CPUID describes, for a host whose sysfs has no cache directory
+ * (a VM that hides it: Firecracker guests do). The deterministic cache
+ * parameters (Intel's leaf 4, AMD's 0x8000001D with TOPOEXT: ways,
+ * partitions, line and sets of every level), else AMD's legacy leaves for
+ * the L1D (0x80000005) and L2 (0x80000006; their L3 field is the whole
+ * chip's, not a core's share, and is not used). Returns the levels set.
+ */
+static int cpuid_caches(struct mri_geom *g, int *llc_level)
+{
+	unsigned a, b, c, d, max = 0, emax = 0, leaf = 0;
+	int got = 0;
+
+	__cpuid(0, max, b, c, d);
+	__cpuid(0x80000000, emax, b, c, d);
+	if (max >= 4) {
+		__cpuid_count(4, 0, a, b, c, d);
+		leaf = a & 31 ? 4 : 0;
+	}
+	if (!leaf && emax >= 0x8000001d) {
+		__cpuid_count(0x8000001d, 0, a, b, c, d);
+		leaf = a & 31 ? 0x8000001d : 0;
+	}
+	for (unsigned i = 0; leaf && i < 16; i++) {
+		__cpuid_count(leaf, i, a, b, c, d);
+		if (!(a & 31))
+			break;
+		got |= mri_geom_cpuid_leaf(g, leaf, a, b, c, llc_level);
+	}
+	if (!leaf && emax >= 0x80000006) {
+		__cpuid(0x80000005, a, b, c, d);
+		got |= mri_geom_cpuid_leaf(g, 0x80000005, a, b, c, llc_level);
+		__cpuid(0x80000006, a, b, c, d);
+		got |= mri_geom_cpuid_leaf(g, 0x80000006, a, b, c, llc_level);
+	}
+	return got;
+}
+#else
+static int cpuid_caches(struct mri_geom *g, int *llc_level)
+{
+	(void)g;
+	(void)llc_level;
+	return 0;
+}
+#endif
+
 static void host_geom(struct mri_geom *g)
 {
-	int have_l2 = 0, have_llc = 0, llc_level = 0;
+	int have_l2 = 0, have_llc = 0, llc_level = 0, seen = 0;
 	const char *root = sysfs_root();
 	char dir[SYSFS_PATH_MAX], buf[64];
 	int w, sys_ok;
@@ -381,22 +482,21 @@ static void host_geom(struct mri_geom *g)
 			continue;
 		if (strncmp(type, "Instruction", 11) == 0)
 			continue;
-		if (sysfs_u64(dir, "ways_of_associativity", &ways) || ways == 0)
-			ways = size / line;	/* 0 = fully associative */
-		if (!line || (line & (line - 1)) || !ways || size < ways * line)
-			continue;
-		size -= size % (ways * line);
-		struct mri_geom_cache cg = { size, (uint32_t)ways, (uint32_t)line, MRI_GEOM_LRU };
-		if (level == 1)
-			g->l1d = cg;
-		else if (level == 2) {
-			g->l2 = cg;
-			have_l2 = 1;
-		} else if ((int)level > llc_level) {
-			g->llc = cg;
-			llc_level = (int)level;
-			have_llc = 1;
-		}
+		if (sysfs_u64(dir, "ways_of_associativity", &ways))
+			ways = 0;	/* 0 = fully associative */
+		seen = 1;
+		int got = put_level(g, level, size, ways, line, &llc_level);
+		have_l2 |= got == 2;
+		have_llc |= got == 4;
+	}
+	/* No cache directory at all is not a machine without caches: the
+	 * host's CPUID (not when AMEBA_SYSFS names another machine's tree),
+	 * and skylake-sp's for a level it does not give. A level missing from
+	 * a directory that describes others is absent. */
+	if (!seen) {
+		if (!getenv("AMEBA_SYSFS"))
+			cpuid_caches(g, &llc_level);
+		have_l2 = have_llc = 1;
 	}
 	if (!have_l2)
 		g->l2.sz_bytes = 0;

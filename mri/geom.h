@@ -133,4 +133,15 @@ size_t mri_geom_format(const struct mri_geom *g, char *buf, size_t len);
 /* Names of the built-in presets, NULL-terminated. */
 extern const char *const mri_geom_preset_names[];
 
+/*
+ * One CPUID cache descriptor into g, as the host preset reads them where
+ * sysfs has no cache directory: leaf 4 or 0x8000001D (a, b, c of one
+ * subleaf: type, level, ways, partitions, line, sets), or AMD's legacy
+ * 0x80000005 / 0x80000006 (c: the L1D / the L2). *llc_level: the highest
+ * level above 2 put so far (0 at first). Returns the level's bit (1 L1D,
+ * 2 L2, 4 LLC), 0 when the registers describe no data cache.
+ */
+int mri_geom_cpuid_leaf(struct mri_geom *g, uint32_t leaf, uint32_t a, uint32_t b, uint32_t c,
+			int *llc_level);
+
 #endif /* AMEBA_MRI_GEOM_H */

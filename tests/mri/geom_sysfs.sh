@@ -39,11 +39,24 @@ AMEBA_SYSFS=$FIX "$AMEBA" list presets > "$T/list" || fail "ameba list presets f
 grep -Eq '^host +32K/8w/64B +512K/8w/64B +32M/16w/64B +2 ' "$T/list" ||
 	{ cat "$T/list"; fail "list presets: not the fixture's host row"; }
 
-# 4. a tree without caches or nodes: the documented fallbacks (no L2, no
-#    LLC, one node), not this machine's values
+# 4. a tree without caches or nodes: the documented fallbacks (skylake-sp's
+#    caches: AMEBA_SYSFS names another machine, so not this one's CPUID;
+#    one node), not this machine's values
 mkdir -p "$T/empty"
 AMEBA_SYSFS=$T/empty "$AMEBA" geometry --preset host > "$T/none" || fail "empty sysfs: geometry failed"
-want "$T/none" l2_size 0
-want "$T/none" llc_size 0
+want "$T/none" l1d_size 32K
+want "$T/none" l2_size 1M
+want "$T/none" l2_assoc 16
+want "$T/none" llc_size 22M
+want "$T/none" llc_assoc 11
 want "$T/none" nodes 1
+
+# 5. a tree whose cache directory has the L1D only: the L2 and LLC it does
+#    not list are absent (a directory that describes some levels is believed)
+mkdir -p "$T/l1only/devices/system/cpu/cpu0/cache/index0"
+cp -r "$FIX/devices/system/cpu/cpu0/cache/index0/." "$T/l1only/devices/system/cpu/cpu0/cache/index0/"
+AMEBA_SYSFS=$T/l1only "$AMEBA" geometry --preset host > "$T/l1" || fail "L1-only sysfs: geometry failed"
+want "$T/l1" l1d_size 32K
+want "$T/l1" l2_size 0
+want "$T/l1" llc_size 0
 echo "PASS"

@@ -891,9 +891,47 @@ static void test_geometry(void)
 	CHECK(strstr(err, "/nonexistent/x.conf") != NULL);
 	CHECK(mri_geom_load("pentium", &g, err, sizeof(err)) == AMEBA_ENOENT);
 	CHECK(strstr(err, "unknown preset 'pentium'") != NULL);
+	/* CPUID's cache descriptors (the host preset where sysfs has none),
+	 * register values computed by hand from the Intel SDM (leaf 4) and the
+	 * AMD APM (0x80000005/6) */
+	int llc = 0;
+	memset(&g, 0, sizeof(g));
+	/* leaf 4: data cache, level 1, 8 ways, 1 partition, 64 B, 64 sets */
+	CHECK(mri_geom_cpuid_leaf(&g, 4, 1 | 1 << 5, 7u << 22 | 63, 63, &llc) == 1);
+	CHECK_EQ_U64(g.l1d.sz_bytes, 32 * 1024);
+	CHECK_EQ_U64(g.l1d.assoc, 8);
+	CHECK_EQ_U64(g.l1d.line_bytes, 64);
+	/* an instruction cache (type 2) is not a data cache */
+	CHECK(mri_geom_cpuid_leaf(&g, 4, 2 | 1 << 5, 7u << 22 | 63, 63, &llc) == 0);
+	CHECK_EQ_U64(g.l1d.sz_bytes, 32 * 1024);
+	/* unified level 3, 11 ways, 64 B, 32,768 sets: 22 MiB, the LLC */
+	CHECK(mri_geom_cpuid_leaf(&g, 4, 3 | 3 << 5, 10u << 22 | 63, 32767, &llc) == 4);
+	CHECK_EQ_U64(g.llc.sz_bytes, 22 * 1024 * 1024);
+	CHECK_EQ_U64(g.llc.assoc, 11);
+	CHECK_EQ_U64(llc, 3);
+	/* fully associative (bit 9): ways = lines */
+	CHECK(mri_geom_cpuid_leaf(&g, 0x8000001d, 3 | 2 << 5 | 1 << 9, 0u << 22 | 63, 255, &llc) == 2);
+	CHECK_EQ_U64(g.l2.sz_bytes, 16 * 1024);
+	CHECK_EQ_U64(g.l2.assoc, 256);
+	/* AMD legacy: 48 KiB 12-way L1D; 1 MiB L2 with code 6 (8 ways), code 5 (6 ways) */
+	CHECK(mri_geom_cpuid_leaf(&g, 0x80000005, 0, 0, 48u << 24 | 12 << 16 | 64, &llc) == 1);
+	CHECK_EQ_U64(g.l1d.sz_bytes, 48 * 1024);
+	CHECK_EQ_U64(g.l1d.assoc, 12);
+	CHECK(mri_geom_cpuid_leaf(&g, 0x80000006, 0, 0, 1024u << 16 | 6 << 12 | 64, &llc) == 2);
+	CHECK_EQ_U64(g.l2.sz_bytes, 1024 * 1024);
+	CHECK_EQ_U64(g.l2.assoc, 8);
+	CHECK(mri_geom_cpuid_leaf(&g, 0x80000006, 0, 0, 768u << 16 | 5 << 12 | 64, &llc) == 2);
+	CHECK_EQ_U64(g.l2.assoc, 6);
+	/* code 9 (see 0x8000001D) and an absent L2 give nothing */
+	CHECK(mri_geom_cpuid_leaf(&g, 0x80000006, 0, 0, 1024u << 16 | 9 << 12 | 64, &llc) == 0);
+	CHECK(mri_geom_cpuid_leaf(&g, 0x80000006, 0, 0, 0, &llc) == 0);
+	CHECK_EQ_U64(g.l2.sz_bytes, 768 * 1024);
+
 	/* host: whatever this machine has, it must validate */
 	CHECK(mri_geom_load("host", &g, err, sizeof(err)) == 0);
 	CHECK(g.l1d.sz_bytes > 0 && g.nr_nodes >= 1);
+	/* and a machine has an L2: sysfs's, CPUID's or the base preset's */
+	CHECK(g.l2.sz_bytes > 0);
 }
 
 int main(void)
