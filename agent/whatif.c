@@ -109,6 +109,9 @@ static cJSON *oracle_load(const char *path, int whole)
 			end[0] = '}';
 			end[1] = 0;
 			len = (size_t)(end + 1 - text);
+		} else if (len == cap) {	/* a header longer than that: read it all */
+			free(text);
+			return oracle_load(path, 1);
 		}
 	}
 	errno = 0;
