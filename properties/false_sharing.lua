@@ -27,6 +27,16 @@ end
 -- the threads that wrote the object
 local function writers(ctx) return asl.threads_with(ctx, "writes") end
 
+-- the threads that write it and take false-sharing misses on it: the ones
+-- that contend (not main's initialisation of the block before the workers
+-- start); all writers when the per-thread split says nothing
+local function contenders(ctx)
+  local t = asl.select(ctx.threads, function(_, i)
+    return (ctx.t.coh_miss_false[i] or 0) > 0 and (ctx.t.writes[i] or 0) > 0 end)
+  if #t == 0 then t = writers(ctx) end
+  return t
+end
+
 -- per thread: sorted written offsets, and the word size seen
 local function layout(ctx)
   local x = asl.extra(ctx)
@@ -105,19 +115,22 @@ return {
 
   severity = function(ctx, p) return fs_severity(ctx) end,
 
-  threads = function(ctx, p)
-    local t = asl.select(ctx.threads, function(_, i)
-      return (ctx.t.coh_miss_false[i] or 0) > 0 and (ctx.t.writes[i] or 0) > 0 end)
-    if #t == 0 then t = writers(ctx) end
-    return t
-  end,
+  threads = function(ctx, p) return contenders(ctx) end,
 
   evidence = function(ctx, p)
     local L = layout(ctx)
+    local c, w = contenders(ctx), writers(ctx)
     local text = string.format("%s coherence misses, %s false sharing; %s interventions, %s " ..
       "invalidations sent; %d threads write it (%s)", asl.count(ctx.v.coh_miss),
       asl.pct(ctx.v.coh_miss_false / ctx.v.coh_miss), asl.count(ctx.v.intervention or 0),
-      asl.count(ctx.v.inval_sent or 0), #writers(ctx), asl.thread_list(ctx, writers(ctx)))
+      asl.count(ctx.v.inval_sent or 0), #c, asl.thread_list(ctx, c))
+    if #w > #c then
+      local is_c = {}
+      for _, id in ipairs(c) do is_c[id] = true end
+      local others = asl.select(w, function(id) return not is_c[id] end)
+      text = text .. string.format(", %d more without false-sharing misses (%s)", #others,
+                                   asl.thread_list(ctx, others))
+    end
     if #L.th > 0 then
       text = text .. string.format("; %d line(s) with false sharing, line %d: %s", #L.lines,
                                    L.hot_line or 0, ranges_text(L))
@@ -128,7 +141,7 @@ return {
   advice = function(ctx, p)
     local o = ctx.object
     local L = layout(ctx)
-    local w = writers(ctx)
+    local w = contenders(ctx)
     local where = o.name .. (o.site and o.site ~= o.name and (" (" .. o.site .. ")") or "")
     if #L.th >= 2 and L.contiguous then
       local elem = L.th[2].lo - L.th[1].lo

@@ -181,6 +181,21 @@ static void test_false_sharing(void)
 		  "(64 bytes: ~16 bytes per thread, in 1 line(s)): align each per-thread element "
 		  "to 64 bytes: struct { /* the 16 bytes */ char pad[48]; }");
 
+	/* main wrote the block once before the workers (its initialisation)
+	 * and took no false-sharing miss: not one of the contending threads,
+	 * and not counted in the bytes per thread (64 / 5 gave ~12) */
+	{
+		const double w[NR_T] = { 16, 50000, 50000, 50000, 50000 };
+		hand_set_t(&h, AMEBA_M_WRITES, w, 250016);
+	}
+	CHECK(eval("false_sharing.lua", "FalseSharing", &h.c, &v));
+	check_has("evidence", v.v.evidence, "4 threads write it (1-4), 1 more without "
+		  "false-sharing misses (0)");
+	check_has("advice", v.v.advice, "Threads 1-4 write different words of alloc_counters@fs.c:67 "
+		  "(64 bytes: ~16 bytes per thread, in 1 line(s))");
+	CHECK(v.nr_threads == 4 && v.threads[0] == 1);
+	hand_set(&h, AMEBA_M_WRITES, 50000, 250000);
+
 	/* the padded twin: no coherence misses */
 	hand_set(&h, AMEBA_M_COH_MISS, 0, 0);
 	hand_set(&h, AMEBA_M_COH_MISS_FALSE, 0, 0);
