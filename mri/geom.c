@@ -420,12 +420,11 @@ int mri_geom_cpuid_leaf(struct mri_geom *g, uint32_t leaf, uint32_t a, uint32_t 
  * parameters (Intel's leaf 4, AMD's 0x8000001D with TOPOEXT: ways,
  * partitions, line and sets of every level), else AMD's legacy leaves for
  * the L1D (0x80000005) and L2 (0x80000006; their L3 field is the whole
- * chip's, not a core's share, and is not used). Returns the levels set.
+ * chip's, not a core's share, and is not used).
  */
-static int cpuid_caches(struct mri_geom *g, int *llc_level)
+static void cpuid_caches(struct mri_geom *g, int *llc_level)
 {
 	unsigned a, b, c, d, max = 0, emax = 0, leaf = 0;
-	int got = 0;
 
 	__cpuid(0, max, b, c, d);
 	__cpuid(0x80000000, emax, b, c, d);
@@ -441,22 +440,20 @@ static int cpuid_caches(struct mri_geom *g, int *llc_level)
 		__cpuid_count(leaf, i, a, b, c, d);
 		if (!(a & 31))
 			break;
-		got |= mri_geom_cpuid_leaf(g, leaf, a, b, c, llc_level);
+		mri_geom_cpuid_leaf(g, leaf, a, b, c, llc_level);
 	}
 	if (!leaf && emax >= 0x80000006) {
 		__cpuid(0x80000005, a, b, c, d);
-		got |= mri_geom_cpuid_leaf(g, 0x80000005, a, b, c, llc_level);
+		mri_geom_cpuid_leaf(g, 0x80000005, a, b, c, llc_level);
 		__cpuid(0x80000006, a, b, c, d);
-		got |= mri_geom_cpuid_leaf(g, 0x80000006, a, b, c, llc_level);
+		mri_geom_cpuid_leaf(g, 0x80000006, a, b, c, llc_level);
 	}
-	return got;
 }
 #else
-static int cpuid_caches(struct mri_geom *g, int *llc_level)
+static void cpuid_caches(struct mri_geom *g, int *llc_level)
 {
 	(void)g;
 	(void)llc_level;
-	return 0;
 }
 #endif
 

@@ -18,13 +18,18 @@
 
 static volatile long word;
 
-static const char *try_open(struct perf_event_attr *a)
+/* perf_event_open of a on this thread, user level: the fd, or -1 (errno) */
+static long open_ev(struct perf_event_attr *a)
 {
-	long fd;
-
 	a->size = sizeof(*a);
 	a->exclude_kernel = 1;
-	fd = syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
+	return syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
+}
+
+static const char *try_open(struct perf_event_attr *a)
+{
+	long fd = open_ev(a);
+
 	if (fd < 0)
 		return strerrorname_np(errno);
 	close((int)fd);
@@ -34,12 +39,9 @@ static const char *try_open(struct perf_event_attr *a)
 /* Opens a, writes its word three times, and reads the count. */
 static const char *try_count(struct perf_event_attr *a)
 {
-	long fd;
+	long fd = open_ev(a);
 	long long v = 0;
 
-	a->size = sizeof(*a);
-	a->exclude_kernel = 1;
-	fd = syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
 	if (fd < 0)
 		return strerrorname_np(errno);
 	for (int i = 0; i < 3; i++)
