@@ -36,6 +36,10 @@ static void usage(FILE *f)
 		"                    site such as make_table@app.c:12); may be repeated\n"
 		"  --metric M        the metric to count (default mem_ref; `ameba list metrics`)\n"
 		"  --backend B       the backend to attach (default: the runtime's choice)\n"
+		"  --sampled P/W/B   attach in sampled mode: a burst every P us (jittered),\n"
+		"                    each after W us of warm-up, B us long (e.g.\n"
+		"                    20000/2000/2000); readings are estimates, printed\n"
+		"                    with the half-width of their 95%% interval\n"
 		"  --interval-ms N   time between readings (default 200)\n"
 		"  --reads N         readings to print (default 5)\n"
 		"  --threads         also print per-thread values of each reading\n"
@@ -55,6 +59,8 @@ struct opts {
 	int nr_named;
 	int metric;
 	const char *backend;
+	int sampled;
+	struct mri_sampling sampling;
 	long interval_ms, nr_reads, timeout_ms;
 	int threads;
 	const char *raw;
@@ -139,6 +145,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return 2;
 			}
 			o->backend = v;
+			i++;
+		} else if (!strcmp(a, "--sampled")) {
+			unsigned p, w, b;
+			char tail;
+
+			if (!v || sscanf(v, "%u/%u/%u%c", &p, &w, &b, &tail) != 3 || p < 100 || b < 10) {
+				fprintf(stderr, "ameba mri: --sampled %s: want PERIOD/WARM/BURST in "
+					"microseconds, period >= 100 and burst >= 10, such as "
+					"20000/2000/2000\n", v ? v : "(missing)");
+				return 2;
+			}
+			o->sampled = 1;
+			o->sampling = (struct mri_sampling){ .period_us = p, .warm_us = w, .burst_us = b };
 			i++;
 		} else if (!strcmp(a, "--interval-ms")) {
 			if (parse_long(a, v, 10, 3600000, &o->interval_ms))
@@ -264,8 +283,16 @@ static void print_reading(const struct mri_reading *r, const struct mri_reading 
 			  uint64_t t0_ns, int nr_cols)
 {
 	printf("  %5" PRIu64 " %8.1f", r->seq, (double)(r->t_ns - t0_ns) / 1e6);
-	for (int i = 0; i < nr_cols && (uint32_t)i < r->nr; i++)
-		printf(" %16" PRIu64, r->deltas[i]);
+	for (int i = 0; i < nr_cols && (uint32_t)i < r->nr; i++) {
+		if (r->sampled && r->ci_deltas[i] >= 0)
+			printf(" %16" PRIu64 " +-%-8.0f", r->deltas[i], r->ci_deltas[i]);
+		else if (r->sampled)
+			printf(" %16" PRIu64 " +-%-8s", r->deltas[i], "?");
+		else
+			printf(" %16" PRIu64, r->deltas[i]);
+	}
+	if (r->sampled)
+		printf("  (%u bursts, %.2f%% simulated)", r->bursts_read, 100 * r->fraction);
 	printf("\n");
 	for (uint32_t k = 0; rows && k < rows->nr_threads; k++) {
 		printf("    thread %-7u", rows->thread_ids[k]);
@@ -300,7 +327,7 @@ static int count(struct mri_session *s, const struct opts *o, uint64_t t0_ns)
 	}
 	c[nr++] = (struct mri_counter){ .metric = o->metric };	/* the total */
 
-	err = mri_attach(s, o->backend);
+	err = o->sampled ? mri_attach_sampled(s, o->backend, &o->sampling) : mri_attach(s, o->backend);
 	if (err) {
 		fail(s, "attach", err);
 		goto out;

@@ -30,6 +30,15 @@ struct agent_world {
 	const char *program;		/* executable path or name */
 	const char *backend;		/* "count", "sim", ... */
 	int exact;
+	/* sampled mode: since when (s after the attach; 0: from the start),
+	 * the bursts measured, the share of the accesses they simulated, the
+	 * mean relative half-width of the 95% interval of each interval's
+	 * largest count (-1: unknown) */
+	int sampled;
+	double sampled_since_s;
+	uint64_t bursts;
+	double fraction, rel_ci;
+	uint32_t period_us, warm_us, burst_us;
 	int metrics[AMEBA_M_NR];
 	uint32_t nr_metrics;
 	const struct ameba_object *objects;	/* sorted by start, non-overlapping */
@@ -147,8 +156,23 @@ const struct ameba_object *agent_object_at(const struct ameba_object *v, uint32_
  * status in *child_status). On failure NULL is returned, *err holds the
  * code and msg says why, naming the socket path and the fix.
  */
+/*
+ * Sampled simulation (docs/simulator.md, "Sampled simulation"): exact
+ * counts throughout (AGENT_EXACT), sampled from the attach (AGENT_SAMPLED),
+ * or exact until after_ms of the attach have passed, then sampled
+ * (AGENT_AUTO: short runs stay exact, long ones finish in bounded time).
+ * Only with the sim backend; others count exactly.
+ */
+enum { AGENT_EXACT, AGENT_SAMPLED, AGENT_AUTO };
+struct agent_sampling {
+	int mode;
+	uint64_t after_ms;
+	uint32_t period_us, warm_us, burst_us;
+};
+
 struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend, uint32_t wait_ms,
 					       int32_t child_pid, int *child_status,
+					       const struct agent_sampling *sampling,
 					       const volatile sig_atomic_t *stop, int *err,
 					       char *msg, size_t len);
 

@@ -586,12 +586,31 @@ static int take_before(struct mri_prov *p, const struct ameba_experiment *exp,
 
 /* Turns a cumulative reading into the interval's values (deltas); rows:
  * the reading was asked for per-thread rows and has them all. */
+/* What a sampled reading says about itself, for the report. */
+static void note_sampled(struct mri_prov *p, const struct mri_reading *r)
+{
+	uint32_t best = UINT32_MAX;
+
+	if (!r->sampled)
+		return;
+	p->bursts += r->bursts_read;
+	p->fraction = r->fraction;
+	for (uint32_t i = 0; i < r->nr; i++)
+		if (best == UINT32_MAX || r->deltas[i] > r->deltas[best])
+			best = i;
+	if (best != UINT32_MAX && r->deltas[best] > 0 && r->ci_deltas[best] >= 0) {
+		p->rel_ci_sum += r->ci_deltas[best] / (double)r->deltas[best];
+		p->nr_rel_ci++;
+	}
+}
+
 static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 			const struct mri_reading *r, int rows, struct agent_exp_result *res)
 {
 	uint32_t nr = p->exp_nr, nt = 0, *ids;
 	int rc = 0;
 
+	note_sampled(p, r);
 	/* the result's threads: the reading's, then the carried ones */
 	ids = malloc((r->nr_threads + p->carry_nt + 1) * sizeof(*ids));
 	if (!ids)
@@ -715,6 +734,35 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 	return 0;
 }
 
+/* AGENT_AUTO: the run has been exact for after_ms; from now on it is
+ * sampled (the running experiment goes on: its estimates add to its exact
+ * counts). A monitor that cannot stays exact, and says so once. */
+static void maybe_sample(struct mri_prov *p)
+{
+	struct mri_sampling c = { p->smp.period_us, p->smp.warm_us, p->smp.burst_us, 0 };
+	uint64_t now = mp_now_ns();
+	char note[512];
+	int rc;
+
+	if (p->smp.mode != AGENT_AUTO || p->sampled || strcmp(p->backend, "sim") ||
+	    now - p->t_attach_ns < p->smp.after_ms * 1000000ull)
+		return;
+	p->smp.mode = AGENT_EXACT;	/* one try */
+	rc = mri_sampled(p->s, &c);
+	if (rc) {
+		snprintf(note, sizeof(note), "the run stays exact: the monitor cannot go sampled "
+			 "(%s: %s)", ameba_strerror(rc), mri_errmsg(p->s));
+	} else {
+		p->sampled = 1;
+		p->sampled_since_s = (double)(now - p->t_attach_ns) / 1e9;
+		snprintf(note, sizeof(note), "sampled simulation from %.0f s on (the run is long; "
+			 "--exact keeps it exact): a %.1f ms burst every %.0f ms, counts are "
+			 "estimates", p->sampled_since_s, c.burst_us / 1e3, c.period_us / 1e3);
+	}
+	if (p->base.warn)
+		p->base.warn(p->base.warn_arg, note);
+}
+
 static int mri_experiment(struct agent_provider *base, const struct ameba_experiment *exp,
 			  uint32_t interval_ms, const volatile sig_atomic_t *stop,
 			  struct agent_exp_result *res)
@@ -728,6 +776,8 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 	memset(res, 0, sizeof(*res));
 	p->nr_samples = 0;
 	p->smp_lost = 0;
+	if (!p->exited)
+		maybe_sample(p);
 	if (p->exited) {
 		t0 = mp_now_ns();
 		if (!p->final_pending || p->exp_sig != exp_signature(exp) ||
@@ -944,6 +994,7 @@ static void socket_hint(int32_t pid, char *buf, size_t len)
 
 struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend, uint32_t wait_ms,
 					       int32_t child_pid, int *child_status,
+					       const struct agent_sampling *sampling,
 					       const volatile sig_atomic_t *stop, int *err,
 					       char *msg, size_t len)
 {
@@ -1001,7 +1052,18 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 		}
 		sleep_ms(5);
 	}
-	rc = mri_attach(p->s, backend && *backend ? backend : NULL);
+	if (sampling)
+		p->smp = *sampling;
+	/* sampled mode is the simulator's: the count backend is cheap anyway */
+	if (p->smp.mode == AGENT_SAMPLED && (!backend || !*backend || !strcmp(backend, "sim"))) {
+		struct mri_sampling c = { p->smp.period_us, p->smp.warm_us, p->smp.burst_us, 0 };
+
+		rc = mri_attach_sampled(p->s, backend && *backend ? backend : NULL, &c);
+		p->sampled = !rc;
+	} else {
+		rc = mri_attach(p->s, backend && *backend ? backend : NULL);
+	}
+	p->t_attach_ns = mp_now_ns();
 	if (rc) {
 		snprintf(msg, len, "cannot attach to process %d: %s: %s", (int)pid, ameba_strerror(rc),
 			 mri_errmsg(p->s));

@@ -32,6 +32,16 @@ struct mri_prov {
 	int32_t pid;
 	char err[512];
 
+	/* sampled mode (agent_sampling): the rule, since when, what the
+	 * readings said */
+	struct agent_sampling smp;
+	uint64_t t_attach_ns;
+	int sampled;
+	double sampled_since_s;
+	uint64_t bursts;
+	double fraction, rel_ci_sum;
+	uint64_t nr_rel_ci;
+
 	char *program;
 	char *backend;
 	int metrics[AMEBA_M_NR];

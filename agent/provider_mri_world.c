@@ -460,7 +460,15 @@ int mp_refresh(struct agent_provider *base, struct agent_world *w)
 	w->pid = p->pid;
 	w->program = p->program;
 	w->backend = p->backend;
-	w->exact = 1;
+	w->exact = !p->sampled;
+	w->sampled = p->sampled;
+	w->sampled_since_s = p->sampled_since_s;
+	w->bursts = p->bursts;
+	w->fraction = p->fraction;
+	w->rel_ci = p->nr_rel_ci ? p->rel_ci_sum / (double)p->nr_rel_ci : -1;
+	w->period_us = p->smp.period_us;
+	w->warm_us = p->smp.warm_us;
+	w->burst_us = p->smp.burst_us;
 	memcpy(w->metrics, p->metrics, sizeof(w->metrics));
 	w->nr_metrics = p->nr_metrics;
 	w->objects = p->objs;

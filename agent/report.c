@@ -369,6 +369,18 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		cJSON_AddItemToArray(a, cJSON_CreateString(ri->command[i]));
 	cJSON_AddStringToObject(root, "backend", s->backend ? s->backend : "unknown");
 	cJSON_AddBoolToObject(root, "exact", s->exact);
+	cJSON_AddStringToObject(root, "sim_mode", s->sampled ? "sampled" : "exact");
+	if (s->sampled) {
+		o = cJSON_AddObjectToObject(root, "sampling");
+		cJSON_AddNumberToObject(o, "since_s", s->sampled_since_s);
+		cJSON_AddNumberToObject(o, "period_us", s->period_us);
+		cJSON_AddNumberToObject(o, "warm_us", s->warm_us);
+		cJSON_AddNumberToObject(o, "burst_us", s->burst_us);
+		cJSON_AddNumberToObject(o, "bursts", (double)s->bursts);
+		cJSON_AddNumberToObject(o, "fraction_simulated", s->fraction);
+		if (s->rel_ci >= 0)
+			cJSON_AddNumberToObject(o, "interval_rel_ci95", s->rel_ci);
+	}
 	a = cJSON_AddArrayToObject(root, "metrics");
 	for (uint32_t i = 0; i < s->nr_metrics; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(ameba_metric_info(s->metrics[i])->name));
@@ -898,6 +910,20 @@ static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_sev
 		"%.2f s measured\n", jstr(root, "program", "?"), jnum(root, "pid", 0),
 		jstr(root, "backend", "?"), jstr(strategy, "name", "?"), jstr(root, "metric", "?"),
 		jnum(root, "iterations", 0), jnum(root, "measured_s", 0));
+	if (!strcmp(jstr(root, "sim_mode", "exact"), "sampled")) {
+		const cJSON *sm = cJSON_GetObjectItemCaseSensitive(root, "sampling");
+		double rel = jnum(sm, "interval_rel_ci95", -1);
+		char prec[64] = "";
+
+		if (rel >= 0)
+			snprintf(prec, sizeof(prec), ", each interval's total within +-%.1f%% (95%%)",
+				 100 * rel);
+		fprintf(out, "sampled simulation from %.0f s: %.0f bursts of %.1f ms every ~%.0f ms "
+			"simulated %.2f%% of the accesses; counts are estimates%s\n",
+			jnum(sm, "since_s", 0),
+			jnum(sm, "bursts", 0), jnum(sm, "burst_us", 0) / 1e3,
+			jnum(sm, "period_us", 0) / 1e3, 100 * jnum(sm, "fraction_simulated", 0), prec);
+	}
 	if (partial)
 		fprintf(out, "partial report: %s\n", jstr(root, "reason", "?"));
 	if (jstr(root, "error", NULL))

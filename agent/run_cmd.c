@@ -79,6 +79,7 @@ struct run_opts {
 	const char *preset;		/* run: AMEBA_PRESET of the target (checked) */
 	const char *nodes;		/* run: AMEBA_NODES of the target (checked) */
 	char preset_path[PATH_MAX];	/* a preset file's absolute path */
+	struct agent_sampling sampling;	/* exact, sampled, or exact then sampled */
 };
 
 static void run_usage(FILE *f, int attach)
@@ -126,6 +127,17 @@ static void run_usage(FILE *f, int attach)
 		"  --min-severity S     leave findings below severity S out of the table (0.001\n"
 		"                       or 0.1%%, the default; 0 = all); the JSON report keeps them\n"
 		"  --connect-timeout T  how long to wait for the target's MRI socket (default 10s)\n"
+		"simulation (the sim backend; docs/simulator.md, \"Sampled simulation\"):\n"
+		"  (default)            exact for the first 30 s, then sampled: a short run gets\n"
+		"                       exact counts, a long one a report in bounded time\n"
+		"                       (exact simulation costs ~100x; sampled about 2x the\n"
+		"                       uninstrumented hooks' cost)\n"
+		"  --exact              simulate every access for the whole run\n"
+		"  --sampled            sampled from the start: counts are estimates with 95%%\n"
+		"                       intervals\n"
+		"  --sample-after T     exact for T, then sampled (default 30s)\n"
+		"  --sampling P/W/B     a burst every P (jittered +-50%%), after W of warm-up,\n"
+		"                       B long (default 20ms/2ms/2ms; units us, ms, s)\n"
 		"%s%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
 		"  -v, --verbose        log the strategy's notes\n"
@@ -262,6 +274,21 @@ static int check_output(const struct run_opts *o, const char *prog)
 }
 
 /* 0, or 2 (usage, message printed), or -1 for --help (printed). */
+/* "2ms", "500us", "0.02s", "20000" (us) into *us: 0, or -1 when malformed. */
+static int parse_us(const char *v, uint64_t *us)
+{
+	char *end;
+	double x = strtod(v, &end), f;
+
+	if (end == v || !(x >= 0))
+		return -1;
+	f = !*end || !strcmp(end, "us") ? 1 : !strcmp(end, "ms") ? 1e3 : !strcmp(end, "s") ? 1e6 : -1;
+	if (f < 0 || x * f > 1e13)
+		return -1;
+	*us = (uint64_t)(x * f + 0.5);
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
 	const char *prog = o->attach ? "ameba attach" : "ameba run";
@@ -274,6 +301,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
 	o->what_if = 2;
+	o->sampling = (struct agent_sampling){ .mode = AGENT_AUTO, .after_ms = 30000,
+					       .period_us = 20000, .warm_us = 2000, .burst_us = 2000 };
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
 		char name[64];
@@ -312,6 +341,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->gate = 0;
 			continue;
 		}
+		if (!strcmp(a, "--exact") || !strcmp(a, "--sampled")) {
+			o->sampling.mode = a[2] == 'e' ? AGENT_EXACT : AGENT_SAMPLED;
+			continue;
+		}
 		eq = strchr(a, '=');
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
 		if (!strcmp(name, "--duration") || !strcmp(name, "--interval") ||
@@ -322,7 +355,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--min-severity") ||
 		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
 		    !strcmp(name, "--refine-after") || !strcmp(name, "--preset") ||
-		    !strcmp(name, "--nodes") || !strcmp(name, "--what-if")) {
+		    !strcmp(name, "--nodes") || !strcmp(name, "--what-if") ||
+		    !strcmp(name, "--sample-after") || !strcmp(name, "--sampling")) {
 			if (eq) {
 				val = eq + 1;
 			} else if (i + 1 < argc) {
@@ -353,6 +387,45 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			o->interval_ms = (uint32_t)ms;
+		} else if (!strcmp(name, "--sample-after")) {
+			int64_t ms = parse_time_ms(val, 1e3);
+
+			if (ms < 0) {
+				fprintf(stderr, "%s: --sample-after %s: want a time such as 30s or 2m (0: "
+					"sampled from the start, as --sampled)\n", prog, val);
+				return 2;
+			}
+			o->sampling.after_ms = (uint64_t)ms;
+			if (o->sampling.mode == AGENT_EXACT || o->sampling.mode == AGENT_SAMPLED)
+				fprintf(stderr, "%s: --sample-after: ignored with --exact or --sampled\n",
+					prog);
+			else
+				o->sampling.mode = ms ? AGENT_AUTO : AGENT_SAMPLED;
+		} else if (!strcmp(name, "--sampling")) {
+			uint64_t v[3];
+			const char *q = val;
+
+			for (int k = 0; k < 3; k++) {
+				char part[32];
+				size_t n = strcspn(q, "/");
+
+				snprintf(part, sizeof(part), "%.*s", (int)(n < 31 ? n : 31), q);
+				if (parse_us(part, &v[k]) || (k < 2 && q[n] != '/') || (k == 2 && q[n])) {
+					fprintf(stderr, "%s: --sampling %s: want PERIOD/WARMUP/BURST such as "
+						"20ms/2ms/2ms (units us, ms, s)\n", prog, val);
+					return 2;
+				}
+				q += n + (q[n] == '/');
+			}
+			if (v[0] < 100 || v[2] < 10 || v[0] > 3600000000ull || v[1] > 3600000000ull ||
+			    v[2] > 3600000000ull) {
+				fprintf(stderr, "%s: --sampling %s: the period must be at least 100us and "
+					"the burst at least 10us (at most 1h each)\n", prog, val);
+				return 2;
+			}
+			o->sampling.period_us = (uint32_t)v[0];
+			o->sampling.warm_us = (uint32_t)v[1];
+			o->sampling.burst_us = (uint32_t)v[2];
 		} else if (!strcmp(name, "--connect-timeout")) {
 			int64_t ms = parse_time_ms(val, 1e3);
 
@@ -919,7 +992,7 @@ static int run_or_attach(int argc, char **argv, int attach)
 		prov = agent_provider_perf_open(o.pid, o.backend, o.metric, &perr, err, sizeof(err));
 	else
 		prov = agent_provider_mri_open(o.pid, o.backend, attach ? 0 : o.connect_ms, child,
-					       &status, &run_stop, &perr, err, sizeof(err));
+					       &status, &o.sampling, &run_stop, &perr, err, sizeof(err));
 	if (!prov) {
 		gate_release(&gate);
 		fprintf(stderr, "%s: %s\n", prog, err);

@@ -459,6 +459,14 @@ static void world_keep(struct agent_search *s)
 		s->backend = strdup(w->backend);
 	s->pid = w->pid;
 	s->exact = w->exact;
+	s->sampled = w->sampled;
+	s->sampled_since_s = w->sampled_since_s;
+	s->fraction = w->fraction;
+	s->rel_ci = w->rel_ci;
+	s->bursts = w->bursts;
+	s->period_us = w->period_us;
+	s->warm_us = w->warm_us;
+	s->burst_us = w->burst_us;
 	s->nr_metrics = w->nr_metrics;
 	memcpy(s->metrics, w->metrics, sizeof(s->metrics));
 	if (w->nr_threads >= s->nr_threads) {

@@ -196,6 +196,11 @@ struct agent_search {
 	char *backend;
 	int32_t pid;
 	int exact;
+	/* sampled mode, as the provider last said (agent_world) */
+	int sampled;
+	double sampled_since_s, fraction, rel_ci;
+	uint64_t bursts;
+	uint32_t period_us, warm_us, burst_us;
 	int metrics[AMEBA_M_NR];
 	uint32_t nr_metrics;
 	double program_totals[AMEBA_M_NR];

@@ -1187,6 +1187,20 @@ int mon_cond_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 	return err;
 }
 
+int mon_cond_current(uint64_t *gen, uint32_t *nr)
+{
+	int err = AMEBA_ENOENT;
+
+	pthread_mutex_lock(&cond_lock);
+	if (cond_cur) {
+		*gen = cond_cur->gen;
+		*nr = cond_cur->nr;
+		err = 0;
+	}
+	pthread_mutex_unlock(&cond_lock);
+	return err;
+}
+
 void mon_cond_locked(void (*fn)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&cond_lock);

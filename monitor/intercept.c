@@ -177,7 +177,9 @@ static inline int count_from(uintptr_t pc)
 	t = mon_self;
 	if (t && (t->in_rt || t->ignore))
 		return 0;
-	return !mon_pc_in_runtime(pc) && mon_objmap_pc_instrumented(pc);
+	if (!mon_pc_in_runtime(pc) && mon_objmap_pc_instrumented(pc))
+		return !MON_SAMPLED_SKIP(t);	/* a call tallies as one access */
+	return 0;
 }
 
 static void track_alloc(struct mon_thread *t, int kind, void *p, size_t n, uintptr_t ret,

@@ -469,6 +469,8 @@ struct mon_hot {
 		uint64_t armed;
 	};
 	const struct mon_backend_ops *backend;
+	int sampling;		/* sampled mode (sampled.c): the hooks tally */
+	int tally;		/* sampled mode between bursts: count, do not deliver */
 } __attribute__((aligned(64)));
 
 extern struct mon_hot mon_hot MON_HIDDEN;
@@ -477,6 +479,38 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 #define mon_sample_armed (mon_hot.sample_armed)
 #define mon_any_armed (mon_hot.armed)
 #define mon_backend (mon_hot.backend)
+
+/*
+ * Sampled mode (sampled.c, docs/simulator.md "Sampled simulation"): the
+ * hooks count every access of a thread in its tally slot - `sim` while it
+ * is delivered (a burst or its warm-up), `tally` while it is not (between
+ * bursts, mon_hot.tally set) - so that what a burst counted can be scaled
+ * to all the accesses. One 64-byte slot per thread id (no slot is shared by
+ * two threads); ids from MON_TALLY_MAX on are not counted.
+ */
+#define MON_TALLY_MAX (1u << 20)
+struct mon_tally {
+	uint64_t sim, tally;
+} __attribute__((aligned(64)));
+extern struct mon_tally *mon_tally_tab MON_HIDDEN;
+
+/* In the active branch of a hook, with mon_hot.sampling set: counts the
+ * access and returns 1 when it must not be delivered (between bursts). */
+static inline int mon_sampled_skip(const struct mon_thread *t)
+{
+	struct mon_tally *c = mon_tally_tab;
+	int tally = __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED);
+
+	if (mon_likely(t && c && t->id < MON_TALLY_MAX)) {
+		uint64_t *n = tally ? &c[t->id].tally : &c[t->id].sim;
+
+		/* the owner is the only writer; the controller reads */
+		__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	}
+	return tally;
+}
+
+#define MON_SAMPLED_SKIP(t) (mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t))
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
 int mon_initialized(void) MON_HIDDEN;
@@ -850,6 +884,10 @@ typedef void (*mon_cond_row_fn)(uint32_t thread_id, const uint64_t *vals, const 
 int mon_cond_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		  mon_cond_row_fn per_thread, void *arg) MON_HIDDEN;
 
+/* The armed set's generation and number of counters: 0, or AMEBA_ENOENT
+ * when none is armed. */
+int mon_cond_current(uint64_t *gen, uint32_t *nr) MON_HIDDEN;
+
 /*
  * The old set's last reading at the instant a new one replaces it
  * (mon_cond_arm_swap): what mon_cond_read(gen, total, before, nr,
@@ -881,6 +919,50 @@ struct mon_obj;
 /* obj: the object the access falls in (site where-sets), may be NULL. */
 void mon_cond_account(struct mon_thread *t, uintptr_t addr, const struct mon_obj *obj,
 		      const struct mon_events *ev) MON_HIDDEN;
+
+/* ---- sampled mode (sampled.c) ---- */
+
+struct mon_sampled_cfg {
+	uint32_t period_us;	/* mean time between bursts (each drawn from [p/2, 3p/2]) */
+	uint32_t warm_us;	/* warm-up before each burst: simulated, not counted */
+	uint32_t burst_us;	/* measured burst */
+	uint64_t seed;		/* the period's generator */
+};
+
+/* Starts sampled mode on the active backend: the hooks tally, and a
+ * controller thread runs warm-ups and bursts. A set armed already goes on
+ * with its exact counts so far, to which the estimates add. 0, AMEBA_EBUSY
+ * (running), AMEBA_EINVAL (bad cfg) or AMEBA_ENOMEM. */
+int mon_sampled_start(const struct mon_sampled_cfg *cfg) MON_HIDDEN;
+/* Stops it (detach): the controller ends, the hooks deliver again (whether
+ * they run is mon_hot.active's business). */
+void mon_sampled_stop(void) MON_HIDDEN;
+int mon_sampled_on(void) MON_HIDDEN;
+/* After a set was armed (generation gen, nr counters): its estimates start. */
+void mon_sampled_armed(uint64_t gen, uint32_t nr) MON_HIDDEN;
+/*
+ * mon_cond_read in sampled mode: total[i] and the rows are estimates of the
+ * counts since the arm (the sum over readings of each reading's estimate:
+ * the reading's accesses times what its bursts counted per access), before
+ * is all 0. AMEBA_ENOENT as mon_cond_read's.
+ */
+int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
+		     mon_cond_row_fn per_thread, void *arg) MON_HIDDEN;
+/* What the last mon_sampled_read of gen gave besides the values. */
+struct mon_sampled_info {
+	uint32_t bursts, bursts_read;	/* bursts since the arm, in the last reading */
+	double fraction;		/* accesses simulated in bursts / all, since the arm */
+	uint64_t accesses;		/* all accesses since the arm (tallied + simulated) */
+};
+/* ci[i], ci_delta[i]: half-width of the 95% interval of counter i's value
+ * and of its last reading's delta (-1: unknown, fewer than 2 bursts). 0 when
+ * gen was read in sampled mode last, else AMEBA_ENOENT. */
+int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
+		   struct mon_sampled_info *info) MON_HIDDEN;
+/* In a forked child: sampled mode off (the controller did not survive). */
+void mon_sampled_after_fork(void) MON_HIDDEN;
+/* At exit, before the last reading: a burst being measured ends now. */
+void mon_sampled_exit(void) MON_HIDDEN;
 
 /* ---- sample streams (sample.c) ---- */
 

@@ -290,6 +290,7 @@ static int op_attach(void *ctx, const char *name, const char **chosen)
 
 static void op_detach(void *ctx)
 {
+	mon_sampled_stop();
 	mon_cond_arm(NULL, 0, NULL);
 	mon_sample_arm(0, 0, 0, 0);
 	if (srv.we_activated)
@@ -394,6 +395,8 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 		      mon_cond_arm(specs, nr, gen);
 	if (!err && fin)
 		err = fin->err;	/* armed; the old set's reading failed (ENOMEM) */
+	if (!err)
+		mon_sampled_armed(*gen, nr);
 	mon_free(specs);
 	mon_free(ranges);
 	mon_free(sites);
@@ -412,7 +415,15 @@ static int op_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64
 {
 	struct mon_cond_final fin = { .gen = old_gen, .total = total, .before = before,
 				      .nr = old_nr, .per_thread = per_thread, .arg = arg };
+	int err;
 
+	if (mon_sampled_on()) {
+		/* estimates: the old set's last reading, then the new set (a
+		 * burst spanning the two is lost either way) */
+		if ((err = mon_sampled_read(old_gen, total, before, old_nr, per_thread, arg)))
+			return err;
+		return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL);
+	}
 	mon_seq_sync();
 	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, &fin);
 }
@@ -430,8 +441,38 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 			mri_per_thread_fn per_thread, void *arg)
 {
+	if (mon_sampled_on())
+		return mon_sampled_read(gen, total, before, nr, per_thread, arg);
 	mon_seq_sync();		/* the counts as of now, not as far as the merger got */
 	return mon_cond_read(gen, total, before, nr, per_thread, arg);
+}
+
+static int op_sampled(void *ctx, const struct mri_sampling *cfg)
+{
+	struct mon_sampled_cfg c;
+
+	if (!cfg) {
+		mon_sampled_stop();
+		return 0;
+	}
+	c = (struct mon_sampled_cfg){ .period_us = cfg->period_us, .warm_us = cfg->warm_us,
+				      .burst_us = cfg->burst_us, .seed = cfg->seed };
+	return mon_sampled_start(&c);
+}
+
+static int op_cond_info(void *ctx, uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
+			struct mri_sampled_rec *out)
+{
+	struct mon_sampled_info info;
+	int err = mon_sampled_on() ? mon_sampled_ci(gen, ci, ci_delta, nr, &info) : AMEBA_ENOENT;
+
+	if (!err) {
+		out->bursts = info.bursts;
+		out->bursts_read = info.bursts_read;
+		out->fraction = info.fraction;
+		out->accesses = info.accesses;
+	}
+	return err;
 }
 
 static int op_sample_arm(void *ctx, int metric, uint64_t period, int randomized, uint64_t seed)
@@ -489,6 +530,8 @@ static const struct mri_monitor_ops rt_ops = {
 	.cond_arm_mark = op_cond_arm_mark,
 	.cond_swap = op_cond_swap,
 	.cond_read = op_cond_read,
+	.sampled = op_sampled,
+	.cond_info = op_cond_info,
 	.sample_arm = op_sample_arm,
 	.sample_drain = op_sample_drain,
 	.now_ns = op_now_ns,
@@ -967,6 +1010,7 @@ static void server_atexit(void)
 		return;
 	if (t)
 		t->in_rt++;
+	mon_sampled_exit();	/* a burst being measured counts in the last reading */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += MRI_EXIT_WAIT_MS / 1000;
 	/* Bounded waits: a request being served (symbolising a large listing)

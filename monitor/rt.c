@@ -289,6 +289,7 @@ static void rt_fork_child(void)
 	if (mon_self)
 		mon_self->tid = (pid_t)syscall(SYS_gettid);
 	mon_backend_sim_after_fork();
+	mon_sampled_after_fork();
 	/* the merger did not survive: the child's thread simulates itself */
 	if (mon_backend == &mon_backend_sim_seq) {
 		mon_seq_after_fork();

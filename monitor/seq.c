@@ -139,6 +139,7 @@ static struct {
 	uint64_t *born;			/* merger: [id] creation clock + 1 (0: not merged) */
 	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
+	int paused;			/* atomic: sampled mode between bursts (mon_seq_pause) */
 	uint64_t drained;		/* atomic: drain rounds completed */
 	uint64_t nr_done;		/* merger: logs ended since the last reap */
 	uint64_t nr_stalls;		/* merger: running threads given up on (SEQ_STALL_MS) */
@@ -930,7 +931,9 @@ static void *merger_main(void *arg)
 			reap();
 			seq.nr_done = 0;
 		}
-		if (merge_round(draining)) {
+		/* paused: nothing more comes until the next burst, so an empty
+		 * log holds nobody back, as in a drain */
+		if (merge_round(draining || __atomic_load_n(&seq.paused, __ATOMIC_ACQUIRE))) {
 			idle = 0;
 			if (!draining || !merged_up_to(0))
 				continue;
@@ -949,6 +952,11 @@ static void *merger_main(void *arg)
 			nap(SEQ_SLEEP_NS);
 	}
 	return NULL;
+}
+
+void mon_seq_pause(int on)
+{
+	__atomic_store_n(&seq.paused, on, __ATOMIC_RELEASE);
 }
 
 uint64_t mon_seq_max_clock(void)

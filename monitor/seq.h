@@ -46,6 +46,10 @@ int mon_seq_thread_created(uint32_t id) MON_HIDDEN;
  * Not on the merger; a no-op when not engaged. */
 void mon_seq_sync(void) MON_HIDDEN;
 
+/* Sampled mode (sampled.c): on between bursts, when the threads log no
+ * accesses, an empty log holds nobody back (so mon_seq_sync returns once
+ * what the burst logged is merged); off when a warm-up starts. */
+void mon_seq_pause(int on) MON_HIDDEN;
 /* Has the merger merged everything t logged so far (1 when not engaged or
  * t has no log)? Then it holds none of t's counter vectors until t logs
  * again. On t's own thread. */

@@ -76,6 +76,8 @@
 		if (mon_unlikely(mon_active)) {				\
 			struct mon_thread *t_ = mon_self;		\
 									\
+			if (MON_SAMPLED_SKIP(t_))			\
+				break;					\
 			if (!(t_ && t_->ignore))			\
 				mon_access((uintptr_t)(addr), (sz), (flags), (pc)); \
 		}							\
@@ -96,6 +98,8 @@
 			uintptr_t a_ = (uintptr_t)(addr);		\
 			void (*lf_)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t); \
 									\
+			if (MON_SAMPLED_SKIP(t_))			\
+				break;					\
 			__builtin_prefetch((const void *)a_);		\
 			if (mon_likely(mon_access_plain(t_, b_, a_, (sz))) && \
 			    (lf_ = mon_line_entry(b_)))			\
@@ -167,6 +171,8 @@ DEFINE_ACCESS_ALL(DEFINE_ACCESS_PC, __tsan_write, WR)
 		if (mon_unlikely(mon_active) && (sz)) {			\
 			struct mon_thread *t_ = mon_self;		\
 									\
+			if (MON_SAMPLED_SKIP(t_))			\
+				break;					\
 			if (!(t_ && t_->ignore))			\
 				mon_access((uintptr_t)(addr), (sz), (flags), (pc)); \
 		}							\
@@ -176,7 +182,7 @@ HOOK_ATTR void __tsan_read_range(const volatile void *addr, unsigned long sz);
 HOOK_ATTR void __tsan_read_range(const volatile void *addr, unsigned long sz)
 {
 	RANGE_HOOK(addr, sz, RD | MON_ACC_RANGE, RET_PC);
-	if (mon_unlikely(mon_active) && sz)
+	if (mon_unlikely(mon_active) && sz && !mon_hot.tally)
 		mon_range_note(RD, (uintptr_t)addr, sz, (uintptr_t)__builtin_dwarf_cfa(), RET_PC);
 }
 
@@ -184,7 +190,7 @@ HOOK_ATTR void __tsan_write_range(const volatile void *addr, unsigned long sz);
 HOOK_ATTR void __tsan_write_range(const volatile void *addr, unsigned long sz)
 {
 	RANGE_HOOK(addr, sz, WR | MON_ACC_RANGE, RET_PC);
-	if (mon_unlikely(mon_active) && sz)
+	if (mon_unlikely(mon_active) && sz && !mon_hot.tally)
 		mon_range_note(WR, (uintptr_t)addr, sz, (uintptr_t)__builtin_dwarf_cfa(), RET_PC);
 }
 

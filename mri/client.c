@@ -249,12 +249,43 @@ int mri_cl_parse_reading(struct mri_session *s, enum slot k, const cJSON *o, str
 		}
 		r->nr_threads = nt;
 	}
-	free(s->slots[k].mem[0]);
-	free(s->slots[k].mem[1]);
-	free(s->slots[k].mem[2]);
-	free(s->slots[k].mem[3]);
-	free(s->slots[k].mem[4]);
-	free(s->slots[k].mem[5]);
+	/* sampled mode: the intervals of the values and of the deltas */
+	if (mri_json_type(mri_json_get(o, "ci")) == cJSON_Array) {
+		const cJSON *sm = mri_json_get(o, "sampled");
+		double *ci = calloc(2 * (size_t)nr + 1, sizeof(*ci));
+
+		if (ci) {
+			for (i = 0; i < 2 * nr; i++)
+				ci[i] = -1;
+			i = 0;
+			cJSON_ArrayForEach(e, mri_json_get(o, "ci")) {
+				if (i < nr && mri_json_type(e) == cJSON_Number)
+					ci[i] = e->valuedouble;
+				i++;
+			}
+			i = 0;
+			cJSON_ArrayForEach(e, mri_json_get(o, "ci_deltas")) {
+				if (i < nr && mri_json_type(e) == cJSON_Number)
+					ci[nr + i] = e->valuedouble;
+				i++;
+			}
+			r->sampled = 1;
+			r->ci = ci;
+			r->ci_deltas = ci + nr;
+			r->bursts = (uint32_t)mri_cl_num_u64(mri_json_get(sm, "bursts"));
+			r->bursts_read = (uint32_t)mri_cl_num_u64(mri_json_get(sm, "bursts_read"));
+			r->accesses = mri_cl_num_u64(mri_json_get(sm, "accesses"));
+			e = mri_json_get(sm, "fraction");
+			r->fraction = mri_json_type(e) == cJSON_Number ? e->valuedouble : 0;
+		}
+		free(s->slots[k].mem[6]);
+		s->slots[k].mem[6] = ci;
+	} else {
+		free(s->slots[k].mem[6]);
+		s->slots[k].mem[6] = NULL;
+	}
+	for (int m = 0; m < 6; m++)
+		free(s->slots[k].mem[m]);
 	s->slots[k].mem[0] = v;
 	s->slots[k].mem[1] = dv;
 	s->slots[k].mem[2] = tid;

@@ -40,7 +40,7 @@ enum slot {
 
 struct slot_mem {
 	cJSON *root;
-	void *mem[6];
+	void *mem[7];
 };
 
 struct mri_session {

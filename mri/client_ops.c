@@ -338,12 +338,21 @@ int mri_backend(struct mri_session *s, struct mri_backend_info *out)
 
 /* ---- attach ---- */
 
-static int do_attach(struct mri_session *s, const char *backend)
+static int do_attach(struct mri_session *s, const char *backend, const struct mri_sampling *cfg)
 {
-	cJSON *req = mri_cl_request("attach");
+	cJSON *req = mri_cl_request("attach"), *sm;
 	int err;
 
 	if (req && backend && mri_json_add(req, "backend", cJSON_CreateString(backend))) {
+		cJSON_Delete(req);
+		req = NULL;
+	}
+	if (req && cfg &&
+	    (mri_json_add(req, "sampled", (sm = cJSON_CreateObject())) ||
+	     mri_json_add(sm, "period_us", cJSON_CreateNumber(cfg->period_us)) ||
+	     mri_json_add(sm, "warm_us", cJSON_CreateNumber(cfg->warm_us)) ||
+	     mri_json_add(sm, "burst_us", cJSON_CreateNumber(cfg->burst_us)) ||
+	     (cfg->seed && mri_json_add(sm, "seed", cJSON_CreateNumber((double)cfg->seed))))) {
 		cJSON_Delete(req);
 		req = NULL;
 	}
@@ -355,7 +364,33 @@ static int do_attach(struct mri_session *s, const char *backend)
 
 int mri_attach(struct mri_session *s, const char *backend)
 {
-	return GUARDED(s, do_attach(s, backend));
+	return GUARDED(s, do_attach(s, backend, NULL));
+}
+
+int mri_attach_sampled(struct mri_session *s, const char *backend, const struct mri_sampling *cfg)
+{
+	return GUARDED(s, do_attach(s, backend, cfg));
+}
+
+static int do_sampled(struct mri_session *s, const struct mri_sampling *cfg)
+{
+	cJSON *req = mri_cl_request("sampled");
+
+	if (req && (mri_json_add(req, "period_us", cJSON_CreateNumber(cfg->period_us)) ||
+		    mri_json_add(req, "warm_us", cJSON_CreateNumber(cfg->warm_us)) ||
+		    mri_json_add(req, "burst_us", cJSON_CreateNumber(cfg->burst_us)) ||
+		    (cfg->seed && mri_json_add(req, "seed", cJSON_CreateNumber((double)cfg->seed))))) {
+		cJSON_Delete(req);
+		req = NULL;
+	}
+	return mri_cl_call_simple(s, req);
+}
+
+int mri_sampled(struct mri_session *s, const struct mri_sampling *cfg)
+{
+	if (!cfg)
+		return AMEBA_EINVAL;
+	return GUARDED(s, do_sampled(s, cfg));
 }
 
 int mri_detach(struct mri_session *s)

@@ -417,6 +417,43 @@ static cJSON *deltas_array(const struct mri_disp *d)
 	return a;
 }
 
+/* Half-widths as whole counts, -1 where unknown. */
+static cJSON *ci_list(const double *v, uint32_t nr)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (uint32_t i = 0; a && i < nr; i++)
+		if (mri_json_push(a, cJSON_CreateNumber(v[i] < 0 ? -1 : (double)(uint64_t)(v[i] + 0.5)))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* A sampled reading's members (docs/mri.md, "read"): 0, or -1 when out of
+ * memory. Nothing for exact counts. */
+static int add_sampled(struct mri_disp *d, cJSON *o)
+{
+	double *ci = calloc(2 * (size_t)d->exp_nr + 1, sizeof(*ci));
+	struct mri_sampled_rec rec = { 0 };
+	cJSON *sm;
+	int err = 0;
+
+	if (!ci)
+		return -1;
+	if (d->ops->cond_info(d->ctx, d->exp_id, ci, ci + d->exp_nr, d->exp_nr, &rec) == 0)
+		err = mri_json_add(o, "mode", cJSON_CreateString("sampled")) ||
+		      mri_json_add(o, "ci", ci_list(ci, d->exp_nr)) ||
+		      mri_json_add(o, "ci_deltas", ci_list(ci + d->exp_nr, d->exp_nr)) ||
+		      mri_json_add(o, "sampled", (sm = cJSON_CreateObject())) ||
+		      mri_json_add(sm, "bursts", mri_json_u64(rec.bursts)) ||
+		      mri_json_add(sm, "bursts_read", mri_json_u64(rec.bursts_read)) ||
+		      mri_json_add(sm, "fraction", cJSON_CreateNumber(rec.fraction)) ||
+		      mri_json_add(sm, "accesses", mri_json_u64(rec.accesses)) ? -1 : 0;
+	free(ci);
+	return err;
+}
+
 /*
  * Reads the running experiment into a reading object: values since the
  * start, deltas since the previous reading. per_thread adds the rows.
@@ -474,6 +511,8 @@ cJSON *mri_disp_read_swap(struct mri_disp *d, int per_thread, const struct mri_c
 	for (uint32_t i = 0; i < d->exp_nr; i++)
 		any_before |= before[i] != 0;
 	if (any_before && mri_json_add(o, "before", pairs_array(before, d->exp_nr)))
+		goto fail;
+	if (d->ops->cond_info && add_sampled(d, o))
 		goto fail;
 	if (per_thread) {
 		cJSON *a = tr.arr;

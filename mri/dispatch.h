@@ -80,6 +80,13 @@ typedef void (*mri_per_thread_fn)(uint32_t thread_id, const uint64_t *vals, cons
  * What the dispatcher asks of a monitor. ctx is the table's own pointer,
  * passed back first. All callbacks are required but cond_swap.
  */
+/* What a sampled reading says besides its values (struct mri_reading). */
+struct mri_sampled_rec {
+	uint32_t bursts, bursts_read;
+	double fraction;
+	uint64_t accesses;
+};
+
 struct mri_monitor_ops {
 	/* The process: pid, program, threads, activity. 0 or an error. */
 	int (*process)(void *ctx, struct mri_proc_rec *out);
@@ -149,6 +156,15 @@ struct mri_monitor_ops {
 	int (*cond_swap)(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
 			 uint64_t old_gen, uint64_t *total, uint64_t *before, uint32_t old_nr,
 			 mri_per_thread_fn per_thread, void *arg);
+
+	/* Optional (NULL: no sampled mode): starts sampled mode after attach
+	 * (cfg NULL stops it). 0 or an AMEBA_E* code. */
+	int (*sampled)(void *ctx, const struct mri_sampling *cfg);
+	/* Optional: after a cond_read or cond_swap of gen in sampled mode, the
+	 * 95% half-widths of its values and deltas (-1: unknown) and *out; 0,
+	 * else AMEBA_ENOENT (exact counts: the reading says nothing more). */
+	int (*cond_info)(void *ctx, uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
+			 struct mri_sampled_rec *out);
 
 	/* mon_sample_arm / mon_sample_drain (period == 0 disarms). */
 	int (*sample_arm)(void *ctx, int metric, uint64_t period, int randomized, uint64_t seed);

@@ -545,19 +545,67 @@ static int op_backend(struct mri_req *r)
 
 /* ---- ops: attach ---- */
 
+/* A sampled-mode configuration (obj; where names it in errors) into *out:
+ * 0, else the request's error. */
+static int sampling_of(struct mri_req *r, const cJSON *obj, const char *where,
+		       struct mri_sampling *out)
+{
+	static const char *const sfields[] = { "v", "id", "op", "period_us", "warm_us", "burst_us",
+					       "seed", NULL };
+	uint64_t v[4];
+
+	if (mri_json_type(obj) != cJSON_Object)
+		return mri_req_fail(r, AMEBA_EINVAL, "%s: want an object such as "
+			    "{\"period_us\":20000,\"warm_us\":2000,\"burst_us\":2000}", where);
+	if (mri_req_fields(r, obj, where, sfields) ||
+	    mri_req_opt_uint(r, obj, "period_us", 100, 3600000000ull, 20000, &v[0]) ||
+	    mri_req_opt_uint(r, obj, "warm_us", 0, 3600000000ull, 2000, &v[1]) ||
+	    mri_req_opt_uint(r, obj, "burst_us", 10, 3600000000ull, 2000, &v[2]) ||
+	    mri_req_opt_uint(r, obj, "seed", 0, UINT64_MAX, 0, &v[3]))
+		return r->code;
+	if (!r->d->ops->sampled)
+		return mri_req_fail(r, AMEBA_ENOTSUP, "%s: this monitor has no sampled mode; "
+			    "count exactly (attach without \"sampled\")", where);
+	*out = (struct mri_sampling){ .period_us = (uint32_t)v[0], .warm_us = (uint32_t)v[1],
+				      .burst_us = (uint32_t)v[2], .seed = v[3] };
+	return 0;
+}
+
+/* The session's monitor goes sampled now (an experiment running goes on:
+ * its estimates add to its exact counts so far). */
+static int op_sampled(struct mri_req *r)
+{
+	struct mri_sampling sc;
+	int err;
+
+	if (sampling_of(r, r->msg, "sampled", &sc))
+		return r->code;
+	if (!r->d->attached)
+		return mri_req_fail(r, AMEBA_EINVAL, "not attached; attach first");
+	if ((err = r->d->ops->sampled(r->d->ctx, &sc)))
+		return mri_req_fail(r, err, "cannot start sampled mode: %s%s", ameba_strerror(err),
+			    err == AMEBA_EBUSY ? " (it runs already)" : "");
+	if (mri_json_add(r->result, "mode", cJSON_CreateString("sampled")))
+		return mri_req_nomem(r);
+	return 0;
+}
+
 static int op_attach(struct mri_req *r)
 {
-	static const char *const fields[] = { "v", "id", "op", "backend", NULL };
+	static const char *const fields[] = { "v", "id", "op", "backend", "sampled", NULL };
 	struct mri_disp *d = r->d;
-	const cJSON *jb = mri_json_get(r->msg, "backend");
+	const cJSON *jb = mri_json_get(r->msg, "backend"), *js = mri_json_get(r->msg, "sampled");
 	const char *want = NULL, *chosen = NULL;
 	struct mri_backend_rec b;
+	struct mri_sampling sc = { 0 };
 	char list[128];
 	int err;
 
 	if (mri_req_fields(r, r->msg, "attach", fields))
 		return r->code;
 	if (jb && mri_json_type(jb) != cJSON_NULL && mri_req_str(r, jb, "backend", 32, &want))
+		return r->code;
+	if (js && sampling_of(r, js, "sampled", &sc))
 		return r->code;
 	if (d->attached)
 		return mri_req_fail(r, AMEBA_EINVAL, "already attached (backend %s); detach first",
@@ -576,11 +624,17 @@ static int op_attach(struct mri_req *r)
 	if (err)
 		return mri_req_fail(r, err, "cannot start backend %s: %s", want ? want : "(default)",
 			    ameba_strerror(err));
+	if (js && (err = d->ops->sampled(d->ctx, &sc))) {
+		d->ops->detach(d->ctx);
+		return mri_req_fail(r, err, "sampled: cannot start sampled mode: %s%s",
+			    ameba_strerror(err), err == AMEBA_EBUSY ? " (another session started it)" : "");
+	}
 	d->attached = 1;
 	d->backend = chosen;
 	mri_disp_backend_rec(d, &b);
 	if (mri_json_add(r->result, "backend", cJSON_CreateString(chosen ? chosen : "")) ||
-	    mri_json_add(r->result, "metrics", metric_names(&b)))
+	    mri_json_add(r->result, "metrics", metric_names(&b)) ||
+	    mri_json_add(r->result, "mode", cJSON_CreateString(js ? "sampled" : "exact")))
 		return mri_req_nomem(r);
 	return 0;
 }
@@ -870,6 +924,7 @@ static int op_mark(struct mri_req *r)
 
 const struct mri_op_entry mri_disp_ops[] = {
 	{ "hello", op_hello },
+	{ "sampled", op_sampled },
 	{ "ping", op_ping },
 	{ "process", op_process },
 	{ "threads", op_threads },

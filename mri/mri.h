@@ -242,6 +242,30 @@ AMEBA_API int mri_backend(struct mri_session *s, struct mri_backend_info *out);
  */
 AMEBA_API int mri_attach(struct mri_session *s, const char *backend);
 
+/*
+ * Sampled simulation (docs/simulator.md, "Sampled simulation"): between
+ * bursts the program only tallies its accesses; every period (drawn from
+ * [period/2, 3*period/2]) all threads simulate warm_us uncounted, then
+ * burst_us counted. Readings are then estimates with intervals (struct
+ * mri_reading). Times in microseconds of wall time.
+ */
+struct mri_sampling {
+	uint32_t period_us;
+	uint32_t warm_us;
+	uint32_t burst_us;
+	uint64_t seed;			/* the period generator's (0: a fixed one) */
+};
+
+/* mri_attach in sampled mode (cfg NULL: as mri_attach). AMEBA_ENOTSUP from
+ * a monitor without sampled mode, AMEBA_EINVAL for bad lengths (period <
+ * 100 us, burst < 10 us). */
+AMEBA_API int mri_attach_sampled(struct mri_session *s, const char *backend,
+				 const struct mri_sampling *cfg);
+/* An attached session goes sampled now; a running experiment goes on, its
+ * estimates adding to its exact counts so far. AMEBA_EBUSY when sampled
+ * already. */
+AMEBA_API int mri_sampled(struct mri_session *s, const struct mri_sampling *cfg);
+
 /* Stops the experiment and sample stream and returns the hooks to dormancy
  * (unless AMEBA_ORACLE keeps them counting). AMEBA_EINVAL when not attached. */
 AMEBA_API int mri_detach(struct mri_session *s);
@@ -301,6 +325,17 @@ struct mri_reading {
 	const uint64_t *thread_values;
 	const uint64_t *before;
 	const uint64_t *thread_before;
+	/*
+	 * Sampled mode (mri_attach_sampled): values, deltas and rows are
+	 * estimates; ci[i] and ci_deltas[i] the half-widths of the 95%
+	 * intervals of values[i] and deltas[i] (-1: unknown, too few bursts).
+	 * sampled == 0 (and ci NULL) in exact mode.
+	 */
+	int sampled;
+	const double *ci, *ci_deltas;
+	uint32_t bursts, bursts_read;	/* since the start; in this reading's window */
+	double fraction;		/* accesses simulated in bursts / all accesses */
+	uint64_t accesses;		/* accesses since the start */
 };
 
 #define MRI_READ_THREADS (1u << 0)

@@ -21,6 +21,7 @@
 /* ---- the stub mon layer ---- */
 
 struct mon_hot mon_hot;	/* mon_active and friends live here */
+struct mon_tally *mon_tally_tab;	/* sampled mode: never on here */
 __thread struct mon_thread *mon_self;
 
 struct delivery {

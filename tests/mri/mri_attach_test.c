@@ -865,7 +865,7 @@ static void scenario_provider_exit(const char *instr)
 
 	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
 	spawn(&t, instr, out, NULL);
-	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
 	CHECK(p != NULL);
 	if (!p) {
 		fprintf(stderr, "provider: %d %s\n", err, msg);
@@ -1119,7 +1119,7 @@ static void scenario_rows(const char *instr)
 	mri_close(s);
 
 	/* the provider: strategies get the rows of the threads that counted */
-	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
 	CHECK(p != NULL);
 	if (!p) {
 		fprintf(stderr, "provider: %d %s\n", err, msg);
@@ -1193,7 +1193,7 @@ static void scenario_provider_fold(const char *instr)
 
 	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
 	spawn(&t, instr, out, NULL);
-	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, &err, msg, sizeof(msg));
+	p = agent_provider_mri_open(t.pid, "sim", 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
 	CHECK(p != NULL);
 	if (!p) {
 		fprintf(stderr, "provider: %d %s\n", err, msg);

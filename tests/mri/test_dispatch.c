@@ -369,7 +369,7 @@ static void test_discovery(void)
 	CHECK(num(mri_json_get(r, "protocol")) == 1);
 	CHECK(num(mri_json_get(r, "pid")) == 4242);
 	CHECK(num(mri_json_get(r, "max_message_bytes")) == MRI_MSG_MAX);
-	CHECK(mri_json_count(mri_json_get(r, "ops")) == 20);
+	CHECK(mri_json_count(mri_json_get(r, "ops")) == 21);
 	CHECK_STR(str(item(mri_json_get(r, "features"), 0)), "counters_product");
 	cJSON_Delete(root);
 
