@@ -54,6 +54,9 @@ struct agent_world {
 struct agent_exp_result {
 	struct ameba_results r;
 	int interrupted;		/* *stop was set during the interval */
+	/* sampled mode: ci[i] the half-width of the 95% interval of counter
+	 * i's value (-1: unknown); NULL for exact counts */
+	const double *ci;
 	/* exp->mark: whether the monitor wrote it, and its path (or why not) */
 	int mark_taken;			/* with the experiment's start (exact): no separate mark */
 	int mark_written;

@@ -593,7 +593,8 @@ static void note_sampled(struct mri_prov *p, const struct mri_reading *r)
 
 	if (!r->sampled)
 		return;
-	p->bursts += r->bursts_read;
+	if (r->bursts > p->bursts)
+		p->bursts = r->bursts;	/* since sampled mode began */
 	p->fraction = r->fraction;
 	for (uint32_t i = 0; i < r->nr; i++)
 		if (best == UINT32_MAX || r->deltas[i] > r->deltas[best])
@@ -602,6 +603,7 @@ static void note_sampled(struct mri_prov *p, const struct mri_reading *r)
 		p->rel_ci_sum += r->ci_deltas[best] / (double)r->deltas[best];
 		p->nr_rel_ci++;
 	}
+	mp_world_sampling(p);
 }
 
 static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
@@ -611,6 +613,22 @@ static int take_reading(struct mri_prov *p, const struct ameba_experiment *exp,
 	int rc = 0;
 
 	note_sampled(p, r);
+	res->ci = NULL;
+	if (r->sampled && r->ci_deltas) {
+		if (p->ci_cap < nr + 1) {
+			double *c = realloc(p->ci, (nr + 1) * sizeof(*c));
+
+			if (c) {
+				p->ci = c;
+				p->ci_cap = nr + 1;
+			}
+		}
+		if (p->ci_cap >= nr + 1) {
+			for (uint32_t i = 0; i < nr; i++)
+				p->ci[i] = i < r->nr ? r->ci_deltas[i] : -1;
+			res->ci = p->ci;
+		}
+	}
 	/* the result's threads: the reading's, then the carried ones */
 	ids = malloc((r->nr_threads + p->carry_nt + 1) * sizeof(*ids));
 	if (!ids)
@@ -755,6 +773,7 @@ static void maybe_sample(struct mri_prov *p)
 	} else {
 		p->sampled = 1;
 		p->sampled_since_s = (double)(now - p->t_attach_ns) / 1e9;
+		mp_world_sampling(p);
 		snprintf(note, sizeof(note), "sampled simulation from %.0f s on (the run is long; "
 			 "--exact keeps it exact): a %.1f ms burst every %.0f ms, counts are "
 			 "estimates", p->sampled_since_s, c.burst_us / 1e3, c.period_us / 1e3);
@@ -947,6 +966,7 @@ static void mri_prov_close(struct agent_provider *base)
 	free(p->prev_pt);
 	free(p->prev_ids);
 	free(p->prev_col);
+	free(p->ci);
 	free(p->carry_ids);
 	free(p->res_at);
 	free(p->mc);
@@ -1060,6 +1080,8 @@ struct agent_provider *agent_provider_mri_open(int32_t pid, const char *backend,
 
 		rc = mri_attach_sampled(p->s, backend && *backend ? backend : NULL, &c);
 		p->sampled = !rc;
+		if (rc == AMEBA_ENOTSUP)	/* an oracle run stays exact */
+			rc = mri_attach(p->s, backend && *backend ? backend : NULL);
 	} else {
 		rc = mri_attach(p->s, backend && *backend ? backend : NULL);
 	}

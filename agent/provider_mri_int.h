@@ -41,6 +41,10 @@ struct mri_prov {
 	uint64_t bursts;
 	double fraction, rel_ci_sum;
 	uint64_t nr_rel_ci;
+	struct agent_world *world;	/* the tables refresh() filled last: the sampled
+					 * figures there are kept current (note_sampled) */
+	double *ci;			/* [ci_cap]: the last reading's ci_deltas */
+	uint32_t ci_cap;
 
 	char *program;
 	char *backend;
@@ -131,5 +135,8 @@ void mp_objs_clear(struct mri_prov *p);
 uint64_t mp_now_ns(void);
 void mp_bins_free(struct ameba_object *b, uint32_t n);
 int mp_refresh(struct agent_provider *base, struct agent_world *w);
+
+/* The sampled-mode figures into the world refresh() filled last. */
+void mp_world_sampling(struct mri_prov *p);
 
 #endif

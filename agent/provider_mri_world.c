@@ -412,6 +412,23 @@ static int list_threads(struct mri_prov *p)
 }
 
 
+void mp_world_sampling(struct mri_prov *p)
+{
+	struct agent_world *w = p->world;
+
+	if (!w)
+		return;
+	w->exact = !p->sampled;
+	w->sampled = p->sampled;
+	w->sampled_since_s = p->sampled_since_s;
+	w->bursts = p->bursts;
+	w->fraction = p->fraction;
+	w->rel_ci = p->nr_rel_ci ? p->rel_ci_sum / (double)p->nr_rel_ci : -1;
+	w->period_us = p->smp.period_us;
+	w->warm_us = p->smp.warm_us;
+	w->burst_us = p->smp.burst_us;
+}
+
 int mp_refresh(struct agent_provider *base, struct agent_world *w)
 {
 	struct mri_prov *p = (struct mri_prov *)base;
@@ -460,15 +477,8 @@ int mp_refresh(struct agent_provider *base, struct agent_world *w)
 	w->pid = p->pid;
 	w->program = p->program;
 	w->backend = p->backend;
-	w->exact = !p->sampled;
-	w->sampled = p->sampled;
-	w->sampled_since_s = p->sampled_since_s;
-	w->bursts = p->bursts;
-	w->fraction = p->fraction;
-	w->rel_ci = p->nr_rel_ci ? p->rel_ci_sum / (double)p->nr_rel_ci : -1;
-	w->period_us = p->smp.period_us;
-	w->warm_us = p->smp.warm_us;
-	w->burst_us = p->smp.burst_us;
+	p->world = w;
+	mp_world_sampling(p);
 	memcpy(w->metrics, p->metrics, sizeof(w->metrics));
 	w->nr_metrics = p->nr_metrics;
 	w->objects = p->objs;

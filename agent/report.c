@@ -369,17 +369,19 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		cJSON_AddItemToArray(a, cJSON_CreateString(ri->command[i]));
 	cJSON_AddStringToObject(root, "backend", s->backend ? s->backend : "unknown");
 	cJSON_AddBoolToObject(root, "exact", s->exact);
-	cJSON_AddStringToObject(root, "sim_mode", s->sampled ? "sampled" : "exact");
-	if (s->sampled) {
+	/* the provider keeps these current in the world (the last readings
+	 * come after the last refresh) */
+	cJSON_AddStringToObject(root, "sim_mode", s->world.sampled ? "sampled" : "exact");
+	if (s->world.sampled) {
 		o = cJSON_AddObjectToObject(root, "sampling");
-		cJSON_AddNumberToObject(o, "since_s", s->sampled_since_s);
-		cJSON_AddNumberToObject(o, "period_us", s->period_us);
-		cJSON_AddNumberToObject(o, "warm_us", s->warm_us);
-		cJSON_AddNumberToObject(o, "burst_us", s->burst_us);
-		cJSON_AddNumberToObject(o, "bursts", (double)s->bursts);
-		cJSON_AddNumberToObject(o, "fraction_simulated", s->fraction);
-		if (s->rel_ci >= 0)
-			cJSON_AddNumberToObject(o, "interval_rel_ci95", s->rel_ci);
+		cJSON_AddNumberToObject(o, "since_s", round6(s->world.sampled_since_s));
+		cJSON_AddNumberToObject(o, "period_us", s->world.period_us);
+		cJSON_AddNumberToObject(o, "warm_us", s->world.warm_us);
+		cJSON_AddNumberToObject(o, "burst_us", s->world.burst_us);
+		cJSON_AddNumberToObject(o, "bursts", (double)s->world.bursts);
+		cJSON_AddNumberToObject(o, "fraction_simulated", round6(s->world.fraction));
+		if (s->world.rel_ci >= 0)
+			cJSON_AddNumberToObject(o, "interval_rel_ci95", round6(s->world.rel_ci));
 	}
 	a = cJSON_AddArrayToObject(root, "metrics");
 	for (uint32_t i = 0; i < s->nr_metrics; i++)
@@ -491,6 +493,21 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		cJSON_AddNumberToObject(o, "blocks", os->nr_blocks);
 		cJSON_AddNumberToObject(o, "share", round6(prog > 0 ? os->values[m] / prog : 0));
 		cJSON_AddItemToObject(o, "totals", metric_object(os->has, os->values));
+		if (s->world.sampled) {
+			/* sampled: the 95% half-widths of the totals and of the share */
+			cJSON *ci = cJSON_CreateObject();
+
+			for (int k = 0; k < AMEBA_M_NR; k++) {
+				double h = os->has[k] ? agent_ci_half(s->ci_tab, os->name, k) : -1;
+
+				if (h >= 0)
+					cJSON_AddNumberToObject(ci, ameba_metric_info(k)->name, round6(h));
+			}
+			cJSON_AddItemToObject(o, "ci95", ci);
+			if (agent_ci_half(s->ci_tab, os->name, m) >= 0 && prog > 0)
+				cJSON_AddNumberToObject(o, "share_ci95",
+							round6(agent_ci_half(s->ci_tab, os->name, m) / prog));
+		}
 		w = cJSON_AddObjectToObject(o, "window");
 		cJSON_AddItemToObject(w, "totals", metric_object(os->has, os->window));
 		cJSON_AddNumberToObject(w, "seconds", round6((double)os->window_ns / 1e9));
@@ -736,6 +753,25 @@ int agent_parse_min_severity(const char *s, double *out)
 
 /* "; fixed: x28.0 predicted" for a finding whose fix was simulated (what_if,
  * docs/whatif.md), else "". */
+/* Sampled simulation: " (share +-X pts, 95%)" of the context's object
+ * (the objects list has its interval), else "". */
+static const char *share_ci_text(const cJSON *root, const cJSON *ctx, char *buf, size_t len)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ctx, "object"), *o;
+	const char *name = jstr(obj, "name", NULL);
+
+	buf[0] = '\0';
+	if (!name)
+		return buf;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(root, "objects"))
+		if (!strcmp(jstr(o, "name", ""), name) && jnum(o, "share_ci95", -1) >= 0) {
+			snprintf(buf, len, " (%s share +-%.1f pts, 95%%)", jstr(root, "metric", "?"),
+				 100 * jnum(o, "share_ci95", 0));
+			break;
+		}
+	return buf;
+}
+
 static const char *predicted_text(const cJSON *f, char *buf, size_t len)
 {
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "predicted_speedup");
@@ -969,7 +1005,7 @@ static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_sev
 		const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f, "context");
 		const cJSON *tids = cJSON_GetObjectItemCaseSensitive(ctx, "threads"), *t;
 		uint32_t ids[256], nr = 0;
-		char ctext[512], ttext[128], atext[256], ptext[64], cut1[64], cut2[128];
+		char ctext[512], ttext[128], atext[256], ptext[64], cut1[64], cut2[128], etext[96];
 
 		rank++;
 		if (!finding_shown(f, min_severity))
@@ -983,12 +1019,12 @@ static void table_raw(const cJSON *root, FILE *out, uint32_t top, double min_sev
 		/* dozens of short-lived threads: their number (the JSON lists them) */
 		if (strlen(agent_threads_text(ids, nr, nr_all, ttext, sizeof(ttext))) > 24)
 			snprintf(ttext, sizeof(ttext), "%u threads", nr);
-		fprintf(out, "%4.0f%7.1f%% %5.2f %-*s %-39s %-8s %s%s%s\n", jnum(f, "rank", rank),
+		fprintf(out, "%4.0f%7.1f%% %5.2f %-*s %-39s %-8s %s%s%s%s\n", jnum(f, "rank", rank),
 			100 * jnum(f, "severity", 0), jnum(f, "confidence", 0), pw,
 			cell(jstr(f, "property", "?"), (size_t)pw, cut1, sizeof(cut1)),
 			cell(context_text(ctx, ctext, sizeof(ctext)), 64, cut2, sizeof(cut2)), ttext,
-			jstr(f, "evidence", ""), predicted_text(f, ptext, sizeof(ptext)),
-			absorbed_text(f, atext, sizeof(atext)));
+			jstr(f, "evidence", ""), share_ci_text(root, ctx, etext, sizeof(etext)),
+			predicted_text(f, ptext, sizeof(ptext)), absorbed_text(f, atext, sizeof(atext)));
 		shown++;
 	}
 	if (shown < nr_shown)

@@ -459,14 +459,6 @@ static void world_keep(struct agent_search *s)
 		s->backend = strdup(w->backend);
 	s->pid = w->pid;
 	s->exact = w->exact;
-	s->sampled = w->sampled;
-	s->sampled_since_s = w->sampled_since_s;
-	s->fraction = w->fraction;
-	s->rel_ci = w->rel_ci;
-	s->bursts = w->bursts;
-	s->period_us = w->period_us;
-	s->warm_us = w->warm_us;
-	s->burst_us = w->burst_us;
 	s->nr_metrics = w->nr_metrics;
 	memcpy(s->metrics, w->metrics, sizeof(s->metrics));
 	if (w->nr_threads >= s->nr_threads) {
@@ -1167,6 +1159,7 @@ int agent_search_run(struct agent_search *s)
 		}
 		if (exp.mark)
 			note_mark(s, exp.mark, &res);
+		agent_ci_note(&s->ci_tab, &exp, res.ci, res.r.values, &s->world);
 		res.r.struct_size = sizeof(res.r);
 		res.r.sample_size = sizeof(struct ameba_sample);
 		rc = strat_guarded(s, &exp, &res.r);
@@ -1208,6 +1201,8 @@ out:
 
 void agent_search_free(struct agent_search *s)
 {
+	agent_ci_free(s->ci_tab);
+	s->ci_tab = NULL;
 	if (s->state_live)
 		s->strat->desc.destroy(s->state);
 	s->state_live = 0;

@@ -196,13 +196,9 @@ struct agent_search {
 	char *backend;
 	int32_t pid;
 	int exact;
-	/* sampled mode, as the provider last said (agent_world) */
-	int sampled;
-	double sampled_since_s, fraction, rel_ci;
-	uint64_t bursts;
-	uint32_t period_us, warm_us, burst_us;
 	int metrics[AMEBA_M_NR];
 	uint32_t nr_metrics;
+	struct agent_ci_tab *ci_tab;	/* sampled mode: objects' intervals */
 	double program_totals[AMEBA_M_NR];
 	uint8_t program_has[AMEBA_M_NR];
 	struct agent_findings findings;
@@ -276,5 +272,18 @@ void agent_fields_close(struct agent_fields *f);
 
 /* Clears the progress line if one is drawn (before other stderr output). */
 void agent_progress_clear(void);
+
+/* ---- sampled mode: objects' 95% intervals (estimates.c) ---- */
+struct agent_ci_tab;
+struct agent_world;
+/* Adds what one sampled interval (ci: its counters' half-widths, NULL:
+ * exact; values: their values) says about the objects exp's counters
+ * measure whole. */
+void agent_ci_note(struct agent_ci_tab **t, const struct ameba_experiment *exp, const double *ci,
+		   const uint64_t *values, const struct agent_world *w);
+/* The half-width of the 95% interval of the object's total of metric over
+ * the run, or -1 (not measured whole, or some interval had none). */
+double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric);
+void agent_ci_free(struct agent_ci_tab *t);
 
 #endif

@@ -932,7 +932,8 @@ struct mon_sampled_cfg {
 /* Starts sampled mode on the active backend: the hooks tally, and a
  * controller thread runs warm-ups and bursts. A set armed already goes on
  * with its exact counts so far, to which the estimates add. 0, AMEBA_EBUSY
- * (running), AMEBA_EINVAL (bad cfg) or AMEBA_ENOMEM. */
+ * (running), AMEBA_EINVAL (bad cfg), AMEBA_ENOTSUP (the process writes an
+ * oracle, which stays exact) or AMEBA_ENOMEM. */
 int mon_sampled_start(const struct mon_sampled_cfg *cfg) MON_HIDDEN;
 /* Stops it (detach): the controller ends, the hooks deliver again (whether
  * they run is mon_hot.active's business). */
@@ -959,6 +960,9 @@ struct mon_sampled_info {
  * gen was read in sampled mode last, else AMEBA_ENOENT. */
 int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 		   struct mon_sampled_info *info) MON_HIDDEN;
+/* Before a set replaces the armed one: a burst being measured ends now and
+ * counts for the old set. */
+void mon_sampled_swap(void) MON_HIDDEN;
 /* In a forked child: sampled mode off (the controller did not survive). */
 void mon_sampled_after_fork(void) MON_HIDDEN;
 /* At exit, before the last reading: a burst being measured ends now. */
@@ -1018,6 +1022,8 @@ void mri_server_after_fork(void) MON_HIDDEN;
  * with AMEBA_ORACLE_MARKS=bins): the bins alone, for a window's bins without a
  * million-object dump */
 int mon_oracle_write(const char *path, const char *mark, int objects) MON_HIDDEN;
+/* Does this process write an oracle (AMEBA_ORACLE)? Its counts stay exact. */
+int mon_oracle_wanted(void) MON_HIDDEN;
 /* Arms specs (as mon_cond_arm, whose result it returns) and writes the mark
  * at the instant the new counters start: the counts are read while every
  * thread waits to adopt them. *mark_err: the mark's own result. */

@@ -418,8 +418,10 @@ static int op_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64
 	int err;
 
 	if (mon_sampled_on()) {
-		/* estimates: the old set's last reading, then the new set (a
-		 * burst spanning the two is lost either way) */
+		/* estimates: the burst being measured ends and counts for the
+		 * old set, its last reading, then the new set (which begins
+		 * with a burst of its own) */
+		mon_sampled_swap();
 		if ((err = mon_sampled_read(old_gen, total, before, old_nr, per_thread, arg)))
 			return err;
 		return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL);

@@ -543,6 +543,11 @@ void mon_deactivate(void)
 	__atomic_store_n(&mon_active, 0, __ATOMIC_RELEASE);
 }
 
+int mon_oracle_wanted(void)
+{
+	return oracle_path != NULL;
+}
+
 int mon_initialized(void)
 {
 	return __atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) == 2;

@@ -27,7 +27,8 @@
  *   N * sum X / sum A; the variance N^2 * sum (X_i - R A_i)^2 /
  *   (n (n - 1) mean(A)^2), R = sum X / sum A. A window with fewer than two
  *   bursts borrows the ratio (none) or the relative variance (one) of all
- *   the set's bursts. A counter's value is the sum of its windows'
+ *   the set's bursts; with one burst in all, its count is taken as a
+ *   Poisson count (variance X, scaled by (N / A)^2). A counter's value is the sum of its windows'
  *   estimates, its variance the sum of theirs: values only grow, and each
  *   reading's delta is its window's estimate. Per-thread rows: the same
  *   with the thread's own accesses and burst counts, no interval.
@@ -87,7 +88,9 @@ static struct {
 	double *ci, *ci_delta;	/* [nr] of the last reading */
 	uint8_t *var_unknown;	/* [nr] */
 	uint32_t bursts_read;
-	double sim_all, calls_all;	/* for the fraction simulated */
+	double sim_all, calls_all;	/* for the fraction simulated (since the start) */
+	int kick;		/* a set was armed: the next burst now */
+	uint32_t bursts_total;	/* measured since the start, over all sets */
 	/* the replaced set's last reading (a swap reads it, then arms) */
 	uint64_t prev_gen;
 	uint32_t prev_nr;
@@ -188,7 +191,7 @@ static int thr_cover(void)
 
 static void info_of(struct mon_sampled_info *info)
 {
-	info->bursts = smp.nall;
+	info->bursts = smp.bursts_total;
 	info->bursts_read = smp.bursts_read;
 	info->accesses = (uint64_t)smp.calls_all;
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
@@ -264,8 +267,11 @@ static void armed_locked(uint64_t gen, uint32_t nr)
 		smp.nr = nr;
 		smp.nw = smp.nall = 0;
 		smp.sa = smp.saa = smp.sa_all = smp.saa_all = 0;
-		smp.sim_all = smp.calls_all = 0;
 		smp.bursts_read = 0;
+		/* a new experiment starts with a burst (a window of it without
+		 * one would estimate nothing) */
+		smp.kick = 1;
+		pthread_cond_broadcast(&smp.wake);
 		for (uint32_t i = 0; i < smp.nr_thr; i++) {
 			struct smp_thread *t = &smp.thr[i];
 
@@ -363,6 +369,8 @@ static void burst_end(void)
 	uint32_t nr_s0 = smp.nr_thr;
 
 	hold();
+	if (smp.phase != PH_MEASURE)
+		return;		/* ended already (a swap took it) */
 	smp.phase = PH_TALLY;
 	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
 		return;		/* the set changed meanwhile: the burst is lost */
@@ -392,6 +400,7 @@ static void burst_end(void)
 	smp.sa_all += a;
 	smp.saa_all += a * a;
 	smp.sim_all += a;
+	smp.bursts_total++;
 	smp.nw++;
 	smp.nall++;
 	smp.s0_gen = 0;
@@ -449,6 +458,10 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 			var = rv / (r * r) * est * est;	/* the set's relative variance */
 		} else if (var < 0 && smp.nall >= 2 && smp.sx_all[i] == 0) {
 			var = 0;	/* never seen in any burst */
+		} else if (var < 0 && smp.nw && smp.sa > 0) {
+			/* one burst so far: its events as a Poisson count, scaled
+			 * (a lower bound when they come in clusters) */
+			var = n_all * n_all / (smp.sa * smp.sa) * smp.sx[i];
 		}
 		smp.est[i] += est;
 		if (var >= 0)
@@ -503,6 +516,18 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 	return 0;
 }
 
+void mon_sampled_swap(void)
+{
+	if (!mon_sampled_on())
+		return;
+	pthread_mutex_lock(&smp.lock);
+	if (smp.phase == PH_MEASURE) {
+		burst_end();	/* the old set's: counted, not lost */
+		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	}
+	pthread_mutex_unlock(&smp.lock);
+}
+
 int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 		   struct mon_sampled_info *info)
 {
@@ -532,9 +557,12 @@ int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 
 /* ---- the controller ---- */
 
-/* Waits us microseconds, or until stopped: 1 when stopped. smp.lock held. */
-static int wait_us(uint64_t us)
+/* Waits us microseconds, or until stopped (or, kickable, until a set is
+ * armed; or until the phase is no longer what it was, a swap having ended
+ * the burst): 1 when stopped. smp.lock held. */
+static int wait_us(uint64_t us, int kickable)
 {
+	int phase = smp.phase;
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -544,7 +572,7 @@ static int wait_us(uint64_t us)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000;
 	}
-	while (!smp.stop)
+	while (!smp.stop && !(kickable && smp.kick) && smp.phase == phase)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &ts) == ETIMEDOUT)
 			break;
 	return smp.stop;
@@ -559,14 +587,15 @@ static void *ctl_main(void *arg)
 		uint64_t p = smp.cfg.period_us;
 
 		/* a burst at once: a short program gets one too */
-		if (smp.burst_id && wait_us(p / 2 + rng_next() % (p + 1)))
+		if (smp.burst_id && wait_us(p / 2 + rng_next() % (p + 1), 1))
 			break;
+		smp.kick = 0;
 		smp.phase = PH_WARM;
 		release();
-		if (wait_us(smp.cfg.warm_us))
+		if (wait_us(smp.cfg.warm_us, 0))
 			break;
 		burst_begin();
-		if (wait_us(smp.cfg.burst_us))
+		if (wait_us(smp.cfg.burst_us, 0))
 			break;
 		burst_end();
 	}
@@ -586,6 +615,8 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 		return AMEBA_EINVAL;
 	if (mon_sampled_on() || smp.running)
 		return AMEBA_EBUSY;
+	if (mon_oracle_wanted())
+		return AMEBA_ENOTSUP;	/* the oracle's counts are exact */
 	if (!mon_tally_tab) {
 		void *p = mmap(NULL, (size_t)MON_TALLY_MAX * sizeof(struct mon_tally),
 			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -616,6 +647,8 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.stop = 0;
 	smp.phase = PH_TALLY;
 	smp.burst_id = 0;
+	smp.bursts_total = 0;
+	smp.sim_all = smp.calls_all = 0;
 	/* between bursts from the start: tally before the hooks see sampling */
 	__atomic_store_n(&mon_hot.tally, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&mon_hot.sampling, 1, __ATOMIC_SEQ_CST);

@@ -584,7 +584,8 @@ static int op_sampled(struct mri_req *r)
 		return mri_req_fail(r, AMEBA_EINVAL, "not attached; attach first");
 	if ((err = r->d->ops->sampled(r->d->ctx, &sc)))
 		return mri_req_fail(r, err, "cannot start sampled mode: %s%s", ameba_strerror(err),
-			    err == AMEBA_EBUSY ? " (it runs already)" : "");
+			    err == AMEBA_EBUSY ? " (it runs already)" :
+			    err == AMEBA_ENOTSUP ? " (the target writes an exact oracle, AMEBA_ORACLE)" : "");
 	if (mri_json_add(r->result, "mode", cJSON_CreateString("sampled")))
 		return mri_req_nomem(r);
 	return 0;
@@ -627,7 +628,8 @@ static int op_attach(struct mri_req *r)
 	if (js && (err = d->ops->sampled(d->ctx, &sc))) {
 		d->ops->detach(d->ctx);
 		return mri_req_fail(r, err, "sampled: cannot start sampled mode: %s%s",
-			    ameba_strerror(err), err == AMEBA_EBUSY ? " (another session started it)" : "");
+			    ameba_strerror(err), err == AMEBA_EBUSY ? " (another session started it)" :
+			    err == AMEBA_ENOTSUP ? " (the target writes an exact oracle, AMEBA_ORACLE)" : "");
 	}
 	d->attached = 1;
 	d->backend = chosen;

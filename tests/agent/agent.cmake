@@ -63,7 +63,7 @@ list(APPEND AMEBA_AGENT_TEST_PLUGINS crash_target crash_target_native)
 
 # End to end through the MRI: the acceptance of issue 5.
 foreach(c run_false_sharing attach lua_properties wrong_abi sigterm target_status
-    not_instrumented usage nothing_significant plugin_crash fail_fast bad_free escapes)
+    not_instrumented usage nothing_significant plugin_crash fail_fast bad_free escapes sampled)
   add_test(NAME agent_e2e_${c}
     COMMAND ${AMEBA_FRAGMENT_DIR}/e2e.sh ${c} ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
             ${CMAKE_SOURCE_DIR}/docs/report-schema.json ${AMEBA_TEST_BIN}/report_check

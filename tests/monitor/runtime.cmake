@@ -43,6 +43,18 @@ set_tests_properties(runtime_cond_sample PROPERTIES ENVIRONMENT "AMEBA_COND_SERV
 # per-object counts (the default)
 add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
 
+# Sampled mode (monitor/sampled.c): estimates against exact counts through
+# the real hooks; threads churning and forks while bursts run; a program
+# exiting mid-burst (issue 22).
+add_executable(test_sampled ${AMEBA_FRAGMENT_DIR}/test_sampled.c ${AMEBA_RT_OBJECTS})
+target_include_directories(test_sampled PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
+target_compile_definitions(test_sampled PRIVATE _GNU_SOURCE)
+target_link_libraries(test_sampled PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
+target_link_options(test_sampled PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
+set_target_properties(test_sampled PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+add_test(NAME runtime_sampled COMMAND ${AMEBA_TEST_BIN}/test_sampled)
+set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 300)
+
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).
 add_executable(test_backends ${AMEBA_FRAGMENT_DIR}/test_backends.c ${AMEBA_RT_OBJECTS})

@@ -1,0 +1,136 @@
+/*
+ * estimates.c - the 95% intervals of objects' counts in sampled simulation
+ * (docs/simulator.md, "Sampled simulation").
+ *
+ * The monitor gives each sampled reading a half-width per counter. A
+ * counter that measures one object - its where-set is the object's extent
+ * (one range) or its site bin (one bin), all threads - adds its interval's
+ * variance, (half-width / 1.96)^2, to the object's for the counter's
+ * metric; the intervals of a run are independent, so the variance of the
+ * object's total is the sum. Counters over spans, several objects or some
+ * threads teach nothing here. The table is keyed by (object name, metric):
+ * the report's object summaries carry the name.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "provider.h"
+#include "search.h"
+
+struct ci_ent {
+	char *name;		/* NULL: free slot */
+	int metric;
+	double var;
+	int unknown;		/* some interval had no interval */
+};
+
+struct agent_ci_tab {
+	struct ci_ent *v;
+	uint32_t nr, cap;	/* cap: a power of two */
+};
+
+static uint64_t key_hash(const char *name, int metric)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)metric;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	return h;
+}
+
+static struct ci_ent *find(struct agent_ci_tab *t, const char *name, int metric, int add)
+{
+	uint64_t h;
+
+	if (add && 2 * (t->nr + 1) > t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 256;
+		struct ci_ent *v = calloc(cap, sizeof(*v)), *old = t->v;
+
+		if (!v)
+			return NULL;
+		for (uint32_t i = 0; i < t->cap; i++) {
+			if (!old[i].name)
+				continue;
+			h = key_hash(old[i].name, old[i].metric) & (cap - 1);
+			while (v[h].name)
+				h = (h + 1) & (cap - 1);
+			v[h] = old[i];
+		}
+		free(old);
+		t->v = v;
+		t->cap = cap;
+	}
+	if (!t->cap)
+		return NULL;
+	h = key_hash(name, metric) & (t->cap - 1);
+	while (t->v[h].name) {
+		if (t->v[h].metric == metric && !strcmp(t->v[h].name, name))
+			return &t->v[h];
+		h = (h + 1) & (t->cap - 1);
+	}
+	if (!add || !(t->v[h].name = strdup(name)))
+		return NULL;
+	t->v[h].metric = metric;
+	t->nr++;
+	return &t->v[h];
+}
+
+/* The object counter i of exp measures whole, or NULL. */
+static const char *counter_object(const struct ameba_experiment *exp, uint32_t i,
+				  const struct agent_world *w)
+{
+	const struct ameba_counter *c = &exp->counters[i];
+	const struct ameba_counter_bins *b = exp->counter_bins ? &exp->counter_bins[i] : NULL;
+	const struct ameba_object *o;
+
+	if (c->nr_threads)
+		return NULL;
+	if (b && b->nr)
+		return b->nr == 1 ? b->names[0] : NULL;	/* its ranges: the bin's blocks */
+	if (c->nr_ranges != 1)
+		return NULL;
+	o = agent_object_at(w->objects, w->nr_objects, c->ranges[0]);
+	return o && o->start == c->ranges[0] && o->end == c->ranges[1] ? o->name : NULL;
+}
+
+void agent_ci_note(struct agent_ci_tab **tp, const struct ameba_experiment *exp, const double *ci,
+		   const uint64_t *values, const struct agent_world *w)
+{
+	struct agent_ci_tab *t = *tp;
+
+	if (!ci)
+		return;
+	if (!t && !(t = *tp = calloc(1, sizeof(*t))))
+		return;
+	for (uint32_t i = 0; i < exp->nr_counters; i++) {
+		const char *name = counter_object(exp, i, w);
+		struct ci_ent *e;
+
+		if (!name || !(e = find(t, name, exp->counters[i].metric, 1)))
+			continue;
+		/* an interval without a burst estimates 0 and adds nothing */
+		if (ci[i] < 0 && values && values[i])
+			e->unknown = 1;
+		else if (ci[i] > 0)
+			e->var += (ci[i] / 1.96) * (ci[i] / 1.96);
+	}
+}
+
+double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric)
+{
+	const struct ci_ent *e = t && name ? find((struct agent_ci_tab *)t, name, metric, 0) : NULL;
+
+	return e && !e->unknown ? 1.96 * sqrt(e->var) : -1;
+}
+
+void agent_ci_free(struct agent_ci_tab *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->cap; i++)
+		free(t->v[i].name);
+	free(t->v);
+	free(t);
+}

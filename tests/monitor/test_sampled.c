@@ -1,0 +1,273 @@
+/*
+ * test_sampled.c - sampled mode of the runtime (monitor/sampled.c), driven
+ * through the real hooks (__tsan_read8: the tally counts there) by threads
+ * whose accesses are known, so that every estimate has an exact value to be
+ * compared with.
+ *
+ *   A: 64 KiB, B: 128 KiB (static). A worker reads A[i] once and B[j] twice
+ *   per step, sequentially and wrapping, so mem_ref on A is exactly a third
+ *   of the accesses to A and B, in every burst.
+ *
+ * Cases:
+ *   steady     2 workers, sampled from the arm: the mem_ref estimates are
+ *              within their 95% interval (x 1.5, and 3%) of the exact
+ *              counts, A's share is 1/3 within 0.01, bursts and fraction
+ *              are sane, deltas add up to the values;
+ *   churn      200 threads created and exiting while bursts run: the
+ *              estimate of A within 5% of the exact count;
+ *   fork       20 forks at random moments: the child is not sampled (no
+ *              controller survived), counts its own, exits 0;
+ *   midway     sampled mode started while a set already counted exactly:
+ *              the exact counts so far are kept (values never drop);
+ *   exit       a burst of 10 s being measured when the program "exits"
+ *              (mon_sampled_exit): the burst so far counts, the last
+ *              reading has one burst and an estimate within 3%.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "mon.h"
+#include "seq.h"
+
+void __tsan_read8(const volatile void *addr);
+
+static uint64_t A[64 * 1024 / 8] __attribute__((aligned(64)));
+static uint64_t B[128 * 1024 / 8] __attribute__((aligned(64)));
+
+struct worker {
+	pthread_t th;
+	uint64_t steps;		/* to do; 0: until stop */
+	volatile int *stop;
+	uint64_t done;		/* steps done */
+};
+
+static void step(uint64_t k)
+{
+	__tsan_read8(&A[k % (sizeof(A) / 8)]);
+	__tsan_read8(&B[(2 * k) % (sizeof(B) / 8)]);
+	__tsan_read8(&B[(2 * k + 1) % (sizeof(B) / 8)]);
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t k = 0;
+
+	while (w->steps ? k < w->steps : !*w->stop)
+		step(k++);
+	w->done = k;
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+enum { C_A, C_B, C_ALL, C_MISS, NR_C };
+
+static struct mon_range ra, rb;
+static struct mon_cond_spec specs[NR_C];
+
+static void specs_init(void)
+{
+	ra = (struct mon_range){ (uintptr_t)A, (uintptr_t)A + sizeof(A) };
+	rb = (struct mon_range){ (uintptr_t)B, (uintptr_t)B + sizeof(B) };
+	specs[C_A] = (struct mon_cond_spec){ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = &ra };
+	specs[C_B] = (struct mon_cond_spec){ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = &rb };
+	specs[C_ALL] = (struct mon_cond_spec){ .metric = AMEBA_M_MEM_REF };
+	specs[C_MISS] = (struct mon_cond_spec){ .metric = AMEBA_M_L1D_MISS };
+}
+
+static uint64_t arm(void)
+{
+	uint64_t gen = 0;
+
+	CHECK(mon_cond_arm(specs, NR_C, &gen) == 0);
+	mon_sampled_armed(gen, NR_C);
+	return gen;
+}
+
+static const struct mon_sampled_cfg fast = { .period_us = 3000, .warm_us = 300, .burst_us = 400,
+					     .seed = 7 };
+
+/* |got - want| within 1.5 x its interval and rel of want */
+static int near(double got, double want, double ci, double rel)
+{
+	double d = got > want ? got - want : want - got;
+
+	if (d <= rel * want || (ci >= 0 && d <= 1.5 * ci))
+		return 1;
+	fprintf(stderr, "  estimate %.0f, exact %.0f (+-%.0f, %.1f%%)\n", got, want, ci,
+		100 * d / want);
+	return 0;
+}
+
+static void test_steady(void)
+{
+	volatile int stop = 0;
+	struct worker w[2] = { { .stop = &stop }, { .stop = &stop } };
+	uint64_t total[NR_C], gen, sum_delta[NR_C] = { 0 }, prev[NR_C] = { 0 }, exact;
+	double ci[NR_C], ci_d[NR_C];
+	struct mon_sampled_info info;
+
+	gen = arm();
+	CHECK(mon_sampled_start(&fast) == 0);
+	CHECK(mon_sampled_start(&fast) == AMEBA_EBUSY);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&w[i].th, NULL, work, &w[i]);
+	for (int r = 0; r < 6; r++) {
+		sleep_ms(150);
+		CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+		for (int i = 0; i < NR_C; i++) {
+			CHECK(total[i] >= prev[i]);	/* values only grow */
+			sum_delta[i] += total[i] - prev[i];
+			prev[i] = total[i];
+		}
+	}
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i].th, NULL);
+	/* the accesses after the last read: one more reading takes them */
+	sleep_ms(20);
+	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	CHECK(mon_sampled_ci(gen, ci, ci_d, NR_C, &info) == 0);
+	exact = w[0].done + w[1].done;
+	CHECK(near((double)total[C_A], (double)exact, ci[C_A], 0.03));
+	CHECK(near((double)total[C_B], 2.0 * exact, ci[C_B], 0.03));
+	CHECK(near((double)total[C_ALL], 3.0 * exact, ci[C_ALL], 0.03));
+	CHECK(fabs((double)total[C_A] / (total[C_A] + total[C_B]) - 1.0 / 3) < 0.01);
+	CHECK(ci[C_ALL] > 0 && ci[C_ALL] < 0.1 * total[C_ALL]);
+	CHECK(info.bursts >= 20);
+	CHECK(info.fraction > 0 && info.fraction < 0.5);
+	/* misses: A and B (192 KiB) do not fit the 48 KiB L1D: one per line */
+	CHECK(total[C_MISS] > total[C_ALL] / 16 && total[C_MISS] < total[C_ALL] / 4);
+	fprintf(stderr, "steady: %" PRIu64 " steps, mem_ref %" PRIu64 " +-%.0f (exact %" PRIu64
+		"), %u bursts, %.2f%% simulated\n", exact, total[C_ALL], ci[C_ALL], 3 * exact,
+		info.bursts, 100 * info.fraction);
+}
+
+static void test_churn(void)
+{
+	struct worker w[8];
+	uint64_t total[NR_C], gen, exact = 0;
+	double ci[NR_C];
+
+	gen = arm();
+	for (int round = 0; round < 25; round++) {
+		for (int i = 0; i < 8; i++) {
+			w[i] = (struct worker){ .steps = 20000 };
+			pthread_create(&w[i].th, NULL, work, &w[i]);
+		}
+		for (int i = 0; i < 8; i++) {
+			pthread_join(w[i].th, NULL);
+			exact += w[i].done;
+		}
+	}
+	sleep_ms(20);
+	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	CHECK(mon_sampled_ci(gen, ci, NULL, NR_C, NULL) == 0);
+	CHECK(near((double)total[C_A], (double)exact, ci[C_A], 0.05));
+	fprintf(stderr, "churn: 200 threads, A %" PRIu64 " +-%.0f (exact %" PRIu64 ")\n", total[C_A],
+		ci[C_A], exact);
+}
+
+static void test_fork(void)
+{
+	volatile int stop = 0;
+	struct worker w = { .stop = &stop };
+
+	pthread_create(&w.th, NULL, work, &w);
+	for (int i = 0; i < 20; i++) {
+		pid_t pid;
+		int status = -1;
+
+		sleep_ms(rand() % 7);
+		pid = fork();
+		if (pid == 0) {
+			/* no controller here: every access is simulated again */
+			uint64_t gen = 0;
+			uint64_t total[NR_C];
+			int ok = !mon_sampled_on() && !mon_hot.tally;
+
+			ok &= mon_cond_arm(specs, NR_C, &gen) == 0;
+			for (uint64_t k = 0; k < 1000; k++)
+				step(k);
+			ok &= mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0;
+			ok &= total[C_A] == 1000 && total[C_B] == 2000;
+			_exit(ok ? 0 : 1);
+		}
+		CHECK(pid > 0);
+		CHECK(waitpid(pid, &status, 0) == pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	stop = 1;
+	pthread_join(w.th, NULL);
+	CHECK(mon_sampled_on());
+}
+
+static void test_midway_and_exit(void)
+{
+	const struct mon_sampled_cfg one = { .period_us = 10000000, .warm_us = 1000,
+					     .burst_us = 10000000 };
+	volatile int stop = 0;
+	struct worker w = { .stop = &stop };
+	uint64_t total[NR_C], gen, before;
+	double ci[NR_C];
+	struct mon_sampled_info info;
+
+	/* exact first: 5000 steps on this thread */
+	CHECK(mon_cond_arm(specs, NR_C, &gen) == 0);
+	for (uint64_t k = 0; k < 5000; k++)
+		step(k);
+	mon_seq_sync();	/* ordered mode (threads ran): what was logged, merged */
+	CHECK(mon_cond_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	CHECK_EQ_U64(total[C_A], 5000);
+	before = total[C_A];
+	/* sampled from here on, the set still armed; the burst starts at once
+	 * and lasts 10 s: it is being measured when the program exits */
+	CHECK(mon_sampled_start(&one) == 0);
+	pthread_create(&w.th, NULL, work, &w);
+	sleep_ms(300);
+	stop = 1;
+	pthread_join(w.th, NULL);
+	mon_sampled_exit();
+	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	CHECK(mon_sampled_ci(gen, ci, NULL, NR_C, &info) == 0);
+	CHECK(info.bursts >= 1);	/* since sampled mode began: this one ended by the exit */
+	CHECK(total[C_A] >= before);
+	CHECK(near((double)total[C_A], (double)(before + w.done), -1, 0.03));
+	fprintf(stderr, "midway+exit: A %" PRIu64 " (exact %" PRIu64 "), %u burst\n", total[C_A],
+		before + w.done, info.bursts);
+	mon_sampled_stop();
+	CHECK(!mon_sampled_on());
+}
+
+int main(void)
+{
+	struct mon_sampled_cfg bad = fast;
+
+	mon_init();
+	CHECK(mon_activate("sim") == 0);
+	specs_init();
+	bad.period_us = 50;
+	CHECK(mon_sampled_start(&bad) == AMEBA_EINVAL);
+	CHECK(mon_sampled_start(NULL) == AMEBA_EINVAL);
+	test_steady();
+	test_churn();
+	test_fork();
+	mon_sampled_stop();
+	CHECK(!mon_sampled_on() && !mon_hot.tally);
+	test_midway_and_exit();
+	return check_done();
+}
