@@ -137,7 +137,7 @@ static void run_usage(FILE *f, int attach)
 		"                       intervals\n"
 		"  --sample-after T     exact for T, then sampled (default 30s)\n"
 		"  --sampling P/W/B     a burst every P (jittered +-50%%), after W of warm-up,\n"
-		"                       B long (default 20ms/2ms/2ms; units us, ms, s)\n"
+		"                       B long (default 50ms/5ms/10ms; units us, ms, s)\n"
 		"%s%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
 		"  -v, --verbose        log the strategy's notes\n"
@@ -302,7 +302,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->gate = 1;
 	o->what_if = 2;
 	o->sampling = (struct agent_sampling){ .mode = AGENT_AUTO, .after_ms = 30000,
-					       .period_us = 20000, .warm_us = 2000, .burst_us = 2000 };
+					       .period_us = 50000, .warm_us = 5000, .burst_us = 10000 };
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
 		char name[64];

@@ -491,6 +491,8 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 #define MON_TALLY_MAX (1u << 20)
 struct mon_tally {
 	uint64_t sim, tally;
+	uint64_t dropped;	/* of sim: logged, then dropped by the ordered mode's
+				 * merger at a burst's end (seq.c; the merger writes it) */
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
 

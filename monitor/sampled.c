@@ -128,9 +128,11 @@ static uint64_t calls_of(uint32_t id)
 	return __atomic_load_n(&c->sim, __ATOMIC_RELAXED) + __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
 }
 
+/* Accesses simulated: counted by the hooks, less those the merger dropped. */
 static uint64_t sim_of(uint32_t id)
 {
-	return __atomic_load_n(&mon_tally_tab[id].sim, __ATOMIC_RELAXED);
+	return __atomic_load_n(&mon_tally_tab[id].sim, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&mon_tally_tab[id].dropped, __ATOMIC_RELAXED);
 }
 
 /* ---- the set's state ---- */
@@ -199,6 +201,15 @@ static void info_of(struct mon_sampled_info *info)
 
 static void armed_locked(uint64_t gen, uint32_t nr);
 
+/* A row callback's thread (mon_cond_row_fn; before and arg unused), or
+ * NULL when its rows are not kept. */
+static struct smp_thread *row_thread(uint32_t id, const uint64_t *before, void *arg)
+{
+	(void)before;
+	(void)arg;
+	return id < smp.nr_thr && !smp.rows_off ? &smp.thr[id] : NULL;
+}
+
 void mon_sampled_armed(uint64_t gen, uint32_t nr)
 {
 	if (!mon_sampled_on())
@@ -211,14 +222,9 @@ void mon_sampled_armed(uint64_t gen, uint32_t nr)
 /* A row of the exact counts a set had when sampled mode started. */
 static void row_seed(uint32_t id, const uint64_t *vals, const uint64_t *before, uint32_t nr, void *arg)
 {
-	struct smp_thread *t;
+	struct smp_thread *t = row_thread(id, before, arg);
 
-	(void)before;
-	(void)arg;
-	if (id >= smp.nr_thr || smp.rows_off)
-		return;
-	t = &smp.thr[id];
-	if (!t->est && !(t->est = mon_calloc(nr, sizeof(double))))
+	if (!t || (!t->est && !(t->est = mon_calloc(nr, sizeof(double)))))
 		return;
 	for (uint32_t i = 0; i < nr; i++)
 		t->est[i] = (double)vals[i];
@@ -314,14 +320,9 @@ static double *thr_vec(double **v)
 
 static void row_s0(uint32_t id, const uint64_t *vals, const uint64_t *before, uint32_t nr, void *arg)
 {
-	struct smp_thread *t;
+	struct smp_thread *t = row_thread(id, before, arg);
 
-	(void)before;
-	(void)arg;
-	if (id >= smp.nr_thr || smp.rows_off)
-		return;
-	t = &smp.thr[id];
-	if (!t->s0 && !(t->s0 = mon_calloc(nr, sizeof(uint64_t))))
+	if (!t || (!t->s0 && !(t->s0 = mon_calloc(nr, sizeof(uint64_t)))))
 		return;
 	memcpy(t->s0, vals, nr * sizeof(uint64_t));
 	t->s0_burst = smp.burst_id;
@@ -344,15 +345,10 @@ static void burst_begin(void)
 
 static void row_s1(uint32_t id, const uint64_t *vals, const uint64_t *before, uint32_t nr, void *arg)
 {
-	struct smp_thread *t;
+	struct smp_thread *t = row_thread(id, before, arg);
 	double *wx, *ax;
 
-	(void)before;
-	(void)arg;
-	if (id >= smp.nr_thr || smp.rows_off)
-		return;
-	t = &smp.thr[id];
-	if (!(wx = thr_vec(&t->wx)) || !(ax = thr_vec(&t->ax)))
+	if (!t || !(wx = thr_vec(&t->wx)) || !(ax = thr_vec(&t->ax)))
 		return;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t s0 = t->s0_burst == smp.burst_id && t->s0 ? t->s0[i] : 0;

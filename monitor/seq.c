@@ -140,6 +140,8 @@ static struct {
 	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
 	int paused;			/* atomic: sampled mode between bursts (mon_seq_pause) */
+	int cut;			/* merger: paused, and a running log ran dry: the
+					 * others' accesses are dropped until the next burst */
 	uint64_t drained;		/* atomic: drain rounds completed */
 	uint64_t nr_done;		/* merger: logs ended since the last reap */
 	uint64_t nr_stalls;		/* merger: running threads given up on (SEQ_STALL_MS) */
@@ -580,7 +582,19 @@ static void room_wake(struct seq_log *l)
 }
 
 /* Merges up to SEQ_BATCH entries of l while its clock stays <= limit. */
-static void merge_run(struct seq_log *l, uint64_t limit)
+/* A dropped access (sampled mode's cut, merge_round): not simulated, and
+ * taken off its thread's simulated tally (mon_sampled_skip counted it). */
+static void drop_access(struct seq_log *l)
+{
+	struct mon_tally *c = mon_tally_tab;
+
+	if (c && l->t->id < MON_TALLY_MAX)
+		__atomic_store_n(&c[l->t->id].dropped,
+				 __atomic_load_n(&c[l->t->id].dropped, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
+}
+
+static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 {
 	uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE), tl = l->tail;
 	uint32_t n = 0;
@@ -591,7 +605,10 @@ static void merge_run(struct seq_log *l, uint64_t limit)
 
 		switch (e->kind) {
 		case SEQ_ACCESS:
-			l->clock += merge_access(l, e);
+			if (drop)
+				drop_access(l);
+			else
+				l->clock += merge_access(l, e);
 			break;
 		case SEQ_REL:
 			if ((s = sync_slot(e->addr))) {
@@ -757,11 +774,14 @@ static void wait_for_log(struct seq_log *l)
 
 /* One round: resume what may resume, then merge the running log with the
  * smallest clock. Returns 1 if it merged something. */
-static int merge_round(int draining)
+static int merge_round(int draining, int paused)
 {
 	struct seq_log *best = NULL, *l;
 	uint64_t second = UINT64_MAX;
 	int progress = 0;
+
+	if (!paused)
+		seq.cut = 0;
 
 	for (uint32_t i = 0; i < nr_act; i++) {
 		l = act[i];
@@ -781,8 +801,19 @@ static int merge_round(int draining)
 		if (l->state != ST_RUN)
 			continue;
 		/* draining: an empty log holds nobody back */
-		if (draining && l->tail == __atomic_load_n(&l->head, __ATOMIC_ACQUIRE))
+		if ((draining || paused) && l->tail == __atomic_load_n(&l->head, __ATOMIC_ACQUIRE)) {
+			/* sampled mode between bursts: the burst ends where the
+			 * first running thread's log does (the cut): what the
+			 * others logged beyond it would be simulated alone, with
+			 * nobody to contend with, and is dropped; every thread
+			 * resumes at the frontier, as they all ran natively
+			 * meanwhile */
+			if (paused) {
+				seq.cut = 1;
+				l->state = ST_IDLE;
+			}
 			continue;
+		}
 		if (!best || l->clock < best->clock ||
 		    (l->clock == best->clock && l->t->id < best->t->id)) {
 			if (best && best->clock < second)
@@ -845,7 +876,7 @@ static int merge_round(int draining)
 	best->empty_since_ms = 0;
 	if (best->clock > seq.frontier)
 		seq.frontier = best->clock;
-	merge_run(best, second);
+	merge_run(best, seq.cut ? UINT64_MAX : second, seq.cut);
 	return 1;
 }
 
@@ -933,7 +964,7 @@ static void *merger_main(void *arg)
 		}
 		/* paused: nothing more comes until the next burst, so an empty
 		 * log holds nobody back, as in a drain */
-		if (merge_round(draining || __atomic_load_n(&seq.paused, __ATOMIC_ACQUIRE))) {
+		if (merge_round(draining, __atomic_load_n(&seq.paused, __ATOMIC_ACQUIRE))) {
 			idle = 0;
 			if (!draining || !merged_up_to(0))
 				continue;

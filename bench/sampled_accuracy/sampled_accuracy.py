@@ -27,6 +27,7 @@ a sparse matrix-vector product), built with `ameba cc -O2` and with gcc -O2:
 usage: sampled_accuracy.py BUILD_DIR [PROGRAM...]
 env:   SCALE (10: >= 5 s native on the development VM; 1 for a quick look),
        RUNS (3), SAMPLING (ameba run --sampling, default: the agent's),
+       EXACT_DIR (keep the exact runs' reports there and reuse them),
        AMEBA_PRESET (default: tests/workloads/design.conf)
 The exact runs cost ~100x native each: at SCALE 10 expect hours; SCALE 1
 takes ~15-25 minutes on 2 vCPUs. Prints `name: value` lines; never fails on
@@ -99,9 +100,13 @@ def main():
             denv = dict(env, AMEBA_MRI="0")
             t_nat = min(wall([nat, scale], env)[0] for _ in range(runs))
             t_dor = min(wall([inst, scale], denv)[0] for _ in range(runs))
-            ex = os.path.join(tmp, k + "_exact.json")
-            t_ex, p = wall([ameba, "run", "--exact", "--what-if", "0", "-q", "-o", ex, "--",
-                            inst, scale], env)
+            keep = os.environ.get("EXACT_DIR")
+            ex = os.path.join(keep or tmp, f"{k}_exact_{scale}.json")
+            if keep and os.path.exists(ex):
+                t_ex = float("nan")    # kept from an earlier run (EXACT_DIR)
+            else:
+                t_ex, p = wall([ameba, "run", "--exact", "--what-if", "0", "-q", "-o", ex, "--",
+                                inst, scale], env)
             exact = report(ex)
             if not exact:
                 print(f"exact_failed_{k}: {p.stderr.strip()[:200]}")

@@ -29,13 +29,21 @@ add_test(NAME runtime_fork_exec
   COMMAND ${AMEBA_FRAGMENT_DIR}/fork_exec.sh ${AMEBA_TEST_BIN}/fork_exec_native
           ${AMEBA_TEST_BIN}/fork_exec ${AMEBA_TEST_BIN}/oracle_expect)
 
+# A test program linked with the runtime's objects (not instrumented): it
+# drives the monitor's internals directly.
+function(ameba_runtime_test name)
+  add_executable(${name} ${AMEBA_FRAGMENT_DIR}/${name}.c ${AMEBA_RT_OBJECTS})
+  target_include_directories(${name} PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+  target_link_libraries(${name} PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS}
+    Threads::Threads m)
+  target_link_options(${name} PRIVATE
+    -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+endfunction()
+
 # Conditional counters and sample streams, driven directly (exact values).
-add_executable(test_cond ${AMEBA_FRAGMENT_DIR}/test_cond.c ${AMEBA_RT_OBJECTS})
-target_include_directories(test_cond PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
-target_compile_definitions(test_cond PRIVATE _GNU_SOURCE)
-target_link_libraries(test_cond PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
-target_link_options(test_cond PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
-set_target_properties(test_cond PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+ameba_runtime_test(test_cond)
 # every counter matched per access ...
 add_test(NAME runtime_cond_sample COMMAND ${AMEBA_TEST_BIN}/test_cond)
 set_tests_properties(runtime_cond_sample PROPERTIES ENVIRONMENT "AMEBA_COND_SERVED=0")
@@ -46,23 +54,13 @@ add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
 # Sampled mode (monitor/sampled.c): estimates against exact counts through
 # the real hooks; threads churning and forks while bursts run; a program
 # exiting mid-burst (issue 22).
-add_executable(test_sampled ${AMEBA_FRAGMENT_DIR}/test_sampled.c ${AMEBA_RT_OBJECTS})
-target_include_directories(test_sampled PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
-target_compile_definitions(test_sampled PRIVATE _GNU_SOURCE)
-target_link_libraries(test_sampled PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
-target_link_options(test_sampled PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
-set_target_properties(test_sampled PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+ameba_runtime_test(test_sampled)
 add_test(NAME runtime_sampled COMMAND ${AMEBA_TEST_BIN}/test_sampled)
 set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 300)
 
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).
-add_executable(test_backends ${AMEBA_FRAGMENT_DIR}/test_backends.c ${AMEBA_RT_OBJECTS})
-target_include_directories(test_backends PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor
-  ${CMAKE_SOURCE_DIR}/mri)
-target_compile_definitions(test_backends PRIVATE _GNU_SOURCE)
-target_link_libraries(test_backends PRIVATE PkgConfig::LIBDW PkgConfig::LIBELF ${CMAKE_DL_LIBS} Threads::Threads m)
-target_link_options(test_backends PRIVATE -Wl,--dynamic-list=${CMAKE_SOURCE_DIR}/monitor/ameba-rt.dynlist)
-set_target_properties(test_backends PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
+ameba_runtime_test(test_backends)
+target_include_directories(test_backends PRIVATE ${CMAKE_SOURCE_DIR}/mri)
 add_test(NAME runtime_backend_table COMMAND ${AMEBA_TEST_BIN}/test_backends)
 set_tests_properties(runtime_backend_table PROPERTIES TIMEOUT 60)
