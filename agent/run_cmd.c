@@ -128,10 +128,10 @@ static void run_usage(FILE *f, int attach)
 		"                       or 0.1%%, the default; 0 = all); the JSON report keeps them\n"
 		"  --connect-timeout T  how long to wait for the target's MRI socket (default 10s)\n"
 		"simulation (the sim backend; docs/simulator.md, \"Sampled simulation\"):\n"
-		"  (default)            exact for the first 30 s, then sampled: a short run gets\n"
-		"                       exact counts, a long one a report in bounded time\n"
-		"                       (exact simulation costs ~100x; sampled about 2x the\n"
-		"                       uninstrumented hooks' cost)\n"
+		"  (default)            run: exact for the first 30 s, then sampled (a short run\n"
+		"                       gets exact counts, a long one a report in bounded time);\n"
+		"                       attach: sampled from the start (exact simulation costs\n"
+		"                       ~100x native; sampled about 2x the dormant hooks' cost)\n"
 		"  --exact              simulate every access for the whole run\n"
 		"  --sampled            sampled from the start: counts are estimates with 95%%\n"
 		"                       intervals\n"
@@ -301,7 +301,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->connect_ms = RUN_CONNECT_MS_DEFAULT;
 	o->gate = 1;
 	o->what_if = 2;
-	o->sampling = (struct agent_sampling){ .mode = AGENT_AUTO, .after_ms = 30000,
+	/* attach: a running program, most likely a long one (and one that
+	 * should not slow down 100-fold for half a minute): sampled at once */
+	o->sampling = (struct agent_sampling){ .mode = o->attach ? AGENT_SAMPLED : AGENT_AUTO,
+					       .after_ms = 30000,
 					       .period_us = 50000, .warm_us = 5000, .burst_us = 10000 };
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
@@ -343,7 +346,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		}
 		if (!strcmp(a, "--exact") || !strcmp(a, "--sampled")) {
 			o->sampling.mode = a[2] == 'e' ? AGENT_EXACT : AGENT_SAMPLED;
-			continue;
+			continue;	/* the last of --exact, --sampled, --sample-after wins */
 		}
 		eq = strchr(a, '=');
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
@@ -396,11 +399,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return 2;
 			}
 			o->sampling.after_ms = (uint64_t)ms;
-			if (o->sampling.mode == AGENT_EXACT || o->sampling.mode == AGENT_SAMPLED)
-				fprintf(stderr, "%s: --sample-after: ignored with --exact or --sampled\n",
-					prog);
-			else
-				o->sampling.mode = ms ? AGENT_AUTO : AGENT_SAMPLED;
+			o->sampling.mode = ms ? AGENT_AUTO : AGENT_SAMPLED;
 		} else if (!strcmp(name, "--sampling")) {
 			uint64_t v[3];
 			const char *q = val;
