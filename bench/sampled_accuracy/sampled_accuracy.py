@@ -28,6 +28,7 @@ usage: sampled_accuracy.py BUILD_DIR [PROGRAM...]
 env:   SCALE (10: >= 5 s native on the development VM; 1 for a quick look),
        RUNS (3), SAMPLING (ameba run --sampling, default: the agent's),
        EXACT_DIR (keep the exact runs' reports there and reuse them),
+       NO_EXACT=1 (the costs alone: no exact run, no accuracy figures),
        AMEBA_PRESET (default: tests/workloads/design.conf)
 The exact runs cost ~100x native each: at SCALE 10 expect hours; SCALE 1
 takes ~15-25 minutes on 2 vCPUs. Prints `name: value` lines; never fails on
@@ -102,6 +103,21 @@ def main():
             t_dor = min(wall([inst, scale], denv)[0] for _ in range(runs))
             keep = os.environ.get("EXACT_DIR")
             ex = os.path.join(keep or tmp, f"{k}_exact_{scale}.json")
+            if os.environ.get("NO_EXACT"):
+                # the costs alone, at a length whose exact run would take hours
+                t_smp = [wall([ameba, "run", "--sampled", "--what-if", "0", "-q", "-o",
+                               os.path.join(tmp, f"{k}_s{r}.json")] + sampling +
+                              ["--", inst, scale], env)[0] for r in range(runs)]
+                frac = [(report(os.path.join(tmp, f"{k}_s{r}.json")) or {}).get("sampling", {})
+                        .get("fraction_simulated", 0.0) for r in range(runs)]
+                print(f"native_s_{k}: {t_nat:.2f}")
+                print(f"dormant_s_{k}: {t_dor:.2f}")
+                print(f"sampled_s_{k}: {min(t_smp):.2f} ({min(t_smp):.2f}..{max(t_smp):.2f})")
+                print(f"sampled_over_native_{k}: {min(t_smp) / t_nat:.2f}")
+                print(f"sampled_over_dormant_{k}: {min(t_smp) / t_dor:.2f}")
+                print(f"simulated_pct_{k}: {100 * max(frac):.2f}")
+                sys.stdout.flush()
+                continue
             if keep and os.path.exists(ex):
                 t_ex = float("nan")    # kept from an earlier run (EXACT_DIR)
             else:
