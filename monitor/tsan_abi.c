@@ -33,6 +33,10 @@
  *   our hands (bench/instrument_overhead measures both).
  * - The per-thread ignore count (__tsan_ignore_thread_begin/end) is read
  *   only on the active branch, for the same reason.
+ * - Sampled mode (sampled.c) keeps the hooks active: first on the active
+ *   branch, MON_SAMPLED_SKIP counts the access in the thread's tally slot
+ *   and, between bursts, returns; the exact path pays the load of
+ *   mon_hot.sampling (on the hooks' line) and a branch not taken.
  * - pc is the hook's return address: the instruction after the call in the
  *   instrumented code, which symbolises to the access's source line.
  * - The remaining runtime API (annotations, mutexes, fibers, external tags,
