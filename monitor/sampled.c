@@ -31,7 +31,8 @@
  *   Poisson count (variance X, scaled by (N / A)^2). A counter's value is the sum of its windows'
  *   estimates, its variance the sum of theirs: values only grow, and each
  *   reading's delta is its window's estimate. Per-thread rows: the same
- *   with the thread's own accesses and burst counts, no interval.
+ *   with the thread's own accesses and burst counts, no interval; a thread
+ *   no burst has seen has no row (the others' ratio would be a guess).
  * - The served counters' `before` (counts until the arm) is not estimated:
  *   0 in sampled mode.
  * - Locks: smp.lock orders the controller's steps, the arm and the reads;
@@ -481,9 +482,13 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 		t->base = c;
 		if (n > 0 && thr_vec(&t->est)) {
 			for (uint32_t i = 0; i < nr; i++) {
+				/* a thread no burst has seen gets nothing: the
+				 * set's ratio would give it the others' behaviour
+				 * (main's set-up tallied between bursts would
+				 * share the workers' false sharing); its accesses
+				 * are in the totals all the same */
 				double r = t->wa > 0 ? (t->wx ? t->wx[i] : 0) / t->wa :
-					   t->aa > 0 ? (t->ax ? t->ax[i] : 0) / t->aa :
-					   smp.sa_all > 0 ? smp.sx_all[i] / smp.sa_all : 0;
+					   t->aa > 0 ? (t->ax ? t->ax[i] : 0) / t->aa : 0;
 
 				t->est[i] += n * r;
 			}
