@@ -10,6 +10,7 @@
  *   elfsyms.c      globals of the executable and DSOs from ELF symtab + DWARF
  *   counts.c       per-thread, per-object metric counters
  *   oracle.c       the AMEBA_ORACLE dump
+ *   sampled.c      sampled simulation: the burst controller and the estimates
  *   backend_count.c the `count` backend: exact reads/writes per object per thread
  *
  * Conventions: ranges are half-open [start, end); functions return 0 or a
