@@ -148,14 +148,23 @@ static void thr_arrays_free(struct smp_thread *t)
 	t->wx = t->ax = t->est = NULL;
 }
 
+/* The set's per-counter vectors of doubles, made and freed together. */
+#define SET_VECS 10
+static double **set_vec(size_t i)
+{
+	double **v[SET_VECS] = { &smp.sx, &smp.sxx, &smp.sxa, &smp.sx_all, &smp.sxx_all,
+				 &smp.sxa_all, &smp.est, &smp.var, &smp.ci, &smp.ci_delta };
+
+	return v[i];
+}
+
 static void set_free(void)
 {
-	double **d[] = { &smp.sx, &smp.sxx, &smp.sxa, &smp.sx_all, &smp.sxx_all, &smp.sxa_all,
-			 &smp.est, &smp.var, &smp.ci, &smp.ci_delta };
+	for (size_t i = 0; i < SET_VECS; i++) {
+		double **d = set_vec(i);
 
-	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-		mon_free(*d[i]);
-		*d[i] = NULL;
+		mon_free(*d);
+		*d = NULL;
 	}
 	mon_free(smp.s0tot);
 	mon_free(smp.tmp);
@@ -258,11 +267,8 @@ static void armed_locked(uint64_t gen, uint32_t nr)
 	}
 	set_free();
 	if (nr) {
-		double **d[] = { &smp.sx, &smp.sxx, &smp.sxa, &smp.sx_all, &smp.sxx_all,
-				 &smp.sxa_all, &smp.est, &smp.var, &smp.ci, &smp.ci_delta };
-
-		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
-			ok &= (*d[i] = mon_calloc(nr, sizeof(double))) != NULL;
+		for (size_t i = 0; i < SET_VECS; i++)
+			ok &= (*set_vec(i) = mon_calloc(nr, sizeof(double))) != NULL;
 		ok &= (smp.s0tot = mon_calloc(nr, sizeof(uint64_t))) != NULL;
 		ok &= (smp.tmp = mon_calloc(nr, sizeof(uint64_t))) != NULL;
 		ok &= (smp.row = mon_calloc(nr, sizeof(uint64_t))) != NULL;
@@ -723,8 +729,8 @@ void mon_sampled_after_fork(void)
 	smp.stop = 0;
 	smp.thr = NULL;		/* the parent's (leaked in the child: it may be mid-update) */
 	smp.nr_thr = 0;
-	smp.sx = smp.sxx = smp.sxa = smp.sx_all = smp.sxx_all = smp.sxa_all = NULL;
-	smp.est = smp.var = smp.ci = smp.ci_delta = NULL;
+	for (size_t i = 0; i < SET_VECS; i++)
+		*set_vec(i) = NULL;	/* the parent's, leaked */
 	smp.s0tot = smp.tmp = smp.row = NULL;
 	smp.var_unknown = NULL;
 	smp.gen = smp.s0_gen = smp.prev_gen = 0;
