@@ -25,8 +25,9 @@
  *    such units' ranges. While the group reads zero, each of its units is
  *    known to be zero (exact, at a fraction of the counters). When it
  *    reads non-zero, every folded unit gets its own counters again from the
- *    next interval; that interval's cold counts stay in the program totals
- *    but are attributed to no unit. Units with many ranges (more than
+ *    next interval; that interval's cold counts are given to those units
+ *    in proportion to what each counts in the next interval that measures
+ *    them (cold_give). Units with many ranges (more than
  *    1/COLD_MAX_SHARE of the range budget: sites with thousands of blocks)
  *    are not folded: a silent site is usually one whose blocks are all
  *    still being built, and the group would not fit in the budget. When
@@ -111,6 +112,9 @@ struct unit {
 	int cold;			/* folded into the cold group */
 	uint32_t born_round;		/* the plan that made the unit */
 	int was_armed;			/* measured in an earlier interval */
+	int woken;			/* left the cold group; its share of the
+					 * group's counts is still to be given */
+	double last[AMEBA_M_NR];	/* this interval's counts */
 	uint32_t zero_rounds;		/* consecutive intervals without a count */
 	uint64_t zero_ns;		/* and their length */
 	/* this plan */
@@ -144,6 +148,9 @@ struct objects {
 	uint64_t window_ns;
 
 	double cold_unattributed[AMEBA_M_NR];	/* counted by the cold group */
+	double cold_pending[AMEBA_M_NR];	/* of it, still to be given to woken units */
+	struct strategy_ptab cold_pt;		/* its threads' part */
+	uint32_t cold_wait;			/* intervals it has waited */
 
 	/* plan storage, valid until observe() */
 	struct ameba_counter *counters;
@@ -629,14 +636,83 @@ out:
 	return rc;
 }
 
+/*
+ * What the cold group counted in the interval it woke up in is given to the
+ * units that left it, in proportion to what each counts in the next
+ * interval that measures them (per metric; by the primary metric's
+ * proportions for a metric they all count nothing of), threads included.
+ * A unit whose phase begins is so given the interval it began in (a short
+ * phase lost most of its counts to the group otherwise, sampled runs
+ * most). After COLD_GIVE_WAIT intervals in which none of them counts, the
+ * counts stay unattributed.
+ */
+#define COLD_GIVE_WAIT 3
+static int cold_give(struct objects *st)
+{
+	double sum[AMEBA_M_NR] = { 0 };
+	int any = 0, left = 0, p = st->primary;
+
+	for (uint32_t u = 0; u < st->nr_units; u++) {
+		const struct unit *un = &st->units[u];
+
+		if (!un->woken)
+			continue;
+		any = 1;
+		for (uint32_t k = 0; k < st->nr_metrics; k++)
+			sum[st->metrics[k]] += un->last[st->metrics[k]];
+	}
+	if (!any)
+		return 0;
+	for (uint32_t k = 0; k < st->nr_metrics; k++) {
+		int m = st->metrics[k], by = sum[m] > 0 ? m : p;
+		struct strategy_ptab *cp = &st->cold_pt;
+
+		if (st->cold_pending[m] <= 0)
+			continue;
+		if (sum[by] <= 0) {
+			left = 1;
+			continue;
+		}
+		for (uint32_t u = 0; u < st->nr_units; u++) {
+			struct unit *un = &st->units[u];
+			double f = un->woken ? un->last[by] / sum[by] : 0;
+
+			if (f <= 0)
+				continue;
+			un->values[m] += f * st->cold_pending[m];
+			for (uint32_t t = 0; t < cp->nr; t++) {
+				long e = cp->v[m] ? strategy_ptab_at(&un->pt, st->metrics, st->nr_metrics,
+								     cp->ids[t]) : 0;
+
+				if (e < 0)
+					return AMEBA_ENOMEM;
+				if (cp->v[m])
+					un->pt.v[m][e] += f * cp->v[m][t];
+			}
+		}
+		st->cold_unattributed[m] -= st->cold_pending[m];
+		st->cold_pending[m] = 0;
+	}
+	if (left && ++st->cold_wait < COLD_GIVE_WAIT)
+		return 0;
+	for (uint32_t u = 0; u < st->nr_units; u++)
+		st->units[u].woken = 0;
+	memset(st->cold_pending, 0, sizeof(st->cold_pending));
+	strategy_ptab_free(&st->cold_pt);
+	st->cold_wait = 0;
+	return 0;
+}
+
 static int objects_observe(void *state, const struct ameba_experiment *exp,
 			   const struct ameba_results *res)
 {
 	struct objects *st = state;
 	int rc, cold_hit = 0;
 
-	for (uint32_t u = 0; u < st->nr_units; u++)
+	for (uint32_t u = 0; u < st->nr_units; u++) {
 		st->units[u].counted = 0;
+		memset(st->units[u].last, 0, sizeof(st->units[u].last));
+	}
 	for (uint32_t i = 0; i < exp->nr_counters && i < res->nr_counters; i++) {
 		const struct ameba_counter *ct = &exp->counters[i];
 		uint32_t u = (uint32_t)(ct->tag >> 8);
@@ -648,7 +724,12 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			/* counts of folded units, not attributable to one of them */
 			if (res->values[i]) {
 				st->cold_unattributed[m] += (double)res->values[i];
+				st->cold_pending[m] += (double)res->values[i];
 				cold_hit = 1;
+				if (res->per_thread && res->per_thread[i] &&
+				    (rc = strategy_ptab_add(&st->cold_pt, st->metrics, st->nr_metrics, m,
+							    res, res->per_thread[i], 1.0)))
+					return rc;
 			}
 			continue;
 		}
@@ -670,6 +751,7 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 			 * counted it in the intervals before) -- an array
 			 * allocated and filled at once is counted whole.
 			 */
+			un->last[m] += scale * (double)res->values[i];
 			if (res->before && un->born_round > 0 && !un->was_armed) {
 				*tot += scale * (double)res->before[i];
 				un->counted |= res->before[i] != 0;
@@ -687,6 +769,8 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 	}
 	for (uint32_t u = 0; u < st->nr_units; u++)
 		st->units[u].was_armed |= st->units[u].active;
+	if ((rc = cold_give(st)))
+		return rc;
 	for (uint32_t u = 0; u < st->nr_units; u++) {
 		struct unit *un = &st->units[u];
 
@@ -704,6 +788,7 @@ static int objects_observe(void *state, const struct ameba_experiment *exp,
 				 * not measured (over the range budget): measure each
 				 * again */
 				un->cold = 0;
+				un->woken = cold_hit;
 				un->zero_rounds = 0;
 				un->zero_ns = 0;
 			} else {
@@ -799,6 +884,7 @@ static void objects_destroy(void *state)
 		strategy_ptab_free(&st->units[u].pt);
 	}
 	strategy_ptab_free(&st->program_pt);
+	strategy_ptab_free(&st->cold_pt);
 	free(st->units);
 	free(st->index);
 	free(st->counters);

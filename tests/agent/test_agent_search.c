@@ -422,7 +422,8 @@ void test_search_objects(void)
  * per metric once they have been silent for 3 intervals and 1 s (intervals
  * of 400 ms after the warm-up of 5, 10, 20, 40, 80, 160, 320 ms: silent for
  * 1035 ms after experiment 8). One of them wakes up in experiment 10 (the
- * cold group reads non-zero) and has its own counters again from 11 on.
+ * cold group reads non-zero) and has its own counters again from 11 on;
+ * what the group counted in 10 is given to it (cold_give).
  * Counters per experiment, 3 metrics:
  *   1-8: (6 units + total) x 3 = 21;  9-10: (4 + total + cold) x 3 = 18;
  *   11-13: (6 + total) x 3 = 21 (the sleeper is silent again, not yet 1 s).
@@ -461,14 +462,16 @@ void test_objects_cold_folding(void)
 				agent_provider_fake_nr_counters_at(s.prov, k), want[k - 1]);
 		CHECK(agent_provider_fake_nr_counters_at(s.prov, k) == want[k - 1]);
 	}
-	/* the program saw the waker 4 times (10-13); its own counters 3 times */
+	/* the program saw the waker 4 times (10-13); its own counters 3 times,
+	 * and the cold group's count of experiment 10 is given to it (the
+	 * sleeper, woken with it, counts nothing in 11: none of it) */
 	CHECK_NEAR(s.program_totals[AMEBA_M_MEM_REF], 13 * 2035.0 + 4 * 1000.0);
 	{
 		int found = 0;
 
 		for (uint32_t i = 0; i < s.nr_objects; i++)
 			if (!strcmp(s.objects[i].name, "waker")) {
-				CHECK_NEAR(s.objects[i].values[AMEBA_M_MEM_REF], 3000);
+				CHECK_NEAR(s.objects[i].values[AMEBA_M_MEM_REF], 4000);
 				found = 1;
 			}
 		CHECK(found);
