@@ -942,13 +942,16 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg) MON_HIDDEN;
  * they run is mon_hot.active's business). */
 void mon_sampled_stop(void) MON_HIDDEN;
 int mon_sampled_on(void) MON_HIDDEN;
-/* After a set was armed (generation gen, nr counters): its estimates start. */
-void mon_sampled_armed(uint64_t gen, uint32_t nr) MON_HIDDEN;
+/* After a set was armed (generation gen, nr counters): its estimates start.
+ * keys[i] (NULL: none) says what counter i counts (metric, where-set,
+ * threads: mri_server.c's cond_keys): a counter of the last set with the
+ * same key, read by a swap, goes on in it. */
+void mon_sampled_armed(uint64_t gen, uint32_t nr, const uint64_t *keys) MON_HIDDEN;
 /*
  * mon_cond_read in sampled mode: total[i] and the rows are estimates of the
  * counts since the arm (the sum over readings of each reading's estimate:
- * the reading's accesses times what its bursts counted per access), before
- * is all 0. AMEBA_ENOENT as mon_cond_read's.
+ * accesses estimated by the bursts around them, sampled.c), before is all
+ * 0. AMEBA_ENOENT as mon_cond_read's.
  */
 int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		     mon_cond_row_fn per_thread, void *arg) MON_HIDDEN;
@@ -959,13 +962,14 @@ struct mon_sampled_info {
 	uint64_t accesses;		/* all accesses since the arm (tallied + simulated) */
 };
 /* ci[i], ci_delta[i]: half-width of the 95% interval of counter i's value
- * and of its last reading's delta (-1: unknown, fewer than 2 bursts). 0 when
+ * and of its last reading's delta (-1: unknown, no burst yet). 0 when
  * gen was read in sampled mode last, else AMEBA_ENOENT. */
 int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 		   struct mon_sampled_info *info) MON_HIDDEN;
-/* Before a set replaces the armed one: a burst being measured ends now and
- * counts for the old set. */
-void mon_sampled_swap(void) MON_HIDDEN;
+/* Before a set replaces the armed one (its nr counters' keys): a burst being
+ * measured ends now and counts for the old set, whose next reading is its
+ * last; its counters the new set has leave their waiting accesses to it. */
+void mon_sampled_swap(const uint64_t *keys, uint32_t nr) MON_HIDDEN;
 /* In a forked child: sampled mode off (the controller did not survive). */
 void mon_sampled_after_fork(void) MON_HIDDEN;
 /* At exit, before the last reading: a burst being measured ends now. */

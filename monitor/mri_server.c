@@ -340,11 +340,64 @@ static uint32_t bin_sites(const uint32_t *ids, uint32_t nr, uint32_t *out, uint3
 	return n;
 }
 
+static uint64_t key_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/*
+ * For sampled mode (mon_sampled_armed): a key per counter of what it
+ * counts - metric, ranges, threads, and the sites and kinds its bins and
+ * exceptions stand for (bin ids are the table's of the moment; sites
+ * stay). Equal keys: the same counter. NULL when out of memory or not
+ * sampled (the caller frees it).
+ */
+static uint64_t *cond_keys(const struct mri_cond *c, uint32_t nr)
+{
+	uint64_t *keys;
+	uint32_t *sites = NULL, cap = 0;
+
+	if (!mon_sampled_on() || !nr || !(keys = mon_calloc(nr, sizeof(*keys))))
+		return NULL;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t h = key_mix(0x243F6A8885A308D3ull, (uint64_t)c[i].metric);
+
+		for (uint32_t j = 0; j < c[i].nr_ranges; j++)
+			h = key_mix(key_mix(h, c[i].ranges[j].start), c[i].ranges[j].end);
+		h = key_mix(h, 0x1000000000ull + c[i].nr_threads);
+		for (uint32_t j = 0; j < c[i].nr_threads; j++)
+			h = key_mix(h, c[i].threads[j]);
+		for (int x = 0; x < 2; x++) {
+			const uint32_t *ids = x ? c[i].except : c[i].bins;
+			uint32_t n = x ? c[i].nr_except : c[i].nr_bins, kinds = 0, k;
+
+			k = bin_sites(ids, n, NULL, NULL);
+			if (k > cap) {
+				mon_free(sites);
+				cap = k;
+				if (!(sites = mon_calloc(cap, sizeof(*sites)))) {
+					mon_free(keys);
+					return NULL;
+				}
+			}
+			k = bin_sites(ids, n, sites, &kinds);
+			h = key_mix(h, 0x2000000000ull + ((uint64_t)kinds << 33) + k);
+			for (uint32_t j = 0; j < k; j++)
+				h = key_mix(h, sites[j]);
+		}
+		keys[i] = h;
+	}
+	mon_free(sites);
+	return keys;
+}
+
 /* Arms c (mon_cond_arm), and with a label writes that mark at the same
- * instant (mon_oracle_mark_armed; *mark_err its result). */
+ * instant (mon_oracle_mark_armed; *mark_err its result); keys: cond_keys'
+ * (NULL: none). */
 static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char *label,
 	       char *path, size_t len, char *why, size_t wlen, int *mark_err,
-	       struct mon_cond_final *fin)
+	       struct mon_cond_final *fin, const uint64_t *keys)
 {
 	struct mon_cond_spec *specs;
 	struct mon_range *ranges;
@@ -396,7 +449,7 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 	if (!err && fin)
 		err = fin->err;	/* armed; the old set's reading failed (ENOMEM) */
 	if (!err)
-		mon_sampled_armed(*gen, nr);
+		mon_sampled_armed(*gen, nr, keys);
 	mon_free(specs);
 	mon_free(ranges);
 	mon_free(sites);
@@ -405,8 +458,13 @@ static int arm(const struct mri_cond *c, uint32_t nr, uint64_t *gen, const char 
 
 static int op_cond_arm(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen)
 {
+	uint64_t *keys = cond_keys(c, nr);
+	int err;
+
 	mon_seq_sync();		/* what was done before the arm counts before it */
-	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL);
+	err = arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL, keys);
+	mon_free(keys);
+	return err;
 }
 
 static int op_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
@@ -419,15 +477,19 @@ static int op_cond_swap(void *ctx, const struct mri_cond *c, uint32_t nr, uint64
 
 	if (mon_sampled_on()) {
 		/* estimates: the burst being measured ends and counts for the
-		 * old set, its last reading, then the new set (which begins
-		 * with a burst of its own) */
-		mon_sampled_swap();
-		if ((err = mon_sampled_read(old_gen, total, before, old_nr, per_thread, arg)))
-			return err;
-		return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL);
+		 * old set, its last reading (but for what its counters that go
+		 * on in the new set leave to them), then the new set */
+		uint64_t *keys = cond_keys(c, nr);
+
+		mon_sampled_swap(keys, keys ? nr : 0);
+		err = mon_sampled_read(old_gen, total, before, old_nr, per_thread, arg);
+		if (!err)
+			err = arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, NULL, keys);
+		mon_free(keys);
+		return err;
 	}
 	mon_seq_sync();
-	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, &fin);
+	return arm(c, nr, gen, NULL, NULL, 0, NULL, 0, NULL, &fin, NULL);
 }
 
 static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, uint64_t *gen,
@@ -437,7 +499,7 @@ static int op_cond_arm_mark(void *ctx, const struct mri_cond *c, uint32_t nr, ui
 	mon_seq_sync();
 	*mark_err = AMEBA_EINVAL;	/* nr == 0 arms nothing to start with */
 	snprintf(why, wlen, "an experiment without counters takes no mark");
-	return arm(c, nr, gen, label, path, len, why, wlen, mark_err, NULL);
+	return arm(c, nr, gen, label, path, len, why, wlen, mark_err, NULL, NULL);
 }
 
 static int op_cond_read(void *ctx, uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,

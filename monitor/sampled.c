@@ -6,7 +6,7 @@
  *
  * Notes:
  * - A cycle, driven by one controller thread in wall time:
- *     tally   a period drawn uniformly from [p/2, 3p/2] (the jitter keeps
+ *     tally   a gap drawn uniformly from [p/2, 3p/2] (the jitter keeps
  *             the bursts from locking onto a loop's phases): the hooks
  *             count each access in the thread's tally slot and return;
  *     warm    warm_us of simulation whose counts are not used: the caches,
@@ -21,18 +21,43 @@
  *   same whatever the simulation costs per access, so the run is slower
  *   than a dormant one by about (warm + burst) / period whatever the
  *   program does.
- * - Estimates. A reading's window (the time since the previous reading of
- *   the set) has N accesses (every thread's tally slots) and n bursts with
- *   counts X_i and accesses A_i. Its estimate is the ratio estimator
- *   N * sum X / sum A; the variance N^2 * sum (X_i - R A_i)^2 /
- *   (n (n - 1) mean(A)^2), R = sum X / sum A. A window with fewer than two
- *   bursts borrows the ratio (none) or the relative variance (one) of all
- *   the set's bursts; with one burst in all, its count is taken as a
- *   Poisson count (variance X, scaled by (N / A)^2). A counter's value is the sum of its windows'
- *   estimates, its variance the sum of theirs: values only grow, and each
- *   reading's delta is its window's estimate. Per-thread rows: the same
- *   with the thread's own accesses and burst counts, no interval; a thread
- *   no burst has seen has no row (the others' ratio would be a guess).
+ * - Estimates: a burst's own accesses count as measured; the G accesses
+ *   of the gap before it (the warm-up's included) are estimated by the two
+ *   bursts around the gap: those before its phase change by the burst
+ *   before, the rest by the burst after (gap_phi finds the change from the
+ *   controller's snapshots of the accesses through the gap: where the
+ *   program's rate of accesses changes, else the gap's midpoint). A burst
+ *   with fewer than SMP_FULL_BURST accesses simulated lends its side part
+ *   of the other's ratio; one the ordered mode's cut left nearly empty
+ *   (too_few) is no burst. So a program that changes phase is estimated
+ *   phase by phase (a ratio pooled over a window or the run gave each
+ *   phase the others' behaviour). A gap's accesses wait for the burst
+ *   after it, so a reading lags by a gap at most; once no burst will
+ *   follow (the exit, the set's swap) what waits is estimated by the last
+ *   burst, and a burst that simulated nothing (the threads asleep) closes
+ *   its gap by the last ratio.
+ * - Sets: the accesses before a set's first burst wait for its second (a
+ *   first burst the cut left small would decide them). A counter that
+ *   goes on from the set a swap replaced (the same key: mri_server.c's
+ *   cond_keys) takes its ratios and the accesses that waited (carry_give),
+ *   so its gap across the swap is estimated like any other: an agent
+ *   re-arms about every interval (the objects strategy's turns), and each
+ *   set's tail estimated by its last burst alone gave a phase beginning
+ *   after it the old phase's behaviour.
+ * - Intervals: the difference d = r' - r of the two bursts' ratios
+ *   measures both their noise and a phase change between them. With w the
+ *   weight of the burst before (1/2 between full bursts), the gap adds
+ *   G^2 d^2 max(w (1 - w), 1/12) to the variance: the error of placing a
+ *   change that falls uniformly in the gap at its midpoint is G^2 d^2 / 12,
+ *   and with independent noise in the two bursts G^2 s^2 / 2, E d^2 =
+ *   2 s^2. Accesses after the last burst add (G d)^2 / 2. While a counter
+ *   has had one burst, its count is taken as a Poisson count (variance X,
+ *   scaled by the accesses it stands for). Values only grow; a reading's
+ *   delta is what it estimated, its delta's interval the variance it
+ *   added.
+ * - Per-thread rows: the same with the thread's own counts and accesses
+ *   in each burst, no interval; a thread no burst has seen yet has no row
+ *   (the others' ratio would be a guess) and its accesses wait.
  * - The served counters' `before` (counts until the arm) is not estimated:
  *   0 in sampled mode.
  * - Locks: smp.lock orders the controller's steps, the arm and the reads;
@@ -57,15 +82,23 @@ struct mon_tally *mon_tally_tab;
 
 struct smp_thread {
 	uint64_t base;		/* its accesses (both slots) at the last reading */
+	uint64_t mark;		/* its accesses the totals have estimated */
+	uint64_t rmark;		/* its accesses its row has estimated */
+	uint64_t s0c, s1c;	/* its accesses at S0, at S1 */
 	uint64_t s0_sim;	/* its simulated tally at S0 */
+	double a;		/* its accesses simulated in the burst just ended */
 	uint64_t s0_burst;	/* the burst whose S0 s0 holds (0: none) */
 	uint64_t *s0;		/* [nr] its counts at S0 */
-	double *wx, *ax, *est;	/* [nr] burst counts: window, all; the estimate */
-	double wa, aa;		/* burst accesses: window, all */
+	double *bx;		/* [nr] its counts in the burst just ended */
+	double *r, *rp;		/* [nr] the ratio of the last burst that saw it; pooled */
+	double ap;		/* that burst's accesses simulated of it (0: none yet) */
+	double *est;		/* [nr] its row's estimate */
 	int sent_exited;	/* its last row went out after it exited */
 };
 
 enum smp_phase { PH_TALLY, PH_WARM, PH_MEASURE };
+
+#define SMP_SNAPS 8		/* steps of a gap (gap_phi) */
 
 static struct {
 	pthread_mutex_t lock;
@@ -77,18 +110,35 @@ static struct {
 	uint64_t rng;
 	int phase;
 	uint64_t burst_id;	/* bursts begun (the current one's id) */
+	double snap[SMP_SNAPS + 1];	/* the gap's accesses: at its start, then each step */
+	uint32_t nsnap;
+	double phi;		/* the gap's fraction before its phase change (gap_phi) */
+	int closing;		/* no burst will follow: estimate all that waits */
 	/* the armed set's estimates */
 	uint64_t gen;		/* 0: none */
 	uint32_t nr;
 	uint64_t s0_gen;	/* the set S0 was taken of */
 	uint64_t *s0tot, *tmp;	/* [nr] */
-	uint32_t nw, nall;	/* bursts: window, all */
-	double sa, saa, sa_all, saa_all;
-	double *sx, *sxx, *sxa, *sx_all, *sxx_all, *sxa_all;	/* [nr] */
-	double *est, *var;	/* [nr] the values and their variance */
+	uint32_t nall;		/* bursts measured of this set */
+	double a_all;		/* their accesses simulated */
+	double held;		/* accesses waiting for the set's second burst */
+	double extrap;		/* accesses estimated by a ratio (not measured) */
+	double *x_all;		/* [nr] the bursts' counts */
+	double *r, *rp, *d2;	/* [nr] the last burst's ratio, pooled with the one
+				 * before; their difference, squared */
+	double *apj;		/* [nr] the last burst's accesses simulated */
+	double *dn;		/* [nr] differences seen (0: the Poisson interval) */
+	double *known;		/* [nr] 1: has a ratio (a burst, or carried) */
+	double *fresh;		/* [nr] 1: waits for held (its set's first burst) */
+	double *carry;		/* [nr] accesses carried from the last set's counter */
+	double *cont;		/* [nr] 1: the next set has this counter (a swap) */
+	double *cout;		/* [nr] its accesses that wait, for the next set */
+	uint64_t *keys;		/* [nr] what each counter counts (mon_sampled_armed) */
+	double *est, *var;	/* [nr] the values; their variance */
+	double *vrep;		/* [nr] the variance the last reading reported */
 	double *ci, *ci_delta;	/* [nr] of the last reading */
-	uint8_t *var_unknown;	/* [nr] */
-	uint32_t bursts_read;
+	uint32_t bursts_win;	/* bursts closed since the last reading */
+	uint32_t bursts_read;	/* bursts closed in the last reading's window */
 	double sim_all, calls_all;	/* for the fraction simulated (since the start) */
 	int kick;		/* a set was armed: the next burst now */
 	uint32_t bursts_total;	/* measured since the start, over all sets */
@@ -102,7 +152,6 @@ static struct {
 	int rows_off;		/* over SMP_ROW_BUDGET: no per-thread rows */
 	uint64_t *row;		/* [nr] scratch */
 } smp = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
-
 /* The controller's mon_self: in the runtime for ever, never registered. */
 static struct mon_thread ctl_self = { .id = UINT32_MAX - 2, .in_rt = 1 };
 
@@ -141,19 +190,23 @@ static uint64_t sim_of(uint32_t id)
 static void thr_arrays_free(struct smp_thread *t)
 {
 	mon_free(t->s0);
-	mon_free(t->wx);
-	mon_free(t->ax);
+	mon_free(t->bx);
+	mon_free(t->r);
+	mon_free(t->rp);
 	mon_free(t->est);
 	t->s0 = NULL;
-	t->wx = t->ax = t->est = NULL;
+	t->bx = t->r = t->rp = t->est = NULL;
+	t->ap = 0;
 }
 
 /* The set's per-counter vectors of doubles, made and freed together. */
-#define SET_VECS 10
+#define SET_VECS 16
 static double **set_vec(size_t i)
 {
-	double **v[SET_VECS] = { &smp.sx, &smp.sxx, &smp.sxa, &smp.sx_all, &smp.sxx_all,
-				 &smp.sxa_all, &smp.est, &smp.var, &smp.ci, &smp.ci_delta };
+	double **v[SET_VECS] = { &smp.x_all, &smp.r, &smp.rp, &smp.d2, &smp.est,
+				 &smp.var, &smp.vrep, &smp.ci, &smp.ci_delta, &smp.apj,
+				 &smp.dn, &smp.known, &smp.fresh, &smp.carry, &smp.cont,
+				 &smp.cout };
 
 	return v[i];
 }
@@ -169,18 +222,25 @@ static void set_free(void)
 	mon_free(smp.s0tot);
 	mon_free(smp.tmp);
 	mon_free(smp.row);
-	mon_free(smp.var_unknown);
-	smp.s0tot = smp.tmp = smp.row = NULL;
-	smp.var_unknown = NULL;
+	mon_free(smp.keys);
+	smp.s0tot = smp.tmp = smp.row = smp.keys = NULL;
 	for (uint32_t i = 0; i < smp.nr_thr; i++)
 		thr_arrays_free(&smp.thr[i]);
 	smp.gen = smp.s0_gen = 0;
 	smp.nr = 0;
 }
 
+/* A thread's marks start at c: what it did before is not this set's. */
+static void thr_start(struct smp_thread *t, uint64_t c)
+{
+	t->base = t->mark = t->rmark = t->s0c = c;
+	t->s0_burst = 0;
+	t->sent_exited = 0;
+}
+
 /* Grows smp.thr to cover every registered thread; new ones start with
- * their accesses so far as the base (what they did before the arm or
- * before they were seen is not this set's). 0 or AMEBA_ENOMEM. */
+ * their accesses so far (what they did before the arm is not this set's;
+ * one born since counts from 0). 0 or AMEBA_ENOMEM. */
 static int thr_cover(void)
 {
 	uint32_t nr = mon_thread_nr();
@@ -195,7 +255,7 @@ static int thr_cover(void)
 		return AMEBA_ENOMEM;
 	memset(t + smp.nr_thr, 0, (nr - smp.nr_thr) * sizeof(*t));
 	for (uint32_t i = smp.nr_thr; i < nr; i++)
-		t[i].base = smp.gen ? 0 : calls_of(i);
+		thr_start(&t[i], smp.gen ? 0 : calls_of(i));
 	smp.thr = t;
 	smp.nr_thr = nr;
 	return 0;
@@ -209,7 +269,7 @@ static void info_of(struct mon_sampled_info *info)
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
 }
 
-static void armed_locked(uint64_t gen, uint32_t nr);
+static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys);
 
 /* A row callback's thread (mon_cond_row_fn; before and arg unused), or
  * NULL when its rows are not kept. */
@@ -220,12 +280,12 @@ static struct smp_thread *row_thread(uint32_t id, const uint64_t *before, void *
 	return id < smp.nr_thr && !smp.rows_off ? &smp.thr[id] : NULL;
 }
 
-void mon_sampled_armed(uint64_t gen, uint32_t nr)
+void mon_sampled_armed(uint64_t gen, uint32_t nr, const uint64_t *keys)
 {
 	if (!mon_sampled_on())
 		return;
 	pthread_mutex_lock(&smp.lock);
-	armed_locked(gen, nr);
+	armed_locked(gen, nr, keys);
 	pthread_mutex_unlock(&smp.lock);
 }
 
@@ -244,15 +304,117 @@ static void row_seed(uint32_t id, const uint64_t *vals, const uint64_t *before, 
  * the exact counts so far (intervals 0: they are exact). */
 static void adopt_locked(uint64_t gen, uint32_t nr)
 {
-	armed_locked(gen, nr);
+	armed_locked(gen, nr, NULL);
 	if (smp.gen != gen || mon_cond_read(gen, smp.tmp, NULL, nr, row_seed, NULL))
 		return;
 	for (uint32_t i = 0; i < nr; i++)
 		smp.est[i] = (double)smp.tmp[i];
 }
 
-static void armed_locked(uint64_t gen, uint32_t nr)
+/* Open addressing over counter keys: index + 1 (0: empty). Keys of
+ * counters with only[i] == 0 are left out (only NULL: all). NULL when out
+ * of memory. */
+static uint32_t *ktab_make(const uint64_t *keys, uint32_t nr, const double *only, uint32_t *cap)
 {
+	uint32_t *tab;
+
+	for (*cap = 16; *cap < 2 * nr; *cap *= 2)
+		;
+	if (!(tab = mon_calloc(*cap, sizeof(*tab))))
+		return NULL;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t h = (uint32_t)(keys[i] ^ (keys[i] >> 32)) & (*cap - 1);
+
+		if (only && !only[i])
+			continue;
+		while (tab[h])
+			h = (h + 1) & (*cap - 1);
+		tab[h] = i + 1;
+	}
+	return tab;
+}
+
+/* The index + 1 of key in tab (made of keys), or 0. */
+static uint32_t ktab_find(const uint32_t *tab, uint32_t cap, const uint64_t *keys, uint64_t key)
+{
+	for (uint32_t h = (uint32_t)(key ^ (key >> 32)) & (cap - 1); tab[h]; h = (h + 1) & (cap - 1))
+		if (keys[tab[h] - 1] == key)
+			return tab[h];
+	return 0;
+}
+
+/*
+ * The last set's counters that go on in the new one (the same key, a swap
+ * having read the last set): each takes the old counter's ratios and the
+ * accesses that waited, so that its gap across the swap is pooled with the
+ * new set's first burst like any other gap. An agent that re-arms every
+ * interval (the objects strategy's turns) would otherwise have every set's
+ * tail estimated by its last burst alone: a phase beginning after it was
+ * given the old phase's behaviour.
+ */
+struct smp_carry {
+	uint32_t nr;
+	uint64_t *keys;
+	double *cont, *cout, *r, *rp, *d2, *apj, *known, *dn;
+};
+
+static void carry_take(struct smp_carry *c)
+{
+	*c = (struct smp_carry){ .nr = smp.nr, .keys = smp.keys, .cont = smp.cont,
+				 .cout = smp.cout, .r = smp.r, .rp = smp.rp, .d2 = smp.d2,
+				 .apj = smp.apj, .known = smp.known, .dn = smp.dn };
+	if (!smp.gen || !smp.keys) {
+		c->nr = 0;
+		return;
+	}
+	smp.keys = NULL;
+	smp.cont = smp.cout = smp.r = smp.rp = smp.d2 = smp.apj = smp.known = smp.dn = NULL;
+}
+
+static void carry_free(struct smp_carry *c)
+{
+	if (!c->nr)
+		return;
+	mon_free(c->keys);
+	mon_free(c->cont);
+	mon_free(c->cout);
+	mon_free(c->r);
+	mon_free(c->rp);
+	mon_free(c->d2);
+	mon_free(c->apj);
+	mon_free(c->known);
+	mon_free(c->dn);
+}
+
+/* The new set's counters that go on from c; how many. */
+static uint32_t carry_give(const struct smp_carry *c, const uint64_t *keys, uint32_t nr)
+{
+	uint32_t cap, got = 0, *tab;
+
+	if (!c->nr || !keys || !(tab = ktab_make(c->keys, c->nr, c->cont, &cap)))
+		return 0;
+	for (uint32_t j = 0; j < nr; j++) {
+		uint32_t i = ktab_find(tab, cap, c->keys, keys[j]);
+
+		if (!i-- || !c->known[i])
+			continue;
+		smp.carry[j] = c->cout[i];
+		smp.r[j] = c->r[i];
+		smp.rp[j] = c->rp[i];
+		smp.d2[j] = c->d2[i];
+		smp.apj[j] = c->apj[i];
+		smp.dn[j] = c->dn[i];
+		smp.known[j] = 1;
+		got++;
+	}
+	mon_free(tab);
+	return got;
+}
+
+static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys)
+{
+	struct smp_carry carry;
+	uint32_t carried = 0;
 	int ok = 1;
 
 	mon_free(smp.prev_ci);
@@ -265,41 +427,43 @@ static void armed_locked(uint64_t gen, uint32_t nr)
 		memcpy(smp.prev_ci, smp.ci, smp.nr * sizeof(double));
 		memcpy(smp.prev_ci + smp.nr, smp.ci_delta, smp.nr * sizeof(double));
 	}
+	carry_take(&carry);
 	set_free();
 	if (nr) {
 		for (size_t i = 0; i < SET_VECS; i++)
 			ok &= (*set_vec(i) = mon_calloc(nr, sizeof(double))) != NULL;
+		if (keys && (smp.keys = mon_calloc(nr, sizeof(uint64_t))))
+			memcpy(smp.keys, keys, nr * sizeof(uint64_t));
 		ok &= (smp.s0tot = mon_calloc(nr, sizeof(uint64_t))) != NULL;
 		ok &= (smp.tmp = mon_calloc(nr, sizeof(uint64_t))) != NULL;
 		ok &= (smp.row = mon_calloc(nr, sizeof(uint64_t))) != NULL;
-		ok &= (smp.var_unknown = mon_calloc(nr, 1)) != NULL;
 		ok &= thr_cover() == 0;
 	}
 	if (ok && nr) {
 		smp.gen = gen;
 		smp.nr = nr;
-		smp.nw = smp.nall = 0;
-		smp.sa = smp.saa = smp.sa_all = smp.saa_all = 0;
-		smp.bursts_read = 0;
-		/* a new experiment starts with a burst (a window of it without
-		 * one would estimate nothing) */
-		smp.kick = 1;
-		pthread_cond_broadcast(&smp.wake);
-		for (uint32_t i = 0; i < smp.nr_thr; i++) {
-			struct smp_thread *t = &smp.thr[i];
-
-			t->base = calls_of(i);
-			t->s0_burst = 0;
-			t->wa = t->aa = 0;
-			t->sent_exited = 0;
+		smp.nall = 0;
+		smp.a_all = smp.held = smp.extrap = 0;
+		smp.closing = 0;
+		smp.bursts_read = smp.bursts_win = 0;
+		carried = carry_give(&carry, keys, nr);
+		/* a new experiment starts with a burst (its accesses until the
+		 * first burst have no ratio to be estimated by), unless each of
+		 * its counters goes on from the last set */
+		if (carried < nr) {
+			smp.kick = 1;
+			pthread_cond_broadcast(&smp.wake);
 		}
-		smp.rows_off = (uint64_t)nr * 4 * (smp.nr_thr + 1) > SMP_ROW_BUDGET;
+		for (uint32_t i = 0; i < smp.nr_thr; i++)
+			thr_start(&smp.thr[i], calls_of(i));
+		smp.rows_off = (uint64_t)nr * 5 * (smp.nr_thr + 1) > SMP_ROW_BUDGET;
 	} else {
 		if (nr)
 			mon_log("sampled mode: no memory for the estimates of %u counters; their "
 				"readings are the raw counts", nr);
 		set_free();
 	}
+	carry_free(&carry);
 }
 
 /* ---- snapshots (smp.lock held) ---- */
@@ -343,8 +507,10 @@ static void burst_begin(void)
 	if (smp.gen && !thr_cover() &&
 	    !mon_cond_read(smp.gen, smp.s0tot, NULL, smp.nr, row_s0, NULL)) {
 		smp.s0_gen = smp.gen;
-		for (uint32_t i = 0; i < smp.nr_thr; i++)
+		for (uint32_t i = 0; i < smp.nr_thr; i++) {
 			smp.thr[i].s0_sim = sim_of(i);
+			smp.thr[i].s0c = calls_of(i);
+		}
 	}
 	smp.phase = PH_MEASURE;
 	release();
@@ -353,22 +519,155 @@ static void burst_begin(void)
 static void row_s1(uint32_t id, const uint64_t *vals, const uint64_t *before, uint32_t nr, void *arg)
 {
 	struct smp_thread *t = row_thread(id, before, arg);
-	double *wx, *ax;
 
-	if (!t || !(wx = thr_vec(&t->wx)) || !(ax = thr_vec(&t->ax)))
+	if (!t || !(t->bx || (t->bx = mon_calloc(nr, sizeof(double)))))
 		return;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t s0 = t->s0_burst == smp.burst_id && t->s0 ? t->s0[i] : 0;
-		double d = vals[i] >= s0 ? (double)(vals[i] - s0) : 0;
 
-		wx[i] += d;
-		ax[i] += d;
+		t->bx[i] = vals[i] >= s0 ? (double)(vals[i] - s0) : 0;
+	}
+}
+
+/*
+ * The weight of the variance of a gap's estimate in G^2 d^2: w (1 - w),
+ * w the weight of the burst before (weight()), or 1/12 at least (a phase
+ * change falling uniformly in the gap, when one burst weighs nearly all).
+ */
+static double weight(double a);
+
+static double gap_weight(double a0, double a1)
+{
+	double w = a0 + a1 > 0 ? weight(a0) / (weight(a0) + weight(a1)) : 0.5;
+
+	return w * (1 - w) > 1.0 / 12 ? w * (1 - w) : 1.0 / 12;
+}
+
+/*
+ * A burst whose a accesses simulated, of the b its threads made, are too
+ * few to give a ratio: the ordered mode's cut dropped nearly all (a thread
+ * just born or descheduled had logged nothing), a few accesses decide
+ * nothing. Its accesses wait for the next burst with the gap's.
+ */
+#define SMP_MIN_BURST 1024
+static int too_few(double a, double b)
+{
+	return a < SMP_MIN_BURST && 2 * a < b;
+}
+
+/*
+ * A burst of at least SMP_FULL_BURST accesses simulated weighs as much as
+ * any other in a gap's pooled ratio, a smaller one in proportion: weighing
+ * by the accesses simulated (the ratio estimator's way) gave a gap across
+ * a phase change mostly to the phase that simulates faster (a stream over
+ * a random walk, at several times the accesses per burst).
+ */
+#define SMP_FULL_BURST 4096
+
+/*
+ * The pooled ratio of the last burst and this one, for the accesses n
+ * since the last burst (or its cut) and those the cut dropped from this
+ * one; x, a: this burst's count and accesses; *r, *rp, ap: the last
+ * burst's ratio, the last pooled ratio and the last burst's accesses
+ * (ap = 0: none). Returns the estimate; *r and *rp move on.
+ */
+static double weight(double a)
+{
+	return a < SMP_FULL_BURST ? a / SMP_FULL_BURST : 1;
+}
+
+static double pool(double n, double x, double a, double ap, double phi, double *r, double *rp)
+{
+	double w0 = ap > 0 ? weight(ap) : 0, w1 = weight(a), r0 = *r, r1 = x / a;
+	double before = w0 * r0 + (1 - w0) * r1, after = w1 * r1 + (1 - w1) * r0;
+
+	*r = r1;
+	*rp = after;
+	return n * (phi * before + (1 - phi) * after) + x;
+}
+
+/* Every thread's accesses (both tally slots), summed. */
+static double calls_sum(void)
+{
+	double c = 0;
+
+	for (uint32_t i = 0; i < smp.nr_thr; i++)
+		c += (double)calls_of(i);
+	return c;
+}
+
+/*
+ * Of a gap's accesses, the fraction before its phase change, from the
+ * controller's snapshots of every thread's accesses (smp.snap: at the last
+ * burst's end, then SMP_SNAPS times through the gap, at equal steps), s0:
+ * the accesses at this burst's S0. A program whose phases run at different
+ * speeds changes its rate of accesses where it changes phase: the split
+ * of the steps into two runs whose mean rates differ most, when they
+ * differ by more than a quarter, puts the change there; otherwise at the
+ * gap's midpoint in time. Splitting at the midpoint whatever the rates
+ * gave a fast phase's many accesses the slow one's ratio half the time (a
+ * stream before a random walk: +5% on all misses).
+ */
+static double gap_phi(double s0)
+{
+	uint32_t m = smp.nsnap ? smp.nsnap - 1 : 0, best = 0;
+	double d[SMP_SNAPS], g = s0 - (smp.nsnap ? smp.snap[0] : s0), before, score = 0;
+
+	if (g <= 0 || m < 1)
+		return 0.5;
+	for (uint32_t k = 0; k < m; k++)
+		d[k] = smp.snap[k + 1] - smp.snap[k];
+	for (uint32_t sp = 1; sp < m; sp++) {
+		double m1 = 0, m2 = 0, sc;
+
+		for (uint32_t k = 0; k < m; k++)
+			*(k < sp ? &m1 : &m2) += d[k];
+		m1 /= sp;
+		m2 /= m - sp;
+		sc = (double)sp * (m - sp) * (m1 - m2) * (m1 - m2);
+		if (sc > score && fabs(m1 - m2) > 0.25 * (m1 > m2 ? m1 : m2)) {
+			score = sc;
+			best = sp;
+		}
+	}
+	if (best) {
+		before = smp.snap[best] - smp.snap[0];
+	} else {
+		before = smp.snap[m / 2] - smp.snap[0];
+		if (m % 2)
+			before += d[m / 2] / 2;
+	}
+	return before / g > 1 ? 1 : before / g;
+}
+
+/* A burst ended: each thread's row, what it did since its row's mark
+ * estimated by the pooled ratio of its last burst and this one (one the
+ * thread did not take part in: by the last pooled ratio); a thread no
+ * burst has seen yet waits. */
+static void rows_close(void)
+{
+	for (uint32_t id = 0; id < smp.nr_thr && !smp.rows_off; id++) {
+		struct smp_thread *t = &smp.thr[id];
+		uint64_t s1c = t->s1c;
+		double a = t->a, b = s1c > t->s0c ? (double)(s1c - t->s0c) : 0;
+		double n = (t->s0c > t->rmark ? (double)(t->s0c - t->rmark) : 0) + b - a;
+
+		if (too_few(a, b) || (a <= 0 && !t->ap) || !thr_vec(&t->r) || !thr_vec(&t->rp) ||
+		    !thr_vec(&t->est))
+			continue;
+		for (uint32_t i = 0; i < smp.nr; i++)
+			t->est[i] += a > 0 ? pool(n, t->bx ? t->bx[i] : 0, a, t->ap, smp.phi, &t->r[i],
+						  &t->rp[i])
+					   : n * t->rp[i];
+		if (a > 0)
+			t->ap = a;
+		t->rmark = s1c;
 	}
 }
 
 static void burst_end(void)
 {
-	double a = 0;
+	double a = 0, n = 0, b = 0;
 	uint32_t nr_s0 = smp.nr_thr;
 
 	hold();
@@ -377,59 +676,99 @@ static void burst_end(void)
 	smp.phase = PH_TALLY;
 	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
 		return;		/* the set changed meanwhile: the burst is lost */
+	for (uint32_t i = 0; i < smp.nr_thr; i++)
+		if (smp.thr[i].bx)	/* a thread with no row at S1 counted nothing */
+			memset(smp.thr[i].bx, 0, smp.nr * sizeof(double));
 	if (mon_cond_read(smp.gen, smp.tmp, NULL, smp.nr, row_s1, NULL))
 		return;
 	for (uint32_t i = 0; i < smp.nr_thr; i++) {
 		struct smp_thread *t = &smp.thr[i];
 		uint64_t now = sim_of(i), was = i < nr_s0 ? t->s0_sim : 0;
-		double d = now >= was ? (double)(now - was) : 0;
+		uint64_t s1c = t->s1c = calls_of(i);
 
-		t->wa += d;
-		t->aa += d;
-		a += d;
+		if (i >= nr_s0)
+			t->s0c = t->mark;	/* born in the burst: all of it there */
+		t->a = now >= was ? (double)(now - was) : 0;
+		a += t->a;
+		b += s1c > t->s0c ? (double)(s1c - t->s0c) : 0;
+		n += t->s0c > t->mark ? (double)(t->s0c - t->mark) : 0;
 	}
-	for (uint32_t i = 0; i < smp.nr; i++) {
-		double x = smp.tmp[i] >= smp.s0tot[i] ? (double)(smp.tmp[i] - smp.s0tot[i]) : 0;
+	if (too_few(a, b)) {
+		smp.sim_all += a;
+		smp.s0_gen = 0;
+		return;		/* no burst: all of it waits for the next */
+	}
+	{
+		double s0 = 0;
 
-		smp.sx[i] += x;
-		smp.sxx[i] += x * x;
-		smp.sxa[i] += x * a;
-		smp.sx_all[i] += x;
-		smp.sxx_all[i] += x * x;
-		smp.sxa_all[i] += x * a;
+		for (uint32_t i = 0; i < smp.nr_thr; i++)
+			s0 += (double)smp.thr[i].s0c;
+		smp.phi = gap_phi(s0);
 	}
-	smp.sa += a;
-	smp.saa += a * a;
-	smp.sa_all += a;
-	smp.saa_all += a * a;
+	/* to estimate: the gap and what the cut dropped */
+	n += b - (a > 0 ? a : 0);
+	smp.extrap += n;
+	if (a <= 0 && !smp.nall) {
+		smp.held += n;	/* nothing simulated, no ratio yet: all waits */
+	} else {
+		for (uint32_t i = 0; i < smp.nr; i++) {
+			double x = smp.tmp[i] >= smp.s0tot[i] ? (double)(smp.tmp[i] - smp.s0tot[i]) : 0;
+			double nn = n + smp.carry[i] + (smp.fresh[i] || !smp.nall ? smp.held : 0);
+			double r0 = smp.r[i], d2;
+
+			if (a <= 0) {
+				/* nothing simulated (the threads asleep): by the
+				 * last pooled ratio */
+				smp.est[i] += nn * smp.rp[i];
+				smp.var[i] += nn * nn * smp.d2[i] / 4;
+			} else if (smp.known[i]) {
+				smp.est[i] += pool(nn, x, a, smp.apj[i], smp.phi, &smp.r[i], &smp.rp[i]);
+				d2 = (smp.r[i] - r0) * (smp.r[i] - r0);
+				smp.var[i] += nn * nn * d2 * gap_weight(smp.apj[i], a);
+				smp.d2[i] = d2;
+				smp.dn[i]++;
+			} else {
+				/* its first burst: its own counts are measured; the
+				 * rest waits for the second, to be pooled (one burst
+				 * the cut left nearly empty would decide all of it) */
+				smp.est[i] += x;
+				smp.r[i] = smp.rp[i] = x / a;
+				smp.fresh[i] = 1;
+				continue;
+			}
+			smp.carry[i] = 0;
+			smp.fresh[i] = 0;
+		}
+		for (uint32_t i = 0; a > 0 && i < smp.nr; i++) {
+			smp.x_all[i] += smp.tmp[i] >= smp.s0tot[i] ? (double)(smp.tmp[i] - smp.s0tot[i]) : 0;
+			smp.apj[i] = a;
+			smp.known[i] = 1;
+		}
+		smp.held = smp.nall || a <= 0 ? 0 : smp.held + n;
+	}
+	rows_close();
+	smp.snap[0] = 0;
+	for (uint32_t i = 0; i < smp.nr_thr; i++) {
+		smp.thr[i].mark = smp.thr[i].s1c;
+		smp.snap[0] += (double)smp.thr[i].s1c;
+	}
+	smp.nsnap = 1;
+	smp.s0_gen = 0;
+	if (a <= 0)
+		return;
+	smp.a_all += a;
 	smp.sim_all += a;
 	smp.bursts_total++;
-	smp.nw++;
+	smp.bursts_win++;
 	smp.nall++;
-	smp.s0_gen = 0;
 }
 
 /* ---- reading ---- */
 
-/* The variance of the ratio sx/sa over n bursts, or -1 below two. */
-static double ratio_var(uint32_t n, double sx, double sxx, double sxa, double sa, double saa)
-{
-	double r, s, abar;
-
-	if (n < 2 || sa <= 0)
-		return -1;
-	r = sx / sa;
-	abar = sa / n;
-	s = sxx - 2 * r * sxa + r * r * saa;
-	if (s < 0)
-		s = 0;
-	return s / ((double)n * (n - 1) * abar * abar);
-}
-
 int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		     mon_cond_row_fn per_thread, void *arg)
 {
-	double n_all = 0;
+	double n_all = 0, f = 0;
 
 	pthread_mutex_lock(&smp.lock);
 	if (!smp.gen || gen != smp.gen || nr != smp.nr || thr_cover()) {
@@ -437,71 +776,62 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 		return mon_cond_read(gen, total, before, nr, per_thread, arg);
 	}
 	for (uint32_t i = 0; i < smp.nr_thr; i++) {
+		struct smp_thread *t = &smp.thr[i];
 		uint64_t c = calls_of(i);
 
-		n_all += c >= smp.thr[i].base ? (double)(c - smp.thr[i].base) : 0;
+		n_all += c >= t->base ? (double)(c - t->base) : 0;
+		t->base = c;
+		/* no burst will follow: what waits is estimated by the last */
+		if (smp.closing && c > t->mark) {
+			f += (double)(c - t->mark);
+			t->mark = c;
+		}
 	}
 	smp.calls_all += n_all;
+	smp.bursts_read = smp.bursts_win;
+	smp.bursts_win = 0;
+	smp.extrap += f;
 	for (uint32_t i = 0; i < nr; i++) {
-		double est = 0, var = -1, rv;
+		double v, nn;
 
-		if (smp.nw && smp.sa > 0) {
-			est = n_all * smp.sx[i] / smp.sa;
-			var = ratio_var(smp.nw, smp.sx[i], smp.sxx[i], smp.sxa[i], smp.sa, smp.saa);
-			if (var >= 0)
-				var *= n_all * n_all;
-		} else if (smp.nall && smp.sa_all > 0) {
-			est = n_all * smp.sx_all[i] / smp.sa_all;
+		if (smp.closing) {
+			nn = f + smp.carry[i] + (smp.fresh[i] || !smp.nall ? smp.held : 0);
+			if (smp.cont[i]) {
+				smp.cout[i] += nn;	/* the next set's counter goes on */
+			} else if (smp.known[i]) {
+				smp.est[i] += nn * smp.rp[i];
+				smp.var[i] += nn * nn * smp.d2[i] / 2;	/* one side only */
+			}
+			smp.carry[i] = 0;
+			smp.fresh[i] = 0;
 		}
-		if (var < 0 && smp.sx_all[i] > 0 &&
-		    (rv = ratio_var(smp.nall, smp.sx_all[i], smp.sxx_all[i], smp.sxa_all[i], smp.sa_all,
-				    smp.saa_all)) >= 0) {
-			double r = smp.sx_all[i] / smp.sa_all;
-
-			var = rv / (r * r) * est * est;	/* the set's relative variance */
-		} else if (var < 0 && smp.nall >= 2 && smp.sx_all[i] == 0) {
-			var = 0;	/* never seen in any burst */
-		} else if (var < 0 && smp.nw && smp.sa > 0) {
-			/* one burst so far: its events as a Poisson count, scaled
-			 * (a lower bound when they come in clusters) */
-			var = n_all * n_all / (smp.sa * smp.sa) * smp.sx[i];
-		}
-		smp.est[i] += est;
-		if (var >= 0)
-			smp.var[i] += var;
+		if (!smp.known[i])
+			v = -1;		/* nothing measured yet */
+		else if (!smp.dn[i])	/* one burst: its count as a Poisson count, scaled */
+			v = smp.a_all > 0 ? smp.x_all[i] * (smp.extrap / smp.a_all) *
+						(smp.extrap / smp.a_all) : -1;
 		else
-			smp.var_unknown[i] = 1;
-		smp.ci_delta[i] = var >= 0 ? 1.96 * sqrt(var) : -1;
-		smp.ci[i] = smp.var_unknown[i] ? -1 : 1.96 * sqrt(smp.var[i]);
+			v = smp.var[i];
+		smp.ci[i] = v >= 0 ? 1.96 * sqrt(v) : -1;
+		smp.ci_delta[i] = v >= 0 ? 1.96 * sqrt(v > smp.vrep[i] ? v - smp.vrep[i] : 0) : -1;
+		if (v >= 0)
+			smp.vrep[i] = v;
 		total[i] = (uint64_t)llround(smp.est[i]);
 		if (before)
 			before[i] = 0;
 	}
-	/* rows: each thread by its own ratio, else the set's */
+	/* rows: each thread by its own ratio */
 	for (uint32_t id = 0; id < smp.nr_thr && !smp.rows_off; id++) {
 		struct smp_thread *t = &smp.thr[id];
 		struct mon_thread *mt = mon_thread_get(id);
 		uint64_t c = calls_of(id);
-		double n = c >= t->base ? (double)(c - t->base) : 0;
 		int any = 0;
 
-		t->base = c;
-		if (n > 0 && thr_vec(&t->est)) {
-			for (uint32_t i = 0; i < nr; i++) {
-				/* a thread no burst has seen gets nothing: the
-				 * set's ratio would give it the others' behaviour
-				 * (main's set-up tallied between bursts would
-				 * share the workers' false sharing); its accesses
-				 * are in the totals all the same */
-				double r = t->wa > 0 ? (t->wx ? t->wx[i] : 0) / t->wa :
-					   t->aa > 0 ? (t->ax ? t->ax[i] : 0) / t->aa : 0;
-
-				t->est[i] += n * r;
-			}
+		if (smp.closing && t->ap && t->est && t->rp && c > t->rmark) {
+			for (uint32_t i = 0; i < nr; i++)
+				t->est[i] += (double)(c - t->rmark) * t->rp[i];
+			t->rmark = c;
 		}
-		if (t->wx)
-			memset(t->wx, 0, nr * sizeof(double));
-		t->wa = 0;
 		if (!t->est || !per_thread || t->sent_exited)
 			continue;
 		for (uint32_t i = 0; i < nr; i++) {
@@ -513,17 +843,13 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 		if (mt && __atomic_load_n(&mt->exited, __ATOMIC_ACQUIRE))
 			t->sent_exited = 1;
 	}
-	smp.bursts_read = smp.nw;
-	smp.nw = 0;
-	smp.sa = smp.saa = 0;
-	memset(smp.sx, 0, nr * sizeof(double));
-	memset(smp.sxx, 0, nr * sizeof(double));
-	memset(smp.sxa, 0, nr * sizeof(double));
+	if (smp.closing)
+		smp.held = 0;
 	pthread_mutex_unlock(&smp.lock);
 	return 0;
 }
 
-void mon_sampled_swap(void)
+void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 {
 	if (!mon_sampled_on())
 		return;
@@ -531,6 +857,16 @@ void mon_sampled_swap(void)
 	if (smp.phase == PH_MEASURE) {
 		burst_end();	/* the old set's: counted, not lost */
 		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	}
+	smp.closing = 1;	/* its last reading: no burst of it follows */
+	/* its counters that the next set has (the same key) leave what waits
+	 * to it (carry_give) */
+	if (smp.gen && smp.keys && keys && nr) {
+		uint32_t cap, *tab = ktab_make(keys, nr, NULL, &cap);
+
+		for (uint32_t i = 0; tab && i < smp.nr; i++)
+			smp.cont[i] = ktab_find(tab, cap, keys, smp.keys[i]) != 0;
+		mon_free(tab);
 	}
 	pthread_mutex_unlock(&smp.lock);
 }
@@ -593,9 +929,21 @@ static void *ctl_main(void *arg)
 	for (;;) {
 		uint64_t p = smp.cfg.period_us;
 
-		/* a burst at once: a short program gets one too */
-		if (smp.burst_id && wait_us(p / 2 + rng_next() % (p + 1), 1))
-			break;
+		/* a burst at once: a short program gets one too; the gap in
+		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
+		if (smp.burst_id) {
+			uint64_t g = p / 2 + rng_next() % (p + 1);
+			int stopped = 0;
+
+			for (uint32_t k = 0; k < SMP_SNAPS && !smp.kick && !stopped; k++) {
+				stopped = wait_us(g / SMP_SNAPS, 1);
+				if (!stopped && !smp.kick && !thr_cover() && smp.nsnap &&
+				    smp.nsnap <= SMP_SNAPS)
+					smp.snap[smp.nsnap++] = calls_sum();
+			}
+			if (stopped)
+				break;
+		}
 		smp.kick = 0;
 		smp.phase = PH_WARM;
 		release();
@@ -714,6 +1062,7 @@ void mon_sampled_exit(void)
 	else if (smp.phase == PH_WARM)
 		hold();
 	smp.phase = PH_TALLY;
+	smp.closing = 1;	/* what waits for a burst is estimated by the last */
 	smp.stop = 1;		/* no burst after this: the controller ends */
 	pthread_cond_broadcast(&smp.wake);
 	pthread_mutex_unlock(&smp.lock);
@@ -732,7 +1081,6 @@ void mon_sampled_after_fork(void)
 	for (size_t i = 0; i < SET_VECS; i++)
 		*set_vec(i) = NULL;	/* the parent's, leaked */
 	smp.s0tot = smp.tmp = smp.row = NULL;
-	smp.var_unknown = NULL;
 	smp.gen = smp.s0_gen = smp.prev_gen = 0;
 	smp.prev_ci = NULL;
 	smp.nr = 0;

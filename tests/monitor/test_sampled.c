@@ -14,7 +14,8 @@
  *              counts, A's share is 1/3 within 0.01, bursts and fraction
  *              are sane, deltas add up to the values;
  *   churn      200 threads created and exiting while bursts run: the
- *              estimate of A within 5% of the exact count;
+ *              estimate of A within 1% of the exact count (a burst
+ *              the ordered mode's cut left nearly empty decides nothing);
  *   fork       20 forks at random moments: the child is not sampled (no
  *              controller survived), counts its own, exits 0;
  *   midway     sampled mode started while a set already counted exactly:
@@ -94,7 +95,7 @@ static uint64_t arm(void)
 	uint64_t gen = 0;
 
 	CHECK(mon_cond_arm(specs, NR_C, &gen) == 0);
-	mon_sampled_armed(gen, NR_C);
+	mon_sampled_armed(gen, NR_C, NULL);
 	return gen;
 }
 
@@ -177,7 +178,7 @@ static void test_churn(void)
 	sleep_ms(20);
 	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
 	CHECK(mon_sampled_ci(gen, ci, NULL, NR_C, NULL) == 0);
-	CHECK(near((double)total[C_A], (double)exact, ci[C_A], 0.05));
+	CHECK(near((double)total[C_A], (double)exact, -1, 0.01));
 	fprintf(stderr, "churn: 200 threads, A %" PRIu64 " +-%.0f (exact %" PRIu64 ")\n", total[C_A],
 		ci[C_A], exact);
 }
