@@ -1080,7 +1080,7 @@ void mon_sampled_after_fork(void)
 	smp.nr_thr = 0;
 	for (size_t i = 0; i < SET_VECS; i++)
 		*set_vec(i) = NULL;	/* the parent's, leaked */
-	smp.s0tot = smp.tmp = smp.row = NULL;
+	smp.s0tot = smp.tmp = smp.row = smp.keys = NULL;
 	smp.gen = smp.s0_gen = smp.prev_gen = 0;
 	smp.prev_ci = NULL;
 	smp.nr = 0;
