@@ -36,8 +36,13 @@
  *   follow (the exit, the set's swap) what waits is estimated by the last
  *   burst, and a burst that simulated nothing (the threads asleep) closes
  *   its gap by the last ratio.
- * - Sets: the accesses before a set's first burst wait for its second (a
- *   first burst the cut left small would decide them). A counter that
+ * - Sets: the accesses before a counter's first burst are estimated by
+ *   it; while a set's bursts are small (under SMP_FULL_BURST accesses
+ *   simulated in all: threads starting, a program mostly asleep) they are
+ *   measured and the rest waits for a ratio worth it (a 256-access burst
+ *   of threads being born gave a churning program 6% of its count). A
+ *   swap has a burst measured for the old set first (swap_burst). A
+ *   counter that
  *   goes on from the set a swap replaced (the same key: mri_server.c's
  *   cond_keys) takes its ratios and the accesses that waited (carry_give),
  *   so its gap across the swap is estimated like any other: an agent
@@ -110,6 +115,9 @@ static struct {
 	uint64_t rng;
 	int phase;
 	uint64_t burst_id;	/* bursts begun (the current one's id) */
+	uint64_t bursts_ended;	/* measured bursts ended (swap_burst waits on it) */
+	uint64_t last_end_ns;	/* when the last ended, CLOCK_MONOTONIC */
+	int swapped;		/* a swap (swap_burst) precedes the next arm */
 	double snap[SMP_SNAPS + 1];	/* the gap's accesses: at its start, then each step */
 	uint32_t nsnap;
 	double phi;		/* the gap's fraction before its phase change (gap_phi) */
@@ -121,7 +129,7 @@ static struct {
 	uint64_t *s0tot, *tmp;	/* [nr] */
 	uint32_t nall;		/* bursts measured of this set */
 	double a_all;		/* their accesses simulated */
-	double held;		/* accesses waiting for the set's second burst */
+	double held;		/* accesses waiting for the set's first ratio */
 	double extrap;		/* accesses estimated by a ratio (not measured) */
 	double *x_all;		/* [nr] the bursts' counts */
 	double *r, *rp, *d2;	/* [nr] the last burst's ratio, pooled with the one
@@ -129,10 +137,11 @@ static struct {
 	double *apj;		/* [nr] the last burst's accesses simulated */
 	double *dn;		/* [nr] differences seen (0: the Poisson interval) */
 	double *known;		/* [nr] 1: has a ratio (a burst, or carried) */
-	double *fresh;		/* [nr] 1: waits for held (its set's first burst) */
 	double *carry;		/* [nr] accesses carried from the last set's counter */
 	double *cont;		/* [nr] 1: the next set has this counter (a swap) */
 	double *cout;		/* [nr] its accesses that wait, for the next set */
+	double *wx;		/* [nr] the counts of the set's first, small bursts */
+	double wa;		/* their accesses simulated (< SMP_FULL_BURST) */
 	uint64_t *keys;		/* [nr] what each counter counts (mon_sampled_armed) */
 	double *est, *var;	/* [nr] the values; their variance */
 	double *vrep;		/* [nr] the variance the last reading reported */
@@ -205,8 +214,8 @@ static double **set_vec(size_t i)
 {
 	double **v[SET_VECS] = { &smp.x_all, &smp.r, &smp.rp, &smp.d2, &smp.est,
 				 &smp.var, &smp.vrep, &smp.ci, &smp.ci_delta, &smp.apj,
-				 &smp.dn, &smp.known, &smp.fresh, &smp.carry, &smp.cont,
-				 &smp.cout };
+				 &smp.dn, &smp.known, &smp.carry, &smp.cont,
+				 &smp.cout, &smp.wx };
 
 	return v[i];
 }
@@ -396,9 +405,11 @@ static uint32_t carry_give(const struct smp_carry *c, const uint64_t *keys, uint
 	for (uint32_t j = 0; j < nr; j++) {
 		uint32_t i = ktab_find(tab, cap, c->keys, keys[j]);
 
-		if (!i-- || !c->known[i])
+		if (!i--)
 			continue;
 		smp.carry[j] = c->cout[i];
+		if (!c->known[i])
+			continue;	/* no ratio yet: its accesses wait here */
 		smp.r[j] = c->r[i];
 		smp.rp[j] = c->rp[i];
 		smp.d2[j] = c->d2[i];
@@ -443,14 +454,14 @@ static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys)
 		smp.gen = gen;
 		smp.nr = nr;
 		smp.nall = 0;
-		smp.a_all = smp.held = smp.extrap = 0;
+		smp.a_all = smp.held = smp.extrap = smp.wa = 0;
 		smp.closing = 0;
 		smp.bursts_read = smp.bursts_win = 0;
 		carried = carry_give(&carry, keys, nr);
 		/* a new experiment starts with a burst (its accesses until the
 		 * first burst have no ratio to be estimated by), unless each of
-		 * its counters goes on from the last set */
-		if (carried < nr) {
+		 * its counters goes on from the last set or a swap just had one */
+		if (carried < nr && !smp.swapped) {
 			smp.kick = 1;
 			pthread_cond_broadcast(&smp.wake);
 		}
@@ -464,6 +475,7 @@ static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys)
 		set_free();
 	}
 	carry_free(&carry);
+	smp.swapped = 0;
 }
 
 /* ---- snapshots (smp.lock held) ---- */
@@ -674,6 +686,14 @@ static void burst_end(void)
 	if (smp.phase != PH_MEASURE)
 		return;		/* ended already (a swap took it) */
 	smp.phase = PH_TALLY;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		smp.last_end_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		smp.bursts_ended++;
+		pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
+	}
 	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
 		return;		/* the set changed meanwhile: the burst is lost */
 	for (uint32_t i = 0; i < smp.nr_thr; i++)
@@ -713,38 +733,53 @@ static void burst_end(void)
 	} else {
 		for (uint32_t i = 0; i < smp.nr; i++) {
 			double x = smp.tmp[i] >= smp.s0tot[i] ? (double)(smp.tmp[i] - smp.s0tot[i]) : 0;
-			double nn = n + smp.carry[i] + (smp.fresh[i] || !smp.nall ? smp.held : 0);
-			double r0 = smp.r[i], d2;
+			double nn = n + smp.carry[i] + smp.held, r0 = smp.r[i], d2;
 
-			if (a <= 0) {
+			smp.carry[i] = 0;
+			if (a <= 0 && !smp.known[i]) {
+				smp.carry[i] = nn;	/* no ratio yet: it waits */
+			} else if (a <= 0) {
 				/* nothing simulated (the threads asleep): by the
 				 * last pooled ratio */
 				smp.est[i] += nn * smp.rp[i];
 				smp.var[i] += nn * nn * smp.d2[i] / 4;
-			} else if (smp.known[i]) {
+			} else if (!smp.known[i] && smp.wa + a < SMP_FULL_BURST) {
+				/* its first bursts, small ones (threads starting,
+				 * a program mostly asleep): their counts are
+				 * measured, the rest waits for a ratio worth the
+				 * gap (these small ones pooled, or a full one) */
+				smp.est[i] += x;
+				smp.wx[i] += x;
+				smp.carry[i] = nn;
+			} else if (!smp.known[i]) {
+				/* its first ratio: this burst, and the small ones
+				 * before it pooled with it */
+				double rw = smp.wa > 0 ? smp.wx[i] / smp.wa : 0;
+
+				smp.est[i] += pool(nn, x, a, smp.wa, smp.phi, &rw, &smp.rp[i]);
+				smp.r[i] = rw;
+			} else {
 				smp.est[i] += pool(nn, x, a, smp.apj[i], smp.phi, &smp.r[i], &smp.rp[i]);
 				d2 = (smp.r[i] - r0) * (smp.r[i] - r0);
 				smp.var[i] += nn * nn * d2 * gap_weight(smp.apj[i], a);
 				smp.d2[i] = d2;
 				smp.dn[i]++;
-			} else {
-				/* its first burst: its own counts are measured; the
-				 * rest waits for the second, to be pooled (one burst
-				 * the cut left nearly empty would decide all of it) */
-				smp.est[i] += x;
-				smp.r[i] = smp.rp[i] = x / a;
-				smp.fresh[i] = 1;
-				continue;
 			}
-			smp.carry[i] = 0;
-			smp.fresh[i] = 0;
 		}
 		for (uint32_t i = 0; a > 0 && i < smp.nr; i++) {
 			smp.x_all[i] += smp.tmp[i] >= smp.s0tot[i] ? (double)(smp.tmp[i] - smp.s0tot[i]) : 0;
-			smp.apj[i] = a;
-			smp.known[i] = 1;
+			if (smp.known[i] || smp.wa + a >= SMP_FULL_BURST) {
+				smp.apj[i] = a;
+				smp.known[i] = 1;
+			}
 		}
-		smp.held = smp.nall || a <= 0 ? 0 : smp.held + n;
+		if (a > 0 && smp.wa + a < SMP_FULL_BURST) {
+			/* the small bursts' ratio, pooled: wx / wa */
+			smp.wa += a;
+		} else if (a > 0) {
+			smp.wa = 0;
+		}
+		smp.held = 0;
 	}
 	rows_close();
 	smp.snap[0] = 0;
@@ -795,21 +830,30 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 		double v, nn;
 
 		if (smp.closing) {
-			nn = f + smp.carry[i] + (smp.fresh[i] || !smp.nall ? smp.held : 0);
+			nn = f + smp.carry[i] + smp.held;
 			if (smp.cont[i]) {
 				smp.cout[i] += nn;	/* the next set's counter goes on */
+				if (!smp.known[i] && smp.wa > 0) {
+					/* with what its small bursts give */
+					smp.r[i] = smp.rp[i] = smp.wx[i] / smp.wa;
+					smp.apj[i] = smp.wa;
+					smp.known[i] = 1;
+				}
 			} else if (smp.known[i]) {
 				smp.est[i] += nn * smp.rp[i];
 				smp.var[i] += nn * nn * smp.d2[i] / 2;	/* one side only */
+			} else if (smp.wa > 0) {
+				/* only small bursts: what they give */
+				smp.est[i] += nn * smp.wx[i] / smp.wa;
 			}
 			smp.carry[i] = 0;
-			smp.fresh[i] = 0;
 		}
 		if (!smp.known[i])
 			v = -1;		/* nothing measured yet */
 		else if (!smp.dn[i])	/* one burst: its count as a Poisson count, scaled */
 			v = smp.a_all > 0 ? smp.x_all[i] * (smp.extrap / smp.a_all) *
-						(smp.extrap / smp.a_all) : -1;
+						(smp.extrap / smp.a_all) :
+			    smp.var[i];	/* a set with no burst of its own: carried on */
 		else
 			v = smp.var[i];
 		smp.ci[i] = v >= 0 ? 1.96 * sqrt(v) : -1;
@@ -849,6 +893,45 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 	return 0;
 }
 
+/*
+ * A swap ends a burst being measured (it counts for the old set); when
+ * the last burst ended more than a quarter period ago, it has one measured
+ * first and waits for it (warm-up and burst: 15 ms by default). So the
+ * old set's last reading estimates little by its last burst alone: the
+ * provider keeps a replaced experiment's last reading only for the
+ * counters the new one has too, and a counter that does not go on (the
+ * objects strategy's cold group, a unit whose turn ends) lost the whole
+ * tail since its last burst - in a three-phase program once, most of a
+ * phase. A set with no usable burst yet gets a second try. The new set
+ * then waits for the next burst (no kick).
+ */
+static void swap_burst(int force)
+{
+	struct timespec now, until;
+	uint64_t want = smp.bursts_ended + 1, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	if (!smp.running || smp.stop || !smp.gen ||
+	    (!force && t < smp.last_end_ns + smp.cfg.period_us * 250))
+		return;
+	until = now;
+	t = smp.cfg.warm_us + smp.cfg.burst_us + 100000;	/* us */
+	until.tv_sec += (time_t)(t / 1000000);
+	until.tv_nsec += (long)(t % 1000000) * 1000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (smp.phase == PH_TALLY) {
+		smp.kick = 1;	/* (in a warm-up the burst comes anyway) */
+		pthread_cond_broadcast(&smp.wake);
+	}
+	while (smp.bursts_ended < want && !smp.stop)
+		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &until) == ETIMEDOUT)
+			break;
+}
+
 void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 {
 	if (!mon_sampled_on())
@@ -857,7 +940,12 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	if (smp.phase == PH_MEASURE) {
 		burst_end();	/* the old set's: counted, not lost */
 		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	} else {
+		swap_burst(0);
 	}
+	if (smp.gen && !smp.nall && smp.wa <= 0)
+		swap_burst(1);	/* none usable yet (the cut, a starved CPU): once more */
+	smp.swapped = 1;	/* the new set waits for the next burst */
 	smp.closing = 1;	/* its last reading: no burst of it follows */
 	/* its counters that the next set has (the same key) leave what waits
 	 * to it (carry_give) */
@@ -1002,6 +1090,8 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.stop = 0;
 	smp.phase = PH_TALLY;
 	smp.burst_id = 0;
+	smp.bursts_ended = smp.last_end_ns = 0;
+	smp.swapped = 0;
 	smp.bursts_total = 0;
 	smp.sim_all = smp.calls_all = 0;
 	/* between bursts from the start: tally before the hooks see sampling */
