@@ -491,7 +491,10 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)os->addr);
 		cJSON_AddStringToObject(o, "addr", addr);
 		cJSON_AddNumberToObject(o, "blocks", os->nr_blocks);
-		cJSON_AddNumberToObject(o, "share", round6(prog > 0 ? os->values[m] / prog : 0));
+		/* sampled: the object's estimate and the program's come from
+		 * different counters and may differ by their error (an object
+		 * that is all of the misses came out at 1.001 of them) */
+		cJSON_AddNumberToObject(o, "share", round6(prog > 0 ? fmin(1.0, os->values[m] / prog) : 0));
 		cJSON_AddItemToObject(o, "totals", metric_object(os->has, os->values));
 		if (s->world.sampled) {
 			/* sampled: the 95% half-widths of the totals and of the share */

@@ -117,7 +117,7 @@ static struct {
 	uint64_t burst_id;	/* bursts begun (the current one's id) */
 	uint64_t bursts_ended;	/* measured bursts ended (swap_burst waits on it) */
 	uint64_t last_end_ns;	/* when the last ended, CLOCK_MONOTONIC */
-	int swapped;		/* a swap (swap_burst) precedes the next arm */
+	int swapped;		/* a swap just had a usable burst: no kick at the arm */
 	double snap[SMP_SNAPS + 1];	/* the gap's accesses: at its start, then each step */
 	uint32_t nsnap;
 	double phi;		/* the gap's fraction before its phase change (gap_phi) */
@@ -525,6 +525,7 @@ static void burst_begin(void)
 		}
 	}
 	smp.phase = PH_MEASURE;
+	pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
 	release();
 }
 
@@ -615,8 +616,9 @@ static double calls_sum(void)
  * the accesses at this burst's S0. A program whose phases run at different
  * speeds changes its rate of accesses where it changes phase: the split
  * of the steps into two runs whose mean rates differ most, when they
- * differ by more than a quarter, puts the change there; otherwise at the
- * gap's midpoint in time. Splitting at the midpoint whatever the rates
+ * differ by more than a quarter and by 3 standard deviations of the steps
+ * about their run's mean, puts the change there; otherwise at the gap's
+ * midpoint in time. Splitting at the midpoint whatever the rates
  * gave a fast phase's many accesses the slow one's ratio half the time (a
  * stream before a random walk: +5% on all misses).
  */
@@ -630,14 +632,19 @@ static double gap_phi(double s0)
 	for (uint32_t k = 0; k < m; k++)
 		d[k] = smp.snap[k + 1] - smp.snap[k];
 	for (uint32_t sp = 1; sp < m; sp++) {
-		double m1 = 0, m2 = 0, sc;
+		double m1 = 0, m2 = 0, ss = 0, sc;
 
 		for (uint32_t k = 0; k < m; k++)
 			*(k < sp ? &m1 : &m2) += d[k];
 		m1 /= sp;
 		m2 /= m - sp;
+		for (uint32_t k = 0; k < m; k++)
+			ss += (d[k] - (k < sp ? m1 : m2)) * (d[k] - (k < sp ? m1 : m2));
 		sc = (double)sp * (m - sp) * (m1 - m2) * (m1 - m2);
-		if (sc > score && fabs(m1 - m2) > 0.25 * (m1 > m2 ? m1 : m2)) {
+		/* a step, not noise: each side's steps close to their mean (a
+		 * contended CPU makes the rate wander without a phase change) */
+		if (sc > score && fabs(m1 - m2) > 0.25 * (m1 > m2 ? m1 : m2) &&
+		    (m1 - m2) * (m1 - m2) > 9 * ss / (m > 2 ? m - 2 : 1)) {
 			score = sc;
 			best = sp;
 		}
@@ -736,7 +743,10 @@ static void burst_end(void)
 			double nn = n + smp.carry[i] + smp.held, r0 = smp.r[i], d2;
 
 			smp.carry[i] = 0;
-			if (a <= 0 && !smp.known[i]) {
+			if (a <= 0 && !smp.known[i] && smp.wa > 0) {
+				/* asleep, only small bursts so far: what they give */
+				smp.est[i] += nn * smp.wx[i] / smp.wa;
+			} else if (a <= 0 && !smp.known[i]) {
 				smp.carry[i] = nn;	/* no ratio yet: it waits */
 			} else if (a <= 0) {
 				/* nothing simulated (the threads asleep): by the
@@ -896,15 +906,29 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 /*
  * A swap ends a burst being measured (it counts for the old set); when
  * the last burst ended more than a quarter period ago, it has one measured
- * first and waits for it (warm-up and burst: 15 ms by default). So the
+ * first and waits for it (warm-up and burst: 15 ms by default; a burst of
+ * more than 10 ms is cut there). So the
  * old set's last reading estimates little by its last burst alone: the
  * provider keeps a replaced experiment's last reading only for the
  * counters the new one has too, and a counter that does not go on (the
  * objects strategy's cold group, a unit whose turn ends) lost the whole
  * tail since its last burst - in a three-phase program once, most of a
- * phase. A set with no usable burst yet gets a second try. The new set
- * then waits for the next burst (no kick).
+ * phase. A set with no usable burst yet gets a second try. When the swap
+ * had a usable burst the new set waits for the next one (no kick).
  */
+static struct timespec deadline(struct timespec now, uint64_t us)
+{
+	now.tv_sec += (time_t)(us / 1000000);
+	now.tv_nsec += (long)(us % 1000000) * 1000;
+	if (now.tv_nsec >= 1000000000) {
+		now.tv_sec++;
+		now.tv_nsec -= 1000000000;
+	}
+	return now;
+}
+
+#define SMP_SWAP_BURST_US 10000	/* a swap's burst lasts this at most */
+
 static void swap_burst(int force)
 {
 	struct timespec now, until;
@@ -915,28 +939,36 @@ static void swap_burst(int force)
 	if (!smp.running || smp.stop || !smp.gen ||
 	    (!force && t < smp.last_end_ns + smp.cfg.period_us * 250))
 		return;
-	until = now;
-	t = smp.cfg.warm_us + smp.cfg.burst_us + 100000;	/* us */
-	until.tv_sec += (time_t)(t / 1000000);
-	until.tv_nsec += (long)(t % 1000000) * 1000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	if (smp.phase == PH_TALLY) {
 		smp.kick = 1;	/* (in a warm-up the burst comes anyway) */
 		pthread_cond_broadcast(&smp.wake);
 	}
+	/* the warm-up, then the burst: SMP_SWAP_BURST_US of it at most (the
+	 * agent waits; a cycle of 60 s bursts would hold it for a minute) */
+	until = deadline(now, smp.cfg.warm_us + 100000);
+	while (smp.phase != PH_MEASURE && smp.bursts_ended < want && !smp.stop)
+		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &until) == ETIMEDOUT)
+			return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	until = deadline(now, smp.cfg.burst_us < SMP_SWAP_BURST_US ? smp.cfg.burst_us + 50000 :
+								     SMP_SWAP_BURST_US);
 	while (smp.bursts_ended < want && !smp.stop)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &until) == ETIMEDOUT)
 			break;
+	if (smp.phase == PH_MEASURE && smp.bursts_ended < want) {
+		burst_end();	/* cut short: it counts */
+		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	}
 }
 
 void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 {
 	if (!mon_sampled_on())
 		return;
+	uint32_t had;
+
 	pthread_mutex_lock(&smp.lock);
+	had = smp.nall;
 	if (smp.phase == PH_MEASURE) {
 		burst_end();	/* the old set's: counted, not lost */
 		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
@@ -945,7 +977,9 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	}
 	if (smp.gen && !smp.nall && smp.wa <= 0)
 		swap_burst(1);	/* none usable yet (the cut, a starved CPU): once more */
-	smp.swapped = 1;	/* the new set waits for the next burst */
+	/* with a usable burst just now, the new set waits for the next one;
+	 * else it begins with one (a cycle of long bursts cut by swaps) */
+	smp.swapped = smp.nall > had;
 	smp.closing = 1;	/* its last reading: no burst of it follows */
 	/* its counters that the next set has (the same key) leave what waits
 	 * to it (carry_give) */
