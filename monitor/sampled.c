@@ -1031,12 +1031,7 @@ static int wait_us(uint64_t us, int kickable)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(us / 1000000);
-	ts.tv_nsec += (long)(us % 1000000) * 1000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	ts = deadline(ts, us);
 	while (!smp.stop && !(kickable && smp.kick) && smp.phase == phase)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &ts) == ETIMEDOUT)
 			break;
