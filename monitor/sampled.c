@@ -743,8 +743,11 @@ static void burst_end(void)
 			double nn = n + smp.carry[i] + smp.held, r0 = smp.r[i], d2;
 
 			smp.carry[i] = 0;
-			if (a <= 0 && !smp.known[i] && smp.wa > 0) {
-				/* asleep, only small bursts so far: what they give */
+			if (a <= 0 && !smp.known[i] && smp.wa >= SMP_MIN_BURST) {
+				/* asleep, only small bursts so far: what they give
+				 * (a few accesses are no ratio: a 1-access burst
+				 * of threads starved by a busy host gave a churning
+				 * program's A 0 for 2.8M accesses, -40%) */
 				smp.est[i] += nn * smp.wx[i] / smp.wa;
 			} else if (a <= 0 && !smp.known[i]) {
 				smp.carry[i] = nn;	/* no ratio yet: it waits */
@@ -961,28 +964,38 @@ static void swap_burst(int force)
 	}
 }
 
+/* A counter of the set that ends with accesses waiting and no ratio to
+ * estimate them by: it does not go on, and neither a burst nor its small
+ * ones pooled gave it one. */
+static int swap_unknown(void)
+{
+	int waits = smp.held > 0;
+
+	for (uint32_t i = 0; i < smp.nr_thr && !waits; i++)
+		waits = calls_of(i) > smp.thr[i].mark;
+	for (uint32_t i = 0; i < smp.nr; i++)
+		if (!smp.cont[i] && !smp.known[i] && smp.wa < SMP_MIN_BURST &&
+		    (waits || smp.carry[i] > 0))
+			return 1;
+	return 0;
+}
+
+#define SMP_SWAP_WAIT_US 100000	/* a swap waits this at most for a ratio */
+
 void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 {
 	if (!mon_sampled_on())
 		return;
 	uint32_t had;
+	struct timespec t0, now;
 
 	pthread_mutex_lock(&smp.lock);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	had = smp.nall;
-	if (smp.phase == PH_MEASURE) {
-		burst_end();	/* the old set's: counted, not lost */
-		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
-	} else {
-		swap_burst(0);
-	}
-	if (smp.gen && !smp.nall && smp.wa <= 0)
-		swap_burst(1);	/* none usable yet (the cut, a starved CPU): once more */
-	/* with a usable burst just now, the new set waits for the next one;
-	 * else it begins with one (a cycle of long bursts cut by swaps) */
-	smp.swapped = smp.nall > had;
-	smp.closing = 1;	/* its last reading: no burst of it follows */
 	/* its counters that the next set has (the same key) leave what waits
 	 * to it (carry_give) */
+	for (uint32_t i = 0; i < smp.nr; i++)
+		smp.cont[i] = 0;
 	if (smp.gen && smp.keys && keys && nr) {
 		uint32_t cap, *tab = ktab_make(keys, nr, NULL, &cap);
 
@@ -990,6 +1003,28 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 			smp.cont[i] = ktab_find(tab, cap, keys, smp.keys[i]) != 0;
 		mon_free(tab);
 	}
+	if (smp.phase == PH_MEASURE) {
+		burst_end();	/* the old set's: counted, not lost */
+		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	} else {
+		swap_burst(0);
+	}
+	/* a counter that ends with no ratio would lose what waits: bursts
+	 * until it has one (the cut, a starved CPU: a 400 us burst of a busy
+	 * host often simulates nothing), for SMP_SWAP_WAIT_US at most */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!smp.gen || !swap_unknown() || smp.stop ||
+		    (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
+				    (uint64_t)((now.tv_nsec - t0.tv_nsec) / 1000) >
+			    SMP_SWAP_WAIT_US)
+			break;
+		swap_burst(1);
+	}
+	/* with a usable burst just now, the new set waits for the next one;
+	 * else it begins with one (a cycle of long bursts cut by swaps) */
+	smp.swapped = smp.nall > had;
+	smp.closing = 1;	/* its last reading: no burst of it follows */
 	pthread_mutex_unlock(&smp.lock);
 }
 
