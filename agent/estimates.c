@@ -95,6 +95,21 @@ static const char *counter_object(const struct ameba_experiment *exp, uint32_t i
 	return o && o->start == c->ranges[0] && o->end == c->ranges[1] ? o->name : NULL;
 }
 
+int agent_ci_add(struct agent_ci_tab **tp, const char *name, int metric, double half)
+{
+	struct ci_ent *e;
+
+	if (!*tp && !(*tp = calloc(1, sizeof(**tp))))
+		return AMEBA_ENOMEM;
+	if (!(e = find(*tp, name, metric, 1)))
+		return AMEBA_ENOMEM;
+	if (half < 0)
+		e->unknown = 1;
+	else
+		e->var += (half / 1.96) * (half / 1.96);
+	return 0;
+}
+
 void agent_ci_note(struct agent_ci_tab **tp, const struct ameba_experiment *exp, const double *ci,
 		   const uint64_t *values, const struct agent_world *w)
 {
@@ -106,15 +121,10 @@ void agent_ci_note(struct agent_ci_tab **tp, const struct ameba_experiment *exp,
 		return;
 	for (uint32_t i = 0; i < exp->nr_counters; i++) {
 		const char *name = counter_object(exp, i, w);
-		struct ci_ent *e;
 
-		if (!name || !(e = find(t, name, exp->counters[i].metric, 1)))
-			continue;
 		/* an interval without a burst estimates 0 and adds nothing */
-		if (ci[i] < 0 && values && values[i])
-			e->unknown = 1;
-		else if (ci[i] > 0)
-			e->var += (ci[i] / 1.96) * (ci[i] / 1.96);
+		if (name && (ci[i] > 0 || (ci[i] < 0 && values && values[i])))
+			agent_ci_add(tp, name, exp->counters[i].metric, ci[i]);
 	}
 }
 

@@ -37,6 +37,7 @@
 #include "agent.h"
 #include "lua_proplib.h"
 #include "plugins.h"
+#include "search.h"
 
 #define AGENT_LUA_HOOK_EVERY 100
 #define AGENT_LUA_MAX_FILE (1u << 20)
@@ -977,6 +978,34 @@ static void push_lives(lua_State *L, int c, const struct agent_plugins *pl,
 	lua_setfield(L, c, "max_alive");
 }
 
+/*
+ * ctx.ci[metric]: in sampled mode, the half-width of the 95% interval of an
+ * object context's v[metric] (the search's intervals of the objects'
+ * totals, estimates.c), for the metrics that have one; absent otherwise.
+ */
+static void push_ci(lua_State *L, int c, const struct agent_plugins *pl,
+		    const struct ameba_context *ctx)
+{
+	int any = 0;
+
+	if (!pl || !pl->ci_tab || !ctx->object || !ctx->object->name)
+		return;
+	lua_createtable(L, 0, 4);
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		double h = ctx->has[m] ? agent_ci_half(pl->ci_tab, ctx->object->name, m) : -1;
+
+		if (h < 0)
+			continue;
+		lua_pushnumber(L, h);
+		lua_setfield(L, -2, ameba_metric_info(m)->name);
+		any = 1;
+	}
+	if (any)
+		lua_setfield(L, c, "ci");
+	else
+		lua_pop(L, 1);
+}
+
 /* lua_CFunction(args): one evaluation, run protected by agent_lua_eval. */
 static int eval_body(lua_State *L)
 {
@@ -988,6 +1017,7 @@ static int eval_body(lua_State *L)
 	push_ctx(L, a->ctx, a->primary);
 	ci = lua_gettop(L);
 	push_lives(L, ci, a->pl, a->ctx);
+	push_ci(L, ci, a->pl, a->ctx);
 	push_params(l, a->p);
 	pi = lua_gettop(L);
 

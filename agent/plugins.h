@@ -63,6 +63,7 @@ enum agent_prop_lang {
 };
 
 struct agent_lua;	/* lua_prop.c */
+struct agent_ci_tab;	/* estimates.c */
 
 struct agent_property {
 	char *name;
@@ -151,6 +152,8 @@ struct agent_plugins {
 	const struct agent_thread_life *lives;
 	uint32_t nr_lives;
 	uint32_t max_alive;
+	/* sampled mode: the search's objects' 95% intervals (ctx.ci), or NULL */
+	const struct agent_ci_tab *ci_tab;
 };
 
 void agent_plugins_init(struct agent_plugins *pl);

@@ -1160,6 +1160,8 @@ int agent_search_run(struct agent_search *s)
 		if (exp.mark)
 			note_mark(s, exp.mark, &res);
 		agent_ci_note(&s->ci_tab, &exp, res.ci, res.r.values, &s->world);
+		if (s->pl)
+			s->pl->ci_tab = s->ci_tab;	/* the properties' ctx.ci */
 		res.r.struct_size = sizeof(res.r);
 		res.r.sample_size = sizeof(struct ameba_sample);
 		rc = strat_guarded(s, &exp, &res.r);
@@ -1201,6 +1203,8 @@ out:
 
 void agent_search_free(struct agent_search *s)
 {
+	if (s->pl && s->pl->ci_tab == s->ci_tab)
+		s->pl->ci_tab = NULL;
 	agent_ci_free(s->ci_tab);
 	s->ci_tab = NULL;
 	if (s->state_live)

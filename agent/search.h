@@ -281,6 +281,9 @@ struct agent_world;
  * measure whole. */
 void agent_ci_note(struct agent_ci_tab **t, const struct ameba_experiment *exp, const double *ci,
 		   const uint64_t *values, const struct agent_world *w);
+/* Adds an interval of half-width half (-1: unknown) to the object's total
+ * of metric. 0 or AMEBA_ENOMEM. */
+int agent_ci_add(struct agent_ci_tab **t, const char *name, int metric, double half);
 /* The half-width of the 95% interval of the object's total of metric over
  * the run, or -1 (not measured whole, or some interval had none). */
 double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric);

@@ -16,7 +16,9 @@
 --             not its access pattern); over the program's estimated cycles.
 --             Without est_cycles: its share of est_stall_cycles, else (count
 --             backend) its share of the run's metric
--- confidence  the context's, lowered for sampled estimates (asl.confidence)
+-- confidence  the context's, lowered for sampled estimates (asl.confidence):
+--             when the share of the run's metric decides, by the chance
+--             that it is at least `threshold` given its 95% interval
 return {
   name = "HotObject",
   summary = "an object or allocation site takes at least `threshold` of the run's metric",
@@ -32,7 +34,13 @@ return {
     return (s ~= nil and s >= p.threshold) or (st ~= nil and st >= p.threshold)
   end,
 
-  confidence = function(ctx, p) return asl.confidence(ctx) end,
+  confidence = function(ctx, p)
+    local s = ctx.share(ctx.metric)
+    if s ~= nil and s >= p.threshold then
+      return asl.confidence(ctx, ctx.metric, p.threshold)
+    end
+    return asl.confidence(ctx)
+  end,
 
   severity = function(ctx, p)
     local c = asl.stall(ctx)

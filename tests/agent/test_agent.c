@@ -511,6 +511,48 @@ static void test_hot_object(void)
 					  AMEBA_M_L1D_MISS, &v) == 0);
 		CHECK(!v.v.holds);
 	}
+	/* sampled: a share whose 95% interval straddles the threshold lowers
+	 * the confidence by the chance that it is above (6% +- 1.96 points:
+	 * one sd over 5%, 0.8413), a narrow one (+- 0.196) does not */
+	{
+		static const double refs[5] = { 0, 100, 100, 100, 100 };
+		static const double miss[5] = { 0, 15, 15, 15, 15 };
+		struct agent_ci_tab *t = NULL;
+		struct agent_verdict v;
+
+		hand_init(&h[0], "grid", sim_metrics, 2);
+		hand_set(&h[0], AMEBA_M_MEM_REF, refs, 1000);
+		hand_set(&h[0], AMEBA_M_L1D_MISS, miss, 1000);
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(v.v.holds);
+		CHECK_NEAR(v.v.confidence, 1.0);
+		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, 19.6) == 0);
+		CHECK(agent_ci_add(&t, "other", AMEBA_M_L1D_MISS, 500) == 0);
+		pl.ci_tab = t;
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(v.v.holds);
+		CHECK(fabs(v.v.confidence - 0.841345) < 1e-5);
+		h[0].c.confidence = 0.5;	/* the strategies' for estimates */
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(fabs(v.v.confidence - 0.5 * 0.841345) < 1e-5);
+		agent_ci_free(t);
+		t = NULL;
+		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, 1.96) == 0);
+		pl.ci_tab = t;
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(fabs(v.v.confidence - 0.5) < 1e-6);
+		/* some interval had none: unknown, not lowered */
+		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, -1) == 0);
+		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
+					  &v) == 0);
+		CHECK(fabs(v.v.confidence - 0.5) < 1e-9);
+		pl.ci_tab = NULL;
+		agent_ci_free(t);
+	}
 	agent_plugins_destroy(&pl);
 }
 
