@@ -1048,9 +1048,13 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 			break;
 		swap_burst(1);
 	}
-	/* with a usable burst just now, the new set waits for the next one;
-	 * else it begins with one (a cycle of long bursts cut by swaps) */
-	smp.swapped = smp.nall > had;
+	/* with a usable burst just now (the swap's, or the reading's before
+	 * it), the new set waits for the next one; else it begins with one (a
+	 * cycle of long bursts cut by swaps) */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	smp.swapped = smp.nall > had ||
+		      (smp.nall && (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec <
+					   smp.last_end_ns + smp.cfg.period_us * 250);
 	smp.closing = 1;	/* its last reading: no burst of it follows */
 	pthread_mutex_unlock(&smp.lock);
 }
