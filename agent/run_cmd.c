@@ -39,6 +39,7 @@
 #include "report.h"
 #include "search.h"
 #include "geom.h"
+#include "mri.h"
 
 #define RUN_CONNECT_MS_DEFAULT 10000
 
@@ -137,7 +138,7 @@ static void run_usage(FILE *f, int attach)
 		"                       intervals\n"
 		"  --sample-after T     exact for T, then sampled (default 30s)\n"
 		"  --sampling P/W/B     a burst every P (jittered +-50%%), after W of warm-up,\n"
-		"                       B long (default 50ms/5ms/10ms; units us, ms, s)\n"
+		"                       B long (default 20ms/2ms/4ms; units us, ms, s)\n"
 		"%s%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
 		"  -v, --verbose        log the strategy's notes\n"
@@ -305,7 +306,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	 * should not slow down 100-fold for half a minute): sampled at once */
 	o->sampling = (struct agent_sampling){ .mode = o->attach ? AGENT_SAMPLED : AGENT_AUTO,
 					       .after_ms = 30000,
-					       .period_us = 50000, .warm_us = 5000, .burst_us = 10000 };
+					       .period_us = MRI_SAMPLED_PERIOD_US,
+					       .warm_us = MRI_SAMPLED_WARM_US,
+					       .burst_us = MRI_SAMPLED_BURST_US };
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *val = NULL, *eq;
 		char name[64];

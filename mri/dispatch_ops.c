@@ -556,11 +556,11 @@ static int sampling_of(struct mri_req *r, const cJSON *obj, const char *where,
 
 	if (mri_json_type(obj) != cJSON_Object)
 		return mri_req_fail(r, AMEBA_EINVAL, "%s: want an object such as "
-			    "{\"period_us\":50000,\"warm_us\":5000,\"burst_us\":10000}", where);
+			    "{\"period_us\":20000,\"warm_us\":2000,\"burst_us\":4000}", where);
 	if (mri_req_fields(r, obj, where, sfields) ||
-	    mri_req_opt_uint(r, obj, "period_us", 100, 3600000000ull, 50000, &v[0]) ||
-	    mri_req_opt_uint(r, obj, "warm_us", 0, 3600000000ull, 5000, &v[1]) ||
-	    mri_req_opt_uint(r, obj, "burst_us", 10, 3600000000ull, 10000, &v[2]) ||
+	    mri_req_opt_uint(r, obj, "period_us", 100, 3600000000ull, MRI_SAMPLED_PERIOD_US, &v[0]) ||
+	    mri_req_opt_uint(r, obj, "warm_us", 0, 3600000000ull, MRI_SAMPLED_WARM_US, &v[1]) ||
+	    mri_req_opt_uint(r, obj, "burst_us", 10, 3600000000ull, MRI_SAMPLED_BURST_US, &v[2]) ||
 	    mri_req_opt_uint(r, obj, "seed", 0, UINT64_MAX, 0, &v[3]))
 		return r->code;
 	if (!r->d->ops->sampled)

@@ -249,6 +249,18 @@ AMEBA_API int mri_attach(struct mri_session *s, const char *backend);
  * burst_us counted. Readings are then estimates with intervals (struct
  * mri_reading). Times in microseconds of wall time.
  */
+/*
+ * The default cycle (`ameba run`, the MRI's `sampled` without lengths):
+ * measured by bench/sampled_accuracy (docs/simulator.md, "Sampled
+ * simulation"): against 50/5/10 ms, a three-phase program's shares were
+ * off by over 5 points in 1 run of 8 instead of 6, at the same cost;
+ * a two-thread false-sharing loop's coherence misses are undercounted more
+ * (share error ~10 points instead of ~5).
+ */
+#define MRI_SAMPLED_PERIOD_US 20000
+#define MRI_SAMPLED_WARM_US 2000
+#define MRI_SAMPLED_BURST_US 4000
+
 struct mri_sampling {
 	uint32_t period_us;
 	uint32_t warm_us;
