@@ -936,7 +936,7 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 /*
  * A swap ends a burst being measured (it counts for the old set); when
  * the last burst ended more than a quarter period ago, it has one measured
- * first and waits for it (warm-up and burst: 15 ms by default; a burst of
+ * first and waits for it (warm-up and burst: 6 ms by default; a burst of
  * more than 10 ms is cut there). So the
  * old set's last reading estimates little by its last burst alone: the
  * provider keeps a replaced experiment's last reading only for the
