@@ -16,7 +16,8 @@ a sparse matrix-vector product), built with `ameba cc -O2` and with gcc -O2:
       share_err_pts_<k>   the largest |sampled - exact| share of l1d_miss,
                           in percentage points, over the exact run's top-10
                           objects (an object the sampled run does not list
-                          has share 0), worst run
+                          has share 0), worst run (share_err_runs_<k>:
+                          each run's)
       same_top3_<k>       1 when every run's top-3 findings (property and
                           object) are the exact run's, in order
       simulated_pct_<k>   the accesses simulated in measured bursts, percent
@@ -129,7 +130,7 @@ def main():
                 continue
             ref = shares(exact)
             top10 = sorted(ref, key=lambda n: -ref[n])[:10]
-            t_smp, err, same, frac = [], 0.0, 1, []
+            t_smp, err, same, frac, errs = [], 0.0, 1, [], []
             for r in range(runs):
                 sp = os.path.join(tmp, f"{k}_sampled{r}.json")
                 t, p = wall([ameba, "run", "--sampled", "--what-if", "0", "-q", "-o", sp] +
@@ -141,6 +142,7 @@ def main():
                 t_smp.append(t)
                 got = shares(rep)
                 ci = {o["name"]: o.get("share_ci95") for o in rep.get("objects", [])}
+                errs.append(max([abs(got.get(n, 0.0) - ref[n]) * 100 for n in top10] or [0.0]))
                 for n in top10:
                     err = max(err, abs(got.get(n, 0.0) - ref[n]) * 100)
                     if ci.get(n) is not None:
@@ -157,6 +159,7 @@ def main():
             print(f"sampled_over_native_{k}: {min(t_smp) / t_nat:.2f}")
             print(f"sampled_over_dormant_{k}: {min(t_smp) / t_dor:.2f}")
             print(f"share_err_pts_{k}: {err:.2f}")
+            print(f"share_err_runs_{k}: {' '.join(f'{e:.2f}' for e in errs)}")
             print(f"same_top3_{k}: {same}")
             if not same:
                 print(f"top3_exact_{k}: {top3(exact)}")
