@@ -1095,9 +1095,9 @@ int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
  * SMP_STEP_MIN accesses in the larger. A phase shorter than a gap fell
  * between two bursts and was estimated by its neighbours' ratios (a
  * three-phase program's random phase, a tenth of a second, got 0.4% of
- * the misses in one run of three, 22% exact); a burst at its start gives
- * it one of its own. A contended CPU makes the rate wander by 2x at most
- * with two threads on two CPUs: an extra burst, no error.
+ * the misses in one run of four, 19% exact); a burst at its start gives
+ * it one of its own. A contended CPU makes the rate wander too: a false
+ * step costs an extra burst, not an error.
  */
 #define SMP_STEP_X 3.0
 #define SMP_STEP_MIN 4096.0
