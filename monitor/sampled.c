@@ -32,7 +32,7 @@
  *   (too_few) is no burst. So a program that changes phase is estimated
  *   phase by phase (a ratio pooled over a window or the run gave each
  *   phase the others' behaviour). A gap's accesses wait for the burst
- *   after it, so a reading has one measured first (swap_burst) unless
+ *   after it, so a reading has one measured first (burst_first) unless
  *   the last is recent, and lags by little; once no burst will
  *   follow (the exit, the set's swap) what waits is estimated by the last
  *   burst, and a burst that simulated nothing (the threads asleep) closes
@@ -42,7 +42,7 @@
  *   simulated in all: threads starting, a program mostly asleep) they are
  *   measured and the rest waits for a ratio worth it (a 256-access burst
  *   of threads being born gave a churning program 6% of its count). A
- *   swap has a burst measured for the old set first (swap_burst). A
+ *   swap has a burst measured for the old set first (burst_first). A
  *   counter that
  *   goes on from the set a swap replaced (the same key: mri_server.c's
  *   cond_keys) takes its ratios and the accesses that waited (carry_give),
@@ -116,7 +116,7 @@ static struct {
 	uint64_t rng;
 	int phase;
 	uint64_t burst_id;	/* bursts begun (the current one's id) */
-	uint64_t bursts_ended;	/* measured bursts ended (swap_burst waits on it) */
+	uint64_t bursts_ended;	/* measured bursts ended (burst_first waits on it) */
 	uint64_t last_end_ns;	/* when the last ended, CLOCK_MONOTONIC */
 	int swapped;		/* a swap just had a usable burst: no kick at the arm */
 	double snap[SMP_SNAPS + 1];	/* the gap's accesses: at its start, then each step */
@@ -701,6 +701,27 @@ static void rows_close(void)
 	}
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A burst ended less than a quarter period before now (ns). */
+static int burst_recent(uint64_t now)
+{
+	return now < smp.last_end_ns + smp.cfg.period_us * 250ull;
+}
+
+/* The set's small bursts pooled hold enough accesses to be a ratio. */
+static int small_ratio(void)
+{
+	return smp.wa >= SMP_MIN_BURST;
+}
+
 static void burst_end(void)
 {
 	double a = 0, n = 0, b = 0;
@@ -710,14 +731,9 @@ static void burst_end(void)
 	if (smp.phase != PH_MEASURE)
 		return;		/* ended already (a swap took it) */
 	smp.phase = PH_TALLY;
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		smp.last_end_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		smp.bursts_ended++;
-		pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
-	}
+	smp.last_end_ns = mono_ns();
+	smp.bursts_ended++;
+	pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
 	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
 		return;		/* the set changed meanwhile: the burst is lost */
 	for (uint32_t i = 0; i < smp.nr_thr; i++)
@@ -760,7 +776,7 @@ static void burst_end(void)
 			double nn = n + smp.carry[i] + smp.held, r0 = smp.r[i], d2;
 
 			smp.carry[i] = 0;
-			if (a <= 0 && !smp.known[i] && smp.wa >= SMP_MIN_BURST) {
+			if (a <= 0 && !smp.known[i] && small_ratio()) {
 				/* asleep, only small bursts so far: what they give
 				 * (a few accesses are no ratio: a 1-access burst
 				 * of threads starved by a busy host gave a churning
@@ -830,7 +846,7 @@ static void burst_end(void)
 
 /* ---- reading ---- */
 
-static void swap_burst(int force);
+static void burst_first(int force);
 
 int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t nr,
 		     mon_cond_row_fn per_thread, void *arg)
@@ -849,7 +865,7 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 	 * next experiment has too (the objects strategy's units lost up to a
 	 * gap of each turn) */
 	if (!smp.closing)
-		swap_burst(0);
+		burst_first(0);
 	for (uint32_t i = 0; i < smp.nr_thr; i++) {
 		struct smp_thread *t = &smp.thr[i];
 		uint64_t c = calls_of(i);
@@ -873,7 +889,7 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 			nn = f + smp.carry[i] + smp.held;
 			if (smp.cont[i]) {
 				smp.cout[i] += nn;	/* the next set's counter goes on */
-				if (!smp.known[i] && smp.wa >= SMP_MIN_BURST) {
+				if (!smp.known[i] && small_ratio()) {
 					/* with what its small bursts give */
 					smp.r[i] = smp.rp[i] = smp.wx[i] / smp.wa;
 					smp.apj[i] = smp.wa;
@@ -934,17 +950,19 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 }
 
 /*
- * A swap ends a burst being measured (it counts for the old set); when
- * the last burst ended more than a quarter period ago, it has one measured
- * first and waits for it (warm-up and burst: 6 ms by default; a burst of
+ * A reading of the armed set, and a swap, have a burst measured first
+ * when the last ended more than a quarter period ago (burst_first), and
+ * wait for it; a swap also ends a burst being measured (it counts for the
+ * old set) (warm-up and burst: 6 ms by default; a burst of
  * more than 10 ms is cut there). So the
  * old set's last reading estimates little by its last burst alone: the
  * provider keeps a replaced experiment's last reading only for the
  * counters the new one has too, and a counter that does not go on (the
  * objects strategy's cold group, a unit whose turn ends) lost the whole
  * tail since its last burst - in a three-phase program once, most of a
- * phase. A set with no usable burst yet gets a second try. When the swap
- * had a usable burst the new set waits for the next one (no kick).
+ * phase. While a counter that ends has no ratio, the swap measures more
+ * (swap_unknown, SMP_SWAP_WAIT_US at most). When a usable burst just
+ * ended the new set waits for the next one (no kick).
  */
 static struct timespec deadline(struct timespec now, uint64_t us)
 {
@@ -959,16 +977,14 @@ static struct timespec deadline(struct timespec now, uint64_t us)
 
 #define SMP_SWAP_BURST_US 10000	/* a swap's burst lasts this at most */
 
-static void swap_burst(int force)
+static void burst_first(int force)
 {
 	struct timespec now, until;
-	uint64_t want = smp.bursts_ended + 1, t;
+	uint64_t want = smp.bursts_ended + 1;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	if (!smp.running || smp.stop || !smp.gen ||
-	    (!force && t < smp.last_end_ns + smp.cfg.period_us * 250))
+	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mono_ns())))
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (smp.phase == PH_TALLY) {
 		smp.kick = 1;	/* (in a warm-up the burst comes anyway) */
 		pthread_cond_broadcast(&smp.wake);
@@ -1001,7 +1017,7 @@ static int swap_unknown(void)
 	for (uint32_t i = 0; i < smp.nr_thr && !waits; i++)
 		waits = calls_of(i) > smp.thr[i].mark;
 	for (uint32_t i = 0; i < smp.nr; i++)
-		if (!smp.cont[i] && !smp.known[i] && smp.wa < SMP_MIN_BURST &&
+		if (!smp.cont[i] && !smp.known[i] && !small_ratio() &&
 		    (waits || smp.carry[i] > 0))
 			return 1;
 	return 0;
@@ -1014,10 +1030,10 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	if (!mon_sampled_on())
 		return;
 	uint32_t had;
-	struct timespec t0, now;
+	uint64_t t0;
 
 	pthread_mutex_lock(&smp.lock);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mono_ns();
 	had = smp.nall;
 	/* its counters that the next set has (the same key) leave what waits
 	 * to it (carry_give) */
@@ -1034,27 +1050,18 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 		burst_end();	/* the old set's: counted, not lost */
 		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
 	} else {
-		swap_burst(0);
+		burst_first(0);
 	}
 	/* a counter that ends with no ratio would lose what waits: bursts
 	 * until it has one (the cut, a starved CPU: a 400 us burst of a busy
 	 * host often simulates nothing), for SMP_SWAP_WAIT_US at most */
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!smp.gen || !swap_unknown() || smp.stop ||
-		    (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000 +
-				    (uint64_t)((now.tv_nsec - t0.tv_nsec) / 1000) >
-			    SMP_SWAP_WAIT_US)
-			break;
-		swap_burst(1);
-	}
+	while (smp.gen && !smp.stop && swap_unknown() &&
+	       mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull)
+		burst_first(1);
 	/* with a usable burst just now (the swap's, or the reading's before
 	 * it), the new set waits for the next one; else it begins with one (a
 	 * cycle of long bursts cut by swaps) */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	smp.swapped = smp.nall > had ||
-		      (smp.nall && (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec <
-					   smp.last_end_ns + smp.cfg.period_us * 250);
+	smp.swapped = smp.nall > had || (smp.nall && burst_recent(mono_ns()));
 	smp.closing = 1;	/* its last reading: no burst of it follows */
 	pthread_mutex_unlock(&smp.lock);
 }
