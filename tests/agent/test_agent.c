@@ -445,6 +445,13 @@ void builtin_paths(char paths[3][512])
 	snprintf(paths[2], 512, "%s/properties/unbalanced_thread_miss_rate.lua", src_dir);
 }
 
+/* HotObject on c, ranked by l1d_miss: evaluated without error into *v. */
+static void hot_eval(struct agent_plugins *pl, const struct ameba_context *c,
+		     struct agent_verdict *v)
+{
+	CHECK(agent_property_eval(pl, find_prop(pl, "HotObject"), c, AMEBA_M_L1D_MISS, v) == 0);
+}
+
 static void test_hot_object(void)
 {
 	char paths[3][512];
@@ -523,32 +530,27 @@ static void test_hot_object(void)
 		hand_init(&h[0], "grid", sim_metrics, 2);
 		hand_set(&h[0], AMEBA_M_MEM_REF, refs, 1000);
 		hand_set(&h[0], AMEBA_M_L1D_MISS, miss, 1000);
-		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
-					  &v) == 0);
+		hot_eval(&pl, &h[0].c, &v);
 		CHECK(v.v.holds);
 		CHECK_NEAR(v.v.confidence, 1.0);
 		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, 19.6) == 0);
 		CHECK(agent_ci_add(&t, "other", AMEBA_M_L1D_MISS, 500) == 0);
 		pl.ci_tab = t;
-		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
-					  &v) == 0);
+		hot_eval(&pl, &h[0].c, &v);
 		CHECK(v.v.holds);
 		CHECK(fabs(v.v.confidence - 0.841345) < 1e-5);
 		h[0].c.confidence = 0.5;	/* the strategies' for estimates */
-		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
-					  &v) == 0);
+		hot_eval(&pl, &h[0].c, &v);
 		CHECK(fabs(v.v.confidence - 0.5 * 0.841345) < 1e-5);
 		agent_ci_free(t);
 		t = NULL;
 		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, 1.96) == 0);
 		pl.ci_tab = t;
-		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
-					  &v) == 0);
+		hot_eval(&pl, &h[0].c, &v);
 		CHECK(fabs(v.v.confidence - 0.5) < 1e-6);
 		/* some interval had none: unknown, not lowered */
 		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, -1) == 0);
-		CHECK(agent_property_eval(&pl, find_prop(&pl, "HotObject"), &h[0].c, AMEBA_M_L1D_MISS,
-					  &v) == 0);
+		hot_eval(&pl, &h[0].c, &v);
 		CHECK(fabs(v.v.confidence - 0.5) < 1e-9);
 		pl.ci_tab = NULL;
 		agent_ci_free(t);
