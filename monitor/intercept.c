@@ -167,7 +167,8 @@ static inline struct mon_thread *track_thread(void)
 	return t;
 }
 
-/* Should an access by a mem/str function called from pc be counted? */
+/* Should an access by a mem/str function called from pc be counted? In
+ * sampled mode, range() tallies it (or delivers it in a burst). */
 static inline int count_from(uintptr_t pc)
 {
 	struct mon_thread *t;
@@ -177,9 +178,7 @@ static inline int count_from(uintptr_t pc)
 	t = mon_self;
 	if (t && (t->in_rt || t->ignore))
 		return 0;
-	if (!mon_pc_in_runtime(pc) && mon_objmap_pc_instrumented(pc))
-		return !MON_SAMPLED_SKIP(t);	/* a call tallies as one access */
-	return 0;
+	return !mon_pc_in_runtime(pc) && mon_objmap_pc_instrumented(pc);
 }
 
 static void track_alloc(struct mon_thread *t, int kind, void *p, size_t n, uintptr_t ret,
@@ -532,7 +531,8 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 
 static inline void range(const void *p, size_t n, unsigned rw, uintptr_t pc)
 {
-	if (n)
+	/* sampled: it tallies as the lines it covers (mon_sampled_skip) */
+	if (n && !MON_SAMPLED_SKIP_RANGE(mon_self, (uintptr_t)p, n))
 		mon_access((uintptr_t)p, n, rw | MON_ACC_RANGE, pc);
 }
 

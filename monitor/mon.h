@@ -498,22 +498,36 @@ struct mon_tally {
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
 
 /* In the active branch of a hook, with mon_hot.sampling set: counts the
- * access and returns 1 when it must not be delivered (between bursts). */
-static inline int mon_sampled_skip(const struct mon_thread *t)
+ * access as n (the cache lines a range covers: the simulator delivers and
+ * counts a range line by line, so the ratios of counts to accesses
+ * (sampled.c) weigh a 2 MiB memset as the 32,768 accesses it simulates,
+ * not as one) and returns 1 when it must not be delivered (between
+ * bursts). */
+static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n)
 {
 	struct mon_tally *c = mon_tally_tab;
 	int tally = __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED);
 
 	if (mon_likely(t && c && t->id < MON_TALLY_MAX)) {
-		uint64_t *n = tally ? &c[t->id].tally : &c[t->id].sim;
+		uint64_t *v = tally ? &c[t->id].tally : &c[t->id].sim;
 
 		/* the owner is the only writer; the controller reads */
-		__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 	}
 	return tally;
 }
 
-#define MON_SAMPLED_SKIP(t) (mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t))
+/* The MON_LINE_SIZE lines [addr, addr + sz) covers, sz > 0. */
+static inline uint64_t mon_lines_of(uintptr_t addr, size_t sz)
+{
+	uintptr_t last = addr + sz - 1 < addr ? UINTPTR_MAX : addr + sz - 1;
+
+	return (uint64_t)((last >> MON_LINE_SHIFT) - (addr >> MON_LINE_SHIFT)) + 1;
+}
+
+#define MON_SAMPLED_SKIP(t) (mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, 1))
+#define MON_SAMPLED_SKIP_RANGE(t, addr, sz) \
+	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, mon_lines_of(addr, sz)))
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
 int mon_initialized(void) MON_HIDDEN;

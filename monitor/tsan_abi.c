@@ -80,7 +80,7 @@
 		if (mon_unlikely(mon_active)) {				\
 			struct mon_thread *t_ = mon_self;		\
 									\
-			if (MON_SAMPLED_SKIP(t_))			\
+			if (MON_SAMPLED_SKIP_RANGE(t_, (uintptr_t)(addr), (sz))) \
 				break;					\
 			if (!(t_ && t_->ignore))			\
 				mon_access((uintptr_t)(addr), (sz), (flags), (pc)); \
@@ -175,7 +175,7 @@ DEFINE_ACCESS_ALL(DEFINE_ACCESS_PC, __tsan_write, WR)
 		if (mon_unlikely(mon_active) && (sz)) {			\
 			struct mon_thread *t_ = mon_self;		\
 									\
-			if (MON_SAMPLED_SKIP(t_))			\
+			if (MON_SAMPLED_SKIP_RANGE(t_, (uintptr_t)(addr), (sz))) \
 				break;					\
 			if (!(t_ && t_->ignore))			\
 				mon_access((uintptr_t)(addr), (sz), (flags), (pc)); \
