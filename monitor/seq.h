@@ -50,6 +50,11 @@ void mon_seq_sync(void) MON_HIDDEN;
  * accesses, an empty log holds nobody back (so mon_seq_sync returns once
  * what the burst logged is merged); off when a warm-up starts. */
 void mon_seq_pause(int on) MON_HIDDEN;
+/* When a pause ends, each thread the pause's cut left out (its log ran
+ * dry) runs again at the frontier and holds the others back until it logs,
+ * for ns at most (a thread the host has not scheduled yet: the others go on
+ * alone after that). 0 (the default): it holds nobody back until it logs. */
+void mon_seq_resume_hold(uint64_t ns) MON_HIDDEN;
 /* Has the merger merged everything t logged so far (1 when not engaged or
  * t has no log)? Then it holds none of t's counter vectors until t logs
  * again. On t's own thread. */
