@@ -1004,6 +1004,24 @@ static void push_ci(lua_State *L, int c, const struct agent_plugins *pl,
 		lua_setfield(L, c, "ci");
 	else
 		lua_pop(L, 1);
+	/* ctx.share_ci[metric]: the interval of its share of the program */
+	lua_createtable(L, 0, 4);
+	any = 0;
+	for (int m = 0; m < AMEBA_M_NR; m++) {
+		double h = ctx->has[m] ? agent_ci_share_half(pl->ci_tab, ctx->object->name, m,
+							     ctx->values[m], ctx->program[m])
+				       : -1;
+
+		if (h < 0)
+			continue;
+		lua_pushnumber(L, h);
+		lua_setfield(L, -2, ameba_metric_info(m)->name);
+		any = 1;
+	}
+	if (any)
+		lua_setfield(L, c, "share_ci");
+	else
+		lua_pop(L, 1);
 }
 
 /* lua_CFunction(args): one evaluation, run protected by agent_lua_eval. */

@@ -507,9 +507,10 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 					cJSON_AddNumberToObject(ci, ameba_metric_info(k)->name, round6(h));
 			}
 			cJSON_AddItemToObject(o, "ci95", ci);
-			if (agent_ci_half(s->ci_tab, os->name, m) >= 0 && prog > 0)
+			if (agent_ci_share_half(s->ci_tab, os->name, m, os->values[m], prog) >= 0)
 				cJSON_AddNumberToObject(o, "share_ci95",
-							round6(agent_ci_half(s->ci_tab, os->name, m) / prog));
+							round6(agent_ci_share_half(s->ci_tab, os->name, m,
+										   os->values[m], prog)));
 		}
 		w = cJSON_AddObjectToObject(o, "window");
 		cJSON_AddItemToObject(w, "totals", metric_object(os->has, os->window));

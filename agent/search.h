@@ -287,6 +287,13 @@ int agent_ci_add(struct agent_ci_tab **t, const char *name, int metric, double h
 /* The half-width of the 95% interval of the object's total of metric over
  * the run, or -1 (not measured whole, or some interval had none). */
 double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric);
+/* The half-width of the 95% interval of the object's share value / prog of
+ * metric, prog the program's count over the object's window: the object's
+ * interval and the one of the program's counter in the same readings,
+ * taken as independent (their estimates come from different counters, and
+ * the program's was seen off by more than the object's). -1 as above. */
+double agent_ci_share_half(const struct agent_ci_tab *t, const char *name, int metric,
+			   double value, double prog);
 void agent_ci_free(struct agent_ci_tab *t);
 
 #endif

@@ -555,6 +555,27 @@ static void test_hot_object(void)
 		pl.ci_tab = NULL;
 		agent_ci_free(t);
 	}
+	/* a share's interval takes the program counter's of the same reading
+	 * in: object +-19.6 (var 100), program +-39.2 (var 400), share 0.6
+	 * of 100: 1.96 sqrt(100 + 0.36 x 400) / 100 */
+	{
+		static const char *const grid[1] = { "grid" };
+		const struct ameba_counter_bins bins[2] = { { 1, grid }, { 0, NULL } };
+		const struct ameba_counter ctrs[2] = { { .metric = AMEBA_M_L1D_MISS },
+						       { .metric = AMEBA_M_L1D_MISS } };
+		struct ameba_experiment exp = { .nr_counters = 2, .counters = ctrs,
+						.counter_bins = bins };
+		const double ci[2] = { 19.6, 39.2 };
+		const uint64_t vals[2] = { 60, 100 };
+		struct agent_ci_tab *t = NULL;
+
+		agent_ci_note(&t, &exp, ci, vals, NULL);
+		CHECK(fabs(agent_ci_half(t, "grid", AMEBA_M_L1D_MISS) - 19.6) < 1e-9);
+		CHECK(fabs(agent_ci_share_half(t, "grid", AMEBA_M_L1D_MISS, 60, 100) -
+			   1.96 * sqrt(244.0) / 100) < 1e-9);
+		CHECK(agent_ci_share_half(t, "other", AMEBA_M_L1D_MISS, 60, 100) < 0);
+		agent_ci_free(t);
+	}
 	agent_plugins_destroy(&pl);
 }
 
