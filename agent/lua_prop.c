@@ -982,46 +982,35 @@ static void push_lives(lua_State *L, int c, const struct agent_plugins *pl,
  * ctx.ci[metric]: in sampled mode, the half-width of the 95% interval of an
  * object context's v[metric] (the search's intervals of the objects'
  * totals, estimates.c), for the metrics that have one; absent otherwise.
+ * ctx.share_ci[metric]: the same for its share of the program.
  */
 static void push_ci(lua_State *L, int c, const struct agent_plugins *pl,
 		    const struct ameba_context *ctx)
 {
-	int any = 0;
-
 	if (!pl || !pl->ci_tab || !ctx->object || !ctx->object->name)
 		return;
-	lua_createtable(L, 0, 4);
-	for (int m = 0; m < AMEBA_M_NR; m++) {
-		double h = ctx->has[m] ? agent_ci_half(pl->ci_tab, ctx->object->name, m) : -1;
+	for (int share = 0; share < 2; share++) {
+		int any = 0;
 
-		if (h < 0)
-			continue;
-		lua_pushnumber(L, h);
-		lua_setfield(L, -2, ameba_metric_info(m)->name);
-		any = 1;
-	}
-	if (any)
-		lua_setfield(L, c, "ci");
-	else
-		lua_pop(L, 1);
-	/* ctx.share_ci[metric]: the interval of its share of the program */
-	lua_createtable(L, 0, 4);
-	any = 0;
-	for (int m = 0; m < AMEBA_M_NR; m++) {
-		double h = ctx->has[m] ? agent_ci_share_half(pl->ci_tab, ctx->object->name, m,
-							     ctx->values[m], ctx->program[m])
-				       : -1;
+		lua_createtable(L, 0, 4);
+		for (int m = 0; m < AMEBA_M_NR; m++) {
+			const char *name = ctx->object->name;
+			double h = !ctx->has[m] ? -1 :
+				   share ? agent_ci_share_half(pl->ci_tab, name, m, ctx->values[m],
+							       ctx->program[m]) :
+					   agent_ci_half(pl->ci_tab, name, m);
 
-		if (h < 0)
-			continue;
-		lua_pushnumber(L, h);
-		lua_setfield(L, -2, ameba_metric_info(m)->name);
-		any = 1;
+			if (h < 0)
+				continue;
+			lua_pushnumber(L, h);
+			lua_setfield(L, -2, ameba_metric_info(m)->name);
+			any = 1;
+		}
+		if (any)
+			lua_setfield(L, c, share ? "share_ci" : "ci");
+		else
+			lua_pop(L, 1);
 	}
-	if (any)
-		lua_setfield(L, c, "share_ci");
-	else
-		lua_pop(L, 1);
 }
 
 /* lua_CFunction(args): one evaluation, run protected by agent_lua_eval. */
