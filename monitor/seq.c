@@ -36,6 +36,11 @@
  *   uninstrumented library, a pipe read; not D, kernel work that ends by
  *   itself) is left out too until it logs again, and then resumes at
  *   the merge frontier; that case alone depends on host timing.
+ *   Sampled mode's bursts (mon_seq_pause): at a pause a running thread
+ *   whose log ran dry is left out (the cut); when the pause ends it runs
+ *   again at the frontier and holds the others back until it logs, for
+ *   mon_seq_resume_hold's time at most (a thread the host has not
+ *   scheduled yet; after that the others go on without it).
  * - Counters. The merger is the only writer of the counter vectors, the
  *   conditional counters and the sample streams of a thread once the thread
  *   logs (the thread itself writes none), which keeps the one-writer rule
