@@ -101,56 +101,56 @@ static const char *counter_object(const struct ameba_experiment *exp, uint32_t i
 	return o && o->start == c->ranges[0] && o->end == c->ranges[1] ? o->name : NULL;
 }
 
-int agent_ci_add(struct agent_ci_tab **tp, const char *name, int metric, double half)
+/* Adds an interval (half < 0: unknown) to (name, metric); its entry, or
+ * NULL without memory. */
+static struct ci_ent *ci_add(struct agent_ci_tab **tp, const char *name, int metric, double half)
 {
 	struct ci_ent *e;
 
 	if (!*tp && !(*tp = calloc(1, sizeof(**tp))))
-		return AMEBA_ENOMEM;
+		return NULL;
 	if (!(e = find(*tp, name, metric, 1)))
-		return AMEBA_ENOMEM;
+		return NULL;
 	if (half < 0)
 		e->unknown = 1;
 	else
 		e->var += (half / 1.96) * (half / 1.96);
-	return 0;
+	return e;
 }
 
-/* The counter of exp over the whole program for metric: its index, or -1. */
-static int64_t counter_program(const struct ameba_experiment *exp, int metric)
+int agent_ci_add(struct agent_ci_tab **tp, const char *name, int metric, double half)
 {
-	for (uint32_t i = 0; i < exp->nr_counters; i++) {
-		const struct ameba_counter *c = &exp->counters[i];
-
-		if (c->metric == metric && !c->nr_ranges && !c->nr_threads &&
-		    !(exp->counter_bins && exp->counter_bins[i].nr))
-			return i;
-	}
-	return -1;
+	return ci_add(tp, name, metric, half) ? 0 : AMEBA_ENOMEM;
 }
 
 void agent_ci_note(struct agent_ci_tab **tp, const struct ameba_experiment *exp, const double *ci,
 		   const uint64_t *values, const struct agent_world *w)
 {
-	struct agent_ci_tab *t = *tp;
+	int64_t prog[AMEBA_M_NR];
 
 	if (!ci)
 		return;
-	if (!t && !(t = *tp = calloc(1, sizeof(*t))))
-		return;
+	/* each metric's counter over the whole program (all threads) */
+	for (int m = 0; m < AMEBA_M_NR; m++)
+		prog[m] = -1;
+	for (uint32_t i = 0; i < exp->nr_counters; i++) {
+		const struct ameba_counter *c = &exp->counters[i];
+
+		if (c->metric >= 0 && c->metric < AMEBA_M_NR && prog[c->metric] < 0 &&
+		    !c->nr_ranges && !c->nr_threads && !(exp->counter_bins && exp->counter_bins[i].nr))
+			prog[c->metric] = i;
+	}
 	for (uint32_t i = 0; i < exp->nr_counters; i++) {
 		const char *name = counter_object(exp, i, w);
 		int metric = exp->counters[i].metric;
-		int64_t p;
 		struct ci_ent *e;
 
 		/* an interval without a burst estimates 0 and adds nothing */
 		if (!name || !(ci[i] > 0 || (ci[i] < 0 && values && values[i])))
 			continue;
-		agent_ci_add(tp, name, metric, ci[i]);
-		p = counter_program(exp, metric);
-		if (p >= 0 && ci[p] > 0 && (e = find(*tp, name, metric, 0)))
-			e->wvar += (ci[p] / 1.96) * (ci[p] / 1.96);
+		e = ci_add(tp, name, metric, ci[i]);
+		if (e && metric >= 0 && metric < AMEBA_M_NR && prog[metric] >= 0 && ci[prog[metric]] > 0)
+			e->wvar += (ci[prog[metric]] / 1.96) * (ci[prog[metric]] / 1.96);
 	}
 }
 

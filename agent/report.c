@@ -499,6 +499,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 		if (s->world.sampled) {
 			/* sampled: the 95% half-widths of the totals and of the share */
 			cJSON *ci = cJSON_CreateObject();
+			double sh;
 
 			for (int k = 0; k < AMEBA_M_NR; k++) {
 				double h = os->has[k] ? agent_ci_half(s->ci_tab, os->name, k) : -1;
@@ -507,10 +508,9 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 					cJSON_AddNumberToObject(ci, ameba_metric_info(k)->name, round6(h));
 			}
 			cJSON_AddItemToObject(o, "ci95", ci);
-			if (agent_ci_share_half(s->ci_tab, os->name, m, os->values[m], prog) >= 0)
-				cJSON_AddNumberToObject(o, "share_ci95",
-							round6(agent_ci_share_half(s->ci_tab, os->name, m,
-										   os->values[m], prog)));
+			sh = agent_ci_share_half(s->ci_tab, os->name, m, os->values[m], prog);
+			if (sh >= 0)
+				cJSON_AddNumberToObject(o, "share_ci95", round6(sh));
 		}
 		w = cJSON_AddObjectToObject(o, "window");
 		cJSON_AddItemToObject(w, "totals", metric_object(os->has, os->window));

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ameba/ameba.h"
 
@@ -515,6 +516,15 @@ static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n)
 		__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 	}
 	return tally;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t mon_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The MON_LINE_SIZE lines [addr, addr + sz) covers, sz > 0. */

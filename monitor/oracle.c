@@ -37,14 +37,6 @@
 static struct mon_site_bins bins_of_sites;
 static pthread_mutex_t oracle_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint32_t site_bin(uint32_t site_id)
 {
 	return mon_site_bins_of(&bins_of_sites, site_id);
@@ -457,7 +449,7 @@ static int collect_all(struct entries *es, uint64_t *read_ns)
 	err = entries_reserve(es, want + want / 16 + 1024);
 	if (err)
 		return err;
-	t0 = now_ns();
+	t0 = mon_mono_ns();
 	for (uint32_t id = 0; id < nr && !es->err; id++) {
 		struct mon_thread *t = mon_thread_get(id);
 
@@ -466,7 +458,7 @@ static int collect_all(struct entries *es, uint64_t *read_ns)
 		es->cur_thread = id;
 		mon_counts_for_each(t, collect_cb, es);
 	}
-	*read_ns = now_ns() - t0;
+	*read_ns = mon_mono_ns() - t0;
 	return es->err;
 }
 

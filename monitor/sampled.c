@@ -701,15 +701,6 @@ static void rows_close(void)
 	}
 }
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A burst ended less than a quarter period before now (ns). */
 static int burst_recent(uint64_t now)
 {
@@ -731,7 +722,7 @@ static void burst_end(void)
 	if (smp.phase != PH_MEASURE)
 		return;		/* ended already (a swap took it) */
 	smp.phase = PH_TALLY;
-	smp.last_end_ns = mono_ns();
+	smp.last_end_ns = mon_mono_ns();
 	smp.bursts_ended++;
 	pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
 	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
@@ -990,7 +981,7 @@ static void burst_first(int force)
 	struct timespec now, until;
 	uint64_t want = smp.bursts_ended + 1;
 
-	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mono_ns())))
+	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mon_mono_ns())))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (smp.phase == PH_TALLY) {
@@ -1041,7 +1032,7 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	uint64_t t0;
 
 	pthread_mutex_lock(&smp.lock);
-	t0 = mono_ns();
+	t0 = mon_mono_ns();
 	had = smp.nall;
 	/* its counters that the next set has (the same key) leave what waits
 	 * to it (carry_give) */
@@ -1064,12 +1055,12 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	 * until it has one (the cut, a starved CPU: a 400 us burst of a busy
 	 * host often simulates nothing), for SMP_SWAP_WAIT_US at most */
 	while (smp.gen && !smp.stop && swap_unknown() &&
-	       mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull)
+	       mon_mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull)
 		burst_first(1);
 	/* with a usable burst just now (the swap's, or the reading's before
 	 * it), the new set waits for the next one; else it begins with one (a
 	 * cycle of long bursts cut by swaps) */
-	smp.swapped = smp.nall > had || (smp.nall && burst_recent(mono_ns()));
+	smp.swapped = smp.nall > had || (smp.nall && burst_recent(mon_mono_ns()));
 	smp.closing = 1;	/* its last reading: no burst of it follows */
 	pthread_mutex_unlock(&smp.lock);
 }

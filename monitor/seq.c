@@ -453,14 +453,6 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* 1 when the OS says thread tid sleeps (S, T, t: waits for something else
  * or is stopped). Running, runnable and D (a page fault, a disk read: kernel
  * work that ends by itself) are not sleeping: the merger waits for them. */
@@ -807,7 +799,7 @@ static int merge_round(int draining, int paused)
 		 * thread the host had not scheduled yet let the others run
 		 * alone for a time slice: fs_loop's 4 ms bursts saw 59% of
 		 * the exact run's false-sharing misses per access */
-		uint64_t now = mono_ns();
+		uint64_t now = mon_mono_ns();
 
 		for (uint32_t i = 0; i < nr_act; i++) {
 			l = act[i];
@@ -878,7 +870,7 @@ static int merge_round(int draining, int paused)
 		uint64_t now = mono_ms();
 
 		if (best->resume_ns &&
-		    mono_ns() - best->resume_ns > __atomic_load_n(&seq.resume_hold_ns, __ATOMIC_RELAXED)) {
+		    mon_mono_ns() - best->resume_ns > __atomic_load_n(&seq.resume_hold_ns, __ATOMIC_RELAXED)) {
 			/* not scheduled since the burst began (a busy host):
 			 * the others go on without it, or the burst simulates
 			 * nothing; it rejoins at the frontier when it logs */
