@@ -495,8 +495,16 @@ struct mon_tally {
 	uint64_t sim, tally;
 	uint64_t dropped;	/* of sim: logged, then dropped by the ordered mode's
 				 * merger at a burst's end (seq.c; the merger writes it) */
+	uint64_t due;		/* between bursts: at this tally the thread asks for
+				 * the next burst (0: it does not); the controller
+				 * sets it, the owner clears it */
+	uint64_t gc, wc;	/* the controller's: tally at the gap's start and at
+				 * the warm-up's (the thread's rate, sampled.c) */
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
+
+/* A thread reached its due: the controller is asked for a burst (sampled.c). */
+void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, cold));
 
 /* In the active branch of a hook, with mon_hot.sampling set: counts the
  * access as n (the cache lines a range covers: the simulator delivers and
@@ -510,10 +518,15 @@ static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n)
 	int tally = __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED);
 
 	if (mon_likely(t && c && t->id < MON_TALLY_MAX)) {
-		uint64_t *v = tally ? &c[t->id].tally : &c[t->id].sim;
+		struct mon_tally *s = &c[t->id];
+		uint64_t *v = tally ? &s->tally : &s->sim;
+		uint64_t now = __atomic_load_n(v, __ATOMIC_RELAXED) + n;
 
 		/* the owner is the only writer; the controller reads */
-		__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+		__atomic_store_n(v, now, __ATOMIC_RELAXED);
+		/* due - 1 wraps when 0 (none): never reached */
+		if (tally && mon_unlikely(now > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1))
+			mon_sampled_due(s);
 	}
 	return tally;
 }
@@ -954,6 +967,8 @@ struct mon_sampled_cfg {
 	uint32_t warm_us;	/* warm-up before each burst: simulated, not counted */
 	uint32_t burst_us;	/* measured burst */
 	uint64_t seed;		/* the period's generator */
+	int in_time;		/* 1: gaps end by time alone, no dues (sampled.c;
+				 * test_sampled's baseline) */
 };
 
 /* Starts sampled mode on the active backend: the hooks tally, and a

@@ -75,8 +75,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mon.h"
 #include "seq.h"
@@ -104,7 +107,8 @@ struct smp_thread {
 
 enum smp_phase { PH_TALLY, PH_WARM, PH_MEASURE };
 
-#define SMP_SNAPS 8		/* steps of a gap (gap_phi) */
+#define SMP_SNAPS 8		/* steps of a gap (gap_phi); twice as many when the
+				 * threads' dues may end it first */
 
 static struct {
 	pthread_mutex_t lock;
@@ -119,7 +123,11 @@ static struct {
 	uint64_t bursts_ended;	/* measured bursts ended (burst_first waits on it) */
 	uint64_t last_end_ns;	/* when the last ended, CLOCK_MONOTONIC */
 	int swapped;		/* a swap just had a usable burst: no kick at the arm */
-	double snap[SMP_SNAPS + 1];	/* the gap's accesses: at its start, then each step */
+	double snap[2 * SMP_SNAPS + 2];	/* the gap's accesses: at its start, then each step
+					 * (and where a due ended it) */
+	uint64_t snap_ns[2 * SMP_SNAPS + 2];	/* when each was taken */
+	uint64_t gap_ns, warm_ns;	/* when the last gap and warm-up began (0: none) */
+	uint32_t dues;		/* threads whose due is set (dues_arm) */
 	uint32_t nsnap;
 	double phi;		/* the gap's fraction before its phase change (gap_phi) */
 	int closing;		/* no burst will follow: estimate all that waits */
@@ -162,6 +170,38 @@ static struct {
 	int rows_off;		/* over SMP_ROW_BUDGET: no per-thread rows */
 	uint64_t *row;		/* [nr] scratch */
 } smp = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+/*
+ * The controller sleeps through a gap on this futex word: bit 0 set by the
+ * first thread that reached its due (the hooks cannot take smp.lock: a hook
+ * runs inside malloc, a signal handler, or while the controller waits for
+ * its thread's log), and 2 added by anything else that wakes it (poke).
+ */
+static uint32_t smp_word;
+
+static void word_wake(void)
+{
+	int e = errno;
+
+	syscall(SYS_futex, &smp_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = e;
+}
+
+void mon_sampled_due(struct mon_tally *c)
+{
+	/* once per gap and thread: the controller sets the next due */
+	__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
+	if (!(__atomic_fetch_or(&smp_word, 1, __ATOMIC_SEQ_CST) & 1))
+		word_wake();
+}
+
+/* Wakes the controller wherever it waits (smp.lock held). */
+static void poke(void)
+{
+	pthread_cond_broadcast(&smp.wake);
+	__atomic_add_fetch(&smp_word, 2, __ATOMIC_SEQ_CST);
+	word_wake();
+}
 /* The controller's mon_self: in the runtime for ever, never registered. */
 static struct mon_thread ctl_self = { .id = UINT32_MAX - 2, .in_rt = 1 };
 
@@ -469,7 +509,7 @@ static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys)
 		 * its counters goes on from the last set or a swap just had one */
 		if (carried < nr && !smp.swapped) {
 			smp.kick = 1;
-			pthread_cond_broadcast(&smp.wake);
+			poke();
 		}
 		for (uint32_t i = 0; i < smp.nr_thr; i++) {
 			struct smp_thread *t = &smp.thr[i];
@@ -629,35 +669,48 @@ static double calls_sum(void)
 /*
  * Of a gap's accesses, the fraction before its phase change, from the
  * controller's snapshots of every thread's accesses (smp.snap: at the last
- * burst's end, then SMP_SNAPS times through the gap, at equal steps), s0:
- * the accesses at this burst's S0. A program whose phases run at different
- * speeds changes its rate of accesses where it changes phase: the split
- * of the steps into two runs whose mean rates differ most, when they
- * differ by more than a quarter and by 3 standard deviations of the steps
- * about their run's mean, puts the change there; otherwise at the gap's
- * midpoint in time. Splitting at the midpoint whatever the rates
- * gave a fast phase's many accesses the slow one's ratio half the time (a
- * stream before a random walk: +5% on all misses).
+ * burst's end, then through the gap at equal steps, and where a thread's
+ * due ended it), s0: the accesses at this burst's S0. A program whose
+ * phases run at different speeds changes its rate of accesses where it
+ * changes phase: the split of the steps into two runs whose mean rates
+ * differ most, when they differ by more than a quarter and by 3 standard
+ * deviations of the steps about their run's mean, puts the change there;
+ * otherwise at the gap's midpoint in time. Splitting at the midpoint
+ * whatever the rates gave a fast phase's many accesses the slow one's
+ * ratio half the time (a stream before a random walk: +5% on all misses).
+ * Rates, not counts: the last step of a gap a due ended is short, and
+ * holds the fast stretch that reached the due.
  */
 static double gap_phi(double s0)
 {
 	uint32_t m = smp.nsnap ? smp.nsnap - 1 : 0, best = 0;
-	double d[SMP_SNAPS], g = s0 - (smp.nsnap ? smp.snap[0] : s0), before, score = 0;
+	double d[2 * SMP_SNAPS + 1], w[2 * SMP_SNAPS + 1], g = s0 - (smp.nsnap ? smp.snap[0] : s0);
+	double before, score = 0, span, half;
 
-	if (g <= 0 || m < 1)
+	if (g <= 0 || m < 1 || smp.snap_ns[m] <= smp.snap_ns[0])
 		return 0.5;
-	for (uint32_t k = 0; k < m; k++)
-		d[k] = smp.snap[k + 1] - smp.snap[k];
-	for (uint32_t sp = 1; sp < m; sp++) {
-		double m1 = 0, m2 = 0, ss = 0, sc;
+	span = (double)(smp.snap_ns[m] - smp.snap_ns[0]);
+	/* each step's rate, in accesses per mean step; weighed by its length */
+	for (uint32_t k = 0; k < m; k++) {
+		double dt = (double)(smp.snap_ns[k + 1] - smp.snap_ns[k]);
 
+		w[k] = dt * m / span;
+		d[k] = w[k] > 0 ? (smp.snap[k + 1] - smp.snap[k]) / w[k] : 0;
+	}
+	for (uint32_t sp = 1; sp < m; sp++) {
+		double m1 = 0, m2 = 0, w1 = 0, w2 = 0, ss = 0, sc;
+
+		for (uint32_t k = 0; k < m; k++) {
+			*(k < sp ? &m1 : &m2) += d[k] * w[k];
+			*(k < sp ? &w1 : &w2) += w[k];
+		}
+		if (w1 <= 0 || w2 <= 0)
+			continue;
+		m1 /= w1;
+		m2 /= w2;
 		for (uint32_t k = 0; k < m; k++)
-			*(k < sp ? &m1 : &m2) += d[k];
-		m1 /= sp;
-		m2 /= m - sp;
-		for (uint32_t k = 0; k < m; k++)
-			ss += (d[k] - (k < sp ? m1 : m2)) * (d[k] - (k < sp ? m1 : m2));
-		sc = (double)sp * (m - sp) * (m1 - m2) * (m1 - m2);
+			ss += w[k] * (d[k] - (k < sp ? m1 : m2)) * (d[k] - (k < sp ? m1 : m2));
+		sc = w1 * w2 * (m1 - m2) * (m1 - m2);
 		/* a step, not noise: each side's steps close to their mean (a
 		 * contended CPU makes the rate wander without a phase change) */
 		if (sc > score && fabs(m1 - m2) > 0.25 * (m1 > m2 ? m1 : m2) &&
@@ -669,9 +722,17 @@ static double gap_phi(double s0)
 	if (best) {
 		before = smp.snap[best] - smp.snap[0];
 	} else {
-		before = smp.snap[m / 2] - smp.snap[0];
-		if (m % 2)
-			before += d[m / 2] / 2;
+		/* the midpoint in time, between the snapshots around it */
+		half = (double)smp.snap_ns[0] + span / 2;
+		before = 0;
+		for (uint32_t k = 0; k < m; k++)
+			if ((double)smp.snap_ns[k + 1] >= half) {
+				double f = ((half - (double)smp.snap_ns[k]) /
+					    (double)(smp.snap_ns[k + 1] - smp.snap_ns[k]));
+
+				before = smp.snap[k] - smp.snap[0] + f * (smp.snap[k + 1] - smp.snap[k]);
+				break;
+			}
 	}
 	return before / g > 1 ? 1 : before / g;
 }
@@ -820,6 +881,7 @@ static void burst_end(void)
 	}
 	rows_close();
 	smp.snap[0] = 0;
+	smp.snap_ns[0] = mon_mono_ns();
 	for (uint32_t i = 0; i < smp.nr_thr; i++) {
 		smp.thr[i].mark = smp.thr[i].s1c;
 		smp.snap[0] += (double)smp.thr[i].s1c;
@@ -986,7 +1048,7 @@ static void burst_first(int force)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (smp.phase == PH_TALLY) {
 		smp.kick = 1;	/* (in a warm-up the burst comes anyway) */
-		pthread_cond_broadcast(&smp.wake);
+		poke();
 	}
 	/* the warm-up, then the burst: SMP_SWAP_BURST_US of it at most (the
 	 * agent waits; a cycle of 60 s bursts would hold it for a minute) */
@@ -1139,6 +1201,95 @@ static int wait_us(uint64_t us, int kickable)
 	return smp.stop;
 }
 
+/*
+ * Bursts placed in accesses. Placed in time alone, a burst falls in a
+ * stretch of the run with the odds of its wall time, while its ratio is
+ * scaled to accesses: a stretch that makes many accesses quickly (a memset,
+ * a vectorised sweep, a final pass over a table) was seen by a burst
+ * seldom, and the slower stretch's ratio was given to its accesses
+ * (graphwalk: the last pass over its visit counters, 7% of the accesses
+ * in 5 ms after the last burst, got the random walk's misses: +11% on
+ * all L1D misses at SCALE 1). So each thread is given a due, its tally
+ * when the gap would end at the rate it had in the last gap, and the first
+ * to reach it starts the burst (the time limit doubles: a thread that slows
+ * down ends the gap by the time limit or the rate step). A thread that
+ * made fewer than SMP_DUE_MIN accesses in a gap's length gets none (one
+ * asleep would start a burst with its first access).
+ */
+#define SMP_DUE_MIN 4096.0
+
+static uint32_t dues_nr(void)
+{
+	uint32_t nr = mon_tally_tab ? mon_thread_nr() : 0;
+
+	return nr > MON_TALLY_MAX ? MON_TALLY_MAX : nr;
+}
+
+/* A gap g_us long begins: every thread's due. The number set. */
+static uint32_t dues_arm(uint64_t g_us)
+{
+	uint32_t nr = dues_nr(), armed = 0;
+	double span = smp.gap_ns && smp.warm_ns > smp.gap_ns ? (double)(smp.warm_ns - smp.gap_ns) : 0;
+
+	__atomic_and_fetch(&smp_word, ~1u, __ATOMIC_SEQ_CST);
+	if (smp.cfg.in_time)
+		nr = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+		uint64_t t = __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
+		double want = span > 0 && c->wc > c->gc ?
+				      (double)(c->wc - c->gc) * (double)g_us * 1000.0 / span : 0;
+
+		c->gc = t;
+		__atomic_store_n(&c->due, want >= SMP_DUE_MIN ? t + (uint64_t)want : 0,
+				 __ATOMIC_RELAXED);
+		armed += want >= SMP_DUE_MIN;
+	}
+	smp.gap_ns = mon_mono_ns();
+	return smp.dues = armed;
+}
+
+/* The warm-up begins: no dues; each thread's tally, for its rate. */
+static void dues_clear(void)
+{
+	uint32_t nr = dues_nr();
+
+	for (uint32_t i = 0; i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+
+		__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
+		c->wc = __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
+	}
+	smp.warm_ns = mon_mono_ns();
+	smp.dues = 0;
+}
+
+/* A step of the gap: us microseconds, or until stopped, kicked or a
+ * thread's due (*due set). 1 when stopped. smp.lock held. */
+static int gap_wait(uint64_t us, int *due)
+{
+	uint64_t end = mon_mono_ns() + us * 1000;
+
+	for (;;) {
+		uint32_t w = __atomic_load_n(&smp_word, __ATOMIC_ACQUIRE);
+		uint64_t now = mon_mono_ns();
+		struct timespec rel;
+
+		if (smp.stop || smp.kick || now >= end)
+			break;
+		if (w & 1) {
+			*due = 1;
+			break;
+		}
+		rel.tv_sec = (time_t)((end - now) / 1000000000u);
+		rel.tv_nsec = (long)((end - now) % 1000000000u);
+		pthread_mutex_unlock(&smp.lock);
+		syscall(SYS_futex, &smp_word, FUTEX_WAIT_PRIVATE, w, &rel, NULL, 0);
+		pthread_mutex_lock(&smp.lock);
+	}
+	return smp.stop;
+}
+
 static void *ctl_main(void *arg)
 {
 	(void)arg;
@@ -1151,14 +1302,17 @@ static void *ctl_main(void *arg)
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
 		if (smp.burst_id) {
 			uint64_t g = p / 2 + rng_next() % (p + 1);
-			int stopped = 0;
+			uint32_t steps = dues_arm(g) ? 2 * SMP_SNAPS : SMP_SNAPS;
+			int stopped = 0, due = 0;
 
-			for (uint32_t k = 0; k < SMP_SNAPS && !smp.kick && !stopped; k++) {
-				stopped = wait_us(g / SMP_SNAPS, 1);
+			for (uint32_t k = 0; k < steps && !smp.kick && !stopped && !due; k++) {
+				stopped = gap_wait(g / SMP_SNAPS, &due);
 				if (!stopped && !smp.kick && !thr_cover() && smp.nsnap &&
-				    smp.nsnap <= SMP_SNAPS) {
+				    smp.nsnap <= steps) {
+					/* (a due's: a short last step, for gap_phi) */
+					smp.snap_ns[smp.nsnap] = mon_mono_ns();
 					smp.snap[smp.nsnap++] = calls_sum();
-					if (rate_step())
+					if (!due && rate_step())
 						break;	/* a new phase: a burst in it now */
 				}
 			}
@@ -1167,6 +1321,7 @@ static void *ctl_main(void *arg)
 		}
 		smp.kick = 0;
 		smp.phase = PH_WARM;
+		dues_clear();
 		release();
 		if (wait_us(smp.cfg.warm_us, 0))
 			break;
@@ -1230,6 +1385,7 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.phase = PH_TALLY;
 	smp.burst_id = 0;
 	smp.bursts_ended = smp.last_end_ns = 0;
+	smp.gap_ns = smp.warm_ns = 0;	/* no rates yet: the first gap has no dues */
 	smp.swapped = 0;
 	smp.bursts_total = 0;
 	smp.sim_all = smp.calls_all = 0;
@@ -1269,7 +1425,7 @@ void mon_sampled_stop(void)
 		return;
 	}
 	smp.stop = 1;
-	pthread_cond_broadcast(&smp.wake);
+	poke();
 	pthread_mutex_unlock(&smp.lock);
 	pthread_join(smp.ctl, NULL);
 	pthread_mutex_lock(&smp.lock);
@@ -1293,7 +1449,7 @@ void mon_sampled_exit(void)
 	smp.phase = PH_TALLY;
 	smp.closing = 1;	/* what waits for a burst is estimated by the last */
 	smp.stop = 1;		/* no burst after this: the controller ends */
-	pthread_cond_broadcast(&smp.wake);
+	poke();
 	pthread_mutex_unlock(&smp.lock);
 }
 

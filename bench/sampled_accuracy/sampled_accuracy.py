@@ -131,6 +131,7 @@ def main():
             ref = shares(exact)
             top10 = sorted(ref, key=lambda n: -ref[n])[:10]
             t_smp, err, same, frac, errs = [], 0.0, 1, [], []
+            k_in = k_cov = 0
             for r in range(runs):
                 sp = os.path.join(tmp, f"{k}_sampled{r}.json")
                 t, p = wall([ameba, "run", "--sampled", "--what-if", "0", "-q", "-o", sp] +
@@ -146,10 +147,12 @@ def main():
                 for n in top10:
                     err = max(err, abs(got.get(n, 0.0) - ref[n]) * 100)
                     if ci.get(n) is not None:
-                        covered += 1
-                        inside += abs(got.get(n, 0.0) - ref[n]) <= ci[n]
+                        k_cov += 1
+                        k_in += abs(got.get(n, 0.0) - ref[n]) <= ci[n]
                 same &= top3(rep) == top3(exact)
                 frac.append((rep.get("sampling") or {}).get("fraction_simulated", 0.0))
+            covered += k_cov
+            inside += k_in
             if not t_smp:
                 continue
             print(f"native_s_{k}: {t_nat:.2f}")
@@ -165,6 +168,8 @@ def main():
                 print(f"top3_exact_{k}: {top3(exact)}")
                 print(f"top3_sampled_{k}: {top3(rep)}")
             print(f"simulated_pct_{k}: {100 * max(frac):.2f}")
+            print(f"coverage_{k}: " + (f"{k_in / k_cov:.3f} ({k_in} of {k_cov})" if k_cov else "n/a"))
+            print(f"reports_{k}: {tmp}")
             sys.stdout.flush()
     if covered:
         print(f"coverage_all: {inside / covered:.3f} ({inside} of {covered} intervals)")

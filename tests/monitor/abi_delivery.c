@@ -22,6 +22,10 @@
 
 struct mon_hot mon_hot;	/* mon_active and friends live here */
 struct mon_tally *mon_tally_tab;	/* sampled mode: never on here */
+void mon_sampled_due(struct mon_tally *c)
+{
+	(void)c;
+}
 __thread struct mon_thread *mon_self;
 
 struct delivery {
