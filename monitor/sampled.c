@@ -834,6 +834,7 @@ static void burst_end(void)
 				 * of threads starved by a busy host gave a churning
 				 * program's A 0 for 2.8M accesses, -40%) */
 				smp.est[i] += nn * smp.wx[i] / smp.wa;
+				smp.var[i] += nn * nn * smp.wx[i] / (smp.wa * smp.wa);
 			} else if (a <= 0 && !smp.known[i]) {
 				smp.carry[i] = nn;	/* no ratio yet: it waits */
 			} else if (a <= 0) {
@@ -952,8 +953,10 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 				smp.est[i] += nn * smp.rp[i];
 				smp.var[i] += nn * nn * smp.d2[i] / 2;	/* one side only */
 			} else if (smp.wa > 0) {
-				/* only small bursts: what they give */
+				/* only small bursts: what they give (their counts
+				 * as a Poisson count, for the interval) */
 				smp.est[i] += nn * smp.wx[i] / smp.wa;
+				smp.var[i] += nn * nn * smp.wx[i] / (smp.wa * smp.wa);
 			}
 			smp.carry[i] = 0;
 		}
@@ -967,8 +970,13 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 		double pv = smp.a_all > 0 ? smp.x_all[i] * (smp.extrap / smp.a_all) *
 						(smp.extrap / smp.a_all) : -1;
 
-		if (!smp.known[i])
-			v = -1;		/* nothing measured yet */
+		if (!smp.known[i])	/* no ratio yet: what it counted so far
+					 * was measured (a small burst's counts, or
+					 * exact ones before sampled mode began), the
+					 * rest waits (-1 there made jacobi's array,
+					 * 3,712 at the first reading, an object with
+					 * no interval for the whole run) */
+			v = smp.var[i];
 		else if (!smp.dn[i])	/* one burst */
 			v = pv >= 0 ? pv : smp.var[i];	/* a set with no burst of its own: carried on */
 		else
