@@ -998,7 +998,7 @@ static void push_ci(lua_State *L, int c, const struct agent_plugins *pl,
 			double h = !ctx->has[m] ? -1 :
 				   share ? agent_ci_share_half(pl->ci_tab, name, m, ctx->values[m],
 							       ctx->program[m]) :
-					   agent_ci_half(pl->ci_tab, name, m);
+					   agent_ci_half(pl->ci_tab, name, m, ctx->values[m]);
 
 			if (h < 0)
 				continue;

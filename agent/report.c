@@ -502,7 +502,7 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 			double sh;
 
 			for (int k = 0; k < AMEBA_M_NR; k++) {
-				double h = os->has[k] ? agent_ci_half(s->ci_tab, os->name, k) : -1;
+				double h = os->has[k] ? agent_ci_half(s->ci_tab, os->name, k, os->values[k]) : -1;
 
 				if (h >= 0)
 					cJSON_AddNumberToObject(ci, ameba_metric_info(k)->name, round6(h));

@@ -285,13 +285,16 @@ void agent_ci_note(struct agent_ci_tab **t, const struct ameba_experiment *exp, 
  * of metric. 0 or AMEBA_ENOMEM. */
 int agent_ci_add(struct agent_ci_tab **t, const char *name, int metric, double half);
 /* The half-width of the 95% interval of the object's total of metric over
- * the run, or -1 (not measured whole, or some interval had none). */
-double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric);
+ * the run (value: the total), or -1 (not measured whole, or some interval
+ * had none): the bursts' variance and the bias the metric keeps whatever
+ * their number (estimates.c, bias_rel). */
+double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric, double value);
 /* The half-width of the 95% interval of the object's share value / prog of
  * metric, prog the program's count over the object's window: the object's
  * interval and the one of the program's counter in the same readings,
  * taken as independent (their estimates come from different counters, and
- * the program's was seen off by more than the object's). -1 as above. */
+ * the program's was seen off by more than the object's), and the bias
+ * term. -1 as above. */
 double agent_ci_share_half(const struct agent_ci_tab *t, const char *name, int metric,
 			   double value, double prog);
 void agent_ci_free(struct agent_ci_tab *t);

@@ -519,8 +519,9 @@ static void test_hot_object(void)
 		CHECK(!v.v.holds);
 	}
 	/* sampled: a share whose 95% interval straddles the threshold lowers
-	 * the confidence by the chance that it is above (6% +- 1.96 points:
-	 * one sd over 5%, 0.8413), a narrow one (+- 0.196) does not */
+	 * the confidence by the chance that it is above (6% +- 1.96 points,
+	 * with the L1D bias term 0.023 sqrt(2) 0.06 0.94 in quadrature: sd
+	 * 1.017 points, 0.83734), a narrow one (+- 0.196) does not */
 	{
 		static const double refs[5] = { 0, 100, 100, 100, 100 };
 		static const double miss[5] = { 0, 15, 15, 15, 15 };
@@ -538,10 +539,10 @@ static void test_hot_object(void)
 		pl.ci_tab = t;
 		hot_eval(&pl, &h[0].c, &v);
 		CHECK(v.v.holds);
-		CHECK(fabs(v.v.confidence - 0.841345) < 1e-5);
+		CHECK(fabs(v.v.confidence - 0.837340) < 1e-5);
 		h[0].c.confidence = 0.5;	/* the strategies' for estimates */
 		hot_eval(&pl, &h[0].c, &v);
-		CHECK(fabs(v.v.confidence - 0.5 * 0.841345) < 1e-5);
+		CHECK(fabs(v.v.confidence - 0.5 * 0.837340) < 1e-5);
 		agent_ci_free(t);
 		t = NULL;
 		CHECK(agent_ci_add(&t, "grid", AMEBA_M_L1D_MISS, 1.96) == 0);
@@ -570,9 +571,14 @@ static void test_hot_object(void)
 		struct agent_ci_tab *t = NULL;
 
 		agent_ci_note(&t, &exp, ci, vals, NULL);
-		CHECK(fabs(agent_ci_half(t, "grid", AMEBA_M_L1D_MISS) - 19.6) < 1e-9);
+		/* and the bias term: 2.3% of the count; of the share,
+		 * 0.023 sqrt(2) s (1 - s) */
+		CHECK(fabs(agent_ci_half(t, "grid", AMEBA_M_L1D_MISS, 60) -
+			   1.96 * sqrt(100 + (0.023 * 60) * (0.023 * 60))) < 1e-9);
 		CHECK(fabs(agent_ci_share_half(t, "grid", AMEBA_M_L1D_MISS, 60, 100) -
-			   1.96 * sqrt(244.0) / 100) < 1e-9);
+			   1.96 * sqrt(244.0 / 1e4 + 2 * (0.023 * 0.24) * (0.023 * 0.24))) < 1e-9);
+		/* accesses are counted, not simulated: no bias term */
+		CHECK(agent_ci_half(t, "grid", AMEBA_M_MEM_REF, 60) < 0);
 		CHECK(agent_ci_share_half(t, "other", AMEBA_M_L1D_MISS, 60, 100) < 0);
 		agent_ci_free(t);
 	}

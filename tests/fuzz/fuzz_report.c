@@ -18,7 +18,7 @@
 const char *agent_end_name(int end) { (void)end; return "?"; }
 const char *agent_obj_kind_name(int kind) { (void)kind; return "?"; }
 const char *agent_ctx_kind_name(int kind) { (void)kind; return "?"; }
-double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric) { (void)t; (void)name; (void)metric; return -1; }
+double agent_ci_half(const struct agent_ci_tab *t, const char *name, int metric, double value) { (void)t; (void)name; (void)metric; (void)value; return -1; }
 double agent_ci_share_half(const struct agent_ci_tab *t, const char *name, int metric, double value,
 			   double prog) { (void)t; (void)name; (void)metric; (void)value; (void)prog; return -1; }
 
