@@ -27,17 +27,17 @@
  *              range tallies as the lines it covers, as it is simulated;
  *              tallied as one access, the estimate was 5% of the count).
  *              The range's own count is printed, not checked: it came
- *              out 6-13% low on an idle host, 24-85% low with both CPUs
+ *              out 5-13% low on an idle host, 24-85% low with both CPUs
  *              busy (docs/simulator.md, Sampled simulation);
  *   placed     bursts placed in accesses (the default lengths, 20/2/4
  *              ms): a worker alternating 150 ms of slow reads of A (one
  *              per ~0.3 us) and a fast pass of 1,000,000 reads of B (a
  *              few ms), six times: B's count within 50% of the exact one
- *              (idle host: within 2-5%; both CPUs busy: 17-42% low).
- *              Run first with bursts placed in time, for comparison,
- *              printed and not checked: bursts seldom fell in a fast pass
- *              and gave its accesses the slow reads' ratio (66-93% low
- *              with both CPUs busy);
+ *              (idle host: 6-24% low; both CPUs busy: 17-42% low). Run
+ *              first with bursts placed in time, for comparison, printed
+ *              and not checked: bursts seldom fell in a fast pass and
+ *              gave its accesses the slow reads' ratio (idle: 14-66% low;
+ *              both CPUs busy: 66-93%);
  *   fork       20 forks at random moments: the child is not sampled (no
  *              controller survived), counts its own, exits 0;
  *   midway     sampled mode started while a set already counted exactly:
