@@ -524,8 +524,11 @@ static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n)
 
 		/* the owner is the only writer; the controller reads */
 		__atomic_store_n(v, now, __ATOMIC_RELAXED);
-		/* due - 1 wraps when 0 (none): never reached */
-		if (tally && mon_unlikely(now > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1))
+		/* the due is looked at when the tally crosses a multiple of
+		 * 256 (a test of its low byte for one access, not a load and
+		 * a compare); due - 1 wraps when 0 (none): never reached */
+		if (tally && mon_unlikely((now & 255) < n) &&
+		    now > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1)
 			mon_sampled_due(s);
 	}
 	return tally;
