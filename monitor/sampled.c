@@ -123,11 +123,10 @@ static struct {
 	uint64_t bursts_ended;	/* measured bursts ended (burst_first waits on it) */
 	uint64_t last_end_ns;	/* when the last ended, CLOCK_MONOTONIC */
 	int swapped;		/* a swap just had a usable burst: no kick at the arm */
-	double snap[2 * SMP_SNAPS + 2];	/* the gap's accesses: at its start, then each step
-					 * (and where a due ended it) */
-	uint64_t snap_ns[2 * SMP_SNAPS + 2];	/* when each was taken */
+	double snap[2 * SMP_SNAPS + 1];	/* the gap's accesses: at its start, then at each
+					 * step's end (a due ends the last one early) */
+	uint64_t snap_ns[2 * SMP_SNAPS + 1];	/* when each was taken */
 	uint64_t gap_ns, warm_ns;	/* when the last gap and warm-up began (0: none) */
-	uint32_t dues;		/* threads whose due is set (dues_arm) */
 	uint32_t nsnap;
 	double phi;		/* the gap's fraction before its phase change (gap_phi) */
 	int closing;		/* no burst will follow: estimate all that waits */
@@ -288,16 +287,22 @@ static void thr_start(struct smp_thread *t, uint64_t c)
 	t->sent_exited = 0;
 }
 
+/* The thread ids with a tally slot. */
+static uint32_t tally_nr(void)
+{
+	uint32_t nr = mon_tally_tab ? mon_thread_nr() : 0;
+
+	return nr > MON_TALLY_MAX ? MON_TALLY_MAX : nr;
+}
+
 /* Grows smp.thr to cover every registered thread; new ones start with
  * their accesses so far (what they did before the arm is not this set's;
  * one born since counts from 0). 0 or AMEBA_ENOMEM. */
 static int thr_cover(void)
 {
-	uint32_t nr = mon_thread_nr();
+	uint32_t nr = tally_nr();
 	struct smp_thread *t;
 
-	if (nr > MON_TALLY_MAX)
-		nr = MON_TALLY_MAX;
 	if (nr <= smp.nr_thr)
 		return 0;
 	t = mon_realloc(smp.thr, nr * sizeof(*t));
@@ -684,7 +689,7 @@ static double calls_sum(void)
 static double gap_phi(double s0)
 {
 	uint32_t m = smp.nsnap ? smp.nsnap - 1 : 0, best = 0;
-	double d[2 * SMP_SNAPS + 1], w[2 * SMP_SNAPS + 1], g = s0 - (smp.nsnap ? smp.snap[0] : s0);
+	double d[2 * SMP_SNAPS], w[2 * SMP_SNAPS], g = s0 - (smp.nsnap ? smp.snap[0] : s0);
 	double before, score = 0, span, half;
 
 	if (g <= 0 || m < 1 || smp.snap_ns[m] <= smp.snap_ns[0])
@@ -1193,17 +1198,17 @@ static int rate_step(void)
 	return last > SMP_STEP_X * mean || mean > SMP_STEP_X * last;
 }
 
-/* Waits us microseconds, or until stopped (or, kickable, until a set is
- * armed; or until the phase is no longer what it was, a swap having ended
- * the burst): 1 when stopped. smp.lock held. */
-static int wait_us(uint64_t us, int kickable)
+/* A warm-up or burst: waits us microseconds, or until stopped or the
+ * phase is no longer what it was (a swap ended the burst): 1 when stopped.
+ * smp.lock held. (The gap waits in gap_wait.) */
+static int wait_us(uint64_t us)
 {
 	int phase = smp.phase;
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts = deadline(ts, us);
-	while (!smp.stop && !(kickable && smp.kick) && smp.phase == phase)
+	while (!smp.stop && smp.phase == phase)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &ts) == ETIMEDOUT)
 			break;
 	return smp.stop;
@@ -1226,17 +1231,10 @@ static int wait_us(uint64_t us, int kickable)
  */
 #define SMP_DUE_MIN 4096.0
 
-static uint32_t dues_nr(void)
-{
-	uint32_t nr = mon_tally_tab ? mon_thread_nr() : 0;
-
-	return nr > MON_TALLY_MAX ? MON_TALLY_MAX : nr;
-}
-
 /* A gap g_us long begins: every thread's due. The number set. */
 static uint32_t dues_arm(uint64_t g_us)
 {
-	uint32_t nr = dues_nr(), armed = 0;
+	uint32_t nr = tally_nr(), armed = 0;
 	double span = smp.gap_ns && smp.warm_ns > smp.gap_ns ? (double)(smp.warm_ns - smp.gap_ns) : 0;
 
 	__atomic_and_fetch(&smp_word, ~1u, __ATOMIC_SEQ_CST);
@@ -1254,13 +1252,13 @@ static uint32_t dues_arm(uint64_t g_us)
 		armed += want >= SMP_DUE_MIN;
 	}
 	smp.gap_ns = mon_mono_ns();
-	return smp.dues = armed;
+	return armed;
 }
 
 /* The warm-up begins: no dues; each thread's tally, for its rate. */
 static void dues_clear(void)
 {
-	uint32_t nr = dues_nr();
+	uint32_t nr = tally_nr();
 
 	for (uint32_t i = 0; i < nr; i++) {
 		struct mon_tally *c = &mon_tally_tab[i];
@@ -1269,7 +1267,6 @@ static void dues_clear(void)
 		c->wc = __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
 	}
 	smp.warm_ns = mon_mono_ns();
-	smp.dues = 0;
 }
 
 /* A step of the gap: us microseconds, or until stopped, kicked or a
@@ -1331,10 +1328,10 @@ static void *ctl_main(void *arg)
 		smp.phase = PH_WARM;
 		dues_clear();
 		release();
-		if (wait_us(smp.cfg.warm_us, 0))
+		if (wait_us(smp.cfg.warm_us))
 			break;
 		burst_begin();
-		if (wait_us(smp.cfg.burst_us, 0))
+		if (wait_us(smp.cfg.burst_us))
 			break;
 		burst_end();
 	}
