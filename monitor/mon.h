@@ -485,53 +485,107 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 /*
  * Sampled mode (sampled.c, docs/simulator.md "Sampled simulation"): the
  * hooks count every access of a thread in its tally slot - `sim` while it
- * is delivered (a burst or its warm-up), `tally` while it is not (between
- * bursts, mon_hot.tally set) - so that what a burst counted can be scaled
- * to all the accesses. One 64-byte slot per thread id (no slot is shared by
- * two threads); ids from MON_TALLY_MAX on are not counted.
+ * is delivered (a burst or its warm-up), its lanes while it is not
+ * (between bursts, mon_hot.tally set) - so that what a burst counted can be
+ * scaled to all the accesses. One 128-byte slot per thread id (no line is
+ * written by two threads on the hooks' path); ids from MON_TALLY_MAX on are
+ * not counted.
  */
 #define MON_TALLY_MAX (1u << 20)
+/* The tally between bursts is kept in MON_TALLY_LANES counters, one chosen
+ * per access from its address and the hook's return address: counted in
+ * one, each access's add waited for the one before it to leave the store
+ * buffer (a load that store-forwards, ~7 cycles on the development VM's
+ * AMD EPYC), and that chain, not the instructions, made most of a gap's
+ * cost (gemm_blocked: perf put a third of __tsan_read8's samples on the
+ * add after the counter's load; the run tallying 1.68x its dormant time). */
+#define MON_TALLY_LANES 4
 struct mon_tally {
-	uint64_t sim, tally;
-	uint64_t dropped;	/* of sim: logged, then dropped by the ordered mode's
-				 * merger at a burst's end (seq.c; the merger writes it) */
+	uint64_t lane[MON_TALLY_LANES];	/* between bursts (mon_tally_sum) */
+	uint64_t sim;		/* delivered: a burst or its warm-up */
 	uint64_t due;		/* between bursts: at this tally the thread asks for
 				 * the next burst (0: it does not); the controller
 				 * sets it, the owner clears it */
+	/* the second line: written by others */
+	uint64_t dropped __attribute__((aligned(64)));
+				/* of sim: logged, then dropped by the ordered mode's
+				 * merger at a burst's end (seq.c; the merger writes it) */
 	uint64_t gc, wc;	/* the controller's: tally at the gap's start and at
 				 * the warm-up's (the thread's rate, sampled.c) */
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
 
+/* The calling thread's tally slot, found on its first access in sampled
+ * mode (mon_tslot_find): one TLS load on the hooks' path instead of the
+ * table, the thread's id and a bounds check. */
+extern __thread struct mon_tally *mon_tslot MON_HIDDEN __attribute__((tls_model("initial-exec")));
+/* Sets and returns mon_tslot for thread t (NULL: t NULL or no table yet,
+ * not cached; a thread whose id has no slot gets one that nobody reads). */
+struct mon_tally *mon_tslot_find(const struct mon_thread *t) MON_HIDDEN __attribute__((noinline, cold));
 /* A thread reached its due: the controller is asked for a burst (sampled.c). */
 void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, cold));
+
+/* A thread's accesses between bursts: its lanes' sum (any thread). */
+static inline uint64_t mon_tally_sum(const struct mon_tally *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < MON_TALLY_LANES; i++)
+		n += __atomic_load_n(&s->lane[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+/* The cold parts of mon_tally_add (sampled.c): a lane crossed a multiple
+ * of 256 (is the due reached?); the thread's first access (mon_tslot). */
+void mon_tally_check(struct mon_tally *s) MON_HIDDEN __attribute__((noinline, cold));
+void mon_tally_first(uintptr_t mix, uint64_t n) MON_HIDDEN __attribute__((noinline, cold));
+
+/*
+ * Counts an access between bursts as n. mix picks the lane: the access's
+ * address plus its hook's return address, so that neither a loop's
+ * consecutive accesses (a word apart) nor an -O0 loop's reads and writes
+ * of one stack slot (from different call sites) wait for each other. The
+ * due is looked at when a lane crosses a multiple of 256 (a test of its
+ * low byte, about once per 1,024 accesses). Both cold calls are tail
+ * calls of the hooks: nothing to save on this path.
+ */
+static inline void mon_tally_add(uintptr_t mix, uint64_t n)
+{
+	struct mon_tally *s = mon_tslot;
+	uint64_t *v, now;
+
+	if (mon_unlikely(!s)) {
+		mon_tally_first(mix, n);
+		return;
+	}
+	v = &s->lane[(mix >> 3) & (MON_TALLY_LANES - 1)];
+	now = __atomic_load_n(v, __ATOMIC_RELAXED) + n;
+	/* the owner is the only writer; the controller reads */
+	__atomic_store_n(v, now, __ATOMIC_RELAXED);
+	if (mon_unlikely((now & 255) < n))
+		mon_tally_check(s);
+}
 
 /* In the active branch of a hook, with mon_hot.sampling set: counts the
  * access as n (the cache lines a range covers: the simulator delivers and
  * counts a range line by line, so the ratios of counts to accesses
  * (sampled.c) weigh a 2 MiB memset as the 32,768 accesses it simulates,
  * not as one) and returns 1 when it must not be delivered (between
- * bursts). */
-static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n)
+ * bursts). mix: mon_tally_add's. */
+static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n, uintptr_t mix)
 {
-	struct mon_tally *c = mon_tally_tab;
 	int tally = __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED);
+	struct mon_tally *s;
 
-	if (mon_likely(t && c && t->id < MON_TALLY_MAX)) {
-		struct mon_tally *s = &c[t->id];
-		uint64_t *v = tally ? &s->tally : &s->sim;
-		uint64_t now = __atomic_load_n(v, __ATOMIC_RELAXED) + n;
-
-		/* the owner is the only writer; the controller reads */
-		__atomic_store_n(v, now, __ATOMIC_RELAXED);
-		/* the due is looked at when the tally crosses a multiple of
-		 * 256 (a test of its low byte for one access, not a load and
-		 * a compare); due - 1 wraps when 0 (none): never reached */
-		if (tally && mon_unlikely((now & 255) < n) &&
-		    now > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1)
-			mon_sampled_due(s);
+	if (tally) {
+		mon_tally_add(mix, n);
+		return 1;
 	}
-	return tally;
+	s = mon_tslot;
+	if (s || (s = mon_tslot_find(t)))
+		__atomic_store_n(&s->sim, __atomic_load_n(&s->sim, __ATOMIC_RELAXED) + n,
+				 __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -551,9 +605,11 @@ static inline uint64_t mon_lines_of(uintptr_t addr, size_t sz)
 	return (uint64_t)((last >> MON_LINE_SHIFT) - (addr >> MON_LINE_SHIFT)) + 1;
 }
 
-#define MON_SAMPLED_SKIP(t) (mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, 1))
+#define MON_TALLY_MIX(addr, pc) ((uintptr_t)(addr) + ((uintptr_t)(pc) << 1))
+#define MON_SAMPLED_SKIP(t, addr, pc) \
+	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, 1, MON_TALLY_MIX(addr, pc)))
 #define MON_SAMPLED_SKIP_RANGE(t, addr, sz) \
-	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, mon_lines_of(addr, sz)))
+	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, mon_lines_of(addr, sz), (addr)))
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
 int mon_initialized(void) MON_HIDDEN;

@@ -85,6 +85,30 @@
 #include "seq.h"
 
 struct mon_tally *mon_tally_tab;
+__thread struct mon_tally *mon_tslot;
+static struct mon_tally tslot_none;	/* ids from MON_TALLY_MAX on */
+
+struct mon_tally *mon_tslot_find(const struct mon_thread *t)
+{
+	struct mon_tally *c = __atomic_load_n(&mon_tally_tab, __ATOMIC_ACQUIRE);
+
+	if (!t || !c)
+		return NULL;
+	return mon_tslot = t->id < MON_TALLY_MAX ? &c[t->id] : &tslot_none;
+}
+
+void mon_tally_first(uintptr_t mix, uint64_t n)
+{
+	if (mon_tslot_find(mon_self))
+		mon_tally_add(mix, n);
+}
+
+void mon_tally_check(struct mon_tally *s)
+{
+	/* due - 1 wraps when 0 (none): never reached */
+	if (mon_tally_sum(s) > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1)
+		mon_sampled_due(s);
+}
 
 /* what the per-thread rows may hold at most, in doubles over all threads */
 #define SMP_ROW_BUDGET (4u << 20)
@@ -224,7 +248,7 @@ static uint64_t calls_of(uint32_t id)
 {
 	const struct mon_tally *c = &mon_tally_tab[id];
 
-	return __atomic_load_n(&c->sim, __ATOMIC_RELAXED) + __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c->sim, __ATOMIC_RELAXED) + mon_tally_sum(c);
 }
 
 /* Accesses simulated: counted by the hooks, less those the merger dropped. */
@@ -1242,7 +1266,7 @@ static uint32_t dues_arm(uint64_t g_us)
 		nr = 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		struct mon_tally *c = &mon_tally_tab[i];
-		uint64_t t = __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
+		uint64_t t = mon_tally_sum(c);
 		double want = span > 0 && c->wc > c->gc ?
 				      (double)(c->wc - c->gc) * (double)g_us * 1000.0 / span : 0;
 
@@ -1264,7 +1288,7 @@ static void dues_clear(void)
 		struct mon_tally *c = &mon_tally_tab[i];
 
 		__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
-		c->wc = __atomic_load_n(&c->tally, __ATOMIC_RELAXED);
+		c->wc = mon_tally_sum(c);
 	}
 	smp.warm_ns = mon_mono_ns();
 }

@@ -117,7 +117,7 @@ static inline int mo_cas_pair(int succ, int fail)
 		if (mon_unlikely(mon_active)) {				\
 			struct mon_thread *t_ = mon_self;		\
 									\
-			if (MON_SAMPLED_SKIP(t_))			\
+			if (MON_SAMPLED_SKIP(t_, (a), (pc)))	\
 				break;					\
 			if (!(t_ && t_->ignore))			\
 				mon_access((uintptr_t)(a), (sz), (flags), (pc)); \

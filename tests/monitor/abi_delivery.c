@@ -22,9 +22,24 @@
 
 struct mon_hot mon_hot;	/* mon_active and friends live here */
 struct mon_tally *mon_tally_tab;	/* sampled mode: never on here */
+__thread struct mon_tally *mon_tslot;
+struct mon_tally *mon_tslot_find(const struct mon_thread *t)
+{
+	(void)t;
+	return NULL;
+}
 void mon_sampled_due(struct mon_tally *c)
 {
 	(void)c;
+}
+void mon_tally_check(struct mon_tally *s)
+{
+	(void)s;
+}
+void mon_tally_first(uintptr_t mix, uint64_t n)
+{
+	(void)mix;
+	(void)n;
 }
 __thread struct mon_thread *mon_self;
 
