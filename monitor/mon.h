@@ -522,7 +522,13 @@ extern __thread struct mon_tally *mon_tslot MON_HIDDEN __attribute__((tls_model(
 /* Sets and returns mon_tslot for thread t (NULL: t NULL or no table yet,
  * not cached; a thread whose id has no slot gets one that nobody reads). */
 struct mon_tally *mon_tslot_find(const struct mon_thread *t) MON_HIDDEN __attribute__((noinline, cold));
-/* A thread reached its due: the controller is asked for a burst (sampled.c). */
+/* tally.c: maps the table (0, or -1 out of memory; once). */
+int mon_tally_alloc(void) MON_HIDDEN;
+/* tally.c: the controller's futex word (bit 0: a due was reached; + 2:
+ * any other wake-up) and its wake. */
+extern uint32_t mon_smp_word MON_HIDDEN;
+void mon_smp_word_wake(void) MON_HIDDEN;
+/* A thread reached its due: the controller is asked for a burst (tally.c). */
 void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, cold));
 
 /* A thread's accesses between bursts: its lanes' sum (any thread). */
@@ -535,7 +541,7 @@ static inline uint64_t mon_tally_sum(const struct mon_tally *s)
 	return n;
 }
 
-/* The cold parts of mon_tally_add (sampled.c): a lane crossed a multiple
+/* The cold parts of mon_tally_add (tally.c): a lane crossed a multiple
  * of 256 (is the due reached?); the thread's first access (mon_tslot). */
 void mon_tally_check(struct mon_tally *s) MON_HIDDEN __attribute__((noinline, cold));
 void mon_tally_first(uintptr_t mix, uint64_t n) MON_HIDDEN __attribute__((noinline, cold));
@@ -1058,6 +1064,7 @@ struct mon_sampled_info {
 	uint32_t bursts, bursts_read;	/* bursts since the arm, in the last reading */
 	double fraction;		/* accesses simulated in bursts / all, since the arm */
 	uint64_t accesses;		/* all accesses since the arm (tallied + simulated) */
+	double stretch;			/* the gaps' stretch now (1: none; sampled.c gap_stretch) */
 };
 /* ci[i], ci_delta[i]: half-width of the 95% interval of counter i's value
  * and of its last reading's delta (-1: unknown, no burst yet). 0 when

@@ -76,39 +76,12 @@
 #include <signal.h>
 #include <string.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mon.h"
 #include "seq.h"
-
-struct mon_tally *mon_tally_tab;
-__thread struct mon_tally *mon_tslot;
-static struct mon_tally tslot_none;	/* ids from MON_TALLY_MAX on */
-
-struct mon_tally *mon_tslot_find(const struct mon_thread *t)
-{
-	struct mon_tally *c = __atomic_load_n(&mon_tally_tab, __ATOMIC_ACQUIRE);
-
-	if (!t || !c)
-		return NULL;
-	return mon_tslot = t->id < MON_TALLY_MAX ? &c[t->id] : &tslot_none;
-}
-
-void mon_tally_first(uintptr_t mix, uint64_t n)
-{
-	if (mon_tslot_find(mon_self))
-		mon_tally_add(mix, n);
-}
-
-void mon_tally_check(struct mon_tally *s)
-{
-	/* due - 1 wraps when 0 (none): never reached */
-	if (mon_tally_sum(s) > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1)
-		mon_sampled_due(s);
-}
 
 /* what the per-thread rows may hold at most, in doubles over all threads */
 #define SMP_ROW_BUDGET (4u << 20)
@@ -195,36 +168,12 @@ static struct {
 	uint64_t *row;		/* [nr] scratch */
 } smp = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
-/*
- * The controller sleeps through a gap on this futex word: bit 0 set by the
- * first thread that reached its due (the hooks cannot take smp.lock: a hook
- * runs inside malloc, a signal handler, or while the controller waits for
- * its thread's log), and 2 added by anything else that wakes it (poke).
- */
-static uint32_t smp_word;
-
-static void word_wake(void)
-{
-	int e = errno;
-
-	syscall(SYS_futex, &smp_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	errno = e;
-}
-
-void mon_sampled_due(struct mon_tally *c)
-{
-	/* once per gap and thread: the controller sets the next due */
-	__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
-	if (!(__atomic_fetch_or(&smp_word, 1, __ATOMIC_SEQ_CST) & 1))
-		word_wake();
-}
-
 /* Wakes the controller wherever it waits (smp.lock held). */
 static void poke(void)
 {
 	pthread_cond_broadcast(&smp.wake);
-	__atomic_add_fetch(&smp_word, 2, __ATOMIC_SEQ_CST);
-	word_wake();
+	__atomic_add_fetch(&mon_smp_word, 2, __ATOMIC_SEQ_CST);
+	mon_smp_word_wake();
 }
 /* The controller's mon_self: in the runtime for ever, never registered. */
 static struct mon_thread ctl_self = { .id = UINT32_MAX - 2, .in_rt = 1 };
@@ -347,6 +296,7 @@ static void info_of(struct mon_sampled_info *info)
 	info->bursts_read = smp.bursts_read;
 	info->accesses = (uint64_t)smp.calls_all;
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
+	info->stretch = smp.stretch;
 }
 
 static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys);
@@ -1262,7 +1212,7 @@ static uint32_t dues_arm(uint64_t g_us)
 	uint32_t nr = tally_nr(), armed = 0;
 	double span = smp.gap_ns && smp.warm_ns > smp.gap_ns ? (double)(smp.warm_ns - smp.gap_ns) : 0;
 
-	__atomic_and_fetch(&smp_word, ~1u, __ATOMIC_SEQ_CST);
+	__atomic_and_fetch(&mon_smp_word, ~1u, __ATOMIC_SEQ_CST);
 	if (smp.cfg.in_time)
 		nr = 0;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -1301,7 +1251,7 @@ static int gap_wait(uint64_t us, int *due)
 	uint64_t end = mon_mono_ns() + us * 1000;
 
 	for (;;) {
-		uint32_t w = __atomic_load_n(&smp_word, __ATOMIC_ACQUIRE);
+		uint32_t w = __atomic_load_n(&mon_smp_word, __ATOMIC_ACQUIRE);
 		uint64_t now = mon_mono_ns();
 		struct timespec rel;
 
@@ -1314,7 +1264,7 @@ static int gap_wait(uint64_t us, int *due)
 		rel.tv_sec = (time_t)((end - now) / 1000000000u);
 		rel.tv_nsec = (long)((end - now) % 1000000000u);
 		pthread_mutex_unlock(&smp.lock);
-		syscall(SYS_futex, &smp_word, FUTEX_WAIT_PRIVATE, w, &rel, NULL, 0);
+		syscall(SYS_futex, &mon_smp_word, FUTEX_WAIT_PRIVATE, w, &rel, NULL, 0);
 		pthread_mutex_lock(&smp.lock);
 	}
 	return smp.stop;
@@ -1406,14 +1356,8 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 		return AMEBA_EBUSY;
 	if (mon_oracle_wanted())
 		return AMEBA_ENOTSUP;	/* the oracle's counts are exact */
-	if (!mon_tally_tab) {
-		void *p = mmap(NULL, (size_t)MON_TALLY_MAX * sizeof(struct mon_tally),
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (p == MAP_FAILED)
-			return AMEBA_ENOMEM;
-		__atomic_store_n(&mon_tally_tab, (struct mon_tally *)p, __ATOMIC_RELEASE);
-	}
+	if (mon_tally_alloc())
+		return AMEBA_ENOMEM;
 	/* libc's pthread_create: ours would register an application thread */
 	create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 		dlsym(RTLD_NEXT, "pthread_create");
