@@ -587,10 +587,15 @@ static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n, uintp
 		mon_tally_add(mix, n);
 		return 1;
 	}
-	s = mon_tslot;
-	if (s || (s = mon_tslot_find(t)))
+	/* by the table, not mon_tslot: a call to find the slot here would
+	 * have the exact path save registers (two pushes and pops per access
+	 * in __tsan_readN_on: jacobi's exact run +3-10%) */
+	s = mon_tally_tab;
+	if (mon_likely(t && s && t->id < MON_TALLY_MAX)) {
+		s += t->id;
 		__atomic_store_n(&s->sim, __atomic_load_n(&s->sim, __ATOMIC_RELAXED) + n,
 				 __ATOMIC_RELAXED);
+	}
 	return 0;
 }
 
