@@ -493,12 +493,11 @@ extern struct mon_hot mon_hot MON_HIDDEN;
  */
 #define MON_TALLY_MAX (1u << 20)
 /* The tally between bursts is kept in MON_TALLY_LANES counters, one chosen
- * per access from its address and the hook's return address: counted in
- * one, each access's add waited for the one before it to leave the store
- * buffer (a load that store-forwards, ~7 cycles on the development VM's
- * AMD EPYC), and that chain, not the instructions, made most of a gap's
- * cost (gemm_blocked: perf put a third of __tsan_read8's samples on the
- * add after the counter's load; the run tallying 1.68x its dormant time). */
+ * per access from its address and the hook's return address, so that
+ * consecutive accesses' adds do not each wait for the last one's store.
+ * Lanes alone did not make gaps measurably cheaper on the development VM;
+ * the shorter path as a whole did (mon_tally_add, tsan_abi.c's
+ * DEFINE_ACCESS: gemm_blocked tallying 9.8-10.9 s against 11.1-11.4). */
 #define MON_TALLY_LANES 4
 struct mon_tally {
 	uint64_t lane[MON_TALLY_LANES];	/* between bursts (mon_tally_sum) */
@@ -515,13 +514,10 @@ struct mon_tally {
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
 
-/* The calling thread's tally slot, found on its first access in sampled
- * mode (mon_tslot_find): one TLS load on the hooks' path instead of the
+/* The calling thread's tally slot, found on its first access between
+ * bursts (mon_tally_first): one TLS load on the hooks' path instead of the
  * table, the thread's id and a bounds check. */
 extern __thread struct mon_tally *mon_tslot MON_HIDDEN __attribute__((tls_model("initial-exec")));
-/* Sets and returns mon_tslot for thread t (NULL: t NULL or no table yet,
- * not cached; a thread whose id has no slot gets one that nobody reads). */
-struct mon_tally *mon_tslot_find(const struct mon_thread *t) MON_HIDDEN __attribute__((noinline, cold));
 /* tally.c: maps the table (0, or -1 out of memory; once). */
 int mon_tally_alloc(void) MON_HIDDEN;
 /* tally.c: the controller's futex word (bit 0: a due was reached; + 2:

@@ -42,7 +42,9 @@ int mon_tally_alloc(void)
 	return 0;
 }
 
-struct mon_tally *mon_tslot_find(const struct mon_thread *t)
+/* Sets and returns mon_tslot for thread t (NULL: t NULL or no table yet,
+ * not cached; a thread whose id has no slot gets one that nobody reads). */
+static struct mon_tally *tslot_find(const struct mon_thread *t)
 {
 	struct mon_tally *c = __atomic_load_n(&mon_tally_tab, __ATOMIC_ACQUIRE);
 
@@ -53,7 +55,7 @@ struct mon_tally *mon_tslot_find(const struct mon_thread *t)
 
 void mon_tally_first(uintptr_t mix, uint64_t n)
 {
-	if (mon_tslot_find(mon_self))
+	if (tslot_find(mon_self))
 		mon_tally_add(mix, n);
 }
 

@@ -23,11 +23,6 @@
 struct mon_hot mon_hot;	/* mon_active and friends live here */
 struct mon_tally *mon_tally_tab;	/* sampled mode: never on here */
 __thread struct mon_tally *mon_tslot;
-struct mon_tally *mon_tslot_find(const struct mon_thread *t)
-{
-	(void)t;
-	return NULL;
-}
 void mon_sampled_due(struct mon_tally *c)
 {
 	(void)c;
