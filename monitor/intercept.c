@@ -531,8 +531,11 @@ MON_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 
 static inline void range(const void *p, size_t n, unsigned rw, uintptr_t pc)
 {
-	/* sampled: it tallies as the lines it covers (mon_sampled_skip) */
-	if (n && !MON_SAMPLED_SKIP_RANGE(mon_self, (uintptr_t)p, n))
+	/* sampled: it tallies as the lines it covers; a burst simulates its
+	 * head (mon_sampled_range) */
+	if (n && mon_unlikely(mon_hot.sampling))
+		n = mon_sampled_range(mon_self, (uintptr_t)p, n);
+	if (n)
 		mon_access((uintptr_t)p, n, rw | MON_ACC_RANGE, pc);
 }
 

@@ -114,6 +114,9 @@ enum mon_access_flags {
 	MON_ACC_VOLATILE = 1u << 3,
 	MON_ACC_RANGE = 1u << 4,	/* from a range hook or a mem/str function */
 	MON_ACC_UNALIGNED = 1u << 5,
+	MON_ACC_WARM = 1u << 6,		/* sampled mode's replay (tally.c): fills the
+					 * caches; the ordered mode's merger counts
+					 * nothing of it and leaves the clock alone */
 };
 
 /* ---- objects ---- */
@@ -505,6 +508,10 @@ struct mon_tally {
 	uint64_t due;		/* between bursts: at this tally the thread asks for
 				 * the next burst (0: it does not); the controller
 				 * sets it, the owner clears it */
+	uint32_t rpos;		/* the owner's: addresses it put in its ring */
+	uint32_t replay;	/* MON_REPLAY_*: the controller asks, the owner
+				 * replays (tally.c, mon_tally_replay) */
+	uint64_t replayed;	/* the owner's: accesses it replayed */
 	/* the second line: written by others */
 	uint64_t dropped __attribute__((aligned(64)));
 				/* of sim: logged, then dropped by the ordered mode's
@@ -527,6 +534,25 @@ void mon_smp_word_wake(void) MON_HIDDEN;
 /* A thread reached its due: the controller is asked for a burst (tally.c). */
 void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, cold));
 
+/*
+ * The warm-up's replay (docs/simulator.md, "Warm-up and the LLC"): between
+ * bursts each thread keeps the address of about one access in 256 (the
+ * one that makes a lane cross a multiple of 256, mon_tally_check) in a
+ * ring of MON_RING_LEN; before a warm-up the controller asks every thread
+ * that tallied to replay its ring through the simulator, oldest first, so
+ * that the L2 and the LLC hold what the gap used rather than what the last
+ * burst left. Rings for MON_RING_THREADS ids; id n uses ring n mod that.
+ */
+#define MON_RING_THREADS 256u
+#define MON_RING_LEN 8192u
+enum { MON_REPLAY_NONE, MON_REPLAY_ASKED, MON_REPLAY_BUSY };
+extern uint64_t *mon_ring_tab MON_HIDDEN;
+/* tally.c: the controller asks the nr slots' threads to replay and waits
+ * (lock let go meanwhile; *stop ends it; returns the us it took); the
+ * warm-up's end takes the requests back. */
+uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop) MON_HIDDEN;
+void mon_tally_replay_end(uint32_t nr) MON_HIDDEN;
+
 /* A thread's accesses between bursts: its lanes' sum (any thread). */
 static inline uint64_t mon_tally_sum(const struct mon_tally *s)
 {
@@ -538,12 +564,13 @@ static inline uint64_t mon_tally_sum(const struct mon_tally *s)
 }
 
 /* The cold parts of mon_tally_add (tally.c): a lane crossed a multiple
- * of 256 (is the due reached?); the thread's first access (mon_tslot). */
-void mon_tally_check(struct mon_tally *s) MON_HIDDEN __attribute__((noinline, cold));
-void mon_tally_first(uintptr_t mix, uint64_t n) MON_HIDDEN __attribute__((noinline, cold));
+ * of 256 (addr goes in the ring; a replay asked for; is the due
+ * reached?); the thread's first access (mon_tslot). */
+void mon_tally_check(struct mon_tally *s, uintptr_t addr) MON_HIDDEN __attribute__((noinline, cold));
+void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n) MON_HIDDEN __attribute__((noinline, cold));
 
 /*
- * Counts an access between bursts as n. mix picks the lane: the access's
+ * Counts an access to addr between bursts as n. mix picks the lane: the access's
  * address plus its hook's return address, so that neither a loop's
  * consecutive accesses (a word apart) nor an -O0 loop's reads and writes
  * of one stack slot (from different call sites) wait for each other. The
@@ -551,13 +578,13 @@ void mon_tally_first(uintptr_t mix, uint64_t n) MON_HIDDEN __attribute__((noinli
  * low byte, about once per 1,024 accesses). Both cold calls are tail
  * calls of the hooks: nothing to save on this path.
  */
-static inline void mon_tally_add(uintptr_t mix, uint64_t n)
+static inline void mon_tally_add(uintptr_t addr, uintptr_t mix, uint64_t n)
 {
 	struct mon_tally *s = mon_tslot;
 	uint64_t *v, now;
 
 	if (mon_unlikely(!s)) {
-		mon_tally_first(mix, n);
+		mon_tally_first(addr, mix, n);
 		return;
 	}
 	v = &s->lane[(mix >> 3) & (MON_TALLY_LANES - 1)];
@@ -565,7 +592,7 @@ static inline void mon_tally_add(uintptr_t mix, uint64_t n)
 	/* the owner is the only writer; the controller reads */
 	__atomic_store_n(v, now, __ATOMIC_RELAXED);
 	if (mon_unlikely((now & 255) < n))
-		mon_tally_check(s);
+		mon_tally_check(s, addr);
 }
 
 /* In the active branch of a hook, with mon_hot.sampling set: counts the
@@ -573,14 +600,15 @@ static inline void mon_tally_add(uintptr_t mix, uint64_t n)
  * counts a range line by line, so the ratios of counts to accesses
  * (sampled.c) weigh a 2 MiB memset as the 32,768 accesses it simulates,
  * not as one) and returns 1 when it must not be delivered (between
- * bursts). mix: mon_tally_add's. */
-static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n, uintptr_t mix)
+ * bursts). addr, mix: mon_tally_add's. */
+static inline int mon_sampled_skip(const struct mon_thread *t, uint64_t n, uintptr_t addr,
+				   uintptr_t mix)
 {
 	int tally = __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED);
 	struct mon_tally *s;
 
 	if (tally) {
-		mon_tally_add(mix, n);
+		mon_tally_add(addr, mix, n);
 		return 1;
 	}
 	/* by the table, not mon_tslot: a call to find the slot here would
@@ -612,11 +640,25 @@ static inline uint64_t mon_lines_of(uintptr_t addr, size_t sz)
 	return (uint64_t)((last >> MON_LINE_SHIFT) - (addr >> MON_LINE_SHIFT)) + 1;
 }
 
+/*
+ * A range of more than MON_RANGE_HEAD lines met in a burst is simulated for
+ * its first MON_RANGE_HEAD lines; the rest counts as accesses made in the
+ * burst but not simulated (a lane of the tally, as those the ordered mode's
+ * cut drops), which the burst's ratio estimates. Simulated whole, a 2 MiB
+ * memset was most of its burst's accesses and gave its ratio (nearly a miss
+ * per line) to the ten million accesses of the gap: gemm_blocked's C at
+ * 1.2-2.7 times its exact count in two runs of three (docs/simulator.md,
+ * "Heavy tails"). mon_sampled_range (tally.c): the bytes of [addr, addr +
+ * sz) to deliver, from addr (0: none, between bursts).
+ */
+#define MON_RANGE_HEAD 64u
+size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz) MON_HIDDEN;
+
 #define MON_TALLY_MIX(addr, pc) ((uintptr_t)(addr) + ((uintptr_t)(pc) << 1))
 #define MON_SAMPLED_SKIP(t, addr, pc) \
-	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, 1, MON_TALLY_MIX(addr, pc)))
+	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, 1, (uintptr_t)(addr), MON_TALLY_MIX(addr, pc)))
 #define MON_SAMPLED_SKIP_RANGE(t, addr, sz) \
-	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, mon_lines_of(addr, sz), (addr)))
+	(mon_unlikely(mon_hot.sampling) && mon_sampled_skip(t, mon_lines_of(addr, sz), (addr), (addr)))
 
 void mon_init(void) MON_HIDDEN;		/* idempotent; called from __tsan_init and interposers */
 int mon_initialized(void) MON_HIDDEN;

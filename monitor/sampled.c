@@ -9,8 +9,12 @@
  *     tally   a gap drawn uniformly from [p/2, 3p/2] (the jitter keeps
  *             the bursts from locking onto a loop's phases): the hooks
  *             count each access in the thread's tally slot and return;
- *     warm    warm_us of simulation whose counts are not used: the caches,
- *             TLBs and directory, stale from the last burst, refill;
+ *     replay  the threads that tallied replay the addresses their hooks
+ *             kept through the gap (tally.c, mon_tally_replay_ask; in host
+ *             order only);
+ *     warm    warm_us, less the replay's time, of simulation whose
+ *             counts are not used: the caches, TLBs and directory, stale
+ *             from the last burst, refill;
  *     S0      the hooks tally again while the set is read (the ordered
  *             mode's merger first merges what was logged: mon_seq_pause,
  *             mon_seq_sync), so the snapshot has exactly the warm-up's end;
@@ -74,6 +78,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -155,6 +160,8 @@ static struct {
 	uint32_t bursts_read;	/* bursts closed in the last reading's window */
 	double sim_all, calls_all;	/* for the fraction simulated (since the start) */
 	double win_sim, win_calls, stretch;	/* gap_stretch's window and factor */
+	int replay;		/* the threads replay their rings before a warm-up
+				 * (AMEBA_SAMPLED_REPLAY=0: not) */
 	int kick;		/* a set was armed: the next burst now */
 	uint32_t bursts_total;	/* measured since the start, over all sets */
 	/* the replaced set's last reading (a swap reads it, then arms) */
@@ -1304,7 +1311,7 @@ static void *ctl_main(void *arg)
 	mon_self = &ctl_self;
 	pthread_mutex_lock(&smp.lock);
 	for (;;) {
-		uint64_t p = smp.cfg.period_us;
+		uint64_t p = smp.cfg.period_us, w;
 
 		/* a burst at once: a short program gets one too; the gap in
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
@@ -1328,11 +1335,21 @@ static void *ctl_main(void *arg)
 				break;
 		}
 		smp.kick = 0;
+		w = smp.cfg.warm_us;
+		if (smp.burst_id && smp.replay && !mon_seq_engaged()) {
+			/* the replay (tally.c; host order only) is warm-up too:
+			 * the cycle costs what it did */
+			uint64_t d = mon_tally_replay_ask(tally_nr(), &smp.lock, &smp.stop);
+
+			w = d + w / 4 < w ? w - d : w / 4;
+		}
 		smp.phase = PH_WARM;
 		dues_clear();
 		release();
-		if (wait_us(smp.cfg.warm_us))
+		if (wait_us(w))
 			break;
+		if (smp.replay)
+			mon_tally_replay_end(tally_nr());
 		burst_begin();
 		if (wait_us(smp.cfg.burst_us))
 			break;
@@ -1393,6 +1410,11 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.sim_all = smp.calls_all = 0;
 	smp.win_sim = smp.win_calls = 0;
 	smp.stretch = 1;
+	{
+		const char *e = getenv("AMEBA_SAMPLED_REPLAY");
+
+		smp.replay = !(e && !strcmp(e, "0"));
+	}
 	/* between bursts from the start: tally before the hooks see sampling */
 	__atomic_store_n(&mon_hot.tally, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&mon_hot.sampling, 1, __ATOMIC_SEQ_CST);

@@ -501,6 +501,14 @@ static uint64_t merge_access(struct seq_log *l, const struct seq_ent *e)
 	if (!obj)
 		return 1;
 	ev.nr = 0;
+	if (mon_unlikely(e->flags & MON_ACC_WARM)) {
+		/* a replayed address (sampled mode): its thread's clock moved
+		 * by 8,192 misses while the others' did not ran the next
+		 * burst one thread at a time, and its cut dropped the rest */
+		ev.counts = NULL;
+		seq.inner->access(t, obj, e->addr, e->sz, e->flags, e->pc, &ev);
+		return 0;
+	}
 	if (mon_likely(e->v && !armed && slot >= 0)) {
 		uint64_t before = __atomic_load_n(&e->v[slot], __ATOMIC_RELAXED);
 
@@ -616,9 +624,9 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 
 		switch (e->kind) {
 		case SEQ_ACCESS:
-			if (drop)
+			if (drop && !(e->flags & MON_ACC_WARM))
 				drop_access(l);
-			else
+			else	/* a replayed address warms even past the cut */
 				l->clock += merge_access(l, e);
 			break;
 		case SEQ_REL:

@@ -1,8 +1,9 @@
 /*
  * tally.c - the hooks' side of sampled mode (docs/simulator.md, "Sampled
  * simulation"): the per-thread tally slots, the slot each thread finds on
- * its first access, the due a thread reaches between bursts, and the futex
- * word through which it wakes the controller (sampled.c).
+ * its first access, the due a thread reaches between bursts, the futex
+ * word through which it wakes the controller (sampled.c), and the rings of
+ * addresses a thread replays before a warm-up (mon.h, MON_RING_LEN).
  *
  * Everything here may run inside any hook: inside malloc, a signal handler,
  * or while the controller waits for the thread's log. So no lock and no
@@ -10,6 +11,8 @@
  * hooks tally, and errno is kept across the wake-up.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,6 +21,7 @@
 #include "mon.h"
 
 struct mon_tally *mon_tally_tab;
+uint64_t *mon_ring_tab;
 __thread struct mon_tally *mon_tslot;
 static struct mon_tally tslot_none;	/* ids from MON_TALLY_MAX on: nobody reads it */
 
@@ -30,7 +34,7 @@ uint32_t mon_smp_word;
 
 int mon_tally_alloc(void)
 {
-	void *p;
+	void *p, *r;
 
 	if (__atomic_load_n(&mon_tally_tab, __ATOMIC_ACQUIRE))
 		return 0;
@@ -38,6 +42,12 @@ int mon_tally_alloc(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	/* 16 MiB reserved, a thread's 64 KiB touched as it fills its ring;
+	 * none: no replay */
+	r = mmap(NULL, (size_t)MON_RING_THREADS * MON_RING_LEN * sizeof(uint64_t),
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r != MAP_FAILED)
+		__atomic_store_n(&mon_ring_tab, (uint64_t *)r, __ATOMIC_RELEASE);
 	__atomic_store_n(&mon_tally_tab, (struct mon_tally *)p, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -53,14 +63,74 @@ static struct mon_tally *tslot_find(const struct mon_thread *t)
 	return mon_tslot = t->id < MON_TALLY_MAX ? &c[t->id] : &tslot_none;
 }
 
-void mon_tally_first(uintptr_t mix, uint64_t n)
+void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n)
 {
 	if (tslot_find(mon_self))
-		mon_tally_add(mix, n);
+		mon_tally_add(addr, mix, n);
 }
 
-void mon_tally_check(struct mon_tally *s)
+/* The ring of the thread whose slot is s (NULL: none). */
+static uint64_t *ring_of(const struct mon_tally *s)
 {
+	uint64_t *r = __atomic_load_n(&mon_ring_tab, __ATOMIC_RELAXED);
+
+	if (!r || s == &tslot_none)
+		return NULL;
+	return r + ((size_t)(s - mon_tally_tab) & (MON_RING_THREADS - 1)) * MON_RING_LEN;
+}
+
+/*
+ * The controller asked (sampled.c, replay_ask): the thread's ring, oldest
+ * first, through the simulator as 8-byte reads - not counted (a warm-up's
+ * counts never are), not tallied (they are not the program's). It stops
+ * as soon as the controller takes the request back (the warm-up ends), so
+ * that no replayed access falls in a measured burst but the one under way.
+ */
+static void replay(struct mon_tally *s, const uint64_t *r)
+{
+	struct mon_thread *t = mon_self;
+	uint32_t end = s->rpos, n = end < MON_RING_LEN ? end : MON_RING_LEN, i;
+	uint32_t want = MON_REPLAY_ASKED;
+
+	if (!__atomic_compare_exchange_n(&s->replay, &want, MON_REPLAY_BUSY, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	for (i = end - n; t && !t->ignore && i != end; i++) {
+		if (__atomic_load_n(&s->replay, __ATOMIC_ACQUIRE) != MON_REPLAY_BUSY)
+			break;
+		mon_access(r[i & (MON_RING_LEN - 1)] & ~(uintptr_t)7, 8, MON_ACC_READ | MON_ACC_WARM, 0);
+	}
+	s->replayed += i - (end - n);
+	want = MON_REPLAY_BUSY;
+	__atomic_compare_exchange_n(&s->replay, &want, MON_REPLAY_NONE, 0, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+}
+
+void mon_tally_check(struct mon_tally *s, uintptr_t addr)
+{
+	uint64_t *r = ring_of(s);
+
+	if (r) {
+		/* a loop whose trip count is a multiple of 256 would have every
+		 * lane cross at the same addresses pass after pass: 0-255
+		 * counts move from one lane to another (the sum stays exact;
+		 * taken first, so that a reader in between sees a little less,
+		 * never more), and the next crossings fall anywhere */
+		uint32_t k = s->rpos++;
+		uint64_t m = ((k + (uint64_t)addr) * 0x9E3779B97F4A7C15ull) >> 56;
+		uint64_t *from = &s->lane[k & (MON_TALLY_LANES - 1)];
+		uint64_t *to = &s->lane[(k + 1) & (MON_TALLY_LANES - 1)];
+		uint64_t f = __atomic_load_n(from, __ATOMIC_RELAXED);
+
+		if (f >= m) {
+			__atomic_store_n(from, f - m, __ATOMIC_RELAXED);
+			__atomic_store_n(to, __atomic_load_n(to, __ATOMIC_RELAXED) + m,
+					 __ATOMIC_RELAXED);
+		}
+		r[k & (MON_RING_LEN - 1)] = addr;
+		if (mon_unlikely(__atomic_load_n(&s->replay, __ATOMIC_RELAXED) == MON_REPLAY_ASKED))
+			replay(s, r);
+	}
 	/* due - 1 wraps when 0 (none): never reached */
 	if (mon_tally_sum(s) > __atomic_load_n(&s->due, __ATOMIC_RELAXED) - 1)
 		mon_sampled_due(s);
@@ -80,4 +150,74 @@ void mon_sampled_due(struct mon_tally *c)
 	__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
 	if (!(__atomic_fetch_or(&mon_smp_word, 1, __ATOMIC_SEQ_CST) & 1))
 		mon_smp_word_wake();
+}
+
+size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
+{
+	uint64_t n = mon_lines_of(addr, sz);
+	struct mon_tally *s = mon_tally_tab;
+
+	if (n <= MON_RANGE_HEAD || __atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED) || !t || !s ||
+	    t->id >= MON_TALLY_MAX)
+		return mon_sampled_skip(t, n, addr, addr) ? 0 : sz;
+	s += t->id;
+	__atomic_store_n(&s->sim, __atomic_load_n(&s->sim, __ATOMIC_RELAXED) + MON_RANGE_HEAD,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->lane[0],
+			 __atomic_load_n(&s->lane[0], __ATOMIC_RELAXED) + n - MON_RANGE_HEAD,
+			 __ATOMIC_RELAXED);
+	return (((addr >> MON_LINE_SHIFT) + MON_RANGE_HEAD) << MON_LINE_SHIFT) - addr;
+}
+
+/*
+ * The controller's side of the replay (sampled.c's cycle; docs/simulator.md,
+ * "The replay"). Before a warm-up, while the threads still tally, each of
+ * the nr slots that tallied in the gap is asked to replay its ring at its
+ * next lane crossing; the warm-up begins when all are done, or after
+ * REPLAY_WAIT_US (a thread that went to sleep). A thread still replaying
+ * goes on into the warm-up; the warm-up's end takes every request back
+ * (mon_tally_replay_end). The replay stands in for the warming SMARTS gets
+ * by simulating the caches through the gaps: a 2 ms warm-up refills an L1
+ * but not a 2 MiB L2, and gemm_blocked's C, whose rows the L2 keeps across
+ * a 1.6M-access sweep, had 6-8 times its exact L2 misses. lock (held) is
+ * let go while it waits; *stop ends the wait. Returns the microseconds it
+ * took.
+ */
+#define REPLAY_WAIT_US 3000
+
+uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop)
+{
+	uint64_t t0 = mon_mono_ns(), end = t0 + REPLAY_WAIT_US * 1000ull;
+	uint32_t asked = 0;
+
+	for (uint32_t i = 0; mon_ring_tab && i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+
+		if (mon_tally_sum(c) > c->gc && c->rpos) {
+			__atomic_store_n(&c->replay, MON_REPLAY_ASKED, __ATOMIC_RELEASE);
+			asked++;
+		}
+	}
+	while (asked && !*stop && mon_mono_ns() < end) {
+		struct timespec ts = { 0, 100000 };
+
+		pthread_mutex_unlock(lock);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(lock);
+		asked = 0;
+		for (uint32_t i = 0; i < nr; i++)
+			asked += __atomic_load_n(&mon_tally_tab[i].replay, __ATOMIC_ACQUIRE) !=
+				 MON_REPLAY_NONE;
+	}
+	return (mon_mono_ns() - t0) / 1000;
+}
+
+void mon_tally_replay_end(uint32_t nr)
+{
+	for (uint32_t i = 0; mon_ring_tab && i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+
+		if (__atomic_load_n(&c->replay, __ATOMIC_RELAXED) != MON_REPLAY_NONE)
+			__atomic_store_n(&c->replay, MON_REPLAY_NONE, __ATOMIC_RELEASE);
+	}
 }

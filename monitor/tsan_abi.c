@@ -134,7 +134,7 @@
 	{								\
 		if (mon_unlikely(mon_active)) {				\
 			if (mon_likely(__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED))) \
-				mon_tally_add(MON_TALLY_MIX(addr, RET_PC), 1); \
+				mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
 			else						\
 				prefix##n##_on(addr, RET_PC);		\
 		}							\
@@ -187,11 +187,13 @@ DEFINE_ACCESS_ALL(DEFINE_ACCESS_PC, __tsan_write, WR)
 	do {								\
 		if (mon_unlikely(mon_active) && (sz)) {			\
 			struct mon_thread *t_ = mon_self;		\
+			size_t sz_ = (sz);				\
 									\
-			if (MON_SAMPLED_SKIP_RANGE(t_, (uintptr_t)(addr), (sz))) \
+			if (mon_unlikely(mon_hot.sampling) &&		\
+			    !(sz_ = mon_sampled_range(t_, (uintptr_t)(addr), sz_))) \
 				break;					\
 			if (!(t_ && t_->ignore))			\
-				mon_access((uintptr_t)(addr), (sz), (flags), (pc)); \
+				mon_access((uintptr_t)(addr), sz_, (flags), (pc)); \
 		}							\
 	} while (0)
 

@@ -27,12 +27,20 @@ void mon_sampled_due(struct mon_tally *c)
 {
 	(void)c;
 }
-void mon_tally_check(struct mon_tally *s)
+void mon_tally_check(struct mon_tally *s, uintptr_t addr)
 {
 	(void)s;
+	(void)addr;
 }
-void mon_tally_first(uintptr_t mix, uint64_t n)
+size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
 {
+	(void)t;
+	(void)addr;
+	return sz;
+}
+void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n)
+{
+	(void)addr;
 	(void)mix;
 	(void)n;
 }

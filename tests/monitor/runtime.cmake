@@ -57,6 +57,9 @@ add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
 ameba_runtime_test(test_sampled)
 add_test(NAME runtime_sampled COMMAND ${AMEBA_TEST_BIN}/test_sampled)
 set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 300)
+ameba_runtime_test(test_replay)
+add_test(NAME runtime_sampled_replay COMMAND ${AMEBA_TEST_BIN}/test_replay)
+set_tests_properties(runtime_sampled_replay PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 120)
 
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).
