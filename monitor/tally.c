@@ -80,9 +80,11 @@ static uint64_t *ring_of(const struct mon_tally *s)
 }
 
 /*
- * The controller asked (sampled.c, replay_ask): the thread's ring, oldest
- * first, through the simulator as 8-byte reads - not counted (a warm-up's
- * counts never are), not tallied (they are not the program's). It stops
+ * The controller asked (mon_tally_replay_ask, below): the thread's ring,
+ * oldest first, through the simulator as 8-byte reads - not counted (a
+ * warm-up's counts never are), not tallied (they are not the program's),
+ * and not made while the ordered mode is engaged (the controller does not
+ * ask then; docs/simulator.md, "The replay"). It stops
  * as soon as the controller takes the request back (the warm-up ends), so
  * that no replayed access falls in a measured burst but the one under way.
  */
