@@ -39,6 +39,7 @@
 #include "sim/sim_core.h"	/* sim_hit: the simulator's L1 hit path, inline */
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
+static int settle_cold;		/* mon_backend_sim_sampled */
 
 /* The counter slot of each metric: its position in sim_metrics, which
  * mon_counts_configure keeps (checked at activation). Constants, so that
@@ -140,6 +141,7 @@ static int sim_activate(void)
 			mon_log("sim: %s", line);
 		}
 	}
+	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -1408,6 +1410,28 @@ void mon_backend_sim_forget(struct mon_thread *t)
 		return;
 	memset(c->l0.tag, 0, sizeof(c->l0.tag));
 	c->cur_tag[0] = c->cur_tag[1] = 0;
+}
+
+void mon_backend_sim_sampled(int on)
+{
+	struct mon_sim *s;
+
+	__atomic_store_n(&settle_cold, on, __ATOMIC_RELAXED);
+	s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+	if (s)
+		mon_sim_settle_cold(s, on);
+}
+
+uint64_t mon_backend_sim_l2_lines(void)
+{
+	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+	const struct mri_geom *g = s ? mon_sim_geom_of(s) : NULL;
+
+	if (!g)
+		return 0;
+	/* without an L2 the L1 is the private level to refresh */
+	return g->l2.sz_bytes ? g->l2.sz_bytes / g->l2.line_bytes
+			      : g->l1d.sz_bytes / g->l1d.line_bytes;
 }
 
 void mon_backend_sim_after_fork(void)

@@ -518,6 +518,7 @@ struct mon_tally {
 				 * merger at a burst's end (seq.c; the merger writes it) */
 	uint64_t gc, wc;	/* the controller's: tally at the gap's start and at
 				 * the warm-up's (the thread's rate, sampled.c) */
+	uint64_t ws;		/* the controller's: sim at the warm-up's start */
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
 
@@ -937,6 +938,11 @@ int mon_backend_sim_whatif_wanted(void) MON_HIDDEN;
 void mon_backend_sim_whatif_json(FILE *f) MON_HIDDEN;
 /* In a forked child: releases simulator locks and cores of lost threads. */
 void mon_backend_sim_after_fork(void) MON_HIDDEN;
+/* Sampled mode on or off (sampled.c): the simulator settles the LLC misses
+ * of sets it has not filled (mon_sim_settle_cold). */
+void mon_backend_sim_sampled(int on) MON_HIDDEN;
+/* The simulated L2's lines (the L1's without an L2; 0: no simulator). */
+uint64_t mon_backend_sim_l2_lines(void) MON_HIDDEN;
 /* t's simulated core forgets the objects its remembered lines name (the
  * line entry's tags): before records t held are recycled. t's own thread,
  * or the merger's when t's log is merged. */

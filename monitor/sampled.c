@@ -14,11 +14,14 @@
  *             order only);
  *     warm    warm_us, less the replay's time, of simulation whose
  *             counts are not used: the caches, TLBs and directory, stale
- *             from the last burst, refill;
+ *             from the last burst, refill; in host order until each
+ *             thread simulated warm_min accesses too (warm_floor), the
+ *             time it adds taken out of the burst;
  *     S0      the hooks tally again while the set is read (the ordered
  *             mode's merger first merges what was logged: mon_seq_pause,
  *             mon_seq_sync), so the snapshot has exactly the warm-up's end;
- *     burst   burst_us of simulation, measured;
+ *     burst   burst_us of simulation (less what warm_floor added, half
+ *             of it at most), measured;
  *     S1      as S0; the burst's counts are S1 - S0, per counter and per
  *             thread, and its accesses the simulated tally's growth.
  *   Time rather than accesses sets the lengths: the hooks then cost the
@@ -86,6 +89,7 @@
 #include <unistd.h>
 
 #include "mon.h"
+#include "sampled_est.h"
 #include "seq.h"
 
 /* what the per-thread rows may hold at most, in doubles over all threads */
@@ -109,8 +113,6 @@ struct smp_thread {
 
 enum smp_phase { PH_TALLY, PH_WARM, PH_MEASURE };
 
-#define SMP_SNAPS 8		/* steps of a gap (gap_phi); twice as many when the
-				 * threads' dues may end it first */
 
 static struct {
 	pthread_mutex_t lock;
@@ -162,6 +164,8 @@ static struct {
 	double win_sim, win_calls, stretch;	/* gap_stretch's window and factor */
 	int replay;		/* the threads replay their rings before a warm-up
 				 * (AMEBA_SAMPLED_REPLAY=0: not) */
+	uint64_t warm_min;	/* the warm-up's floor in accesses per thread
+				 * (warm_floor; AMEBA_SAMPLED_WARM_MIN) */
 	int kick;		/* a set was armed: the next burst now */
 	uint32_t bursts_total;	/* measured since the start, over all sets */
 	/* the replaced set's last reading (a swap reads it, then arms) */
@@ -348,38 +352,6 @@ static void adopt_locked(uint64_t gen, uint32_t nr)
 		smp.est[i] = (double)smp.tmp[i];
 }
 
-/* Open addressing over counter keys: index + 1 (0: empty). Keys of
- * counters with only[i] == 0 are left out (only NULL: all). NULL when out
- * of memory. */
-static uint32_t *ktab_make(const uint64_t *keys, uint32_t nr, const double *only, uint32_t *cap)
-{
-	uint32_t *tab;
-
-	for (*cap = 16; *cap < 2 * nr; *cap *= 2)
-		;
-	if (!(tab = mon_calloc(*cap, sizeof(*tab))))
-		return NULL;
-	for (uint32_t i = 0; i < nr; i++) {
-		uint32_t h = (uint32_t)(keys[i] ^ (keys[i] >> 32)) & (*cap - 1);
-
-		if (only && !only[i])
-			continue;
-		while (tab[h])
-			h = (h + 1) & (*cap - 1);
-		tab[h] = i + 1;
-	}
-	return tab;
-}
-
-/* The index + 1 of key in tab (made of keys), or 0. */
-static uint32_t ktab_find(const uint32_t *tab, uint32_t cap, const uint64_t *keys, uint64_t key)
-{
-	for (uint32_t h = (uint32_t)(key ^ (key >> 32)) & (cap - 1); tab[h]; h = (h + 1) & (cap - 1))
-		if (keys[tab[h] - 1] == key)
-			return tab[h];
-	return 0;
-}
-
 /*
  * The last set's counters that go on in the new one (the same key, a swap
  * having read the last set): each takes the old counter's ratios and the
@@ -428,10 +400,10 @@ static uint32_t carry_give(const struct smp_carry *c, const uint64_t *keys, uint
 {
 	uint32_t cap, got = 0, *tab;
 
-	if (!c->nr || !keys || !(tab = ktab_make(c->keys, c->nr, c->cont, &cap)))
+	if (!c->nr || !keys || !(tab = smp_ktab_make(c->keys, c->nr, c->cont, &cap)))
 		return 0;
 	for (uint32_t j = 0; j < nr; j++) {
-		uint32_t i = ktab_find(tab, cap, c->keys, keys[j]);
+		uint32_t i = smp_ktab_find(tab, cap, c->keys, keys[j]);
 
 		if (!i--)
 			continue;
@@ -586,63 +558,6 @@ static void row_s1(uint32_t id, const uint64_t *vals, const uint64_t *before, ui
 	}
 }
 
-/*
- * The weight of the variance of a gap's estimate in G^2 d^2: w (1 - w),
- * w the weight of the burst before (weight()), or 1/12 at least (a phase
- * change falling uniformly in the gap, when one burst weighs nearly all).
- */
-static double weight(double a);
-
-static double gap_weight(double a0, double a1)
-{
-	double w = a0 + a1 > 0 ? weight(a0) / (weight(a0) + weight(a1)) : 0.5;
-
-	return w * (1 - w) > 1.0 / 12 ? w * (1 - w) : 1.0 / 12;
-}
-
-/*
- * A burst whose a accesses simulated, of the b its threads made, are too
- * few to give a ratio: the ordered mode's cut dropped nearly all (a thread
- * just born or descheduled had logged nothing), a few accesses decide
- * nothing. Its accesses wait for the next burst with the gap's.
- */
-#define SMP_MIN_BURST 1024
-static int too_few(double a, double b)
-{
-	return a < SMP_MIN_BURST && 2 * a < b;
-}
-
-/*
- * A burst of at least SMP_FULL_BURST accesses simulated weighs as much as
- * any other in a gap's pooled ratio, a smaller one in proportion: weighing
- * by the accesses simulated (the ratio estimator's way) gave a gap across
- * a phase change mostly to the phase that simulates faster (a stream over
- * a random walk, at several times the accesses per burst).
- */
-#define SMP_FULL_BURST 4096
-
-/*
- * The pooled ratio of the last burst and this one, for the accesses n
- * since the last burst (or its cut) and those the cut dropped from this
- * one; x, a: this burst's count and accesses; *r, *rp, ap: the last
- * burst's ratio, the last pooled ratio and the last burst's accesses
- * (ap = 0: none). Returns the estimate; *r and *rp move on.
- */
-static double weight(double a)
-{
-	return a < SMP_FULL_BURST ? a / SMP_FULL_BURST : 1;
-}
-
-static double pool(double n, double x, double a, double ap, double phi, double *r, double *rp)
-{
-	double w0 = ap > 0 ? weight(ap) : 0, w1 = weight(a), r0 = *r, r1 = x / a;
-	double before = w0 * r0 + (1 - w0) * r1, after = w1 * r1 + (1 - w1) * r0;
-
-	*r = r1;
-	*rp = after;
-	return n * (phi * before + (1 - phi) * after) + x;
-}
-
 /* Every thread's accesses (both tally slots), summed. */
 static double calls_sum(void)
 {
@@ -651,77 +566,6 @@ static double calls_sum(void)
 	for (uint32_t i = 0; i < smp.nr_thr; i++)
 		c += (double)calls_of(i);
 	return c;
-}
-
-/*
- * Of a gap's accesses, the fraction before its phase change, from the
- * controller's snapshots of every thread's accesses (smp.snap: at the last
- * burst's end, then through the gap at equal steps, and where a thread's
- * due ended it), s0: the accesses at this burst's S0. A program whose
- * phases run at different speeds changes its rate of accesses where it
- * changes phase: the split of the steps into two runs whose mean rates
- * differ most, when they differ by more than a quarter and by 3 standard
- * deviations of the steps about their run's mean, puts the change there;
- * otherwise at the gap's midpoint in time. Splitting at the midpoint
- * whatever the rates gave a fast phase's many accesses the slow one's
- * ratio half the time (a stream before a random walk: +5% on all misses).
- * Rates, not counts: the last step of a gap a due ended is short, and
- * holds the fast stretch that reached the due.
- */
-static double gap_phi(double s0)
-{
-	uint32_t m = smp.nsnap ? smp.nsnap - 1 : 0, best = 0;
-	double d[2 * SMP_SNAPS], w[2 * SMP_SNAPS], g = s0 - (smp.nsnap ? smp.snap[0] : s0);
-	double before, score = 0, span, half;
-
-	if (g <= 0 || m < 1 || smp.snap_ns[m] <= smp.snap_ns[0])
-		return 0.5;
-	span = (double)(smp.snap_ns[m] - smp.snap_ns[0]);
-	/* each step's rate, in accesses per mean step; weighed by its length */
-	for (uint32_t k = 0; k < m; k++) {
-		double dt = (double)(smp.snap_ns[k + 1] - smp.snap_ns[k]);
-
-		w[k] = dt * m / span;
-		d[k] = w[k] > 0 ? (smp.snap[k + 1] - smp.snap[k]) / w[k] : 0;
-	}
-	for (uint32_t sp = 1; sp < m; sp++) {
-		double m1 = 0, m2 = 0, w1 = 0, w2 = 0, ss = 0, sc;
-
-		for (uint32_t k = 0; k < m; k++) {
-			*(k < sp ? &m1 : &m2) += d[k] * w[k];
-			*(k < sp ? &w1 : &w2) += w[k];
-		}
-		if (w1 <= 0 || w2 <= 0)
-			continue;
-		m1 /= w1;
-		m2 /= w2;
-		for (uint32_t k = 0; k < m; k++)
-			ss += w[k] * (d[k] - (k < sp ? m1 : m2)) * (d[k] - (k < sp ? m1 : m2));
-		sc = w1 * w2 * (m1 - m2) * (m1 - m2);
-		/* a step, not noise: each side's steps close to their mean (a
-		 * contended CPU makes the rate wander without a phase change) */
-		if (sc > score && fabs(m1 - m2) > 0.25 * (m1 > m2 ? m1 : m2) &&
-		    (m1 - m2) * (m1 - m2) > 9 * ss / (m > 2 ? m - 2 : 1)) {
-			score = sc;
-			best = sp;
-		}
-	}
-	if (best) {
-		before = smp.snap[best] - smp.snap[0];
-	} else {
-		/* the midpoint in time, between the snapshots around it */
-		half = (double)smp.snap_ns[0] + span / 2;
-		before = 0;
-		for (uint32_t k = 0; k < m; k++)
-			if ((double)smp.snap_ns[k + 1] >= half) {
-				double f = ((half - (double)smp.snap_ns[k]) /
-					    (double)(smp.snap_ns[k + 1] - smp.snap_ns[k]));
-
-				before = smp.snap[k] - smp.snap[0] + f * (smp.snap[k + 1] - smp.snap[k]);
-				break;
-			}
-	}
-	return before / g > 1 ? 1 : before / g;
 }
 
 /* A burst ended: each thread's row, what it did since its row's mark
@@ -736,11 +580,11 @@ static void rows_close(void)
 		double a = t->a, b = s1c > t->s0c ? (double)(s1c - t->s0c) : 0;
 		double n = (t->s0c > t->rmark ? (double)(t->s0c - t->rmark) : 0) + b - a;
 
-		if (too_few(a, b) || (a <= 0 && !t->ap) || !thr_vec(&t->r) || !thr_vec(&t->rp) ||
+		if (smp_too_few(a, b) || (a <= 0 && !t->ap) || !thr_vec(&t->r) || !thr_vec(&t->rp) ||
 		    !thr_vec(&t->est))
 			continue;
 		for (uint32_t i = 0; i < smp.nr; i++)
-			t->est[i] += a > 0 ? pool(n, t->bx ? t->bx[i] : 0, a, t->ap, smp.phi, &t->r[i],
+			t->est[i] += a > 0 ? smp_pool(n, t->bx ? t->bx[i] : 0, a, t->ap, smp.phi, &t->r[i],
 						  &t->rp[i])
 					   : n * t->rp[i];
 		if (a > 0)
@@ -792,7 +636,7 @@ static void burst_end(void)
 		b += s1c > t->s0c ? (double)(s1c - t->s0c) : 0;
 		n += t->s0c > t->mark ? (double)(t->s0c - t->mark) : 0;
 	}
-	if (too_few(a, b)) {
+	if (smp_too_few(a, b)) {
 		smp.sim_all += a;
 		smp.s0_gen = 0;
 		return;		/* no burst: all of it waits for the next */
@@ -802,7 +646,7 @@ static void burst_end(void)
 
 		for (uint32_t i = 0; i < smp.nr_thr; i++)
 			s0 += (double)smp.thr[i].s0c;
-		smp.phi = gap_phi(s0);
+		smp.phi = smp_gap_phi(smp.snap, smp.snap_ns, smp.nsnap, s0);
 	}
 	/* to estimate: the gap and what the cut dropped */
 	n += b - (a > 0 ? a : 0);
@@ -842,12 +686,12 @@ static void burst_end(void)
 				 * before it pooled with it */
 				double rw = smp.wa > 0 ? smp.wx[i] / smp.wa : 0;
 
-				smp.est[i] += pool(nn, x, a, smp.wa, smp.phi, &rw, &smp.rp[i]);
+				smp.est[i] += smp_pool(nn, x, a, smp.wa, smp.phi, &rw, &smp.rp[i]);
 				smp.r[i] = rw;
 			} else {
-				smp.est[i] += pool(nn, x, a, smp.apj[i], smp.phi, &smp.r[i], &smp.rp[i]);
+				smp.est[i] += smp_pool(nn, x, a, smp.apj[i], smp.phi, &smp.r[i], &smp.rp[i]);
 				d2 = (smp.r[i] - r0) * (smp.r[i] - r0);
-				smp.var[i] += nn * nn * d2 * gap_weight(smp.apj[i], a);
+				smp.var[i] += nn * nn * d2 * smp_gap_weight(smp.apj[i], a);
 				smp.d2[i] = d2;
 				smp.dn[i]++;
 			}
@@ -1096,10 +940,10 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	for (uint32_t i = 0; i < smp.nr; i++)
 		smp.cont[i] = 0;
 	if (smp.gen && smp.keys && keys && nr) {
-		uint32_t cap, *tab = ktab_make(keys, nr, NULL, &cap);
+		uint32_t cap, *tab = smp_ktab_make(keys, nr, NULL, &cap);
 
 		for (uint32_t i = 0; tab && i < smp.nr; i++)
-			smp.cont[i] = ktab_find(tab, cap, keys, smp.keys[i]) != 0;
+			smp.cont[i] = smp_ktab_find(tab, cap, keys, smp.keys[i]) != 0;
 		mon_free(tab);
 	}
 	if (smp.phase == PH_MEASURE) {
@@ -1247,6 +1091,7 @@ static void dues_clear(void)
 
 		__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
 		c->wc = mon_tally_sum(c);
+		c->ws = __atomic_load_n(&c->sim, __ATOMIC_RELAXED);
 	}
 	smp.warm_ns = mon_mono_ns();
 }
@@ -1305,18 +1150,55 @@ static uint64_t gap_stretch(uint64_t g)
 	return (uint64_t)((double)g * smp.stretch);
 }
 
+/*
+ * The warm-up's floor in accesses (docs/simulator.md, "Warm-up in
+ * accesses"): a warm-up measured in time simulates few accesses where the
+ * simulation is slow, and an L2 line re-read every 100,000 accesses
+ * (gemm_blocked's A: a tile re-read once per column block) stays cold in
+ * it and misses in the burst. So after its time the warm-up goes on until
+ * every thread that simulated in it has simulated smp.warm_min accesses,
+ * for half a burst at most (the caller takes it out of the burst: the
+ * cycle costs what it did; a thread that blocks mid-warm-up does not hold
+ * the burst back). Host order only (the caller): in the ordered mode two
+ * threads' warm-ups share the merger, and fs_loop's ran to the limit every
+ * cycle for a working set of a few lines. 1 when stopped.
+ */
+#define SMP_WARM_STEP_US 200
+static int warm_floor(void)
+{
+	uint64_t end = mon_mono_ns() + smp.cfg.burst_us / 2 * 1000;
+
+	while (smp.warm_min && smp.phase == PH_WARM && mon_mono_ns() < end) {
+		uint32_t nr = tally_nr(), behind = 0;
+
+		for (uint32_t i = 0; i < nr && !behind; i++) {
+			const struct mon_tally *c = &mon_tally_tab[i];
+			uint64_t n = __atomic_load_n(&c->sim, __ATOMIC_RELAXED) - c->ws;
+
+			behind = n && n < smp.warm_min;
+		}
+		if (!behind)
+			break;
+		if (wait_us(SMP_WARM_STEP_US < smp.cfg.burst_us / 4 ? SMP_WARM_STEP_US
+								     : smp.cfg.burst_us / 4 + 1))
+			return 1;
+	}
+	return smp.stop;
+}
+
 static void *ctl_main(void *arg)
 {
 	(void)arg;
 	mon_self = &ctl_self;
 	pthread_mutex_lock(&smp.lock);
 	for (;;) {
-		uint64_t p = smp.cfg.period_us, w;
+		uint64_t p = smp.cfg.period_us, w, t_floor, burst_us;
 
 		/* a burst at once: a short program gets one too; the gap in
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
 		if (smp.burst_id) {
 			uint64_t g = gap_stretch(p / 2 + rng_next() % (p + 1));
+
 			uint32_t steps = dues_arm(g) ? 2 * SMP_SNAPS : SMP_SNAPS;
 			int stopped = 0, due = 0;
 
@@ -1348,10 +1230,20 @@ static void *ctl_main(void *arg)
 		release();
 		if (wait_us(w))
 			break;
+		t_floor = mon_mono_ns();
+		if (!mon_seq_engaged() && warm_floor())
+			break;
+		{
+			/* what the floor added comes out of the burst (half of
+			 * it at most): the cycle costs what it did */
+			uint64_t over = (mon_mono_ns() - t_floor) / 1000, b = smp.cfg.burst_us;
+
+			burst_us = over < b / 2 ? b - over : b - b / 2;
+		}
 		if (smp.replay)
 			mon_tally_replay_end(tally_nr());
 		burst_begin();
-		if (wait_us(smp.cfg.burst_us))
+		if (wait_us(burst_us))
 			break;
 		burst_end();
 	}
@@ -1412,8 +1304,29 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.stretch = 1;
 	{
 		const char *e = getenv("AMEBA_SAMPLED_REPLAY");
+		char *end;
 
 		smp.replay = !(e && !strcmp(e, "0"));
+		/* 4 times the L2's lines (the design preset's 2 MiB: 131,072) */
+		smp.warm_min = 4 * mon_backend_sim_l2_lines();
+		e = getenv("AMEBA_SAMPLED_WARM_MIN");
+		if (e && *e) {
+			unsigned long long v = strtoull(e, &end, 10);
+
+			if (!*end)
+				smp.warm_min = v;
+			else
+				mon_log("AMEBA_SAMPLED_WARM_MIN=%s: not a number of accesses "
+					"(e.g. 131072; 0 turns the floor off); using %llu", e,
+					(unsigned long long)smp.warm_min);
+		}
+	}
+	{
+		/* AMEBA_SAMPLED_COLD_LLC=0: every LLC miss counts, as in the
+		 * exact mode (for measuring what the settling does) */
+		const char *e = getenv("AMEBA_SAMPLED_COLD_LLC");
+
+		mon_backend_sim_sampled(!(e && !strcmp(e, "0")));
 	}
 	/* between bursts from the start: tally before the hooks see sampling */
 	__atomic_store_n(&mon_hot.tally, 1, __ATOMIC_SEQ_CST);
@@ -1460,6 +1373,7 @@ void mon_sampled_stop(void)
 	mon_seq_pause(0);
 	__atomic_store_n(&mon_hot.sampling, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&mon_hot.tally, 0, __ATOMIC_SEQ_CST);
+	mon_backend_sim_sampled(0);
 	pthread_mutex_unlock(&smp.lock);
 }
 
@@ -1482,6 +1396,7 @@ void mon_sampled_exit(void)
 void mon_sampled_after_fork(void)
 {
 	/* only the forking thread lives on: no controller, no lock holder */
+	mon_backend_sim_sampled(0);	/* and it simulates every access */
 	pthread_mutex_init(&smp.lock, NULL);
 	pthread_cond_init(&smp.wake, NULL);
 	smp.cond_ready = 0;

@@ -1242,6 +1242,11 @@ void mon_sim_core_sync(struct mon_sim_core *c, struct mon_sim_events *ev)
 	sim_core_exit(c, locked);
 }
 
+void mon_sim_settle_cold(struct mon_sim *s, int on)
+{
+	__atomic_store_n(&s->settle_cold, on, __ATOMIC_RELAXED);
+}
+
 void mon_sim_after_fork(struct mon_sim *s)
 {
 	s->create_lock = 0;

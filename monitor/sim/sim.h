@@ -166,6 +166,17 @@ int mon_sim_page_info(struct mon_sim *s, uintptr_t addr, struct mon_sim_page *ou
  */
 void mon_sim_after_fork(struct mon_sim *s);
 
+/*
+ * Sampled mode (on 1): an LLC miss that fills a way never filled before
+ * (the set is not full: the simulator has not seen enough of the program
+ * there to know) is settled by the core's miss ratio in full sets, 0 while
+ * it has fewer than 1,024 such references: between bursts the program ran
+ * natively, and a line it used then is in the real LLC but was never in
+ * the simulated one (docs/simulator.md, "Cold LLC sets"). Off (0), the
+ * default, every miss counts: the exact mode's compulsory misses.
+ */
+void mon_sim_settle_cold(struct mon_sim *s, int on);
+
 /* Counters of the simulator's own health (never on the per-access path). */
 struct mon_sim_stats {
 	uint64_t ring_overflows;	/* mailbox full: a core resynchronised */

@@ -458,6 +458,43 @@ static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t 
 	return sim_find_in(b + L->keys_off, L->assoc, line);
 }
 
+/*
+ * Sampled mode (mon_sim_settle_cold): a miss in a set of the LLC that was
+ * not full (full: 0 when the line filled an empty way) has an outcome the
+ * simulator cannot know - the program ran natively between bursts, and the
+ * line may be in the real LLC since - so it is settled by the core's miss
+ * ratio over the references to full sets, dithered so that the settled
+ * misses add up (0 misses while fewer than SIM_COLD_MIN were known: a
+ * program whose data never fills the LLC misses only on first touches).
+ * The line is filled either way. 1: a known hit or miss, or a settled
+ * miss; 0: settled as a hit.
+ */
+#define SIM_COLD_MIN 1024
+static inline int llc_settle(struct mon_sim_core *c, int miss, int full)
+{
+	if (full) {
+		c->llc_known++;
+		c->llc_known_miss += (uint64_t)miss;
+		return 1;
+	}
+	if (c->llc_known < SIM_COLD_MIN)
+		return 0;
+	c->llc_cold_credit += c->llc_known_miss;
+	if (c->llc_cold_credit < c->llc_known)
+		return 0;
+	c->llc_cold_credit -= c->llc_known;
+	return 1;
+}
+
+/* A miss settled as an LLC hit: the page is still placed (first touch) */
+static __attribute__((noinline)) int llc_cold_hit(struct mon_sim_core *c, uint64_t line)
+{
+	struct mon_sim_events scratch;
+
+	(void)mem_access(c, line, &scratch);
+	return SIM_SRV_LLC;
+}
+
 /* Reads line through c's node LLC (filling it on a miss) or memory. */
 int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		     struct mon_sim_events *ev)
@@ -480,6 +517,8 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);
+		if (sim_unlikely(s->settle_cold) && !llc_settle(c, w < 0, w >= 0 || victim != 0))
+			return llc_cold_hit(c, line);
 		return w >= 0 ? SIM_SRV_LLC : mem_access(c, line, ev);
 	}
 	int w = sim_find_in(keys, L->assoc, line);
@@ -487,14 +526,19 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	if (w >= 0) {
 		sim_touch_in(rs, L->repl, L->plru_levels, (uint32_t)w, &b[1]);
 		llc_unlock_set(c, b);
+		if (sim_unlikely(s->settle_cold))
+			llc_settle(c, 0, 1);
 		return SIM_SRV_LLC;
 	}
 	uint32_t v = sim_victim_in(keys, rs, L->repl, L->assoc, L->plru_levels);
+	int full = keys[v] != 0;
 	if (SIM_ST(keys[v]) == SIM_M)
 		f->nr_wb++;	/* dirty LLC victim to memory */
 	keys[v] = SIM_KEY(line) | SIM_S;
 	sim_touch_in(rs, L->repl, L->plru_levels, v, &b[1]);
 	llc_unlock_set(c, b);
+	if (sim_unlikely(s->settle_cold) && !llc_settle(c, 1, full))
+		return llc_cold_hit(c, line);
 	return mem_access(c, line, ev);
 }
 

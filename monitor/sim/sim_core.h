@@ -607,6 +607,10 @@ struct mon_sim_core {
 	struct sim_shadow shadow;
 	struct sim_seen seen;
 	uint64_t seen_overflows;
+	/* sampled mode's cold LLC sets (sim_llc_fetch, settle_cold): this
+	 * core's LLC references in full sets (known) and their misses, and
+	 * the dither that settles a miss in a set not yet full */
+	uint64_t llc_known, llc_known_miss, llc_cold_credit;
 	uint64_t ring_overflows;	/* atomic, by producers */
 };
 
@@ -707,6 +711,7 @@ struct mon_sim {
 	struct sim_dir dir;
 	struct sim_pages pages;
 	struct sim_owners own;
+	int settle_cold;		/* mon_sim_settle_cold: sampled mode */
 };
 
 /*

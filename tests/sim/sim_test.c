@@ -944,6 +944,54 @@ static void test_geometry(void)
 	}
 }
 
+/* ---- sampled mode's cold LLC sets (mon_sim_settle_cold) ---- */
+static void test_settle_cold(void)
+{
+	/* L1 one line (every access below reaches the LLC), LLC 64 sets of 2
+	 * ways: sets 0 and 1 get the known references, the rest stay cold */
+	struct mri_geom g = small_geom(LINE, 1);
+	g.llc = (struct mri_geom_cache){ 128 * LINE, 2, LINE, MRI_GEOM_LRU };
+	static const int round[] = { 0, 1, 64, 65, 129 };	/* set 0: 0, 64; set 1: 1, 65, 129 */
+	struct mon_sim_events ev;
+
+	for (int on = 0; on < 2; on++) {
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		uint64_t miss = 0, first = 0, late = 0;
+
+		mon_sim_settle_cold(s, on);
+		/* 250 rounds: set 0's two lines hit, set 1's three lines thrash
+		 * its two ways (a miss each); the first round fills empty ways */
+		for (int r = 0; r < 250; r++)
+			for (size_t i = 0; i < sizeof(round) / sizeof(round[0]); i++) {
+				mon_sim_access(c, BASE + (uintptr_t)round[i] * LINE, 8, 0, 0, &ev);
+				if (r == 0)
+					first += ev.llc_miss;
+				else if (r == 249)
+					late += ev.llc_miss;
+			}
+		/* exact: 5 first touches; settled: fewer than 1,024 known
+		 * references yet, so the fills of empty ways are hits, but for
+		 * 129, which evicts from a full set */
+		CHECK_EQ_U64(first, on ? 1 : 5);
+		CHECK_EQ_U64(late, 3);	/* full sets: counted as ever */
+		/* 124 cold fills (sets 2..63, two ways each): all misses when
+		 * exact; settled by the known ratio, 3 in 5 (+-1 for the dither) */
+		for (int l = 2; l < 64; l++)
+			for (int w = 0; w < 2; w++) {
+				mon_sim_access(c, BASE + (uintptr_t)(l + 64 * w) * LINE, 8, 0, 0, &ev);
+				miss += ev.llc_miss;
+				if (on && !ev.llc_miss)
+					CHECK(ev.est_cycles == test_lat.llc_hit);	/* an LLC hit's latency */
+			}
+		if (on)
+			CHECK(miss >= 74 && miss <= 75);
+		else
+			CHECK_EQ_U64(miss, 124);
+		mon_sim_destroy(s);
+	}
+}
+
 int main(void)
 {
 	test_lru_order();
@@ -964,5 +1012,6 @@ int main(void)
 	test_resync();
 	test_determinism();
 	test_geometry();
+	test_settle_cold();
 	return check_done();
 }
