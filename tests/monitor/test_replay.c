@@ -12,11 +12,12 @@
  * Sampled with the replay and without (AMEBA_SAMPLED_REPLAY=0), the L2
  * misses of the sweeps are estimated and compared with that count.
  * Without the replay a burst finds the L2 as old bursts left it, and
- * most lines it reads first miss (8.4-12 times the exact count measured,
- * with a 20 us warm-up); the replay keeps one access in 256, so it warms
- * the lines it sampled, about half of them here (8 reads per line per
- * sweep): 4.7-6.5 times. A third run checks the warm-up's floor in
- * accesses instead (no replay): 0.8-1.8 times.
+ * most lines it reads first miss (3.6-8.6 times the exact count measured,
+ * with a 20 us warm-up and 6 ms bursts); the replay keeps one access in
+ * 256, so it warms the lines it sampled, about half of them here (8 reads
+ * per line per sweep): 2.3-3.5 times. A third run checks the warm-up's
+ * floor in accesses instead (no replay): 0.75-2.2 times (the floor may
+ * take half a burst: 3 ms, a sweep even with both CPUs busy).
  * Checked: the replay ran before the warm-ups, a full ring each; it
  * changes no count of accesses (replayed reads are neither tallied nor
  * counted: the accesses' estimate within 1%); the L2 estimates are both
@@ -60,7 +61,7 @@ static struct outcome run(int on, int floor)
 	/* a warm-up of 20 us simulates a few hundred accesses, whatever the
 	 * host's speed: what warms the L2 is the replay or the floor alone
 	 * (with 300 us the two runs' order depended on the host's speed) */
-	const struct mon_sampled_cfg fast = { .period_us = 6000, .warm_us = 20, .burst_us = 2000,
+	const struct mon_sampled_cfg fast = { .period_us = 12000, .warm_us = 20, .burst_us = 6000,
 					      .seed = 11 };
 	struct mon_range rr = { (uintptr_t)R, (uintptr_t)R + sizeof(R) };
 	struct mon_cond_spec sp[2] = {
@@ -131,6 +132,6 @@ int main(void)
 	CHECK(on.l2 > 1 && off.l2 > 1);
 	CHECK(on.l2 < off.l2);
 	CHECK(fl.refs > 0.99 && fl.refs < 1.01);
-	CHECK(fl.l2 < off.l2 / 4);
+	CHECK(fl.l2 < off.l2 / 2);	/* 3.8-8.7 times lower measured, loaded or not */
 	return check_done();
 }
