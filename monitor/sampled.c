@@ -1152,6 +1152,16 @@ static uint64_t gap_stretch(uint64_t g)
 	return (uint64_t)((double)g * smp.stretch);
 }
 
+/* Every thread's accesses simulated (sim_of), summed. */
+static double sim_sum(void)
+{
+	double n = 0;
+
+	for (uint32_t i = 0, nr = tally_nr(); i < nr; i++)
+		n += (double)sim_of(i);
+	return n;
+}
+
 /*
  * The warm-up's floor in accesses (docs/simulator.md, "Warm-up in
  * accesses"): a warm-up measured in time simulates few accesses where the
@@ -1166,15 +1176,6 @@ static uint64_t gap_stretch(uint64_t g)
  * cycle for a working set of a few lines. 1 when stopped.
  */
 #define SMP_WARM_STEP_US 200
-static double sim_sum(void)
-{
-	double n = 0;
-
-	for (uint32_t i = 0, nr = tally_nr(); i < nr; i++)
-		n += (double)__atomic_load_n(&mon_tally_tab[i].sim, __ATOMIC_RELAXED);
-	return n;
-}
-
 static int warm_floor(void)
 {
 	uint64_t end = mon_mono_ns() + smp.cfg.burst_us / 2 * 1000;
@@ -1214,7 +1215,6 @@ static void *ctl_main(void *arg)
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
 		if (smp.burst_id) {
 			uint64_t g = gap_stretch(p / 2 + rng_next() % (p + 1));
-
 			uint32_t steps = dues_arm(g) ? 2 * SMP_SNAPS : SMP_SNAPS;
 			int stopped = 0, due = 0;
 
