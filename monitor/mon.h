@@ -1120,6 +1120,10 @@ struct mon_sampled_info {
  * gen was read in sampled mode last, else AMEBA_ENOENT. */
 int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 		   struct mon_sampled_info *info) MON_HIDDEN;
+/* What the estimates of the armed set gen scale: its measured bursts'
+ * counts x[i] and the accesses they simulated (*accesses). 0, or
+ * AMEBA_ENOENT (another set, or none). */
+int mon_sampled_measured(uint64_t gen, double *x, uint32_t nr, double *accesses) MON_HIDDEN;
 /* Before a set replaces the armed one (its nr counters' keys): a burst being
  * measured ends now and counts for the old set, whose next reading is its
  * last; its counters the new set has leave their waiting accesses to it. */

@@ -995,6 +995,20 @@ int mon_sampled_ci(uint64_t gen, double *ci, double *ci_delta, uint32_t nr,
 	return err;
 }
 
+int mon_sampled_measured(uint64_t gen, double *x, uint32_t nr, double *accesses)
+{
+	int err = AMEBA_ENOENT;
+
+	pthread_mutex_lock(&smp.lock);
+	if (smp.gen && gen == smp.gen && nr == smp.nr) {
+		memcpy(x, smp.x_all, nr * sizeof(double));
+		*accesses = smp.a_all;
+		err = 0;
+	}
+	pthread_mutex_unlock(&smp.lock);
+	return err;
+}
+
 /* ---- the controller ---- */
 
 /*
@@ -1168,7 +1182,11 @@ static double sim_sum(void)
  * simulation is slow, and an L2 line re-read every 100,000 accesses
  * (gemm_blocked's A: a tile re-read once per column block) stays cold in
  * it and misses in the burst. So after its time the warm-up goes on until
- * every thread that simulated in it has simulated smp.warm_min accesses,
+ * every thread that simulated in it, or tallied in the gap (one that was
+ * off the CPU through a short warm-up on a loaded host skipped the floor:
+ * test_replay), has simulated smp.warm_min accesses and finished its
+ * replay (the newest addresses come last: on a loaded host the warm-up's
+ * end cut them, and with them most of what the replay warms, test_replay),
  * for half a burst at most (the caller takes it out of the burst: the
  * cycle costs what it did; a thread that blocks mid-warm-up does not hold
  * the burst back). Host order only (the caller): in the ordered mode two
@@ -1181,14 +1199,17 @@ static int warm_floor(void)
 	uint64_t end = mon_mono_ns() + smp.cfg.burst_us / 2 * 1000;
 	double s0 = sim_sum();
 
-	while (smp.warm_min && smp.phase == PH_WARM && mon_mono_ns() < end) {
+	while ((smp.warm_min || smp.replay) && smp.phase == PH_WARM && mon_mono_ns() < end) {
 		uint32_t nr = tally_nr(), behind = 0;
 
 		for (uint32_t i = 0; i < nr && !behind; i++) {
 			const struct mon_tally *c = &mon_tally_tab[i];
 			uint64_t n = __atomic_load_n(&c->sim, __ATOMIC_RELAXED) - c->ws;
 
-			behind = n && n < smp.warm_min;
+			/* one that tallied in the gap and has not simulated yet
+			 * was off the CPU: waited for too */
+			behind = n < smp.warm_min && (n || c->wc > c->gc);
+			behind |= __atomic_load_n(&c->replay, __ATOMIC_ACQUIRE) == MON_REPLAY_BUSY;
 		}
 		if (!behind)
 			break;

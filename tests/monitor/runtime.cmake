@@ -59,11 +59,7 @@ add_test(NAME runtime_sampled COMMAND ${AMEBA_TEST_BIN}/test_sampled)
 set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 300)
 ameba_runtime_test(test_replay)
 add_test(NAME runtime_sampled_replay COMMAND ${AMEBA_TEST_BIN}/test_replay)
-# alone: its comparisons are of warm-ups in wall time, and run beside
-# runtime_sampled (ctest -j2) the replay's run lost half its turns and the
-# comparison failed 3 runs of 3
-set_tests_properties(runtime_sampled_replay PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 120
-                     RUN_SERIAL TRUE)
+set_tests_properties(runtime_sampled_replay PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 120)
 
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).
