@@ -19,7 +19,12 @@ a sparse matrix-vector product), built with `ameba cc -O2` and with gcc -O2:
                           has share 0), worst run (share_err_runs_<k>:
                           each run's)
       same_top3_<k>       1 when every run's top-3 findings (property and
-                          object) are the exact run's, in order
+                          object) are the exact run's: the same findings,
+                          in the same order but where the exact run's
+                          severities are within TIE_PTS (0.5) points of each
+                          other (jacobi's two grids: 35.08% and 34.98%, an
+                          order no estimate can be held to)
+      same_order_top3_<k> 1 when they are also in the exact run's order
       simulated_pct_<k>   the accesses simulated in measured bursts, percent
       coverage_<k>        of the top-10 objects' 95% intervals of their
                           share, how many contain the exact share
@@ -71,6 +76,25 @@ def top3(rep):
         obj = (f.get("context") or {}).get("object") or {}
         out.append((f.get("property"), obj.get("name")))
     return out
+
+
+TIE_PTS = 0.5
+
+
+def top3_sev(rep):
+    return [f.get("severity", 0.0) for f in (rep or {}).get("findings", [])[:3]]
+
+
+def same_top3(rep, exact):
+    """The same top-3 findings, in the exact run's order but for ties."""
+    got, want, sev = top3(rep), top3(exact), top3_sev(exact)
+    if sorted(got, key=str) != sorted(want, key=str):
+        return 0
+    for i, g in enumerate(got):
+        j = want.index(g)
+        if j != i and abs(sev[i] - sev[j]) * 100 >= TIE_PTS:
+            return 0
+    return 1
 
 
 def main():
@@ -130,7 +154,7 @@ def main():
                 continue
             ref = shares(exact)
             top10 = sorted(ref, key=lambda n: -ref[n])[:10]
-            t_smp, err, same, frac, errs = [], 0.0, 1, [], []
+            t_smp, err, same, same_order, frac, errs = [], 0.0, 1, 1, [], []
             k_in = k_cov = 0
             for r in range(runs):
                 sp = os.path.join(tmp, f"{k}_sampled{r}.json")
@@ -149,7 +173,8 @@ def main():
                     if ci.get(n) is not None:
                         k_cov += 1
                         k_in += abs(got.get(n, 0.0) - ref[n]) <= ci[n]
-                same &= top3(rep) == top3(exact)
+                same &= same_top3(rep, exact)
+                same_order &= top3(rep) == top3(exact)
                 frac.append((rep.get("sampling") or {}).get("fraction_simulated", 0.0))
             covered += k_cov
             inside += k_in
@@ -164,7 +189,8 @@ def main():
             print(f"share_err_pts_{k}: {err:.2f}")
             print(f"share_err_runs_{k}: {' '.join(f'{e:.2f}' for e in errs)}")
             print(f"same_top3_{k}: {same}")
-            if not same:
+            print(f"same_order_top3_{k}: {same_order}")
+            if not same_order:
                 print(f"top3_exact_{k}: {top3(exact)}")
                 print(f"top3_sampled_{k}: {top3(rep)}")
             print(f"simulated_pct_{k}: {100 * max(frac):.2f}")
