@@ -1181,15 +1181,16 @@ static double sim_sum(void)
  * accesses"): a warm-up measured in time simulates few accesses where the
  * simulation is slow, and an L2 line re-read every 100,000 accesses
  * (gemm_blocked's A: a tile re-read once per column block) stays cold in
- * it and misses in the burst. So after its time the warm-up goes on until
- * every thread that simulated in it, or tallied in the gap (one that was
- * off the CPU through a short warm-up on a loaded host skipped the floor:
- * test_replay), has simulated smp.warm_min accesses and finished its
- * replay (the newest addresses come last: on a loaded host the warm-up's
- * end cut them, and with them most of what the replay warms, test_replay),
- * for half a burst at most (the caller takes it out of the burst: the
- * cycle costs what it did; a thread that blocks mid-warm-up does not hold
- * the burst back). Host order only (the caller): in the ordered mode two
+ * it and misses in the burst. So after its time the warm-up goes on, for
+ * half a burst at most (the caller takes it out of the burst: the cycle
+ * costs what it did; a thread that blocks does not hold the burst back),
+ * while a thread is behind:
+ *   - it simulated fewer than smp.warm_min accesses since the warm-up
+ *     began, and some, or none but it tallied in the gap (off the CPU
+ *     through a short warm-up on a loaded host: test_replay);
+ *   - its replay is still under way (the newest addresses come last, and
+ *     the warm-up's end cut them on a loaded host: test_replay).
+ * Host order only (the caller): in the ordered mode two
  * threads' warm-ups share the merger, and fs_loop's ran to the limit every
  * cycle for a working set of a few lines. 1 when stopped.
  */
