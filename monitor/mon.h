@@ -1083,6 +1083,9 @@ struct mon_sampled_cfg {
 	uint64_t seed;		/* the period's generator */
 	int in_time;		/* 1: gaps end by time alone, no dues (sampled.c;
 				 * test_sampled's baseline) */
+	double time_max;	/* the share of the wall time the cycle may spend
+				 * simulating (sampled.c, gap_stretch; 0: 0.2;
+				 * >= 1: no mark) */
 };
 
 /* Starts sampled mode on the active backend: the hooks tally, and a
@@ -1114,6 +1117,8 @@ struct mon_sampled_info {
 	double fraction;		/* accesses simulated in bursts / all, since the arm */
 	uint64_t accesses;		/* all accesses since the arm (tallied + simulated) */
 	double stretch;			/* the gaps' stretch now (1: none; sampled.c gap_stretch) */
+	double time_share;		/* of the wall time since the start, the share spent
+					 * replaying, warming up and measuring */
 };
 /* ci[i], ci_delta[i]: half-width of the 95% interval of counter i's value
  * and of its last reading's delta (-1: unknown, no burst yet). 0 when

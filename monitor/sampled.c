@@ -162,6 +162,10 @@ static struct {
 	uint32_t bursts_read;	/* bursts closed in the last reading's window */
 	double sim_all, calls_all;	/* for the fraction simulated (since the start) */
 	double win_sim, win_calls, stretch;	/* gap_stretch's window and factor */
+	double k_acc, k_time;	/* the stretch each of its two marks asks for */
+	uint64_t sim_ns;	/* wall time spent replaying, warming and measuring */
+	uint64_t win_ns, win_sim_ns;	/* gap_stretch's time window: its start, sim_ns then */
+	uint64_t start_ns;	/* when the controller started */
 	double floor_all;	/* simulated in warm_floor's extensions (counted by
 				 * gap_stretch as the burst time they took) */
 	int replay;		/* the threads replay their rings before a warm-up
@@ -310,6 +314,7 @@ static void info_of(struct mon_sampled_info *info)
 	info->accesses = (uint64_t)smp.calls_all;
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
 	info->stretch = smp.stretch;
+	info->time_share = (double)smp.sim_ns / (double)(mon_mono_ns() - smp.start_ns + 1);
 }
 
 static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys);
@@ -1139,30 +1144,56 @@ static int gap_wait(uint64_t us, int *due)
 }
 
 /*
- * The share of the accesses simulated (the bursts', measured) is kept
- * under SMP_SIM_MAX: every SMP_STRETCH_WIN accesses the gaps' stretch is
- * multiplied by the window's share over SMP_SIM_MAX (within [1,
- * SMP_STRETCH_MAX]), so that the next window's share comes out at the
- * mark whatever the program simulates at. A program that simulates nearly
- * as fast as it runs (a random walk whose native run misses as much as
- * the simulator's) simulated 5.7% of its accesses with the default cycle;
- * a stretch from the share since the start settled at the geometric mean
- * of the mark and the unstretched share (5.3% measured).
+ * Two marks hold the cycle's cost, the gaps' stretch (within [1,
+ * SMP_STRETCH_MAX]) being the larger of the two it takes to meet them:
+ *   - the share of the accesses simulated (the bursts', measured, and the
+ *     floor's) stays under SMP_SIM_MAX: every SMP_STRETCH_WIN accesses the
+ *     stretch is multiplied by the window's share over SMP_SIM_MAX, so that
+ *     the next window's share comes out at the mark whatever the program
+ *     simulates at. A program that simulates nearly as fast as it runs (a
+ *     random walk whose native run misses as much as the simulator's)
+ *     simulated 5.7% of its accesses with the default cycle; a stretch
+ *     from the share since the start settled at the geometric mean of the
+ *     mark and the unstretched share (5.3% measured);
+ *   - the share of the wall time spent replaying, warming up and measuring
+ *     stays under SMP_TIME_MAX, over windows of SMP_TIME_WIN_MS: the run
+ *     then costs at most 1 / (1 - SMP_TIME_MAX) times a run that only
+ *     tallies, whatever ends the gaps early. The default cycle spends
+ *     6 ms of 26 there (23%), but gaps ended by dues and phase changes
+ *     made it 30% in spmv (1,013 bursts in 20 s, each ~6.5 ms simulating:
+ *     2.0-2.4 times its dormant run for 1.4-1.7 tallying alone). With s
+ *     the window's share under stretch k, a gap of k G against a cycle's
+ *     S simulating, S / (k G) = s / (1 - s): the mark M needs
+ *     k' = k s (1 - M) / ((1 - s) M).
  */
 #define SMP_SIM_MAX 0.04
+#define SMP_TIME_MAX 0.20	/* cfg.time_max's default */
+#define SMP_TIME_WIN_MS 250
 #define SMP_STRETCH_MAX 8.0
 #define SMP_STRETCH_WIN 4e6
 
 static uint64_t gap_stretch(uint64_t g)
 {
 	double dc = smp.calls_all - smp.win_calls, x;
+	uint64_t now = mon_mono_ns(), dt = now - smp.win_ns;
 
 	if (dc >= SMP_STRETCH_WIN) {
-		x = smp.stretch * ((smp.sim_all + smp.floor_all - smp.win_sim) / dc) / SMP_SIM_MAX;
-		smp.stretch = x < 1 ? 1 : x > SMP_STRETCH_MAX ? SMP_STRETCH_MAX : x;
+		smp.k_acc = smp.stretch * ((smp.sim_all + smp.floor_all - smp.win_sim) / dc) /
+			    SMP_SIM_MAX;
 		smp.win_calls = smp.calls_all;
 		smp.win_sim = smp.sim_all + smp.floor_all;
 	}
+	if (dt >= SMP_TIME_WIN_MS * 1000000ull) {
+		double sh = (double)(smp.sim_ns - smp.win_sim_ns) / (double)dt;
+		double m = smp.cfg.time_max > 0 ? smp.cfg.time_max : SMP_TIME_MAX;
+
+		smp.k_time = m >= 1 ? 1 : sh < 0.99 ? smp.stretch * sh * (1 - m) / ((1 - sh) * m)
+						    : SMP_STRETCH_MAX;
+		smp.win_ns = now;
+		smp.win_sim_ns = smp.sim_ns;
+	}
+	x = smp.k_acc > smp.k_time ? smp.k_acc : smp.k_time;
+	smp.stretch = x < 1 ? 1 : x > SMP_STRETCH_MAX ? SMP_STRETCH_MAX : x;
 	return (uint64_t)((double)g * smp.stretch);
 }
 
@@ -1231,7 +1262,7 @@ static void *ctl_main(void *arg)
 	mon_self = &ctl_self;
 	pthread_mutex_lock(&smp.lock);
 	for (;;) {
-		uint64_t p = smp.cfg.period_us, w, t_floor, burst_us;
+		uint64_t p = smp.cfg.period_us, w, t_floor, burst_us, t_sim;
 
 		/* a burst at once: a short program gets one too; the gap in
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
@@ -1255,6 +1286,7 @@ static void *ctl_main(void *arg)
 				break;
 		}
 		smp.kick = 0;
+		t_sim = mon_mono_ns();
 		w = smp.cfg.warm_us;
 		if (smp.burst_id && smp.replay && !mon_seq_engaged()) {
 			/* the replay (tally.c; host order only) is warm-up too:
@@ -1284,6 +1316,7 @@ static void *ctl_main(void *arg)
 		if (wait_us(burst_us))
 			break;
 		burst_end();
+		smp.sim_ns += mon_mono_ns() - t_sim;
 	}
 	if (smp.phase == PH_MEASURE)
 		burst_end();
@@ -1339,7 +1372,9 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.bursts_total = 0;
 	smp.sim_all = smp.calls_all = smp.floor_all = 0;
 	smp.win_sim = smp.win_calls = 0;
-	smp.stretch = 1;
+	smp.stretch = smp.k_acc = smp.k_time = 1;
+	smp.sim_ns = smp.win_sim_ns = 0;
+	smp.win_ns = smp.start_ns = mon_mono_ns();
 	{
 		const char *e = getenv("AMEBA_SAMPLED_REPLAY");
 		char *end;
@@ -1357,6 +1392,17 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 				mon_log("AMEBA_SAMPLED_WARM_MIN=%s: not a number of accesses "
 					"(e.g. 131072; 0 turns the floor off); using %llu", e,
 					(unsigned long long)smp.warm_min);
+		}
+		/* the time mark, for measuring it (gap_stretch; 1: none) */
+		e = getenv("AMEBA_SAMPLED_TIME_MAX");
+		if (e && *e && !smp.cfg.time_max) {
+			double v = strtod(e, &end);
+
+			if (!*end && v > 0)
+				smp.cfg.time_max = v;
+			else
+				mon_log("AMEBA_SAMPLED_TIME_MAX=%s: not a share of the wall time "
+					"(e.g. 0.2; 1 turns the mark off); using %.2f", e, SMP_TIME_MAX);
 		}
 	}
 	{

@@ -42,6 +42,8 @@
  *   share      a cycle that simulates over 6% of the accesses at first
  *              (20 ms bursts every 3 ms): the gaps' stretch rises over
  *              1.5 and the share falls, bursts still coming;
+ *   time       a cycle that spends a third of the wall time simulating
+ *              has its gaps stretched to its time mark (0.12 here);
  *   fork       20 forks at random moments: the child is not sampled (no
  *              controller survived), counts its own, exits 0;
  *   midway     sampled mode started while a set already counted exactly:
@@ -468,8 +470,9 @@ static void test_fork(void)
  */
 static void test_share(void)
 {
+	/* the time mark off: test_time has it */
 	const struct mon_sampled_cfg heavy = { .period_us = 3000, .warm_us = 100, .burst_us = 20000,
-					       .seed = 5 };
+					       .seed = 5, .time_max = 1 };
 	volatile int stop = 0;
 	struct worker w = { .stop = &stop };
 	struct mon_sampled_info info;
@@ -503,6 +506,56 @@ static void test_share(void)
 		" stretch up to %.2f, %u bursts\n", 100 * first, 100 * info.fraction, stretch,
 		info.bursts);
 	mon_sampled_stop();
+}
+
+/*
+ * The time mark (sampled.c, gap_stretch): a cycle that spends about a
+ * third of the wall time simulating (2 ms bursts every 10 ms, gaps ended
+ * early by dues) but few of the accesses (a simulated access costs tens of
+ * tallied ones) has its gaps stretched until it spends time_max (0.12) of
+ * it there; with the mark off, the stretch stays near 1. The share is
+ * taken over the second of two seconds (the first has the unstretched
+ * window). Measured: idle, off 0.31-0.34, on 0.116-0.117 (stretch 3-4);
+ * with two CPU hogs, off 0.43-0.48, on 0.118-0.141 (stretch 3.9-6.9).
+ */
+static void test_time(void)
+{
+	double share[2], stretch[2];
+
+	for (int on = 0; on < 2; on++) {
+		const struct mon_sampled_cfg c = { .period_us = 10000, .warm_us = 100,
+						   .burst_us = 2000, .seed = 9,
+						   .time_max = on ? 0.12 : 1 };
+		volatile int stop = 0;
+		struct worker w = { .stop = &stop };
+		struct mon_sampled_info info;
+		uint64_t total[NR_C], gen;
+		double t0 = now_ms(), t1, t2, s1;
+
+		CHECK(mon_sampled_start(&c) == 0);
+		gen = arm();
+		pthread_create(&w.th, NULL, work, &w);
+		sleep_ms(1000);
+		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
+		t1 = now_ms() - t0;
+		s1 = info.time_share;
+		sleep_ms(1000);
+		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
+		t2 = now_ms() - t0;
+		share[on] = (info.time_share * t2 - s1 * t1) / (t2 - t1);
+		stretch[on] = info.stretch;
+		stop = 1;
+		pthread_join(w.th, NULL);
+		CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
+		CHECK(info.bursts >= 20);
+		CHECK(near((double)total[C_ALL], 3.0 * w.done, -1, 0.03));
+		mon_sampled_stop();
+	}
+	fprintf(stderr, "time: off %.3f of the second second simulating (stretch %.2f), on (0.12)"
+		" %.3f (stretch %.2f)\n", share[0], stretch[0], share[1], stretch[1]);
+	CHECK(share[0] > 0.18 && stretch[0] < 1.3);
+	CHECK(share[1] < 0.16 && share[1] < 0.7 * share[0] && stretch[1] > 1.5);
 }
 
 static void test_midway_and_exit(void)
@@ -562,6 +615,7 @@ int main(void)
 	test_placed(1);
 	test_placed(0);
 	test_share();
+	test_time();
 	test_midway_and_exit();
 	return check_done();
 }
