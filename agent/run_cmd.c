@@ -140,7 +140,7 @@ static void run_usage(FILE *f, int attach)
 		"  --sampling P/W/B     a burst every P (jittered +-50%%), after W of warm-up,\n"
 		"                       B long (default 20ms/2ms/4ms; units us, ms, s); the\n"
 		"                       gaps stretch to keep the accesses simulated under 4%%\n"
-		"                       and the time spent simulating under 20%%\n"
+		"                       and the time spent simulating under a third\n"
 		"%s%s"
 		"  -q, --quiet          print nothing but errors (the report is still written)\n"
 		"  -v, --verbose        log the strategy's notes\n"

@@ -1084,8 +1084,8 @@ struct mon_sampled_cfg {
 	int in_time;		/* 1: gaps end by time alone, no dues (sampled.c;
 				 * test_sampled's baseline) */
 	double time_max;	/* the share of the wall time the cycle may spend
-				 * simulating (sampled.c, gap_stretch; 0: 0.2;
-				 * >= 1: no mark) */
+				 * simulating (sampled.c, gap_stretch; 0: a
+				 * third; >= 1: no mark) */
 };
 
 /* Starts sampled mode on the active backend: the hooks tally, and a

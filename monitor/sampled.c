@@ -1158,16 +1158,16 @@ static int gap_wait(uint64_t us, int *due)
  *   - the share of the wall time spent replaying, warming up and measuring
  *     stays under SMP_TIME_MAX, over windows of SMP_TIME_WIN_MS: the run
  *     then costs at most 1 / (1 - SMP_TIME_MAX) times a run that only
- *     tallies, whatever ends the gaps early. The default cycle spends
- *     6 ms of 26 there (23%), but gaps ended by dues and phase changes
- *     made it 30% in spmv (1,013 bursts in 20 s, each ~6.5 ms simulating:
- *     2.0-2.4 times its dormant run for 1.4-1.7 tallying alone). With s
- *     the window's share under stretch k, a gap of k G against a cycle's
- *     S simulating, S / (k G) = s / (1 - s): the mark M needs
- *     k' = k s (1 - M) / ((1 - s) M).
+ *     tallies (1.5 times), whatever ends the gaps early (dues, phase
+ *     changes, a set armed, a rate wandering on a contended CPU). The
+ *     default cycle spends 6 ms of 26 there; dues and the agent's sets
+ *     made it 26-30% on the bench's programs, 39% in fs_loop. Not lower:
+ *     at 0.2 the three-phase program lost the bursts its phases need
+ *     (docs/simulator.md). With s the window's share under stretch k, the
+ *     mark M needs k' = k s (1 - M) / ((1 - s) M).
  */
 #define SMP_SIM_MAX 0.04
-#define SMP_TIME_MAX 0.20	/* cfg.time_max's default */
+#define SMP_TIME_MAX (1.0 / 3)	/* cfg.time_max's default */
 #define SMP_TIME_WIN_MS 250
 #define SMP_STRETCH_MAX 8.0
 #define SMP_STRETCH_WIN 4e6
@@ -1402,7 +1402,7 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 				smp.cfg.time_max = v;
 			else
 				mon_log("AMEBA_SAMPLED_TIME_MAX=%s: not a share of the wall time "
-					"(e.g. 0.2; 1 turns the mark off); using %.2f", e, SMP_TIME_MAX);
+					"(e.g. 0.25; 1 turns the mark off); using %.2f", e, SMP_TIME_MAX);
 		}
 	}
 	{
