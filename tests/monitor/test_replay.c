@@ -72,7 +72,7 @@ static struct outcome run(int on, int floor)
 	 * host's speed: what warms the L2 is the replay or the floor alone
 	 * (300 us simulated a sweep of 32,768 reads on a fast host) */
 	const struct mon_sampled_cfg fast = { .period_us = 24000, .warm_us = 20, .burst_us = 6000,
-					      .seed = 11 };
+					      .seed = 11, .time_max = 1 };	/* (no time mark) */
 	struct mon_range rr = { (uintptr_t)R, (uintptr_t)R + sizeof(R) };
 	struct mon_cond_spec sp[2] = {
 		{ .metric = AMEBA_M_L2_MISS, .nr_ranges = 1, .ranges = &rr },

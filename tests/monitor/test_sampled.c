@@ -130,8 +130,11 @@ static uint64_t arm(void)
 	return gen;
 }
 
+/* the time mark off: a loaded host stretched these short gaps (a replay
+ * waiting up to 3 ms for a thread off the CPU) to 14 bursts in 0.9 s, and
+ * these cases check the estimates, not the cost (test_time does) */
 static const struct mon_sampled_cfg fast = { .period_us = 3000, .warm_us = 300, .burst_us = 400,
-					     .seed = 7 };
+					     .seed = 7, .time_max = 1 };
 
 /* |got - want| within 1.5 x its interval and rel of want */
 static int near(double got, double want, double ci, double rel)
@@ -399,8 +402,10 @@ static void *phased_work(void *arg)
 
 static void test_placed(int in_time)
 {
+	/* the time mark off: the placement is the subject, not the cost */
 	const struct mon_sampled_cfg deflt = { .period_us = 20000, .warm_us = 2000,
-					       .burst_us = 4000, .seed = 11, .in_time = in_time };
+					       .burst_us = 4000, .seed = 11, .in_time = in_time,
+					       .time_max = 1 };
 	struct phased w = { 0 };
 	uint64_t total[NR_C], gen;
 	double ci[NR_C];
