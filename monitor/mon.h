@@ -517,7 +517,7 @@ struct mon_tally {
 				/* of sim: logged, then dropped by the ordered mode's
 				 * merger at a burst's end (seq.c; the merger writes it) */
 	uint64_t gc, wc;	/* the controller's: tally at the gap's start and at
-				 * the warm-up's (the thread's rate, sampled.c) */
+				 * its end (the thread's rate, tally.c's dues) */
 	uint64_t ws;		/* the controller's: sim at the warm-up's start */
 } __attribute__((aligned(64)));
 extern struct mon_tally *mon_tally_tab MON_HIDDEN;
@@ -549,10 +549,22 @@ void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, co
 enum { MON_REPLAY_NONE, MON_REPLAY_ASKED, MON_REPLAY_BUSY };
 extern uint64_t *mon_ring_tab MON_HIDDEN;
 /* tally.c: the controller asks the nr slots' threads to replay and waits
- * (lock let go meanwhile; *stop ends it; returns the us it took); the
+ * (max_us at most, lock let go meanwhile; *stop ends it; returns the us it
+ * took); the
  * warm-up's end takes the requests back. */
-uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop) MON_HIDDEN;
+uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop,
+			      uint64_t max_us) MON_HIDDEN;
 void mon_tally_replay_end(uint32_t nr) MON_HIDDEN;
+/* tally.c, the controller's gaps (smp lock held): a gap g_us long begins,
+ * the first nr slots' dues set from their rate over the last gap (span_ns
+ * long; 0: none) - how many; the gap ends: no dues, the rates' tallies
+ * taken; the warm-up begins: each slot's simulated count taken (warm_floor);
+ * waits us microseconds of a gap (lock let go): 1 *stop, 2 a due was
+ * reached, 0 the time is up or *kick. */
+uint32_t mon_tally_dues_arm(uint32_t nr, uint64_t span_ns, uint64_t g_us) MON_HIDDEN;
+void mon_tally_gap_end(uint32_t nr) MON_HIDDEN;
+void mon_tally_warm_begin(uint32_t nr) MON_HIDDEN;
+int mon_tally_wait(uint64_t us, pthread_mutex_t *lock, const int *stop, const int *kick) MON_HIDDEN;
 
 /* A thread's accesses between bursts: its lanes' sum (any thread). */
 static inline uint64_t mon_tally_sum(const struct mon_tally *s)
@@ -1119,6 +1131,9 @@ struct mon_sampled_info {
 	double stretch;			/* the gaps' stretch now (1: none; sampled.c gap_stretch) */
 	double time_share;		/* of the wall time since the start, the share spent
 					 * replaying, warming up and measuring */
+	double precision;		/* the estimates' relative 95% half-width over the
+					 * controller's time windows (sampled.c, gap_prec;
+					 * -1: none yet) */
 };
 /* ci[i], ci_delta[i]: half-width of the 95% interval of counter i's value
  * and of its last reading's delta (-1: unknown, no burst yet). 0 when

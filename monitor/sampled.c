@@ -83,12 +83,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mon.h"
+#include "sampled_cost.h"
 #include "sampled_est.h"
 #include "seq.h"
 
@@ -130,7 +129,7 @@ static struct {
 	double snap[2 * SMP_SNAPS + 1];	/* the gap's accesses: at its start, then at each
 					 * step's end (a due ends the last one early) */
 	uint64_t snap_ns[2 * SMP_SNAPS + 1];	/* when each was taken */
-	uint64_t gap_ns, warm_ns;	/* when the last gap and warm-up began (0: none) */
+	uint64_t gap_ns, end_ns;	/* when the last gap began and ended (0: none) */
 	uint32_t nsnap;
 	double phi;		/* the gap's fraction before its phase change (gap_phi) */
 	int closing;		/* no burst will follow: estimate all that waits */
@@ -156,15 +155,14 @@ static struct {
 	double wa;		/* their accesses simulated (< SMP_FULL_BURST) */
 	uint64_t *keys;		/* [nr] what each counter counts (mon_sampled_armed) */
 	double *est, *var;	/* [nr] the values; their variance */
+	double *west, *wvar, *pe, *pv;	/* [nr] sampled_cost.c's (struct smp_cost_set) */
 	double *vrep;		/* [nr] the variance the last reading reported */
 	double *ci, *ci_delta;	/* [nr] of the last reading */
 	uint32_t bursts_win;	/* bursts closed since the last reading */
 	uint32_t bursts_read;	/* bursts closed in the last reading's window */
 	double sim_all, calls_all;	/* for the fraction simulated (since the start) */
-	double win_sim, win_calls, stretch;	/* gap_stretch's window and factor */
-	double k_acc, k_time;	/* the stretch each of its two marks asks for */
+	struct smp_cost cost;	/* the gaps' stretch (sampled_cost.c) */
 	uint64_t sim_ns;	/* wall time spent replaying, warming and measuring */
-	uint64_t win_ns, win_sim_ns;	/* gap_stretch's time window: its start, sim_ns then */
 	uint64_t start_ns;	/* when the controller started */
 	double floor_all;	/* simulated in warm_floor's extensions (counted by
 				 * gap_stretch as the burst time they took) */
@@ -240,13 +238,14 @@ static void thr_arrays_free(struct smp_thread *t)
 }
 
 /* The set's per-counter vectors of doubles, made and freed together. */
-#define SET_VECS 16
+#define SET_VECS 20
 static double **set_vec(size_t i)
 {
 	double **v[SET_VECS] = { &smp.x_all, &smp.r, &smp.rp, &smp.d2, &smp.est,
 				 &smp.var, &smp.vrep, &smp.ci, &smp.ci_delta, &smp.apj,
 				 &smp.dn, &smp.known, &smp.carry, &smp.cont,
-				 &smp.cout, &smp.wx };
+				 &smp.cout, &smp.wx, &smp.west, &smp.wvar,
+				 &smp.pe, &smp.pv };
 
 	return v[i];
 }
@@ -313,8 +312,9 @@ static void info_of(struct mon_sampled_info *info)
 	info->bursts_read = smp.bursts_read;
 	info->accesses = (uint64_t)smp.calls_all;
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
-	info->stretch = smp.stretch;
+	info->stretch = smp.cost.stretch;
 	info->time_share = (double)smp.sim_ns / (double)(mon_mono_ns() - smp.start_ns + 1);
+	info->precision = smp.cost.prec;
 }
 
 static void armed_locked(uint64_t gen, uint32_t nr, const uint64_t *keys);
@@ -1061,140 +1061,26 @@ static int wait_us(uint64_t us)
 	return smp.stop;
 }
 
-/*
- * Bursts placed in accesses. Placed in time alone, a burst falls in a
- * stretch of the run with the odds of its wall time, while its ratio is
- * scaled to accesses: a stretch that makes many accesses quickly (a memset,
- * a vectorised sweep, a final pass over a table) was seen by a burst
- * seldom, and the slower stretch's ratio was given to its accesses
- * (graphwalk: the last pass over its visit counters, 7% of the accesses
- * in 5 ms after the last burst, got the random walk's misses: +11% on
- * all L1D misses at SCALE 1). So each thread is given a due, its tally
- * when the gap would end at the rate it had in the last gap, and the first
- * to reach it starts the burst (the time limit doubles: a thread that slows
- * down ends the gap by the time limit or the rate step). A thread that
- * made fewer than SMP_DUE_MIN accesses in a gap's length gets none (one
- * asleep would start a burst with its first access).
- */
-#define SMP_DUE_MIN 4096.0
-
-/* A gap g_us long begins: every thread's due. The number set. */
-static uint32_t dues_arm(uint64_t g_us)
-{
-	uint32_t nr = tally_nr(), armed = 0;
-	double span = smp.gap_ns && smp.warm_ns > smp.gap_ns ? (double)(smp.warm_ns - smp.gap_ns) : 0;
-
-	__atomic_and_fetch(&mon_smp_word, ~1u, __ATOMIC_SEQ_CST);
-	if (smp.cfg.in_time)
-		nr = 0;
-	for (uint32_t i = 0; i < nr; i++) {
-		struct mon_tally *c = &mon_tally_tab[i];
-		uint64_t t = mon_tally_sum(c);
-		double want = span > 0 && c->wc > c->gc ?
-				      (double)(c->wc - c->gc) * (double)g_us * 1000.0 / span : 0;
-
-		c->gc = t;
-		__atomic_store_n(&c->due, want >= SMP_DUE_MIN ? t + (uint64_t)want : 0,
-				 __ATOMIC_RELAXED);
-		armed += want >= SMP_DUE_MIN;
-	}
-	smp.gap_ns = mon_mono_ns();
-	return armed;
-}
-
-/* The warm-up begins: no dues; each thread's tally, for its rate. */
-static void dues_clear(void)
-{
-	uint32_t nr = tally_nr();
-
-	for (uint32_t i = 0; i < nr; i++) {
-		struct mon_tally *c = &mon_tally_tab[i];
-
-		__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
-		c->wc = mon_tally_sum(c);
-		c->ws = __atomic_load_n(&c->sim, __ATOMIC_RELAXED);
-	}
-	smp.warm_ns = mon_mono_ns();
-}
-
 /* A step of the gap: us microseconds, or until stopped, kicked or a
  * thread's due (*due set). 1 when stopped. smp.lock held. */
 static int gap_wait(uint64_t us, int *due)
 {
-	uint64_t end = mon_mono_ns() + us * 1000;
+	int r = mon_tally_wait(us, &smp.lock, &smp.stop, &smp.kick);
 
-	for (;;) {
-		uint32_t w = __atomic_load_n(&mon_smp_word, __ATOMIC_ACQUIRE);
-		uint64_t now = mon_mono_ns();
-		struct timespec rel;
-
-		if (smp.stop || smp.kick || now >= end)
-			break;
-		if (w & 1) {
-			*due = 1;
-			break;
-		}
-		rel.tv_sec = (time_t)((end - now) / 1000000000u);
-		rel.tv_nsec = (long)((end - now) % 1000000000u);
-		pthread_mutex_unlock(&smp.lock);
-		syscall(SYS_futex, &mon_smp_word, FUTEX_WAIT_PRIVATE, w, &rel, NULL, 0);
-		pthread_mutex_lock(&smp.lock);
-	}
-	return smp.stop;
+	*due |= r == 2;
+	return r == 1;
 }
 
-/*
- * Two marks hold the cycle's cost, the gaps' stretch (within [1,
- * SMP_STRETCH_MAX]) being the larger of the two it takes to meet them:
- *   - the share of the accesses simulated (the bursts', measured, and the
- *     floor's) stays under SMP_SIM_MAX: every SMP_STRETCH_WIN accesses the
- *     stretch is multiplied by the window's share over SMP_SIM_MAX, so that
- *     the next window's share comes out at the mark whatever the program
- *     simulates at. A program that simulates nearly as fast as it runs (a
- *     random walk whose native run misses as much as the simulator's)
- *     simulated 5.7% of its accesses with the default cycle; a stretch
- *     from the share since the start settled at the geometric mean of the
- *     mark and the unstretched share (5.3% measured);
- *   - the share of the wall time spent replaying, warming up and measuring
- *     stays under SMP_TIME_MAX, over windows of SMP_TIME_WIN_MS: the run
- *     then costs at most 1 / (1 - SMP_TIME_MAX) times a run that only
- *     tallies (1.5 times), whatever ends the gaps early (dues, phase
- *     changes, a set armed, a rate wandering on a contended CPU). The
- *     default cycle spends 6 ms of 26 there; dues and the agent's sets
- *     made it 26-30% on the bench's programs, 39% in fs_loop. Not lower:
- *     at 0.2 the three-phase program lost the bursts its phases need
- *     (docs/simulator.md). With s the window's share under stretch k, the
- *     mark M needs k' = k s (1 - M) / ((1 - s) M).
- */
-#define SMP_SIM_MAX 0.04
-#define SMP_TIME_MAX (1.0 / 3)	/* cfg.time_max's default */
-#define SMP_TIME_WIN_MS 250
-#define SMP_STRETCH_MAX 8.0
-#define SMP_STRETCH_WIN 4e6
-
+/* The next gap, g drawn, stretched (sampled_cost.c). */
 static uint64_t gap_stretch(uint64_t g)
 {
-	double dc = smp.calls_all - smp.win_calls, x;
-	uint64_t now = mon_mono_ns(), dt = now - smp.win_ns;
+	const struct smp_cost_set set = { .gen = smp.gen, .nr = smp.nr, .est = smp.est,
+					  .var = smp.var, .west = smp.west, .wvar = smp.wvar,
+					  .pe = smp.pe, .pv = smp.pv };
 
-	if (dc >= SMP_STRETCH_WIN) {
-		smp.k_acc = smp.stretch * ((smp.sim_all + smp.floor_all - smp.win_sim) / dc) /
-			    SMP_SIM_MAX;
-		smp.win_calls = smp.calls_all;
-		smp.win_sim = smp.sim_all + smp.floor_all;
-	}
-	if (dt >= SMP_TIME_WIN_MS * 1000000ull) {
-		double sh = (double)(smp.sim_ns - smp.win_sim_ns) / (double)dt;
-		double m = smp.cfg.time_max > 0 ? smp.cfg.time_max : SMP_TIME_MAX;
-
-		smp.k_time = m >= 1 ? 1 : sh < 0.99 ? smp.stretch * sh * (1 - m) / ((1 - sh) * m)
-						    : SMP_STRETCH_MAX;
-		smp.win_ns = now;
-		smp.win_sim_ns = smp.sim_ns;
-	}
-	x = smp.k_acc > smp.k_time ? smp.k_acc : smp.k_time;
-	smp.stretch = x < 1 ? 1 : x > SMP_STRETCH_MAX ? SMP_STRETCH_MAX : x;
-	return (uint64_t)((double)g * smp.stretch);
+	return (uint64_t)((double)g * smp_cost_stretch(&smp.cost, smp.calls_all,
+						       smp.sim_all + smp.floor_all, smp.sim_ns,
+						       mon_mono_ns(), smp.cfg.time_max, &set));
 }
 
 /* Every thread's accesses simulated (sim_of), summed. */
@@ -1250,8 +1136,8 @@ static int warm_floor(void)
 			return 1;
 	}
 	/* the burst would have simulated these: the stretch counts them, or
-	 * it shortens the gaps of a program it held under SMP_SIM_MAX (the
-	 * floor made graphwalk 20% dearer, measured) */
+	 * it shortens the gaps of a program held under SMP_SIM_MAX
+	 * (sampled_cost.c; the floor made graphwalk 20% dearer, measured) */
 	smp.floor_all += sim_sum() - s0;
 	return smp.stop;
 }
@@ -1268,8 +1154,13 @@ static void *ctl_main(void *arg)
 		 * SMP_SNAPS steps, each ending with a snapshot (gap_phi) */
 		if (smp.burst_id) {
 			uint64_t g = gap_stretch(p / 2 + rng_next() % (p + 1));
-			uint32_t steps = dues_arm(g) ? 2 * SMP_SNAPS : SMP_SNAPS;
+			uint32_t steps = SMP_SNAPS;
+			uint64_t span = smp.gap_ns && smp.end_ns > smp.gap_ns ? smp.end_ns - smp.gap_ns : 0;
 			int stopped = 0, due = 0;
+
+			if (mon_tally_dues_arm(smp.cfg.in_time ? 0 : tally_nr(), span, g))
+				steps *= 2;
+			smp.gap_ns = mon_mono_ns();
 
 			for (uint32_t k = 0; k < steps && !smp.kick && !stopped && !due; k++) {
 				stopped = gap_wait(g / SMP_SNAPS, &due);
@@ -1286,17 +1177,24 @@ static void *ctl_main(void *arg)
 				break;
 		}
 		smp.kick = 0;
-		t_sim = mon_mono_ns();
+		/* the threads' rates for the next dues: their tallies over the
+		 * gap, the replay after it left out (the replay does not tally:
+		 * counted in, it made spmv's gaps 16% short) */
+		mon_tally_gap_end(tally_nr());
+		t_sim = smp.end_ns = mon_mono_ns();
 		w = smp.cfg.warm_us;
 		if (smp.burst_id && smp.replay && !mon_seq_engaged()) {
-			/* the replay (tally.c; host order only) is warm-up too:
-			 * the cycle costs what it did */
-			uint64_t d = mon_tally_replay_ask(tally_nr(), &smp.lock, &smp.stop);
+			/* the replay (tally.c; host order only) is warm-up too,
+			 * three quarters of it at most (a replay still under way
+			 * goes on into the rest, and warm_floor waits for it out
+			 * of the burst): the cycle costs what it did. Waited
+			 * for up to 3 ms, spmv's random reads made it 8 ms. */
+			uint64_t d = mon_tally_replay_ask(tally_nr(), &smp.lock, &smp.stop, w - w / 4);
 
 			w = d + w / 4 < w ? w - d : w / 4;
 		}
 		smp.phase = PH_WARM;
-		dues_clear();
+		mon_tally_warm_begin(tally_nr());
 		release();
 		if (wait_us(w))
 			break;
@@ -1367,14 +1265,13 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.phase = PH_TALLY;
 	smp.burst_id = 0;
 	smp.bursts_ended = smp.last_end_ns = 0;
-	smp.gap_ns = smp.warm_ns = 0;	/* no rates yet: the first gap has no dues */
+	smp.gap_ns = smp.end_ns = 0;	/* no rates yet: the first gap has no dues */
 	smp.swapped = 0;
 	smp.bursts_total = 0;
 	smp.sim_all = smp.calls_all = smp.floor_all = 0;
-	smp.win_sim = smp.win_calls = 0;
-	smp.stretch = smp.k_acc = smp.k_time = 1;
-	smp.sim_ns = smp.win_sim_ns = 0;
-	smp.win_ns = smp.start_ns = mon_mono_ns();
+	smp.sim_ns = 0;
+	smp.start_ns = mon_mono_ns();
+	smp_cost_start(&smp.cost, smp.start_ns);
 	{
 		const char *e = getenv("AMEBA_SAMPLED_REPLAY");
 		char *end;

@@ -176,7 +176,7 @@ size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
  * "The replay"). Before a warm-up, while the threads still tally, each of
  * the nr slots that tallied in the gap is asked to replay its ring at its
  * next lane crossing; the warm-up begins when all are done, or after
- * REPLAY_WAIT_US (a thread that went to sleep). A thread still replaying
+ * max_us (a thread that went to sleep, or a long replay). A thread still replaying
  * goes on into the warm-up; the warm-up's end takes every request back
  * (mon_tally_replay_end). The replay stands in for the warming SMARTS gets
  * by simulating the caches through the gaps: a 2 ms warm-up refills an L1
@@ -185,11 +185,9 @@ size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
  * let go while it waits; *stop ends the wait. Returns the microseconds it
  * took.
  */
-#define REPLAY_WAIT_US 3000
-
-uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop)
+uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop, uint64_t max_us)
 {
-	uint64_t t0 = mon_mono_ns(), end = t0 + REPLAY_WAIT_US * 1000ull;
+	uint64_t t0 = mon_mono_ns(), end = t0 + max_us * 1000;
 	uint32_t asked = 0;
 
 	for (uint32_t i = 0; mon_ring_tab && i < nr; i++) {
@@ -221,5 +219,82 @@ void mon_tally_replay_end(uint32_t nr)
 
 		if (__atomic_load_n(&c->replay, __ATOMIC_RELAXED) != MON_REPLAY_NONE)
 			__atomic_store_n(&c->replay, MON_REPLAY_NONE, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * Bursts placed in accesses (the controller's side; sampled.c's cycle).
+ * Placed in time alone, a burst falls in a stretch of the run with the
+ * odds of its wall time, while its ratio is scaled to accesses: a stretch
+ * that makes many accesses quickly (a memset, a vectorised sweep, a final
+ * pass over a table) was seen by a burst seldom, and the slower stretch's
+ * ratio was given to its accesses (graphwalk: the last pass over its visit
+ * counters, 7% of the accesses in 5 ms after the last burst, got the random
+ * walk's misses: +11% on all L1D misses at SCALE 1). So each thread is
+ * given a due, its tally when the gap would end at the rate it had in the
+ * last gap, and the first to reach it starts the burst (the caller doubles
+ * the time limit: a thread that slows down ends the gap by the time limit
+ * or the rate step). A thread that made fewer than DUE_MIN accesses in a
+ * gap's length gets none (one asleep would start a burst with its first
+ * access).
+ */
+#define DUE_MIN 4096.0
+
+uint32_t mon_tally_dues_arm(uint32_t nr, uint64_t span_ns, uint64_t g_us)
+{
+	uint32_t armed = 0;
+
+	__atomic_and_fetch(&mon_smp_word, ~1u, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+		uint64_t t = mon_tally_sum(c);
+		double want = span_ns && c->wc > c->gc ? (double)(c->wc - c->gc) * (double)g_us *
+								 1000.0 / (double)span_ns
+						       : 0;
+
+		c->gc = t;
+		__atomic_store_n(&c->due, want >= DUE_MIN ? t + (uint64_t)want : 0,
+				 __ATOMIC_RELAXED);
+		armed += want >= DUE_MIN;
+	}
+	return armed;
+}
+
+void mon_tally_gap_end(uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++) {
+		struct mon_tally *c = &mon_tally_tab[i];
+
+		__atomic_store_n(&c->due, 0, __ATOMIC_RELAXED);
+		c->wc = mon_tally_sum(c);
+	}
+}
+
+void mon_tally_warm_begin(uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		mon_tally_tab[i].ws = __atomic_load_n(&mon_tally_tab[i].sim, __ATOMIC_RELAXED);
+}
+
+int mon_tally_wait(uint64_t us, pthread_mutex_t *lock, const int *stop, const int *kick)
+{
+	uint64_t end = mon_mono_ns() + us * 1000;
+
+	for (;;) {
+		uint32_t w = __atomic_load_n(&mon_smp_word, __ATOMIC_ACQUIRE);
+		uint64_t now = mon_mono_ns();
+		struct timespec rel;
+
+		if (*stop)
+			return 1;
+		if (*kick || now >= end)
+			return 0;
+		if (w & 1)
+			return 2;
+		rel.tv_sec = (time_t)((end - now) / 1000000000u);
+		rel.tv_nsec = (long)((end - now) % 1000000000u);
+		pthread_mutex_unlock(lock);
+		syscall(SYS_futex, &mon_smp_word, FUTEX_WAIT_PRIVATE, w, &rel, NULL, 0);
+		pthread_mutex_lock(lock);
 	}
 }

@@ -43,7 +43,8 @@
  *              (20 ms bursts every 3 ms): the gaps' stretch rises over
  *              1.5 and the share falls, bursts still coming;
  *   time       a cycle that spends a third of the wall time simulating
- *              has its gaps stretched to its time mark (0.12 here);
+ *              has its gaps stretched to its time mark (0.12 here), and
+ *              further while its estimates are precise;
  *   fork       20 forks at random moments: the child is not sampled (no
  *              controller survived), counts its own, exits 0;
  *   midway     sampled mode started while a set already counted exactly:
@@ -514,53 +515,109 @@ static void test_share(void)
 }
 
 /*
- * The time mark (sampled.c, gap_stretch): a cycle that spends about a
- * third of the wall time simulating (2 ms bursts every 10 ms, gaps ended
- * early by dues) but few of the accesses (a simulated access costs tens of
- * tallied ones) has its gaps stretched until it spends time_max (0.12) of
- * it there; with the mark off, the stretch stays near 1. The share is
- * taken over the second of two seconds (the first has the unstretched
- * window). Measured: idle, off 0.31-0.34, on 0.116-0.117 (stretch 3-4);
- * with two CPU hogs, off 0.43-0.48, on 0.118-0.141 (stretch 3.9-6.9).
+ * The time marks (sampled.c, gap_stretch, gap_prec): a cycle of 2 ms bursts
+ * every 10 ms (about a third of the wall time simulating, gaps ended early
+ * by dues, few of the accesses: a simulated access costs tens of tallied
+ * ones), its share taken over the second of two seconds (the first has the
+ * unstretched windows):
+ *   - noisy: the set counts L1D misses alone, and the worker switches at
+ *     random between a 4 KiB array that hits and a 1 MiB sweep that
+ *     misses, every 2,000-40,000 accesses: burst to burst the ratio
+ *     varies, the estimates are not precise (precision > SMP_PREC), and
+ *     only the first mark holds: with the mark off the share stays over
+ *     0.2 and the stretch near 1; at 0.12 the share falls under 0.18;
+ *   - precise: the steady worker, whose largest counter (all accesses)
+ *     has no error at all: at a mark of 0.3 the gaps stretch past it,
+ *     towards the lower mark (0.3 x 0.45): the share under 0.2, against
+ *     the noisy worker's over 0.2 at the same mark.
+ * Measured (idle, and with two CPU hogs): noisy, off 0.36-0.50, at 0.12
+ * 0.128-0.148, at 0.3 0.287-0.298; precise at 0.3 0.126-0.146.
  */
+static uint64_t Big[1024 * 1024 / 8] __attribute__((aligned(64)));
+
+static void *noisy(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t k = 0, r = 0x9E3779B97F4A7C15ull, j = 0;
+
+	while (!*w->stop) {
+		uint64_t n;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		n = 2000 + r % 38000;
+		if (r & (1ull << 40))
+			for (uint64_t i = 0; i < n; i++, k++)
+				__tsan_read8(&A[k % 512]);
+		else
+			for (uint64_t i = 0; i < n; i++, k++, j += 8)
+				__tsan_read8(&Big[j % (sizeof(Big) / 8)]);
+	}
+	w->done = k;
+	return NULL;
+}
+
+/* The share of the second second spent simulating, under mark m (1: off);
+ * *stretch and *prec the gaps' stretch and the precision then. */
+static double time_share_of(int precise, double m, double *stretch, double *prec)
+{
+	const struct mon_sampled_cfg c = { .period_us = 10000, .warm_us = 100, .burst_us = 2000,
+					   .seed = 9, .time_max = m };
+	const struct mon_cond_spec miss = { .metric = AMEBA_M_L1D_MISS };
+	volatile int stop = 0;
+	struct worker w = { .stop = &stop };
+	struct mon_sampled_info info;
+	uint64_t total[NR_C], gen = 0;
+	uint32_t nr = precise ? NR_C : 1;
+	double t0 = now_ms(), t1, t2, s1, share;
+
+	CHECK(mon_sampled_start(&c) == 0);
+	if (precise) {
+		gen = arm();
+	} else {
+		CHECK(mon_cond_arm(&miss, 1, &gen) == 0);
+		mon_sampled_armed(gen, 1, NULL);
+	}
+	pthread_create(&w.th, NULL, precise ? work : noisy, &w);
+	sleep_ms(1000);
+	CHECK(mon_sampled_ci(gen, NULL, NULL, nr, &info) == 0);
+	t1 = now_ms() - t0;
+	s1 = info.time_share;
+	sleep_ms(1000);
+	CHECK(mon_sampled_ci(gen, NULL, NULL, nr, &info) == 0);
+	t2 = now_ms() - t0;
+	share = (info.time_share * t2 - s1 * t1) / (t2 - t1);
+	*stretch = info.stretch;
+	*prec = info.precision;
+	stop = 1;
+	pthread_join(w.th, NULL);
+	CHECK(mon_sampled_read(gen, total, NULL, nr, NULL, NULL) == 0);
+	CHECK(mon_sampled_ci(gen, NULL, NULL, nr, &info) == 0);
+	CHECK(info.bursts >= 20);
+	if (precise)
+		CHECK(near((double)total[C_ALL], 3.0 * w.done, -1, 0.03));
+	mon_sampled_stop();
+	return share;
+}
+
 static void test_time(void)
 {
-	double share[2], stretch[2];
+	double off, on, p3, n3, k_off, k_on, k_p3, k_n3, q_off, q_on, q_p3, q_n3;
 
-	for (int on = 0; on < 2; on++) {
-		const struct mon_sampled_cfg c = { .period_us = 10000, .warm_us = 100,
-						   .burst_us = 2000, .seed = 9,
-						   .time_max = on ? 0.12 : 1 };
-		volatile int stop = 0;
-		struct worker w = { .stop = &stop };
-		struct mon_sampled_info info;
-		uint64_t total[NR_C], gen;
-		double t0 = now_ms(), t1, t2, s1;
-
-		CHECK(mon_sampled_start(&c) == 0);
-		gen = arm();
-		pthread_create(&w.th, NULL, work, &w);
-		sleep_ms(1000);
-		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
-		t1 = now_ms() - t0;
-		s1 = info.time_share;
-		sleep_ms(1000);
-		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
-		t2 = now_ms() - t0;
-		share[on] = (info.time_share * t2 - s1 * t1) / (t2 - t1);
-		stretch[on] = info.stretch;
-		stop = 1;
-		pthread_join(w.th, NULL);
-		CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
-		CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
-		CHECK(info.bursts >= 20);
-		CHECK(near((double)total[C_ALL], 3.0 * w.done, -1, 0.03));
-		mon_sampled_stop();
-	}
-	fprintf(stderr, "time: off %.3f of the second second simulating (stretch %.2f), on (0.12)"
-		" %.3f (stretch %.2f)\n", share[0], stretch[0], share[1], stretch[1]);
-	CHECK(share[0] > 0.18 && stretch[0] < 1.3);
-	CHECK(share[1] < 0.16 && share[1] < 0.7 * share[0] && stretch[1] > 1.5);
+	off = time_share_of(0, 1, &k_off, &q_off);
+	on = time_share_of(0, 0.12, &k_on, &q_on);
+	n3 = time_share_of(0, 0.3, &k_n3, &q_n3);
+	p3 = time_share_of(1, 0.3, &k_p3, &q_p3);
+	fprintf(stderr, "time: noisy: off %.3f of the second second simulating (stretch %.2f,"
+		" precision %.3f), at 0.12 %.3f (%.2f, %.3f), at 0.3 %.3f (%.2f, %.3f);"
+		" precise at 0.3: %.3f (%.2f, %.3f)\n", off, k_off, q_off, on, k_on, q_on, n3,
+		k_n3, q_n3, p3, k_p3, q_p3);
+	CHECK(q_off > 0.05 && q_on > 0.05 && q_n3 > 0.05);
+	CHECK(q_p3 >= 0 && q_p3 < 0.05);
+	CHECK(off > 0.2 && k_off < 1.3);
+	CHECK(on < 0.18 && on < 0.7 * off && k_on > 1.5);
+	CHECK(n3 > 0.2 && p3 < 0.2 && p3 < 0.75 * n3 && k_p3 > k_n3);
 }
 
 static void test_midway_and_exit(void)
