@@ -77,8 +77,50 @@ static int user_sets(const struct argv_buf *a, const char *opt)
 	return 0;
 }
 
+/*
+ * The dual path's gcc plugin (monitor/dual/dual_gcc.cc) and the gcc version
+ * it was built for, in ver (0: there is none).
+ */
+static int dual_plugin(char *path, size_t len, char *ver, size_t vlen)
+{
+	char libdir[PATH_MAX], vpath[PATH_MAX + 32];
+	FILE *f;
+
+	ver[0] = 0;
+	if (agent_libdir(libdir, sizeof(libdir)))
+		return -1;
+	snprintf(path, len, "%s/ameba-dual-gcc.so", libdir);
+	snprintf(vpath, sizeof(vpath), "%s/ameba-dual-gcc.version", libdir);
+	if (access(path, R_OK) || !(f = fopen(vpath, "r")))
+		return -1;
+	if (!fgets(ver, (int)vlen, f))
+		ver[0] = 0;
+	fclose(f);
+	ver[strcspn(ver, "\n")] = 0;
+	return ver[0] ? 0 : -1;
+}
+
+/* Does compiler `cc` report version `ver` (-dumpfullversion)? */
+static int compiler_version_is(const char *cc, const char *ver)
+{
+	char cmd[PATH_MAX + 64], line[128] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' -dumpfullversion 2>/dev/null", cc);
+	if (!(p = popen(cmd, "r")))
+		return 0;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = 0;
+	pclose(p);
+	line[strcspn(line, "\n")] = 0;
+	return !strcmp(line, ver);
+}
+
 static void cc_usage(FILE *f, const char *sub)
 {
+	char path[PATH_MAX + 32], ver[64];
+	int dual = !dual_plugin(path, sizeof(path), ver, sizeof(ver));
+
 	fprintf(f,
 		"usage: ameba %s [--compiler CC] [--ameba-verbose] COMPILER-ARGS...\n"
 		"\n"
@@ -91,14 +133,25 @@ static void cc_usage(FILE *f, const char *sub)
 		"  --compiler CC     compiler to run (default: $%s, else %s); gcc and clang\n"
 		"                    families are supported\n"
 		"  --ameba-verbose   print the compiler command line before running it\n"
+		"  --ameba-single-path\n"
+		"                    one instrumented body per function (no dual path)\n"
 		"  --ameba-help      this text (plain --help goes to the compiler)\n"
 		"\n"
+		"Dual path (docs/dual-path.md): with gcc %s at -O1..-O3 (not -Og, -O0 or\n"
+		"-flto), each function gets a clean body besides the instrumented one and\n"
+		"runs it while no analysis is attached: native speed, vectorised loops.\n"
+		"Attaching switches at the next call or outermost-loop iteration. clang,\n"
+		"other gcc versions and those levels build one path, as before.%s\n"
+		"\n"
 		"Environment: AMEBA_LIBDIR overrides where the runtime is looked up\n"
-		"(default: <prefix>/lib/ameba next to this ameba's bin/).\n"
+		"(default: <prefix>/lib/ameba next to this ameba's bin/);\n"
+		"AMEBA_CC_DUAL=0 is --ameba-single-path.\n"
 		"For build systems that cannot use a wrapper: pkg-config ameba-rt\n"
 		"(<libdir>/pkgconfig/ameba-rt.pc).\n",
 		sub, strcmp(sub, "c++") == 0 ? "CXX" : "CC",
-		strcmp(sub, "c++") == 0 ? "g++" : "gcc");
+		strcmp(sub, "c++") == 0 ? "g++" : "gcc", dual ? ver : "12",
+		dual ? "" : "\nThis ameba was built without the plugin (no gcc plugin headers):\n"
+			    "every build has one path.");
 }
 
 /* Is `cc` a clang driver? By name first, then by asking it. */
@@ -160,7 +213,7 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 	const char *compiler = getenv(cxx ? "CXX" : "CC");
 	char libdir[PATH_MAX], path[PATH_MAX + 64];
 	struct argv_buf out = { 0 }, user = { 0 };
-	int verbose = 0, clang;
+	int verbose = 0, clang, single = 0;
 	enum cc_mode mode;
 
 	if (!compiler || !*compiler)
@@ -180,6 +233,8 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 			}
 		} else if (!strcmp(a, "--ameba-verbose")) {
 			verbose = 1;
+		} else if (!strcmp(a, "--ameba-single-path")) {
+			single = 1;
 		} else if (!strcmp(a, "--ameba-help")) {
 			cc_usage(stdout, sub);
 			return 0;
@@ -241,6 +296,25 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 		 * needs only the write, a profiler needs both. And without cmpxchg16b
 		 * it sends 16-byte atomics to libatomic, past the hooks.
 		 */
+		/*
+		 * The dual path (docs/dual-path.md): gcc's plugin, into the gcc
+		 * it was built for only (a plugin is tied to one cc1 build); not
+		 * with -flto, where tsan runs at link time.
+		 */
+		if (!clang && !single && !user_sets(&user, "-flto")) {
+			const char *e = getenv("AMEBA_CC_DUAL");
+			char ver[64];
+
+			if (!(e && !strcmp(e, "0")) &&
+			    !dual_plugin(path, sizeof(path) - 10, ver, sizeof(ver)) &&
+			    compiler_version_is(compiler, ver)) {
+				char opt[PATH_MAX + 80];
+
+				snprintf(opt, sizeof(opt), "-fplugin=%s", path);
+				if (argv_push(&out, opt))
+					goto nomem;
+			}
+		}
 		if (clang && !user_sets(&user, "-tsan-compound-read-before-write") &&
 		    (argv_push(&out, "-mllvm") ||
 		     argv_push(&out, "-tsan-instrument-read-before-write=1")))

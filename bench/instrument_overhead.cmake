@@ -12,10 +12,13 @@ set(IO_AMEBA ${CMAKE_BINARY_DIR}/bin/ameba)
 set(IO_SHIM ${AMEBA_LIBDIR}/gcc-shim)
 
 # name; command
-set(IO_VARIANTS native dormant dormant_noentry floor native_clang dormant_clang)
+set(IO_VARIANTS native dormant dormant_single dormant_noentry floor native_clang dormant_clang)
 set(IO_CMD_native gcc ${IO_COMMON} ${IO_SRC} -o ${IO_BIN}/native)
 set(IO_CMD_dormant ${IO_AMEBA} cc --compiler gcc ${IO_COMMON} ${IO_SRC} -o ${IO_BIN}/dormant)
-set(IO_CMD_dormant_noentry ${IO_AMEBA} cc --compiler gcc ${IO_COMMON}
+# one instrumented body per function, as before the dual path (docs/dual-path.md)
+set(IO_CMD_dormant_single ${IO_AMEBA} cc --compiler gcc --ameba-single-path ${IO_COMMON}
+  ${IO_SRC} -o ${IO_BIN}/dormant_single)
+set(IO_CMD_dormant_noentry ${IO_AMEBA} cc --compiler gcc --ameba-single-path ${IO_COMMON}
   --param=tsan-instrument-func-entry-exit=0 ${IO_SRC} -o ${IO_BIN}/dormant_noentry)
 # The floor: instrumented, linked with empty hooks (compiled without
 # instrumentation) instead of the runtime; gcc's libtsan is kept out through
@@ -59,11 +62,19 @@ if(IO_CLANG AND IO_LLD)
       -o ${IO_BIN}/dormant_clang_thinlto)
 endif()
 
+# The switch's latency (switch.c), where `ameba cc` has the dual path.
+if(TARGET ameba-dual-gcc)
+  list(APPEND IO_VARIANTS switch)
+  set(IO_CMD_switch ${IO_AMEBA} cc --compiler gcc ${IO_COMMON} -I${CMAKE_SOURCE_DIR}/monitor
+    -I${CMAKE_SOURCE_DIR}/include
+    -D_GNU_SOURCE ${IO_DIR}/switch.c -o ${IO_BIN}/switch)
+endif()
+
 set(IO_OUTPUTS "")
 foreach(v ${IO_VARIANTS})
   add_custom_command(OUTPUT ${IO_BIN}/${v} COMMAND ${IO_CMD_${v}}
-    DEPENDS ${IO_SRC} ${IO_DIR}/empty_hooks.c ${CMAKE_SOURCE_DIR}/monitor/tsan_abi.c
-            ameba ameba-runtime
+    DEPENDS ${IO_SRC} ${IO_DIR}/empty_hooks.c ${IO_DIR}/switch.c
+            ${CMAKE_SOURCE_DIR}/monitor/tsan_abi.c ameba ameba-runtime
     COMMENT "instrument_overhead: ${v}" VERBATIM)
   list(APPEND IO_OUTPUTS ${IO_BIN}/${v})
 endforeach()

@@ -33,6 +33,22 @@
 static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b);
 
 struct mon_hot mon_hot;
+
+/*
+ * The dual path's switch (docs/dual-path.md): code that `ameba cc` built
+ * with two bodies per function runs the instrumented one while this word is
+ * non-zero. It is mon_hot.active itself, under a name the compiler can
+ * reach: the two bodies then switch exactly when the hooks start and stop
+ * delivering, with nothing to keep in step, and the dispatch reads the
+ * line the hooks read.
+ */
+__asm__(".globl __ameba_path\n\t"
+	".type __ameba_path, @object\n\t"
+	".size __ameba_path, 4\n\t"
+	".set __ameba_path, mon_hot");
+_Static_assert(__builtin_offsetof(struct mon_hot, active) == 0,
+	       "__ameba_path is mon_hot.active: it must come first");
+
 __thread struct mon_thread *mon_self __attribute__((tls_model("initial-exec")));
 
 /* Thread records by dense id: a two-level table so that it never moves. */

@@ -4,7 +4,9 @@
 # BIN_DIR holds the kernels (kernels.c) built several ways:
 #   native          gcc -O2
 #   dormant         ameba cc -O2 (gcc), no analysis attached: the headline
-#   dormant_noentry ameba cc -O2 --param=tsan-instrument-func-entry-exit=0
+#                   (the dual path where this ameba has it, docs/dual-path.md)
+#   dormant_single  ameba cc -O2 --ameba-single-path: one instrumented body
+#   dormant_noentry the same, --param=tsan-instrument-func-entry-exit=0
 #   floor           gcc -O2 -fsanitize=thread with empty hooks and no runtime:
 #                   the cost of the calls alone
 #   native_clang, dormant_clang   the same two with clang
@@ -13,9 +15,12 @@
 # chase 3), keeping the fastest run. Prints `name: value` lines:
 #   native_s_<k>, dormant_s_<k>, dormant_ratio_<k>      the contract
 #   dormant_ns_per_access_<k>   (dormant - native) / accesses
+#   single_ratio_<k>            dormant_single against native
 #   floor_ratio_<k>, noentry_ratio_<k>, clang_dormant_ratio_<k>,
 #   clang_thinlto_ratio_<k>  (the clang ratios against native clang)
 #   active_s_<k>, active_ratio_<k>  one run with AMEBA_ORACLE (count backend)
+#   switch_latency_us_{p50,p99,max}_<W>t  how long a switch to measuring takes
+#                   to reach W running threads (switch.c; dual path only)
 # Timing never fails the run; a wrong checksum does (exit 1).
 set -u
 dir=${1:?usage: run.sh BIN_DIR}
@@ -50,7 +55,7 @@ for kernel in dense chase mt; do
 	native_s=$1 sum=$2 accesses=$3
 	echo "native_s_$kernel: $native_s"
 
-	for variant in dormant dormant_noentry floor native_clang dormant_clang dormant_clang_thinlto; do
+	for variant in dormant dormant_single dormant_noentry floor native_clang dormant_clang dormant_clang_thinlto; do
 		[ -x "$dir/$variant" ] || continue
 		r=$(best "$variant" "$kernel" "$n" AMEBA_ORACLE=) || { status=1; continue; }
 		set -- $r
@@ -64,6 +69,8 @@ for kernel in dense chase mt; do
 	echo "dormant_ratio_$kernel: $(ratio "$s_dormant" "$native_s")"
 	awk -v d="$s_dormant" -v n="$native_s" -v a="$accesses" -v k="$kernel" \
 		'BEGIN { printf "dormant_ns_per_access_%s: %.2f\n", k, (d - n) / a * 1e9 }'
+	[ -n "${s_dormant_single:-}" ] &&
+		echo "single_ratio_$kernel: $(ratio "$s_dormant_single" "$native_s")"
 	[ -n "${s_dormant_noentry:-}" ] &&
 		echo "noentry_ratio_$kernel: $(ratio "$s_dormant_noentry" "$native_s")"
 	[ -n "${s_floor:-}" ] && echo "floor_ratio_$kernel: $(ratio "$s_floor" "$native_s")"
@@ -82,6 +89,14 @@ for kernel in dense chase mt; do
 	set -- $r
 	echo "active_s_$kernel: $1"
 	echo "active_ratio_$kernel: $(ratio "$1" "$native_s")"
-	unset s_dormant s_dormant_noentry s_floor s_native_clang s_dormant_clang s_dormant_clang_thinlto
+	unset s_dormant s_dormant_single s_dormant_noentry s_floor s_native_clang s_dormant_clang s_dormant_clang_thinlto
 done
+
+# The dual path's switch: one worker (a CPU of its own on a 2-CPU machine)
+# and four (scheduling delays included).
+if [ -x "$dir/switch" ]; then
+	for w in 1 4; do
+		AMEBA_MRI=0 "$dir/switch" "$w" || status=1
+	done
+fi
 exit $status

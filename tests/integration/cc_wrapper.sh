@@ -3,7 +3,9 @@
 # Exercises `ameba cc`/`ameba c++` the way build systems call compilers and
 # checks each result by running it: separate compile and link, multi-file
 # builds, a shared library (linked, and loaded with dlopen) whose globals
-# must appear in the oracle, C++, pkg-config, and the wrapper's own errors.
+# must appear in the oracle, C++, pkg-config, the dual path's choice (gcc
+# with the plugin: two bodies; one when asked, at -O0, or for another gcc),
+# and the wrapper's own errors.
 set -uo pipefail
 ameba=$1 expect=$2 cc=$3
 case $cc in clang) cxx=clang++ ;; *) cxx=g++ ;; esac
@@ -100,7 +102,33 @@ if [ "$cc" = gcc ]; then
   check "pkg-config run" test "$(./pab)" = "a+b=41"
 fi
 
-# 6. the wrapper's own errors
+# 6. the dual path (docs/dual-path.md): gcc at -O1..-O3, where this ameba
+# has the plugin; one path otherwise, and whenever the user or the
+# compiler's version says so
+libdir=$(cd "$(dirname "$ameba")/../lib/ameba" && pwd)
+dual_ref() { nm "$1" | grep -q ' U __ameba_path'; }
+if [ "$cc" = gcc ] && [ -f "$libdir/ameba-dual-gcc.so" ]; then
+  check "dual: -O2 object tests __ameba_path" dual_ref a.o
+  check "dual: help says so" sh -c "'$ameba' cc --ameba-help | grep -q 'Dual path'"
+  "$ameba" cc --compiler "$cc" --ameba-single-path -O2 -c a.c -o s1.o
+  check "dual: --ameba-single-path" sh -c "! nm s1.o | grep -q __ameba_path"
+  AMEBA_CC_DUAL=0 "$ameba" cc --compiler "$cc" -O2 -c a.c -o s2.o
+  check "dual: AMEBA_CC_DUAL=0" sh -c "! nm s2.o | grep -q __ameba_path"
+  "$ameba" cc --compiler "$cc" -O0 -c a.c -o s3.o
+  check "dual: -O0 one path" sh -c "! nm s3.o | grep -q __ameba_path"
+  check "dual: shared library too" sh -c "nm -D plug.so | grep -q ' U __ameba_path'"
+  # a plugin built for another gcc is left out, and the build goes on
+  mkdir -p otherlib
+  cp "$libdir/ameba-dual-gcc.so" otherlib/
+  echo 0.0.1 > otherlib/ameba-dual-gcc.version
+  check "dual: other gcc version builds" env AMEBA_LIBDIR="$tmp/otherlib" \
+    "$ameba" cc --compiler "$cc" -O2 -c a.c -o s4.o
+  check "dual: other gcc version, one path" sh -c "! nm s4.o | grep -q __ameba_path"
+else
+  check "one path: no __ameba_path" sh -c "! nm a.o | grep -q __ameba_path"
+fi
+
+# 7. the wrapper's own errors
 "$ameba" cc --compiler "$cc" -static a.c -o st 2> err.txt; rc=$?
 check "-static refused (status 2)" test "$rc" = 2
 check "-static message" grep -q "static is not supported" err.txt
