@@ -7,7 +7,12 @@ chase over a graph, a 2-thread false-sharing loop, a three-phase program and
 a sparse matrix-vector product), built with `ameba cc -O2` and with gcc -O2:
 
   - native and dormant (instrumented, nothing attached) wall time, best of
-    RUNS;
+    RUNS: dormant_s_<k> for a build with one (instrumented) body per
+    function (`ameba cc --ameba-single-path`): what the hooks cost when they
+    only return, which sampled_over_dormant_<k> compares with; and
+    dormant_dual_s_<k> for the dual-path build the sampled runs use
+    (docs/dual-path.md: the clean body runs while nothing is attached, and
+    the instrumented one - the tally's - while sampled mode runs);
   - `ameba run --exact` once: the reference (objects' shares of l1d_miss,
     the top-3 findings);
   - `ameba run --sampled` RUNS times (wall time: the best; accuracy: every
@@ -116,7 +121,9 @@ def main():
     for k in progs:
         src = os.path.join(HERE, "progs", k + ".c")
         inst, nat = os.path.join(tmp, k), os.path.join(tmp, k + "_native")
+        single = os.path.join(tmp, k + "_single")
         for cmd in ([ameba, "cc", "-O2", "-pthread", src, "-o", inst],
+                    [ameba, "cc", "--ameba-single-path", "-O2", "-pthread", src, "-o", single],
                     ["gcc", "-O2", "-pthread", src, "-o", nat]):
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode:
@@ -125,7 +132,8 @@ def main():
         else:
             denv = dict(env, AMEBA_MRI="0")
             t_nat = min(wall([nat, scale], env)[0] for _ in range(runs))
-            t_dor = min(wall([inst, scale], denv)[0] for _ in range(runs))
+            t_dor = min(wall([single, scale], denv)[0] for _ in range(runs))
+            t_dual = min(wall([inst, scale], denv)[0] for _ in range(runs))
             keep = os.environ.get("EXACT_DIR")
             ex = os.path.join(keep or tmp, f"{k}_exact_{scale}.json")
             if os.environ.get("NO_EXACT"):
@@ -137,6 +145,7 @@ def main():
                         .get("fraction_simulated", 0.0) for r in range(runs)]
                 print(f"native_s_{k}: {t_nat:.2f}")
                 print(f"dormant_s_{k}: {t_dor:.2f}")
+                print(f"dormant_dual_s_{k}: {t_dual:.2f}")
                 print(f"sampled_s_{k}: {min(t_smp):.2f} ({min(t_smp):.2f}..{max(t_smp):.2f})")
                 print(f"sampled_over_native_{k}: {min(t_smp) / t_nat:.2f}")
                 print(f"sampled_over_dormant_{k}: {min(t_smp) / t_dor:.2f}")
@@ -182,6 +191,7 @@ def main():
                 continue
             print(f"native_s_{k}: {t_nat:.2f}")
             print(f"dormant_s_{k}: {t_dor:.2f}")
+            print(f"dormant_dual_s_{k}: {t_dual:.2f}")
             print(f"exact_s_{k}: {t_ex:.1f}")
             print(f"sampled_s_{k}: {min(t_smp):.2f} ({min(t_smp):.2f}..{max(t_smp):.2f})")
             print(f"sampled_over_native_{k}: {min(t_smp) / t_nat:.2f}")
