@@ -89,8 +89,8 @@ static int dual_plugin(char *path, size_t len, char *ver, size_t vlen)
 	ver[0] = 0;
 	if (agent_libdir(libdir, sizeof(libdir)))
 		return -1;
-	snprintf(path, len, "%s/ameba-dual-gcc.so", libdir);
-	snprintf(vpath, sizeof(vpath), "%s/ameba-dual-gcc.version", libdir);
+	snprintf(path, len, "%s/ameba_dual_gcc.so", libdir);
+	snprintf(vpath, sizeof(vpath), "%s/ameba_dual_gcc.version", libdir);
 	if (access(path, R_OK) || !(f = fopen(vpath, "r")))
 		return -1;
 	if (!fgets(ver, (int)vlen, f))

@@ -21,8 +21,8 @@
  *   nonlocal label, setjmp, abnormal edges, `omp simd` loops, no hooks at
  *   all, or more than max-blocks blocks: copying those would need more
  *   than this pass does, and they are seldom where the time goes.
- * - Plugin arguments: -fplugin-arg-ameba_dual-max-blocks=N (default 20000),
- *   -fplugin-arg-ameba_dual-verbose (a note per function on stderr).
+ * - Plugin arguments: -fplugin-arg-ameba_dual_gcc-max-blocks=N (default 20000),
+ *   -fplugin-arg-ameba_dual_gcc-verbose (a note per function on stderr).
  */
 #include "gcc-plugin.h"
 #include "plugin-version.h"
@@ -170,12 +170,41 @@ static void copy_loops(class loop *root)
 }
 
 /*
- * The switch inside a loop nest: edge e (into the clean body's loop header
- * h_c: an entry, or a back edge) is split, and the new block tests
- * __ameba_path; set, it goes to the instrumented body's copy of the header,
- * h_i, whose PHIs take what h_c's take on e (the original names still: the
- * copy's uses are renamed by update_ssa, which resolves them to the clean
- * body's values at the test, and merges the two bodies' values at h_i).
+ * Ends block x, which has one successor, with a test of __ameba_path: its
+ * edge is kept when the word is set (keep_when_set) or clear, with
+ * probability keep_p, and the other case goes to `to`, the other body's copy
+ * of that edge's destination, whose PHIs take what the destination's take on
+ * the kept edge - the original names still: update_ssa resolves each use to
+ * the value of the body x is in, and merges the two bodies' values at `to`.
+ */
+static void add_test(function *fn, basic_block x, basic_block to, bool keep_when_set,
+		     profile_probability keep_p)
+{
+	tree t = make_ssa_name(integer_type_node);
+	gimple *ld = gimple_build_assign(t, path_var());
+	gimple_stmt_iterator gsi = gsi_last_bb(x);
+	edge keep = single_succ_edge(x), other;
+	basic_block dest = keep->dest;
+
+	gimple_set_vuse(ld, gimple_vop(fn));
+	gsi_insert_after(&gsi, ld, GSI_NEW_STMT);
+	gsi_insert_after(&gsi, gimple_build_cond(NE_EXPR, t, integer_zero_node, NULL_TREE, NULL_TREE),
+			 GSI_NEW_STMT);
+	keep->flags &= ~EDGE_FALLTHRU;
+	keep->flags |= keep_when_set ? EDGE_TRUE_VALUE : EDGE_FALSE_VALUE;
+	keep->probability = keep_p;
+	other = make_edge(x, to, keep_when_set ? EDGE_FALSE_VALUE : EDGE_TRUE_VALUE);
+	other->probability = keep_p.invert();
+	for (gphi_iterator pd = gsi_start_phis(dest), pt = gsi_start_phis(to);
+	     !gsi_end_p(pd) && !gsi_end_p(pt); gsi_next(&pd), gsi_next(&pt))
+		add_phi_arg(pt.phi(), PHI_ARG_DEF_FROM_EDGE(pd.phi(), keep), other,
+			    gimple_phi_arg_location_from_edge(pd.phi(), keep));
+}
+
+/*
+ * The switch inside a loop nest: edge e (into the clean body's loop header:
+ * an entry, or a back edge) is split, and the new block goes to the
+ * instrumented body's copy of the header, h_i, when __ameba_path is set.
  * Only outermost loops get tests: an edge into an inner loop of the
  * instrumented body from outside its outer loop would make that loop
  * irreducible. And only clean -> instrumented: edges both ways would make
@@ -183,27 +212,7 @@ static void copy_loops(class loop *root)
  */
 static void add_check(function *fn, edge e, basic_block h_i)
 {
-	basic_block h_c = e->dest, x = split_edge(e);
-	tree t = make_ssa_name(integer_type_node);
-	gimple *ld = gimple_build_assign(t, path_var());
-	gimple_stmt_iterator gsi = gsi_last_bb(x);
-	edge stay, go, in = single_succ_edge(x);
-	gcond *test;
-
-	gimple_set_vuse(ld, gimple_vop(fn));
-	gsi_insert_after(&gsi, ld, GSI_NEW_STMT);
-	test = gimple_build_cond(NE_EXPR, t, integer_zero_node, NULL_TREE, NULL_TREE);
-	gsi_insert_after(&gsi, test, GSI_NEW_STMT);
-	stay = in;
-	stay->flags &= ~EDGE_FALLTHRU;
-	stay->flags |= EDGE_FALSE_VALUE;
-	stay->probability = profile_probability::very_likely();
-	go = make_edge(x, h_i, EDGE_TRUE_VALUE);
-	go->probability = profile_probability::very_unlikely();
-	for (gphi_iterator pc = gsi_start_phis(h_c), pi = gsi_start_phis(h_i);
-	     !gsi_end_p(pc) && !gsi_end_p(pi); gsi_next(&pc), gsi_next(&pi))
-		add_phi_arg(pi.phi(), PHI_ARG_DEF_FROM_EDGE(pc.phi(), stay), go,
-			    gimple_phi_arg_location_from_edge(pc.phi(), stay));
+	add_test(fn, split_edge(e), h_i, false, profile_probability::very_likely());
 }
 
 /* A top-level loop of the instrumented body and its clean copy. */
@@ -219,13 +228,9 @@ static unsigned int dual_execute(function *fn)
 	auto_vec<basic_block> bbs;
 	basic_block bb, first, first_c, disp;
 	basic_block *copy;
-	edge e, to_i, to_c;
+	edge e;
 	unsigned n, stripped = 0, checks = 0;
 	auto_vec<loop_pair> pairs;
-	gimple_stmt_iterator gsi;
-	tree t;
-	gimple *ld;
-	gcond *test;
 
 	if (why) {
 		if (verbose)
@@ -265,27 +270,11 @@ static unsigned int dual_execute(function *fn)
 		}
 	free_original_copy_tables();
 
-	/* the dispatch: ENTRY -> disp -> first (instrumented) or first_c */
+	/* the dispatch: ENTRY -> disp -> first (instrumented) or first_c (a
+	 * function that begins with a loop: first_c's PHIs take what first's
+	 * take on the edge from disp) */
 	disp = split_edge(e);
-	t = make_ssa_name(integer_type_node);
-	ld = gimple_build_assign(t, path_var());
-	gimple_set_vuse(ld, gimple_vop(fn));
-	gsi = gsi_last_bb(disp);
-	gsi_insert_after(&gsi, ld, GSI_NEW_STMT);
-	test = gimple_build_cond(NE_EXPR, t, integer_zero_node, NULL_TREE, NULL_TREE);
-	gsi_insert_after(&gsi, test, GSI_NEW_STMT);
-	to_i = single_succ_edge(disp);
-	to_i->flags &= ~EDGE_FALLTHRU;
-	to_i->flags |= EDGE_TRUE_VALUE;
-	to_i->probability = profile_probability::even();
-	to_c = make_edge(disp, first_c, EDGE_FALSE_VALUE);
-	to_c->probability = profile_probability::even();
-	/* first_c's PHIs (a function that begins with a loop) take what
-	 * first's take on the edge from disp */
-	for (gphi_iterator pi = gsi_start_phis(first), pc = gsi_start_phis(first_c);
-	     !gsi_end_p(pi) && !gsi_end_p(pc); gsi_next(&pi), gsi_next(&pc))
-		add_phi_arg(pc.phi(), PHI_ARG_DEF_FROM_EDGE(pi.phi(), to_i), to_c,
-			    gimple_phi_arg_location_from_edge(pi.phi(), to_i));
+	add_test(fn, disp, first_c, true, profile_probability::even());
 
 	/* the tests at the clean body's outermost loops: on entry, and on
 	 * each back edge of a loop that holds others (a back edge of an

@@ -107,7 +107,7 @@ fi
 # compiler's version says so
 libdir=$(cd "$(dirname "$ameba")/../lib/ameba" && pwd)
 dual_ref() { nm "$1" | grep -q ' U __ameba_path'; }
-if [ "$cc" = gcc ] && [ -f "$libdir/ameba-dual-gcc.so" ]; then
+if [ "$cc" = gcc ] && [ -f "$libdir/ameba_dual_gcc.so" ]; then
   check "dual: -O2 object tests __ameba_path" dual_ref a.o
   check "dual: help says so" sh -c "'$ameba' cc --ameba-help | grep -q 'Dual path'"
   "$ameba" cc --compiler "$cc" --ameba-single-path -O2 -c a.c -o s1.o
@@ -119,8 +119,8 @@ if [ "$cc" = gcc ] && [ -f "$libdir/ameba-dual-gcc.so" ]; then
   check "dual: shared library too" sh -c "nm -D plug.so | grep -q ' U __ameba_path'"
   # a plugin built for another gcc is left out, and the build goes on
   mkdir -p otherlib
-  cp "$libdir/ameba-dual-gcc.so" otherlib/
-  echo 0.0.1 > otherlib/ameba-dual-gcc.version
+  cp "$libdir/ameba_dual_gcc.so" otherlib/
+  echo 0.0.1 > otherlib/ameba_dual_gcc.version
   check "dual: other gcc version builds" env AMEBA_LIBDIR="$tmp/otherlib" \
     "$ameba" cc --compiler "$cc" -O2 -c a.c -o s4.o
   check "dual: other gcc version, one path" sh -c "! nm s4.o | grep -q __ameba_path"
