@@ -78,17 +78,15 @@ static int user_sets(const struct argv_buf *a, const char *opt)
 }
 
 /*
- * The dual path's gcc plugin (monitor/dual/dual_gcc.cc) and the gcc version
- * it was built for, in ver (0: there is none).
+ * The dual path's gcc plugin (monitor/dual/dual_gcc.cc) in libdir, and the
+ * gcc version it was built for, in ver (-1: there is none).
  */
-static int dual_plugin(char *path, size_t len, char *ver, size_t vlen)
+static int dual_plugin(const char *libdir, char *path, size_t len, char *ver, size_t vlen)
 {
-	char libdir[PATH_MAX], vpath[PATH_MAX + 32];
+	char vpath[PATH_MAX + 32];
 	FILE *f;
 
 	ver[0] = 0;
-	if (agent_libdir(libdir, sizeof(libdir)))
-		return -1;
 	snprintf(path, len, "%s/ameba_dual_gcc.so", libdir);
 	snprintf(vpath, sizeof(vpath), "%s/ameba_dual_gcc.version", libdir);
 	if (access(path, R_OK) || !(f = fopen(vpath, "r")))
@@ -118,8 +116,9 @@ static int compiler_version_is(const char *cc, const char *ver)
 
 static void cc_usage(FILE *f, const char *sub)
 {
-	char path[PATH_MAX + 32], ver[64];
-	int dual = !dual_plugin(path, sizeof(path), ver, sizeof(ver));
+	char libdir[PATH_MAX], path[PATH_MAX + 32], ver[64];
+	int dual = !agent_libdir(libdir, sizeof(libdir)) &&
+		   !dual_plugin(libdir, path, sizeof(path), ver, sizeof(ver));
 
 	fprintf(f,
 		"usage: ameba %s [--compiler CC] [--ameba-verbose] COMPILER-ARGS...\n"
@@ -306,7 +305,7 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 			char ver[64];
 
 			if (!(e && !strcmp(e, "0")) &&
-			    !dual_plugin(path, sizeof(path) - 10, ver, sizeof(ver)) &&
+			    !dual_plugin(libdir, path, sizeof(path), ver, sizeof(ver)) &&
 			    compiler_version_is(compiler, ver)) {
 				char opt[PATH_MAX + 80];
 
