@@ -78,17 +78,20 @@ static int user_sets(const struct argv_buf *a, const char *opt)
 }
 
 /*
- * The dual path's gcc plugin (monitor/dual/dual_gcc.cc) in libdir, and the
- * gcc version it was built for, in ver (-1: there is none).
+ * The dual path's plugin for this compiler family in libdir (gcc:
+ * monitor/dual/dual_gcc.cc, clang: dual_llvm.cc) and the compiler version it
+ * was built for, in ver (-1: there is none).
  */
-static int dual_plugin(const char *libdir, char *path, size_t len, char *ver, size_t vlen)
+static int dual_plugin(const char *libdir, int clang, char *path, size_t len, char *ver,
+		       size_t vlen)
 {
+	const char *name = clang ? "ameba_dual_llvm" : "ameba_dual_gcc";
 	char vpath[PATH_MAX + 32];
 	FILE *f;
 
 	ver[0] = 0;
-	snprintf(path, len, "%s/ameba_dual_gcc.so", libdir);
-	snprintf(vpath, sizeof(vpath), "%s/ameba_dual_gcc.version", libdir);
+	snprintf(path, len, "%s/%s.so", libdir, name);
+	snprintf(vpath, sizeof(vpath), "%s/%s.version", libdir, name);
 	if (access(path, R_OK) || !(f = fopen(vpath, "r")))
 		return -1;
 	if (!fgets(ver, (int)vlen, f))
@@ -98,27 +101,35 @@ static int dual_plugin(const char *libdir, char *path, size_t len, char *ver, si
 	return ver[0] ? 0 : -1;
 }
 
-/* Does compiler `cc` report version `ver` (-dumpfullversion)? */
-static int compiler_version_is(const char *cc, const char *ver)
+/*
+ * Is compiler `cc` of version `ver`? gcc: its -dumpfullversion, exactly (a
+ * gcc plugin is tied to one cc1 build); clang: the major version of its
+ * -dumpversion (LLVM's pass plugin API holds within a major version).
+ */
+static int compiler_version_is(const char *cc, int clang, const char *ver)
 {
 	char cmd[PATH_MAX + 64], line[128] = "";
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "'%s' -dumpfullversion 2>/dev/null", cc);
+	snprintf(cmd, sizeof(cmd), "'%s' %s 2>/dev/null", cc,
+		 clang ? "-dumpversion" : "-dumpfullversion");
 	if (!(p = popen(cmd, "r")))
 		return 0;
 	if (!fgets(line, sizeof(line), p))
 		line[0] = 0;
 	pclose(p);
 	line[strcspn(line, "\n")] = 0;
+	if (clang)
+		line[strcspn(line, ".")] = 0;
 	return !strcmp(line, ver);
 }
 
 static void cc_usage(FILE *f, const char *sub)
 {
-	char libdir[PATH_MAX], path[PATH_MAX + 32], ver[64];
-	int dual = !agent_libdir(libdir, sizeof(libdir)) &&
-		   !dual_plugin(libdir, path, sizeof(path), ver, sizeof(ver));
+	char libdir[PATH_MAX], path[PATH_MAX + 32], gver[64] = "", lver[64] = "";
+	int have = !agent_libdir(libdir, sizeof(libdir));
+	int gcc_dual = have && !dual_plugin(libdir, 0, path, sizeof(path), gver, sizeof(gver));
+	int clang_dual = have && !dual_plugin(libdir, 1, path, sizeof(path), lver, sizeof(lver));
 
 	fprintf(f,
 		"usage: ameba %s [--compiler CC] [--ameba-verbose] COMPILER-ARGS...\n"
@@ -136,11 +147,12 @@ static void cc_usage(FILE *f, const char *sub)
 		"                    one instrumented body per function (no dual path)\n"
 		"  --ameba-help      this text (plain --help goes to the compiler)\n"
 		"\n"
-		"Dual path (docs/dual-path.md): with gcc %s at -O1..-O3 (not -Og, -O0 or\n"
-		"-flto), each function gets a clean body besides the instrumented one and\n"
-		"runs it while no analysis is attached: native speed, vectorised loops.\n"
-		"Attaching switches at the next call or outermost-loop iteration. clang,\n"
-		"other gcc versions and those levels build one path, as before.%s\n"
+		"Dual path (docs/dual-path.md): each function gets a clean body besides\n"
+		"the instrumented one and runs it while no analysis is attached: native\n"
+		"speed, vectorised loops. Attaching switches at the next call or loop\n"
+		"iteration (gcc: of an outermost loop or one holding others). Built for\n"
+		"this ameba: gcc %s, clang %s; other versions, -flto, and gcc's -O0\n"
+		"and -Og build one path, as before.\n"
 		"\n"
 		"Environment: AMEBA_LIBDIR overrides where the runtime is looked up\n"
 		"(default: <prefix>/lib/ameba next to this ameba's bin/);\n"
@@ -148,9 +160,9 @@ static void cc_usage(FILE *f, const char *sub)
 		"For build systems that cannot use a wrapper: pkg-config ameba-rt\n"
 		"(<libdir>/pkgconfig/ameba-rt.pc).\n",
 		sub, strcmp(sub, "c++") == 0 ? "CXX" : "CC",
-		strcmp(sub, "c++") == 0 ? "g++" : "gcc", dual ? ver : "12",
-		dual ? "" : "\nThis ameba was built without the plugin (no gcc plugin headers):\n"
-			    "every build has one path.");
+		strcmp(sub, "c++") == 0 ? "g++" : "gcc",
+		gcc_dual ? gver : "none (no gcc plugin headers when ameba was built)",
+		clang_dual ? lver : "none (no llvm-14-dev when ameba was built)");
 }
 
 /* Is `cc` a clang driver? By name first, then by asking it. */
@@ -296,20 +308,21 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 		 * it sends 16-byte atomics to libatomic, past the hooks.
 		 */
 		/*
-		 * The dual path (docs/dual-path.md): gcc's plugin, into the gcc
-		 * it was built for only (a plugin is tied to one cc1 build); not
-		 * with -flto, where tsan runs at link time.
+		 * The dual path (docs/dual-path.md): the plugin for this compiler
+		 * family, into the version it was built for only; not with -flto,
+		 * where the sanitizer runs at link time.
 		 */
-		if (!clang && !single && !user_sets(&user, "-flto")) {
+		if (!single && !user_sets(&user, "-flto")) {
 			const char *e = getenv("AMEBA_CC_DUAL");
 			char ver[64];
 
 			if (!(e && !strcmp(e, "0")) &&
-			    !dual_plugin(libdir, path, sizeof(path), ver, sizeof(ver)) &&
-			    compiler_version_is(compiler, ver)) {
+			    !dual_plugin(libdir, clang, path, sizeof(path), ver, sizeof(ver)) &&
+			    compiler_version_is(compiler, clang, ver)) {
 				char opt[PATH_MAX + 80];
 
-				snprintf(opt, sizeof(opt), "-fplugin=%s", path);
+				snprintf(opt, sizeof(opt), "%s=%s",
+					 clang ? "-fpass-plugin" : "-fplugin", path);
 				if (argv_push(&out, opt))
 					goto nomem;
 			}

@@ -12,7 +12,8 @@ set(IO_AMEBA ${CMAKE_BINARY_DIR}/bin/ameba)
 set(IO_SHIM ${AMEBA_LIBDIR}/gcc-shim)
 
 # name; command
-set(IO_VARIANTS native dormant dormant_single dormant_noentry floor native_clang dormant_clang)
+set(IO_VARIANTS native dormant dormant_single dormant_noentry floor native_clang dormant_clang
+  dormant_clang_single)
 set(IO_CMD_native gcc ${IO_COMMON} ${IO_SRC} -o ${IO_BIN}/native)
 set(IO_CMD_dormant ${IO_AMEBA} cc --compiler gcc ${IO_COMMON} ${IO_SRC} -o ${IO_BIN}/dormant)
 # one instrumented body per function, as before the dual path (docs/dual-path.md)
@@ -29,6 +30,8 @@ set(IO_CMD_floor gcc -O2 -c ${IO_DIR}/empty_hooks.c -o ${IO_BIN}/empty_hooks.o
 set(IO_CMD_native_clang clang ${IO_COMMON} ${IO_SRC} -o ${IO_BIN}/native_clang)
 set(IO_CMD_dormant_clang ${IO_AMEBA} cc --compiler clang ${IO_COMMON} ${IO_SRC}
   -o ${IO_BIN}/dormant_clang)
+set(IO_CMD_dormant_clang_single ${IO_AMEBA} cc --compiler clang --ameba-single-path ${IO_COMMON}
+  ${IO_SRC} -o ${IO_BIN}/dormant_clang_single)
 
 # clang ThinLTO with the hook fast path inlined (the prototype of
 # `ameba cc --lto`, see docs/instrument-overhead.md). The hooks ship as
@@ -62,13 +65,16 @@ if(IO_CLANG AND IO_LLD)
       -o ${IO_BIN}/dormant_clang_thinlto)
 endif()
 
-# The switch's latency (switch.c), where `ameba cc` has the dual path.
-if(TARGET ameba-dual-gcc)
-  list(APPEND IO_VARIANTS switch)
-  set(IO_CMD_switch ${IO_AMEBA} cc --compiler gcc ${IO_COMMON} -I${CMAKE_SOURCE_DIR}/monitor
-    -I${CMAKE_SOURCE_DIR}/include
-    -D_GNU_SOURCE ${IO_DIR}/switch.c -o ${IO_BIN}/switch)
-endif()
+# The switch's latency (switch.c), for each compiler `ameba cc` has the dual
+# path for.
+foreach(cc gcc clang)
+  if(TARGET ameba-dual-${cc} OR (cc STREQUAL "clang" AND TARGET ameba-dual-llvm))
+    list(APPEND IO_VARIANTS switch_${cc})
+    set(IO_CMD_switch_${cc} ${IO_AMEBA} cc --compiler ${cc} ${IO_COMMON}
+      -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
+      -D_GNU_SOURCE ${IO_DIR}/switch.c -o ${IO_BIN}/switch_${cc})
+  endif()
+endforeach()
 
 set(IO_OUTPUTS "")
 foreach(v ${IO_VARIANTS})

@@ -49,10 +49,12 @@ function(ameba_instrumented)
         ${A_FLAGS} ${srcs} -o ${out} -lm)
     # File-level dependencies, so a rebuilt runtime or wrapper relinks the program.
     set(deps ${srcs} ameba ameba-runtime $<TARGET_FILE:ameba> $<TARGET_FILE:ameba-rt>)
-    # and the dual path's plugin, which compiles the program too
-    if(TARGET ameba-dual-gcc)
-      list(APPEND deps ameba-dual-gcc $<TARGET_FILE:ameba-dual-gcc>)
-    endif()
+    # and the dual path's plugins, which compile the program too
+    foreach(p ameba-dual-gcc ameba-dual-llvm)
+      if(TARGET ${p})
+        list(APPEND deps ${p} $<TARGET_FILE:${p}>)
+      endif()
+    endforeach()
   endif()
   add_custom_command(OUTPUT ${out} COMMAND ${cmd} DEPENDS ${deps}
     COMMENT "ameba_instrumented ${A_NAME}" VERBATIM)

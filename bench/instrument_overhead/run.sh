@@ -9,7 +9,7 @@
 #   dormant_noentry the same, --param=tsan-instrument-func-entry-exit=0
 #   floor           gcc -O2 -fsanitize=thread with empty hooks and no runtime:
 #                   the cost of the calls alone
-#   native_clang, dormant_clang   the same two with clang
+#   native_clang, dormant_clang, dormant_clang_single   the same three with clang
 #   dormant_clang_thinlto   clang ThinLTO with the hooks' fast path inlined
 # and runs each kernel (dense, chase, mt) BENCH_RUNS times (default 5;
 # chase 3), keeping the fastest run. Prints `name: value` lines:
@@ -17,10 +17,13 @@
 #   dormant_ns_per_access_<k>   (dormant - native) / accesses
 #   single_ratio_<k>            dormant_single against native
 #   floor_ratio_<k>, noentry_ratio_<k>, clang_dormant_ratio_<k>,
-#   clang_thinlto_ratio_<k>  (the clang ratios against native clang)
+#   clang_single_ratio_<k>, clang_thinlto_ratio_<k>  (the clang ratios
+#                   against native clang)
 #   active_s_<k>, active_ratio_<k>  one run with AMEBA_ORACLE (count backend)
-#   switch_latency_us_{p50,p99,max}_<W>t  how long a switch to measuring takes
-#                   to reach W running threads (switch.c; dual path only)
+#   switch_{latency,cpu}_us_{p50,p99,max}_<mode>_<W>t  (switch.c, dual path
+#                   only, prefixed gcc_ or clang_) how long a switch to measuring
+#                   takes to reach W running threads in a loop nest or one flat
+#                   loop: wall time and the threads' CPU time
 # Timing never fails the run; a wrong checksum does (exit 1).
 set -u
 dir=${1:?usage: run.sh BIN_DIR}
@@ -55,7 +58,8 @@ for kernel in dense chase mt; do
 	native_s=$1 sum=$2 accesses=$3
 	echo "native_s_$kernel: $native_s"
 
-	for variant in dormant dormant_single dormant_noentry floor native_clang dormant_clang dormant_clang_thinlto; do
+	for variant in dormant dormant_single dormant_noentry floor native_clang dormant_clang \
+		dormant_clang_single dormant_clang_thinlto; do
 		[ -x "$dir/$variant" ] || continue
 		r=$(best "$variant" "$kernel" "$n" AMEBA_ORACLE=) || { status=1; continue; }
 		set -- $r
@@ -78,6 +82,8 @@ for kernel in dense chase mt; do
 		echo "clang_native_s_$kernel: $s_native_clang"
 		echo "clang_dormant_s_$kernel: $s_dormant_clang"
 		echo "clang_dormant_ratio_$kernel: $(ratio "$s_dormant_clang" "$s_native_clang")"
+		[ -n "${s_dormant_clang_single:-}" ] &&
+			echo "clang_single_ratio_$kernel: $(ratio "$s_dormant_clang_single" "$s_native_clang")"
 		if [ -n "${s_dormant_clang_thinlto:-}" ]; then
 			echo "clang_thinlto_s_$kernel: $s_dormant_clang_thinlto"
 			echo "clang_thinlto_ratio_$kernel: $(ratio "$s_dormant_clang_thinlto" "$s_native_clang")"
@@ -89,14 +95,18 @@ for kernel in dense chase mt; do
 	set -- $r
 	echo "active_s_$kernel: $1"
 	echo "active_ratio_$kernel: $(ratio "$1" "$native_s")"
-	unset s_dormant s_dormant_single s_dormant_noentry s_floor s_native_clang s_dormant_clang s_dormant_clang_thinlto
+	unset s_dormant s_dormant_single s_dormant_noentry s_floor s_native_clang s_dormant_clang \
+		s_dormant_clang_single s_dormant_clang_thinlto
 done
 
 # The dual path's switch: one worker (a CPU of its own on a 2-CPU machine)
-# and four (scheduling delays included).
-if [ -x "$dir/switch" ]; then
-	for w in 1 4; do
-		AMEBA_MRI=0 "$dir/switch" "$w" || status=1
+# and four (scheduling delays included), in a loop nest and in one flat loop.
+for cc in gcc clang; do
+	[ -x "$dir/switch_$cc" ] || continue
+	for mode in nest flat; do
+		for w in 1 4; do
+			AMEBA_MRI=0 "$dir/switch_$cc" "$w" "$mode" | sed "s/^/${cc}_/" || status=1
+		done
 	done
-fi
+done
 exit $status

@@ -68,17 +68,28 @@ target_include_directories(test_backends PRIVATE ${CMAKE_SOURCE_DIR}/mri)
 add_test(NAME runtime_backend_table COMMAND ${AMEBA_TEST_BIN}/test_backends)
 set_tests_properties(runtime_backend_table PROPERTIES TIMEOUT 60)
 
-# The dual path (docs/dual-path.md), where this build has the gcc plugin:
-# a program built by `ameba cc -O2` switches measurement on and off 1,000
-# times while four threads run long loop nests; exact counts in every burst,
-# none between, the native build's output, both bodies in the binary.
-if(TARGET ameba-dual-gcc)
-  set(dual_flags -I${AMEBA_TEST_INCLUDE} -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
-    -D_GNU_SOURCE)
-  ameba_instrumented(NAME test_dual SOURCES ${AMEBA_FRAGMENT_DIR}/test_dual.c FLAGS ${dual_flags})
-  ameba_instrumented(NAME test_dual_native NATIVE SOURCES ${AMEBA_FRAGMENT_DIR}/test_dual.c
-    FLAGS -DDUAL_NATIVE)
-  add_test(NAME runtime_dual_switch COMMAND sh ${AMEBA_FRAGMENT_DIR}/dual_check.sh
-    ${AMEBA_TEST_BIN}/test_dual ${AMEBA_TEST_BIN}/test_dual_native)
-  set_tests_properties(runtime_dual_switch PROPERTIES TIMEOUT 300)
-endif()
+# The dual path (docs/dual-path.md), with each compiler this build has the
+# plugin for: a program built by `ameba cc -O2` switches measurement on and
+# off 1,000 times while four threads run long loop nests; exact counts in
+# every burst, none between, the native build's output, both bodies in the
+# binary.
+set(dual_flags -I${AMEBA_TEST_INCLUDE} -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
+  -D_GNU_SOURCE)
+foreach(cc gcc clang)
+  if(cc STREQUAL "gcc")
+    set(plugin ameba-dual-gcc)
+    set(sfx "")
+  else()
+    set(plugin ameba-dual-llvm)
+    set(sfx _clang)
+  endif()
+  if(TARGET ${plugin})
+    ameba_instrumented(NAME test_dual${sfx} COMPILER ${cc}
+      SOURCES ${AMEBA_FRAGMENT_DIR}/test_dual.c FLAGS ${dual_flags})
+    ameba_instrumented(NAME test_dual_native${sfx} NATIVE COMPILER ${cc}
+      SOURCES ${AMEBA_FRAGMENT_DIR}/test_dual.c FLAGS -DDUAL_NATIVE)
+    add_test(NAME runtime_dual_switch${sfx} COMMAND sh ${AMEBA_FRAGMENT_DIR}/dual_check.sh
+      ${AMEBA_TEST_BIN}/test_dual${sfx} ${AMEBA_TEST_BIN}/test_dual_native${sfx})
+    set_tests_properties(runtime_dual_switch${sfx} PROPERTIES TIMEOUT 300)
+  endif()
+endforeach()
