@@ -10,11 +10,15 @@
  *                   bound, where a hook should hide behind the cache miss
  *   kernels mt      2 threads, each the dense stencil on its own grids
  *
+ * An optional second argument multiplies the sweeps or the steps (run.sh
+ * times dormant builds at 16x dense, 8x mt, 2x chase, so that each native
+ * run lasts 0.5-2 s, and the active run at 1x).
+ *
  * Prints "<cpu seconds> <checksum> <accesses>" for the timed part only (setup
  * excluded): the checksum lets the bench script check that every build
  * computed the same thing; accesses is the number of source-level memory
  * accesses timed on one thread (mt: per thread, as the two run side by
- * side). Sizes are fixed so that runs compare.
+ * side). Sizes are fixed (per scale) so that runs compare.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -44,7 +48,11 @@ static double now_s(void)
 /* ---- dense: Jacobi sweeps, a and b swap roles ---- */
 
 /* 5 reads + 1 write per interior point and sweep, then one read per cell */
-#define DENSE_ACCESSES ((uint64_t)SWEEPS * (GRID - 2) * (GRID - 2) * 6 + (uint64_t)GRID * GRID)
+#define DENSE_ACCESSES \
+	((uint64_t)SWEEPS * scale * (GRID - 2) * (GRID - 2) * 6 + (uint64_t)GRID * GRID)
+
+/* the kernels' lengths are multiplied by this (argv[2], default 1) */
+static unsigned scale = 1;
 
 struct grids {
 	double a[GRID][GRID], b[GRID][GRID];
@@ -72,7 +80,7 @@ static double stencil(struct grids *g)
 {
 	double sum = 0;
 
-	for (int s = 0; s < SWEEPS; s += 2) {
+	for (unsigned s = 0; s < SWEEPS * scale; s += 2) {
 		sweep(g->b, g->a);
 		sweep(g->a, g->b);
 	}
@@ -116,7 +124,7 @@ static int run_chase(double *secs, uint64_t *check)
 		next[j] = tmp;
 	}
 	t0 = now_s();
-	for (uint32_t s = 0; s < CHASE_STEPS; s++) {
+	for (uint64_t s = 0; s < (uint64_t)CHASE_STEPS * scale; s++) {
 		p = next[p];
 		sum += p;
 	}
@@ -172,8 +180,8 @@ int main(int argc, char **argv)
 	uint64_t check = 0, nr_accesses = 0;
 	int err;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s dense|chase|mt\n", argv[0]);
+	if (argc < 2 || argc > 3 || (argc == 3 && (scale = (unsigned)atoi(argv[2])) < 1)) {
+		fprintf(stderr, "usage: %s dense|chase|mt [SCALE >= 1]\n", argv[0]);
 		return 2;
 	}
 	if (!strcmp(argv[1], "dense")) {
@@ -191,7 +199,7 @@ int main(int argc, char **argv)
 		err = 0;
 	} else if (!strcmp(argv[1], "chase")) {
 		err = run_chase(&secs, &check);
-		nr_accesses = CHASE_STEPS;
+		nr_accesses = (uint64_t)CHASE_STEPS * scale;
 	} else if (!strcmp(argv[1], "mt")) {
 		err = run_mt(&secs, &check);
 		nr_accesses = DENSE_ACCESSES;	/* per thread: they run side by side */

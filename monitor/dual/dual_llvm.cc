@@ -12,19 +12,24 @@
  *      hooks from the copy (the clean path: the optimised code minus the
  *      calls, so vectorised as without ameba) and dispatches on
  *      __ameba_path at the entry;
- *   3. adds tests of __ameba_path on the clean body's loop edges that move
- *      into the instrumented copy of the loop header when the word is set;
+ *   3. adds tests of __ameba_path on loop edges in both bodies: in the
+ *      clean one, to the instrumented copy of the loop header when the word
+ *      is set; in the instrumented one, back to the clean copy when it is
+ *      clear. A loop's back edges (and an outermost loop's entries) first
+ *      join into one block, so that each loop has one test per body;
  *   4. marks the function disable_sanitizer_instrumentation, so that
  *      clang's own ThreadSanitizer pass, which runs next, leaves it be.
  *
  * Notes:
  * - Both bodies share the frame: the entry's static allocas move to the
- *   dispatch block and are not copied. Values the instrumented body uses
- *   across a loop test get merge PHIs (SSAUpdater) wherever the clean
- *   body's definition can now reach them.
+ *   dispatch block and are not copied. A value one body uses across a loop
+ *   test gets merge PHIs (SSAUpdater) wherever the other body's
+ *   definition can now reach it.
  * - Which loop edges test (AMEBA_DUAL_CHECKS): "outer" - the entries of
  *   outermost loops and the back edges of loops that hold others; "all"
- *   (the default) - also every other back edge, innermost loops included.
+ *   (the default) - also the back edges of innermost loops, but for those
+ *   whose trip count is known at compile time to be at most SHORT_TRIPS
+ *   (the loop around them tests soon enough); "every" - those too.
  *   The tests are added after vectorisation, so a loop that was vectorised
  *   stays so; the test costs a load and a branch per iteration of the
  *   vector loop (measured in docs/dual-path.md). Edges both ways make the
@@ -43,6 +48,7 @@
  */
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -68,10 +74,16 @@ using namespace llvm;
 
 namespace {
 
+/* An innermost loop that runs at most this many iterations (its trip count
+ * known at compile time) has no test of its own: the loop around it, or the
+ * next call, tests soon enough. */
+const unsigned SHORT_TRIPS = 4096;
+
 struct Options {
 	unsigned max_blocks = 20000;
 	bool verbose = false;
-	bool all_back_edges = true;
+	bool all_back_edges = true;	/* innermost loops too, unless short */
+	bool short_too = false;		/* short innermost loops too */
 
 	Options()
 	{
@@ -83,6 +95,8 @@ struct Options {
 			verbose = true;
 		if ((e = getenv("AMEBA_DUAL_CHECKS")) && !strcmp(e, "outer"))
 			all_back_edges = false;
+		else if (e && !strcmp(e, "every"))
+			short_too = true;
 	}
 };
 
@@ -160,17 +174,31 @@ void add_test(BasicBlock *x, BasicBlock *to, bool keep_when_set, GlobalVariable 
 		pt->addIncoming(pd->getIncomingValueForBlock(x), x);
 }
 
+/* One block between preds and h that all their edges into h go through. */
+BasicBlock *join(BasicBlock *h, ArrayRef<BasicBlock *> preds)
+{
+	if (preds.size() == 1 && count(successors(preds[0]), h) == 1)
+		return SplitEdge(preds[0], h);
+	return SplitBlockPredecessors(h, preds, ".ameba");
+}
+
 struct Stats {
 	unsigned blocks = 0, stripped = 0, tests = 0, merges = 0;
 };
 
-void make_dual(Function &F, Stats &st)
+void make_dual(Function &F, LoopInfo &li, ScalarEvolution &se, Stats &st)
 {
 	LLVMContext &ctx = F.getContext();
 	Module &M = *F.getParent();
 	BasicBlock &entry = F.getEntryBlock();
 	SmallVector<BasicBlock *, 64> orig, clean;
-	SmallVector<std::pair<BasicBlock *, BasicBlock *>, 16> edges; /* clean P -> H */
+	/* a loop header and the predecessors whose edges into it test (its
+	 * entries or its back edges: each group joins into one block first) */
+	struct group {
+		BasicBlock *h;
+		SmallVector<BasicBlock *, 4> preds;
+	};
+	SmallVector<group, 16> edges;
 	SmallVector<Instruction *, 256> defs;
 	ValueToValueMapTy vm;
 	GlobalVariable *path;
@@ -180,29 +208,31 @@ void make_dual(Function &F, Stats &st)
 
 	/* the loop edges that will test, found in the original body */
 	{
-		DominatorTree dt(F);
-		LoopInfo li(dt);
 		SmallVector<Loop *, 16> work(li.begin(), li.end());
 
 		while (!work.empty()) {
 			Loop *l = work.pop_back_val();
 			BasicBlock *h = l->getHeader();
-			bool back = opts().all_back_edges || !l->isInnermost();
+			unsigned trips = l->isInnermost() ? se.getSmallConstantMaxTripCount(l) : 0;
+			bool back = !l->isInnermost() ||
+				    (opts().all_back_edges &&
+				     (opts().short_too || trips == 0 || trips > SHORT_TRIPS));
 
 			if (h->isEHPad())
 				continue;
+			group entry{ h, {} }, latch{ h, {} };
+
 			for (BasicBlock *p : predecessors(h)) {
-				bool inside = l->contains(p);
+				group &g = l->contains(p) ? latch : entry;
 				const Instruction *t = p->getTerminator();
 
-				if ((!isa<BranchInst>(t) && !isa<SwitchInst>(t)) ||
-				    count(successors(p), h) != 1 ||
-				    find(edges, std::make_pair(p, h)) != edges.end())
-					continue;
-
-				if (inside ? back : l->getParentLoop() == nullptr)
-					edges.push_back({ p, h });
+				if ((isa<BranchInst>(t) || isa<SwitchInst>(t)) && !is_contained(g.preds, p))
+					g.preds.push_back(p);
 			}
+			if (!entry.preds.empty() && l->getParentLoop() == nullptr)
+				edges.push_back(entry);
+			if (!latch.preds.empty() && back)
+				edges.push_back(latch);
 			work.append(l->begin(), l->end());
 		}
 	}
@@ -242,12 +272,14 @@ void make_dual(Function &F, Stats &st)
 
 	/* the loop tests: clean -> instrumented when the word is set, and the
 	 * way back, instrumented -> clean when it is clear */
-	for (auto &e : edges) {
-		BasicBlock *p = cast<BasicBlock>(vm[e.first]), *h = cast<BasicBlock>(vm[e.second]);
+	for (group &g : edges) {
+		BasicBlock *hc = cast<BasicBlock>(vm[g.h]);
+		SmallVector<BasicBlock *, 4> pc;
 
-		add_test(SplitEdge(p, h), e.second, false, path, mdb.createBranchWeights(1, 1 << 20));
-		add_test(SplitEdge(e.first, e.second), h, true, path,
-			 mdb.createBranchWeights(1 << 20, 1));
+		for (BasicBlock *p : g.preds)
+			pc.push_back(cast<BasicBlock>(vm[p]));
+		add_test(join(hc, pc), g.h, false, path, mdb.createBranchWeights(1, 1 << 20));
+		add_test(join(g.h, g.preds), hc, true, path, mdb.createBranchWeights(1 << 20, 1));
 		st.tests++;
 	}
 
@@ -302,13 +334,15 @@ struct DualPass : PassInfoMixin<DualPass> {
 		    F.hasFnAttribute(Attribute::Naked))
 			return PreservedAnalyses::all();
 		ThreadSanitizerPass().run(F, fam);
+		fam.invalidate(F, PreservedAnalyses::none());
 		F.addFnAttr(Attribute::DisableSanitizerInstrumentation);
 		if ((why = single_why(F))) {
 			if (opts().verbose)
 				errs() << "ameba dual: " << F.getName() << ": one path (" << why << ")\n";
 			return PreservedAnalyses::none();
 		}
-		make_dual(F, st);
+		make_dual(F, fam.getResult<LoopAnalysis>(F), fam.getResult<ScalarEvolutionAnalysis>(F),
+			  st);
 		if (opts().verbose) {
 			errs() << "ameba dual: " << F.getName() << ": two paths, " << st.blocks
 			       << " blocks, " << st.stripped << " hooks left out, " << st.tests
