@@ -1,23 +1,23 @@
 /*
  * kernels.c - long single-threaded kernels for timing the exact simulator
  * against cachegrind where start-up does not count (bench/sim_speed_long,
- * issue 24): each makes about 10^9 data accesses, 20-40 s under cachegrind.
+ * issue 24): each runs 20-40 s under cachegrind on the development VM.
  *
  *   kernels KERNEL [SCALE]
  *
- *   gemm     C += A * B, 800x800 doubles, i-j-k order (800 rows of C per
- *            scale): B walked by column (an L1 miss per access on B, LL
- *            hits), A by row
+ *   gemm     C += A * B, 800x800 doubles, i-j-k order (1,200 rows of C):
+ *            B walked by column (an L1 miss per access on B, LL hits), A
+ *            by row
  *   jacobi   5-point Jacobi on two 2000x2000 double grids (32 MiB each),
- *            40 sweeps: 5 reads + 1 write per point, streaming through LL
- *   stream   one read per 64-byte line of a 64 MiB array, 600 passes:
+ *            60 sweeps: 5 reads + 1 write per point, streaming through LL
+ *   stream   one read per 64-byte line of a 64 MiB array, 900 passes:
  *            every access misses the L1 and the LL
- *   rmw      a[h] += 1 at xorshift-random h over 16 MiB of counters:
- *            random read-modify-write, LL misses
- *   chase    a pointer chase through a random cycle (Sattolo) over 4 MiB:
- *            one dependent load per step, L1 misses, LL hits
+ *   rmw      a[h] += 1 at xorshift-random h over 16 MiB of counters, 120 M
+ *            times: random read-modify-write, LL misses
+ *   chase    a pointer chase through a random cycle (Sattolo) over 1 MiB,
+ *            300 M steps: one dependent load per step, L1 misses, LL hits
  *   hashtab  open-addressing hash table (1 Mi slots of key and value, 16
- *            MiB): inserts and lookups of random keys, linear probing
+ *            MiB): 90 M inserts and lookups of random keys, linear probing
  *
  * SCALE (default 1) multiplies the repetitions: a quick check runs at a
  * fraction of a second natively with a small one. Prints one checksum line
@@ -63,7 +63,7 @@ static uint64_t gemm(void)
 	const int n = 800;
 	double *a = xmalloc(sizeof(double) * n * n), *b = xmalloc(sizeof(double) * n * n);
 	double *c = xmalloc(sizeof(double) * n * n), sum = 0;
-	uint64_t rows = reps(800);
+	uint64_t rows = reps(1200);
 
 	for (int i = 0; i < n * n; i++) {
 		a[i] = (double)(i % 17) * 0.25;
@@ -94,7 +94,7 @@ static uint64_t jacobi(void)
 	const int n = 2000;
 	double *u = xmalloc(sizeof(double) * n * n), *v = xmalloc(sizeof(double) * n * n);
 	double sum = 0;
-	uint64_t sweeps = reps(40);
+	uint64_t sweeps = reps(60);
 
 	for (int i = 0; i < n * n; i++)
 		u[i] = v[i] = (double)((i * 7) % 101);
@@ -119,7 +119,7 @@ static uint64_t jacobi(void)
 static uint64_t stream(void)
 {
 	const size_t n = (64u << 20) / sizeof(uint64_t);
-	uint64_t *a = xmalloc(n * sizeof(uint64_t)), sum = 0, passes = reps(600);
+	uint64_t *a = xmalloc(n * sizeof(uint64_t)), sum = 0, passes = reps(900);
 
 	for (size_t i = 0; i < n; i++)
 		a[i] = i;
@@ -134,7 +134,7 @@ static uint64_t rmw(void)
 {
 	const size_t n = (16u << 20) / sizeof(uint64_t);
 	uint64_t *a = xmalloc(n * sizeof(uint64_t)), x = 88172645463325252ull, sum = 0;
-	uint64_t ops = reps(400000000);
+	uint64_t ops = reps(120000000);
 
 	for (size_t i = 0; i < n; i++)
 		a[i] = 0;
@@ -148,9 +148,9 @@ static uint64_t rmw(void)
 
 static uint64_t chase(void)
 {
-	const uint32_t n = (4u << 20) / sizeof(uint32_t);
+	const uint32_t n = (1u << 20) / sizeof(uint32_t);
 	uint32_t *next = xmalloc(n * sizeof(uint32_t)), p = 0;
-	uint64_t x = 0x9e3779b97f4a7c15ull, sum = 0, steps = reps(800000000);
+	uint64_t x = 0x9e3779b97f4a7c15ull, sum = 0, steps = reps(300000000);
 
 	for (uint32_t i = 0; i < n; i++)
 		next[i] = i;
@@ -177,7 +177,7 @@ static uint64_t hashtab(void)
 {
 	const size_t n = 1u << 20;
 	struct slot *t = xmalloc(n * sizeof(*t));
-	uint64_t x = 0x2545f4914f6cdd1dull, hits = 0, ops = reps(150000000);
+	uint64_t x = 0x2545f4914f6cdd1dull, hits = 0, ops = reps(90000000);
 
 	memset(t, 0, n * sizeof(*t));
 	for (uint64_t o = 0; o < ops; o++) {
