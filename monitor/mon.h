@@ -549,11 +549,11 @@ void mon_sampled_due(struct mon_tally *c) MON_HIDDEN __attribute__((noinline, co
 enum { MON_REPLAY_NONE, MON_REPLAY_ASKED, MON_REPLAY_BUSY };
 extern uint64_t *mon_ring_tab MON_HIDDEN;
 /* tally.c: the controller asks the nr slots' threads to replay and waits
- * (max_us at most, lock let go meanwhile; *stop ends it; returns the us it
- * took); the
+ * (max_us at most; until late_us for a thread asked that waits for a CPU;
+ * lock let go meanwhile; *stop ends it; returns the us it took); the
  * warm-up's end takes the requests back. */
 uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop,
-			      uint64_t max_us) MON_HIDDEN;
+			      uint64_t max_us, uint64_t late_us) MON_HIDDEN;
 void mon_tally_replay_end(uint32_t nr) MON_HIDDEN;
 /* tally.c, the controller's gaps (smp lock held): a gap g_us long begins,
  * the first nr slots' dues set from their rate over the last gap (span_ns

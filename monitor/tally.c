@@ -11,6 +11,9 @@
  * hooks tally, and errno is kept across the wake-up.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <time.h>
 #include <linux/futex.h>
@@ -172,11 +175,42 @@ size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
 }
 
 /*
+ * 1 when thread id's state is R (running or waiting for a CPU, not asleep):
+ * /proc/self/task/<tid>/stat, the letter after the name's closing ')'.
+ * 0 when it cannot tell (exited, no record).
+ */
+static int thread_runnable(uint32_t id)
+{
+	const struct mon_thread *t = mon_thread_get(id);
+	char path[48], buf[256], *p = NULL;
+	ssize_t n;
+	int fd;
+
+	if (!t || t->tid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (char *q = buf; (q = strchr(q, ')')); q++)
+		p = q;
+	return p && p[1] == ' ' && p[2] == 'R';
+}
+
+/*
  * The controller's side of the replay (sampled.c's cycle; docs/simulator.md,
  * "The replay"). Before a warm-up, while the threads still tally, each of
  * the nr slots that tallied in the gap is asked to replay its ring at its
  * next lane crossing; the warm-up begins when all are done, or after
- * max_us (a thread that went to sleep, or a long replay). A thread still replaying
+ * max_us (a thread that went to sleep, or a long replay). A thread still
+ * asked then that is waiting for a CPU (a loaded host: it was preempted,
+ * and would simulate its next burst cold) is waited for until late_us; one
+ * asleep is not. A thread still replaying
  * goes on into the warm-up; the warm-up's end takes every request back
  * (mon_tally_replay_end). The replay stands in for the warming SMARTS gets
  * by simulating the caches through the gaps: a 2 ms warm-up refills an L1
@@ -185,9 +219,10 @@ size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
  * let go while it waits; *stop ends the wait. Returns the microseconds it
  * took.
  */
-uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop, uint64_t max_us)
+uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *stop, uint64_t max_us,
+			      uint64_t late_us)
 {
-	uint64_t t0 = mon_mono_ns(), end = t0 + max_us * 1000;
+	uint64_t t0 = mon_mono_ns(), end = t0 + max_us * 1000, late = t0 + late_us * 1000;
 	uint32_t asked = 0;
 
 	for (uint32_t i = 0; mon_ring_tab && i < nr; i++) {
@@ -198,9 +233,22 @@ uint64_t mon_tally_replay_ask(uint32_t nr, pthread_mutex_t *lock, const int *sto
 			asked++;
 		}
 	}
-	while (asked && !*stop && mon_mono_ns() < end) {
+	while (asked && !*stop) {
 		struct timespec ts = { 0, 100000 };
+		uint64_t now = mon_mono_ns();
 
+		if (now >= end) {
+			/* past the warm-up's share: only for a thread asked
+			 * and not yet replaying that waits for a CPU */
+			uint32_t ready = 0;
+
+			for (uint32_t i = 0; now < late && i < nr && !ready; i++)
+				ready = __atomic_load_n(&mon_tally_tab[i].replay, __ATOMIC_ACQUIRE) ==
+						MON_REPLAY_ASKED &&
+					thread_runnable(i);
+			if (!ready)
+				break;
+		}
 		pthread_mutex_unlock(lock);
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(lock);

@@ -145,13 +145,14 @@ int main(void)
 	/* replayed accesses are neither tallied nor counted */
 	CHECK(on.refs > 0.99 && on.refs < 1.01);
 	CHECK(off.refs > 0.99 && off.refs < 1.01);
-	/* without either, a burst finds most of the array cold (1,311-1,876
-	 * extra misses a burst measured, with two CPU hogs or without); the
-	 * replay warms most of it (0.16-0.31 times that, hogs or not; 0.38-0.73
-	 * under load while the warm-up's end could cut a replay under way), the
-	 * floor all of it (-0.06-0.13) */
+	/* without either, a burst finds most of the array cold (1,311-1,946
+	 * extra misses a burst measured, with three CPU hogs or without); the
+	 * replay warms most of it (0.16-0.27 times that idle, 0.22-0.36 with
+	 * two hogs, 0.39-0.50 with three; 0.62-0.67 with three while a thread
+	 * preempted at the ask missed its replay, before the controller waited
+	 * for it), the floor all of it (-0.06-0.13) */
 	CHECK(off.excess > LINES / 2);
-	CHECK(on.excess < off.excess / 2);
+	CHECK(on.excess < off.excess * 0.6);
 	CHECK(fl.refs > 0.99 && fl.refs < 1.01);
 	CHECK(fl.excess < off.excess / 4);
 	return check_done();
