@@ -9,9 +9,14 @@
  *                   32 MiB (Sattolo), 1 dependent load per step: latency-
  *                   bound, where a hook should hide behind the cache miss
  *   kernels mt      2 threads, each the dense stencil on its own grids
+ *   kernels flat    flat loops, the ones gcc's dual path strip-mines
+ *                   (docs/dual-path.md): an axpy over 32 Ki doubles
+ *                   (L2-resident) of a constant count and one of a count
+ *                   known only at the call, and a sum, 1,500 calls each:
+ *                   2 reads + 1 write, or 1 read, per element
  *
  * An optional second argument multiplies the sweeps or the steps (run.sh
- * times dormant builds at 16x dense, 8x mt, 2x chase, so that each native
+ * times dormant builds at 16x dense, 8x mt, 2x chase, 4x flat, so that each native
  * run lasts 0.5-2 s, and the active run at 1x).
  *
  * Prints "<cpu seconds> <checksum> <accesses>" for the timed part only (setup
@@ -174,6 +179,62 @@ static int run_mt(double *secs, uint64_t *check)
 	return 0;
 }
 
+/* ---- flat: one loop per call, no loop inside it ---- */
+
+#define FLAT_N (32u << 10)
+#define FLAT_CALLS 1500
+/* per call: 3 accesses per element in each axpy, 1 in the sum */
+#define FLAT_ACCESSES ((uint64_t)FLAT_CALLS * scale * FLAT_N * 7)
+
+static __attribute__((noinline)) void flat_const(double *restrict y, const double *restrict x,
+						 double k)
+{
+	for (unsigned i = 0; i < FLAT_N; i++)
+		y[i] = y[i] * 0.5 + x[i] * k;
+}
+
+static __attribute__((noinline)) void flat_var(double *restrict y, const double *restrict x,
+					       double k, long n)
+{
+	for (long i = 0; i < n; i++)
+		y[i] = y[i] * 0.5 + x[i] * k;
+}
+
+static __attribute__((noinline)) double flat_sum(const double *x, long n)
+{
+	double s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += x[i];
+	return s;
+}
+
+static int run_flat(double *secs, uint64_t *check)
+{
+	double *x = aligned_alloc(64, FLAT_N * sizeof(double));
+	double *y = aligned_alloc(64, FLAT_N * sizeof(double));
+	volatile long n = FLAT_N;	/* a count the compiler does not know */
+	double sum = 0, t0;
+
+	if (!x || !y)
+		return -1;
+	for (unsigned i = 0; i < FLAT_N; i++) {
+		x[i] = (double)(i % 7);
+		y[i] = (double)(i % 3);
+	}
+	t0 = now_s();
+	for (unsigned c = 0; c < FLAT_CALLS * scale; c++) {
+		flat_const(y, x, (double)(c & 3));
+		flat_var(y, x, (double)(c & 1), n);
+		sum += flat_sum(y, n);
+	}
+	*secs = now_s() - t0;
+	*check = (uint64_t)sum;
+	free(x);
+	free(y);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = 0;
@@ -181,7 +242,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 2 || argc > 3 || (argc == 3 && (scale = (unsigned)atoi(argv[2])) < 1)) {
-		fprintf(stderr, "usage: %s dense|chase|mt [SCALE >= 1]\n", argv[0]);
+		fprintf(stderr, "usage: %s dense|chase|mt|flat [SCALE >= 1]\n", argv[0]);
 		return 2;
 	}
 	if (!strcmp(argv[1], "dense")) {
@@ -203,8 +264,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "mt")) {
 		err = run_mt(&secs, &check);
 		nr_accesses = DENSE_ACCESSES;	/* per thread: they run side by side */
+	} else if (!strcmp(argv[1], "flat")) {
+		err = run_flat(&secs, &check);
+		nr_accesses = FLAT_ACCESSES;
 	} else {
-		fprintf(stderr, "%s: unknown kernel %s (dense, chase, mt)\n", argv[0], argv[1]);
+		fprintf(stderr, "%s: unknown kernel %s (dense, chase, mt, flat)\n", argv[0], argv[1]);
 		return 2;
 	}
 	if (err) {

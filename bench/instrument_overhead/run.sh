@@ -11,7 +11,7 @@
 #                   the cost of the calls alone
 #   native_clang, dormant_clang, dormant_clang_single   the same three with clang
 #   dormant_clang_thinlto   clang ThinLTO with the hooks' fast path inlined
-# and runs each kernel (dense, chase, mt) BENCH_RUNS times (default 5;
+# and runs each kernel (dense, chase, mt, flat) BENCH_RUNS times (default 5;
 # chase 3), keeping the median run. Prints `name: value` lines:
 #   native_s_<k>, dormant_s_<k>, dormant_ratio_<k>      the contract
 #   dormant_ns_per_access_<k>   (dormant - native) / accesses
@@ -53,11 +53,11 @@ best() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }'; }
 
-for kernel in dense chase mt; do
+for kernel in dense chase mt flat; do
 	n=$runs
 	[ "$kernel" = chase ] && n=$(( runs < 3 ? runs : 3 ))
 	# long enough (0.5-2 s native) that a VM's noise and start-up stay small
-	case $kernel in dense) sc=16 ;; mt) sc=8 ;; *) sc=2 ;; esac
+	case $kernel in dense) sc=16 ;; mt) sc=8 ;; flat) sc=4 ;; *) sc=2 ;; esac
 	echo "scale_$kernel: $sc"
 	native=$(best native "$kernel" "$sc" "$n") || { status=1; continue; }
 	set -- $native

@@ -91,5 +91,13 @@ foreach(cc gcc clang)
     add_test(NAME runtime_dual_switch${sfx} COMMAND sh ${AMEBA_FRAGMENT_DIR}/dual_check.sh
       ${AMEBA_TEST_BIN}/test_dual${sfx} ${AMEBA_TEST_BIN}/test_dual_native${sfx})
     set_tests_properties(runtime_dual_switch${sfx} PROPERTIES TIMEOUT 300)
+    # loop shapes (counts around gcc's strip-mining chunk) switched at random
+    ameba_instrumented(NAME dual_loops${sfx} COMPILER ${cc}
+      SOURCES ${AMEBA_FRAGMENT_DIR}/dual_loops.c FLAGS ${dual_flags})
+    ameba_instrumented(NAME dual_loops_native${sfx} NATIVE COMPILER ${cc}
+      SOURCES ${AMEBA_FRAGMENT_DIR}/dual_loops.c FLAGS -DDUAL_NATIVE)
+    add_test(NAME runtime_dual_loops${sfx} COMMAND sh ${AMEBA_FRAGMENT_DIR}/dual_check.sh
+      ${AMEBA_TEST_BIN}/dual_loops${sfx} ${AMEBA_TEST_BIN}/dual_loops_native${sfx} -)
+    set_tests_properties(runtime_dual_loops${sfx} PROPERTIES TIMEOUT 300)
   endif()
 endforeach()

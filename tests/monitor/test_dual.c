@@ -15,6 +15,16 @@
  * worker must have been counted in some burst: switched inside its one
  * call. stdout's first line is the workers' results and the known loop's,
  * which must be the native build's (the test compares).
+ *
+ * Then one flat loop (docs/dual-path.md, "Strip-mining"): a worker calls a
+ * single loop over 4 Mi doubles again and again, alternating between two
+ * arrays (y = max(y, x): the same result after any number of calls from
+ * two on). 20 times the main thread switches measurement on while a call
+ * on the first array runs and off at the first count: counted before the
+ * call ended, the switch came inside it (the clean body's chunk test,
+ * every 4,096 iterations), not at the next call. At least 10 of 20 must be inside (gcc before strip-mining: none;
+ * one loses only when the main thread waits for a CPU through a ~10 ms
+ * call).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +44,30 @@ static double wx[WORKERS][N], wy[WORKERS][N];
 static double kx[N], ky[N];
 static volatile int stop;
 static volatile long done[WORKERS];
+
+#define FLAT_N (4L << 20)
+#define FLAT_TRIES 20
+static double fx[FLAT_N], fy[2][FLAT_N];
+static volatile long flat_calls;	/* calls begun: call c on fy[c & 1] */
+static volatile int flat_stop;
+
+/* One flat loop: nothing inside it, vectorisable; its trip count known at
+ * entry (a parameter). */
+__attribute__((noinline)) static void flat(double *restrict y, const double *restrict x, long n)
+{
+	for (long i = 0; i < n; i++)
+		y[i] = y[i] > x[i] ? y[i] : x[i];
+}
+
+static void *flat_worker(void *arg)
+{
+	(void)arg;
+	for (long c = 0; !flat_stop || c < 2; c++) {
+		flat_calls = c + 1;
+		flat(fy[c & 1], fx, FLAT_N);
+	}
+	return NULL;
+}
 
 /* The workers' loop nest: one call for the whole run. */
 __attribute__((noinline)) static void sweeps(double *restrict y, const double *restrict x,
@@ -137,6 +171,48 @@ int main(void)
 	stop = 1;
 	for (int t = 0; t < WORKERS; t++)
 		pthread_join(th[t], NULL);
+	for (long i = 0; i < FLAT_N; i++)
+		fx[i] = (double)((i * 7) % 13);
+	pthread_create(&th[0], NULL, flat_worker, NULL);
+#ifndef DUAL_NATIVE
+	{
+		struct mon_range r0 = { (uintptr_t)fy[0], (uintptr_t)fy[0] + sizeof(fy[0]) };
+		struct mon_cond_spec spec = { .metric = AMEBA_M_MEM_REF, .nr_ranges = 1,
+					      .ranges = &r0 };
+		uint64_t gen, before, after;
+		int inside = 0;
+
+		CHECK(mon_activate("count") == 0);
+		CHECK(mon_cond_arm(&spec, 1, &gen) == 0);
+		mon_deactivate();
+		for (int k = 0; k < FLAT_TRIES; k++) {
+			long c;
+
+			/* a call on fy[0] just begun, then on until the next began */
+			while (((c = flat_calls) & 1) == 0)
+				;
+			CHECK(mon_cond_read(gen, &before, NULL, 1, NULL, NULL) == 0);
+			CHECK(mon_activate("count") == 0);
+			/* off at the first count (the rest of the call runs the
+			 * instrumented body, its hooks idle) or the next call */
+			do
+				CHECK(mon_cond_read(gen, &after, NULL, 1, NULL, NULL) == 0);
+			while (after == before && flat_calls == c);
+			mon_deactivate();
+			CHECK(mon_cond_read(gen, &after, NULL, 1, NULL, NULL) == 0);
+			inside += after > before && flat_calls == c;
+			while (flat_calls == c)
+				;
+		}
+		fprintf(stderr, "dual, flat loop: the switch came inside the call %d times of %d\n",
+			inside, FLAT_TRIES);
+		CHECK(inside >= FLAT_TRIES / 2);
+	}
+#endif
+	flat_stop = 1;
+	pthread_join(th[0], NULL);
+	for (long i = 0; i < FLAT_N; i += 4099)
+		sum += fy[0][i] + 2 * fy[1][i];
 	for (int t = 0; t < WORKERS; t++)
 		for (int i = 0; i < N; i++)
 			sum += wy[t][i];
