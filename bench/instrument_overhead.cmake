@@ -73,13 +73,17 @@ foreach(cc gcc clang)
     set(IO_CMD_switch_${cc} ${IO_AMEBA} cc --compiler ${cc} ${IO_COMMON}
       -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
       -D_GNU_SOURCE ${IO_DIR}/switch.c -o ${IO_BIN}/switch_${cc})
+    list(APPEND IO_VARIANTS switch_back_${cc})
+    set(IO_CMD_switch_back_${cc} ${IO_AMEBA} cc --compiler ${cc} ${IO_COMMON}
+      -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
+      -D_GNU_SOURCE ${IO_DIR}/switch_back.c -o ${IO_BIN}/switch_back_${cc})
   endif()
 endforeach()
 
 set(IO_OUTPUTS "")
 foreach(v ${IO_VARIANTS})
   add_custom_command(OUTPUT ${IO_BIN}/${v} COMMAND ${IO_CMD_${v}}
-    DEPENDS ${IO_SRC} ${IO_DIR}/empty_hooks.c ${IO_DIR}/switch.c
+    DEPENDS ${IO_SRC} ${IO_DIR}/empty_hooks.c ${IO_DIR}/switch.c ${IO_DIR}/switch_back.c
             ${CMAKE_SOURCE_DIR}/monitor/tsan_abi.c ameba ameba-runtime
     COMMENT "instrument_overhead: ${v}" VERBATIM)
   list(APPEND IO_OUTPUTS ${IO_BIN}/${v})

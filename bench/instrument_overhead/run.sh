@@ -117,4 +117,9 @@ for cc in gcc clang; do
 		done
 	done
 done
+# The way back: the worker's rate after a switch off over its clean rate.
+for cc in gcc clang; do
+	[ -x "$dir/switch_back_$cc" ] || continue
+	AMEBA_MRI=0 "$dir/switch_back_$cc" | sed "s/^/${cc}_/" || status=1
+done
 exit $status

@@ -22,7 +22,9 @@
  *   all, or more than max-blocks blocks: copying those would need more
  *   than this pass does, and they are seldom where the time goes.
  * - Plugin arguments: -fplugin-arg-ameba_dual_gcc-max-blocks=N (default 20000),
- *   -fplugin-arg-ameba_dual_gcc-verbose (a note per function on stderr).
+ *   -fplugin-arg-ameba_dual_gcc-verbose (a note per function on stderr),
+ *   -no-strip-mine (flat loops switch at the next call), -no-way-back
+ *   (the instrumented body's loops do not test to go back).
  */
 #include "gcc-plugin.h"
 #include "plugin-version.h"
@@ -54,6 +56,7 @@ int plugin_is_GPL_compatible;
 
 static int max_blocks = 20000;
 static bool verbose, mine = true;
+static int way_back = 1;
 static tree path_decl;
 
 /* The runtime's switch: extern volatile int __ameba_path (monitor/rt.c). */
@@ -214,8 +217,11 @@ static void add_test(function *fn, basic_block x, basic_block to, bool keep_when
  * instrumented body's copy of the header, h_i, when __ameba_path is set.
  * Only outermost loops get tests: an edge into an inner loop of the
  * instrumented body from outside its outer loop would make that loop
- * irreducible. And only clean -> instrumented: edges both ways would make
- * the two bodies one irreducible cycle; the way back is the next call.
+ * irreducible. The way back (instrumented -> clean, dual_execute) is only
+ * on the back edges of outermost loops that hold others: the two copies of
+ * such a loop become one irreducible cycle, which gcc's loop passes leave
+ * alone, but the loops inside stay natural and are vectorised as before; a
+ * flat loop's two copies would be that cycle themselves.
  */
 static void add_check(function *fn, edge e, basic_block h_i)
 {
@@ -503,7 +509,7 @@ static void unmine(const mined &m)
 /* A top-level loop of the instrumented body and its clean copy. */
 struct loop_pair {
 	basic_block h_i, h_c;
-	class loop *c;
+	class loop *i, *c;
 	bool inner;		/* it has loops inside: tests on its back edges too */
 };
 
@@ -554,7 +560,7 @@ static unsigned int dual_execute(function *fn)
 			class loop *c = get_loop_copy(l);
 
 			if (c && c != l)
-				pairs.safe_push({ l->header, c->header, c, l->inner != NULL });
+				pairs.safe_push({ l->header, c->header, l, c, l->inner != NULL });
 		}
 	free_original_copy_tables();
 
@@ -581,6 +587,18 @@ static unsigned int dual_execute(function *fn)
 		}
 		for (unsigned k = 0; k < in.length(); k++, checks++)
 			add_check(fn, in[k], pairs[i].h_i);
+		/* the way back: each back edge of an instrumented loop that
+		 * holds others goes to the clean header when the word is
+		 * clear (not a strip-mined one's: unmine takes its back edge) */
+		if (!pairs[i].inner || way_back == 0)
+			continue;
+		in.truncate(0);
+		FOR_EACH_EDGE(pe, ei, pairs[i].h_i->preds)
+			if (flow_bb_inside_loop_p(pairs[i].i, pe->src))
+				in.safe_push(pe);
+		for (unsigned k = 0; k < in.length(); k++, checks++)
+			add_test(fn, split_edge(in[k]), pairs[i].h_c, true,
+				 profile_probability::very_likely());
 	}
 	for (unsigned i = 0; i < n; i++)
 		stripped += strip(copy[i]);
@@ -639,6 +657,8 @@ int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *versio
 			verbose = true;
 		else if (!strcmp(info->argv[i].key, "no-strip-mine"))
 			mine = false;
+		else if (!strcmp(info->argv[i].key, "no-way-back"))
+			way_back = 0;
 		else
 			warning(0, "ameba dual: unknown argument %s", info->argv[i].key);
 	}
