@@ -55,8 +55,7 @@
 int plugin_is_GPL_compatible;
 
 static int max_blocks = 20000;
-static bool verbose, mine = true;
-static int way_back = 1;
+static bool verbose, mine = true, way_back = true;
 static tree path_decl;
 
 /* The runtime's switch: extern volatile int __ameba_path (monitor/rt.c). */
@@ -284,12 +283,13 @@ static unsigned chunk_of(unsigned HOST_WIDE_INT iters)
 /* A loop strip_mine changed: what unmine needs to restore it in the
  * instrumented body. */
 struct mined {
+	basic_block h2, c1;	/* the outer loop's header and latch */
 	basic_block x, c0;	/* the exit test's block; the chunk's end */
 	enum tree_code code;	/* the original exit test */
 	tree lhs, rhs;
 };
 
-static bool strip_mine(class loop *l, basic_block *h2_out, basic_block *c1_out, mined *m)
+static bool strip_mine(class loop *l, mined *m)
 {
 	auto_vec<edge> exits = get_loop_exit_edges(l);
 	basic_block h = l->header, latch = l->latch, x, b0, h2, c0, c1;
@@ -431,51 +431,47 @@ static bool strip_mine(class loop *l, basic_block *h2_out, basic_block *c1_out, 
 	gsi_insert_after(&gsi, gimple_build_cond(EQ_EXPR, rh, build_zero_cst(ut), NULL_TREE, NULL_TREE),
 			 GSI_NEW_STMT);
 	l->nb_iterations = NULL_TREE;
-	*h2_out = h2;
-	*c1_out = c1;
+	m->h2 = h2;
+	m->c1 = c1;
 	return true;
 }
 
-/* Strip-mines the function's top-level innermost loops (strip_mine); the
- * new outer loops enter the loop tree. How many. */
-static unsigned strip_mine_all(auto_vec<mined> &done)
+/* Strip-mines the function's top-level innermost loops (strip_mine) into
+ * done; the new outer loops enter the loop tree. */
+static void strip_mine_all(auto_vec<mined> &done)
 {
 	auto_vec<class loop *> todo;
-	unsigned n = 0;
 
 	if (!current_loops)
-		return 0;
+		return;
 	for (class loop *l = current_loops->tree_root->inner; l; l = l->next)
 		if (!l->inner)
 			todo.safe_push(l);
 	if (todo.is_empty())
-		return 0;
+		return;
 	/* preheaders and simple latches, as the loop passes have them (niter
 	 * analysis wants them); the loop passes make them again */
 	loop_optimizer_init(LOOPS_NORMAL);
 	calculate_dominance_info(CDI_DOMINATORS);
 	scev_initialize();
 	for (unsigned i = 0; i < todo.length(); i++) {
-		basic_block h2, c1;
 		class loop *o;
 		mined m;
 
-		if (!strip_mine(todo[i], &h2, &c1, &m))
+		if (!strip_mine(todo[i], &m))
 			continue;
 		done.safe_push(m);
-		n++;
 		scev_reset_htab();
 		free_dominance_info(CDI_DOMINATORS);
 		calculate_dominance_info(CDI_DOMINATORS);
 		o = alloc_loop();
-		o->header = h2;
-		o->latch = c1;
+		o->header = m.h2;
+		o->latch = m.c1;
 		add_loop(o, loop_outer(todo[i]));
 	}
 	scev_finalize();
 	loop_optimizer_finalize();
 	free_dominance_info(CDI_DOMINATORS);
-	return n;
 }
 
 /*
@@ -590,7 +586,11 @@ static unsigned int dual_execute(function *fn)
 		/* the way back: each back edge of an instrumented loop that
 		 * holds others goes to the clean header when the word is
 		 * clear (not a strip-mined one's: unmine takes its back edge) */
-		if (!pairs[i].inner || way_back == 0)
+		bool back = pairs[i].inner && way_back;
+
+		for (unsigned k = 0; k < mines.length() && back; k++)
+			back = mines[k].h2 != pairs[i].h_i;
+		if (!back)
 			continue;
 		in.truncate(0);
 		FOR_EACH_EDGE(pe, ei, pairs[i].h_i->preds)
@@ -658,7 +658,7 @@ int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *versio
 		else if (!strcmp(info->argv[i].key, "no-strip-mine"))
 			mine = false;
 		else if (!strcmp(info->argv[i].key, "no-way-back"))
-			way_back = 0;
+			way_back = false;
 		else
 			warning(0, "ameba dual: unknown argument %s", info->argv[i].key);
 	}
