@@ -10,6 +10,9 @@
  *   AMEBA_SIM_CORES  simulated cores (default: the preset's, 64); thread id
  *                  n runs on core n % cores
  *   AMEBA_SIM_3C   0 turns the compulsory/capacity/conflict split off
+ *   AMEBA_SIM_TLB  0 turns the TLB model off (tlb_miss stays 0)
+ *   AMEBA_SIM_LEAN 0 keeps every access on the general path (the lean
+ *                  miss path gives the same counts; for tests)
  *   AMEBA_SIM_VERBOSE  1 logs the geometry at activation
  *   AMEBA_SIM_ORDER  time (default): with two threads or more, one merger
  *                  thread simulates every thread's logged accesses in
@@ -111,6 +114,8 @@ static int sim_activate(void)
 		g.nr_cores = (uint32_t)x;
 	if ((x = env_num("AMEBA_SIM_3C", 0, 1)) >= 0)
 		g.three_c = (int)x;
+	if (env_num("AMEBA_SIM_TLB", 0, 1) == 0)
+		g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
 	r = mri_geom_check(&g, err, sizeof(err));
 	if (r) {
 		mon_log("sim geometry %s: %s", g.name, err);
@@ -141,6 +146,8 @@ static int sim_activate(void)
 			mon_log("sim: %s", line);
 		}
 	}
+	if (env_num("AMEBA_SIM_LEAN", 0, 1) == 0)
+		mon_sim_lean(s, 0);
 	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
@@ -255,8 +262,9 @@ static inline __attribute__((always_inline)) void report_to(uint64_t *const v,
 	if (wr)
 		PUT(AMEBA_M_WRITES, 1);
 	PUT(AMEBA_M_EST_CYCLES, e->est_cycles);
-	if (mon_likely(!e->l1_miss && !e->tlb_miss && !e->inval_sent && !e->inval_recv))
-		return;		/* an L1 hit */
+	if (mon_likely(!e->l1_miss && !e->tlb_miss && !e->inval_sent && !e->inval_recv &&
+		       !e->est_stall_cycles))
+		return;		/* an L1 hit, L1 TLB included */
 	if (e->l1_miss) {
 		PUT(AMEBA_M_L1D_MISS, 1);
 		PUT(wr ? AMEBA_M_L1D_MISS_WR : AMEBA_M_L1D_MISS_RD, 1);
@@ -679,7 +687,7 @@ static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mo
 			e->mem_local = 1;
 			d = (int32_t)lat->mem_local - (int32_t)lat->mem_remote;
 		}
-	} else if (whatif.kind == WHATIF_HUGE) {
+	} else if (whatif.kind == WHATIF_HUGE && g->tlb1.nr_entries) {	/* (no TLB model: no change) */
 		struct whatif_tlb *w = whatif.tlb[t->id & 255];
 		uint64_t key = addr >> 21;
 		uint32_t cap1 = g->tlb1.nr_entries < WHATIF_TLB_MAX ? g->tlb1.nr_entries : WHATIF_TLB_MAX;
@@ -851,6 +859,36 @@ static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint
 	count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
 }
 
+/* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as
+ * report_to counts the same access's events: no L2 (an L1 miss missed the
+ * private caches), one node (memory is local), no coherence, no 3C. */
+static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsigned flags,
+							      unsigned o,
+							      const struct mon_sim_core *c)
+{
+	unsigned wr = (flags & MON_ACC_WRITE) >> 1, lvl = o & 3;
+	uint32_t cyc = c->lean_cyc[o];
+
+	count_plain(v, flags & MON_ACC_READ, wr, cyc);
+	if (mon_likely(!o))
+		return;
+	if (lvl) {
+		mon_count_add(v, slot_of[AMEBA_M_L1D_MISS], 1);
+		mon_count_add(v, wr ? slot_of[AMEBA_M_L1D_MISS_WR] : slot_of[AMEBA_M_L1D_MISS_RD], 1);
+		mon_count_add(v, slot_of[AMEBA_M_L2_MISS], 1);
+		mon_count_add(v, wr ? slot_of[AMEBA_M_L2_MISS_WR] : slot_of[AMEBA_M_L2_MISS_RD], 1);
+		if (lvl == SIM_LEAN_MEM) {
+			mon_count_add(v, slot_of[AMEBA_M_LLC_MISS], 1);
+			mon_count_add(v, wr ? slot_of[AMEBA_M_LLC_MISS_WR]
+					    : slot_of[AMEBA_M_LLC_MISS_RD], 1);
+			mon_count_add(v, slot_of[AMEBA_M_MEM_LOCAL], 1);
+		}
+	}
+	if (o & SIM_LEAN_WALK)
+		mon_count_add(v, slot_of[AMEBA_M_TLB_MISS], 1);
+	mon_count_add(v, slot_of[AMEBA_M_EST_STALL_CYCLES], cyc - c->l1_hit_cycles);
+}
+
 /* Any other access's events e into v (the miss halves), then the
  * inval_recv credit. */
 static inline __attribute__((always_inline)) void count_events(struct mon_thread *t,
@@ -982,6 +1020,15 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 			struct mon_sim_events e;
 
 			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
+			if (c->lean) {
+				int o = mon_sim_access_lean(c, addr, MON_FAST_SZ(wfs), wr,
+							    t->cache.obj[w]->idx);
+				if (mon_likely(o >= 0)) {
+					count_lean(v, flags, (unsigned)o, c);
+					mon_rt_leave(t);
+					return;
+				}
+			}
 			if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx,
 						 &e)) {
 				count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);

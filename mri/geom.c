@@ -218,7 +218,7 @@ static const struct key_desc key_table[] = {
 	{ "llc_assoc", KT_U32, G(llc.assoc), "ways" },
 	{ "llc_line", KT_SIZE32, G(llc.line_bytes), "bytes (a power of two)" },
 	{ "llc_repl", KT_REPL, G(llc.repl), "lru or plru" },
-	{ "tlb1_entries", KT_U32, G(tlb1.nr_entries), "entries" },
+	{ "tlb1_entries", KT_U32, G(tlb1.nr_entries), "entries, or 0 for no TLB model" },
 	{ "tlb1_assoc", KT_U32, G(tlb1.assoc), "ways" },
 	{ "tlb2_entries", KT_U32, G(tlb2.nr_entries), "entries, or 0 for none" },
 	{ "tlb2_assoc", KT_U32, G(tlb2.assoc), "ways" },
@@ -733,10 +733,14 @@ int mri_geom_check(const struct mri_geom *g, char *err, size_t errlen)
 		return fail(err, errlen, AMEBA_EINVAL,
 			    "llc_line = %u must equal the %s line (%u), the coherence unit",
 			    g->llc.line_bytes, g->l2.sz_bytes ? "l2" : "l1d", coh);
-	if (!g->tlb1.nr_entries || !g->tlb1.assoc || g->tlb1.nr_entries % g->tlb1.assoc)
+	if (!g->tlb1.assoc || g->tlb1.nr_entries % g->tlb1.assoc)
 		return fail(err, errlen, AMEBA_EINVAL,
-			    "tlb1_entries = %u must be a non-zero multiple of tlb1_assoc = %u",
+			    "tlb1_entries = %u must be a multiple of tlb1_assoc = %u (0: no TLB)",
 			    g->tlb1.nr_entries, g->tlb1.assoc);
+	if (!g->tlb1.nr_entries && g->tlb2.nr_entries)
+		return fail(err, errlen, AMEBA_EINVAL,
+			    "tlb2_entries = %u without an L1 TLB (tlb1_entries = 0 turns the TLBs off: "
+			    "set tlb2_entries = 0 too)", g->tlb2.nr_entries);
 	if (g->tlb2.nr_entries && (!g->tlb2.assoc || g->tlb2.nr_entries % g->tlb2.assoc))
 		return fail(err, errlen, AMEBA_EINVAL,
 			    "tlb2_entries = %u must be a multiple of tlb2_assoc = %u",

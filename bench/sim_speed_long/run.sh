@@ -9,7 +9,8 @@
 #   long_ameba    ameba cc -O2 (the sim backend, forced to the instrumented
 #                 body from the start by the oracle)
 # Geometry: bench/sim_validate/cachegrind.conf on both sides (D1 32 KiB
-# 8-way, LL 8 MiB 16-way, 64-byte lines, LRU; no L2, 3C off), cachegrind
+# 8-way, LL 8 MiB 16-way, 64-byte lines, LRU; no L2; 3C and the TLB model
+# off, AMEBA_SIM_TLB=0: cachegrind simulates neither), cachegrind
 # --D1=32768,8,64 --LL=8388608,16,64.
 #
 # Per kernel k (LONG_KERNELS, default: gemm jacobi stream rmw chase
@@ -65,7 +66,7 @@ for k in $kernels; do
 	for r in $(seq 1 "$rounds"); do
 		t=$(secs valgrind "${cg_opts[@]}" "$dir/long_native" "$k" "$scale") || { status=1; continue 2; }
 		cg+=("$t")
-		t=$(secs env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 \
+		t=$(secs env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
 			AMEBA_ORACLE="$tmp/oracle.json" "$dir/long_ameba" "$k" "$scale") || { status=1; continue 2; }
 		sim+=("$t")
 		if [ "$(cat "$tmp/out")" != "$want" ]; then

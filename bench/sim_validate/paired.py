@@ -26,7 +26,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 tmp = tempfile.mkdtemp(prefix="paired.")
 atexit.register(shutil.rmtree, tmp, True)
 env = dict(os.environ, AMEBA_BACKEND="sim", AMEBA_PRESET=os.path.join(here, "cachegrind.conf"),
-           AMEBA_SIM_3C="0")
+           AMEBA_SIM_3C="0", AMEBA_SIM_TLB="0")
 
 
 def start(binary, cpu, tag):

@@ -16,7 +16,8 @@
 # speed: per kernel (the five above, then the 2-thread dense_2t and
 #   stencil_2t) the best of BENCH_RUNS (default 5) times natively
 #   (native_s_k), under cachegrind --cache-sim=yes (cachegrind_s_k) and
-#   instrumented with the sim backend (sim_s_k, 3C off, oracle written at
+#   instrumented with the sim backend (sim_s_k, 3C and TLB off as
+#   cachegrind has neither, oracle written at
 #   exit), the three run back to back in each round so that they share
 #   the machine's load; speedup_vs_cachegrind_k = cachegrind_s_k / sim_s_k; and
 #   sim_accesses_per_s_per_thread_k, the accesses the simulator handled
@@ -52,7 +53,7 @@ command -v valgrind >/dev/null || { echo "run.sh: valgrind not found" >&2; exit 
 [ -x "$dir/kernels_native" ] && [ -x "$dir/kernels_ameba" ] || {
 	echo "run.sh: $dir/kernels_native or kernels_ameba missing" >&2; exit 1; }
 
-sim_env=(AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0)
+sim_env=(AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0)
 
 # cg_misses FILE: "d1 ll" data misses of the code in kernels.c
 cg_misses() {

@@ -125,6 +125,16 @@ int mon_sim_access_tagged(struct mon_sim_core *c, uintptr_t addr, uint32_t size,
  * miss path, and two arguments less (random kernel, per L1 miss). */
 int mon_sim_access_held(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie, struct mon_sim_events *ev);
+/* mon_sim_access_held's lean twin (issue 24), for a core whose geometry
+ * fits it (sim_core.h: c->lean): one L1 line, no events struct - returns
+ * the outcome (sim_core.h: SIM_LEAN_*, whose est_cycles are c->lean_cyc),
+ * or -1 having changed nothing, the core still held, when the access
+ * needs mon_sim_access_held (then call that). */
+int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			uint32_t cookie);
+/* Whether cores created from now on may take the lean path (default 1;
+ * 0 for the general path alone: tests compare the two). */
+void mon_sim_lean(struct mon_sim *s, int on);
 
 #define MON_SIM_NO_COOKIE UINT32_MAX
 

@@ -533,6 +533,20 @@ struct sim_seen {
 
 
 #define SIM_L0 8
+
+/* mon_sim_access_lean's outcome: the level that served the access (bits
+ * 0-1) and the TLBs' part (bits 2-3) */
+enum {
+	SIM_LEAN_L1 = 0,	/* an L1 hit */
+	SIM_LEAN_LLC = 1,	/* an L1 miss that hit the LLC */
+	SIM_LEAN_MEM = 2,	/* served by (local) memory */
+	SIM_LEAN_TLB2 = 4,	/* the L1 TLB missed, the L2 TLB hit */
+	SIM_LEAN_WALK = 8,	/* a page walk */
+	SIM_LEAN_NR = 12,
+};
+/* c->lean: none, or the lean path with the L1 and LLC associativities
+ * read from the geometry, or as constants */
+enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16 };
 #define SIM_OWN_MEMO 16	/* a power of two */
 
 struct mon_sim_core {
@@ -612,6 +626,12 @@ struct mon_sim_core {
 	 * the dither that settles a miss in a set not yet full */
 	uint64_t llc_known, llc_known_miss, llc_cold_credit;
 	uint64_t ring_overflows;	/* atomic, by producers */
+	/* Whether the lean miss path (mon_sim_access_lean) fits this core's
+	 * geometry, and how (SIM_LEAN_FIT*, sim.c: lean_fits); it runs while
+	 * the core is solo. lean_cyc: the est_cycles of each of its outcomes
+	 * (SIM_LEAN_*). */
+	int lean;
+	uint32_t lean_cyc[SIM_LEAN_NR];
 };
 
 /* c->shared: the core is shared by threads (all users lock, for good), or
@@ -712,6 +732,8 @@ struct mon_sim {
 	struct sim_pages pages;
 	struct sim_owners own;
 	int settle_cold;		/* mon_sim_settle_cold: sampled mode */
+	int no_lean;			/* mon_sim_lean(s, 0): cores created later
+					 * never take the lean path */
 };
 
 /*

@@ -19,41 +19,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 bench_conf=$here/../../bench/sim_validate/cachegrind.conf
 export AMEBA_BACKEND=sim AMEBA_PRESET=skylake-sp
 
-# ran BIN: "hit" when gdb stopped in sim_line_fast_x86, else "not hit"
-ran() {
-	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_line_fast_x86' -ex run \
-		-ex 'info breakpoints' --args "$@" 2>&1 |
-		grep -q 'already hit' && echo hit || echo "not hit"
-}
-
-# same A B: the objects of two oracle files, every metric of every thread
-same() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = (json.load(open(f))["objects"] for f in sys.argv[1:3])
-key = lambda o: (o.get("kind"), o.get("name"), o.get("site"), o.get("start"))
-if len(a) != len(b):
-    sys.exit(f"{len(a)} objects against {len(b)}")
-refs = 0
-for x, y in zip(a, b):
-    for part in ("total", "threads"):
-        if x.get(part) != y.get(part):
-            sys.exit(f"object {key(x)}: {part} differs:\n  asm {x.get(part)}\n  C   {y.get(part)}")
-    refs += x["total"].get("mem_ref", 0)
-if refs == 0:
-    sys.exit("no accesses counted")
-print(refs)
-PY
-}
+# shellcheck source=oracle_lib.sh
+. "$here/oracle_lib.sh"
 
 status=0
 for spec in "$@"; do
 	bin=${spec%%:*} arg=()
 	[ "$spec" = "$bin" ] || arg=("${spec#*:}")
 	name="$(basename "$bin") ${arg[*]}"
-	r=$(AMEBA_SIM_ASM=1 AMEBA_ORACLE=$out/probe.json ran "$bin" "${arg[@]}")
+	r=$(AMEBA_SIM_ASM=1 AMEBA_ORACLE=$out/probe.json ran sim_line_fast_x86 "$bin" "${arg[@]}")
 	[ "$r" = hit ] || { echo "asm_entry: $name: the assembly entry never ran" >&2; status=1; }
-	r=$(AMEBA_SIM_ASM=0 AMEBA_ORACLE=$out/probe.json ran "$bin" "${arg[@]}")
+	r=$(AMEBA_SIM_ASM=0 AMEBA_ORACLE=$out/probe.json ran sim_line_fast_x86 "$bin" "${arg[@]}")
 	[ "$r" = "not hit" ] || { echo "asm_entry: $name: AMEBA_SIM_ASM=0 ran the assembly entry" >&2; status=1; }
 	for cfg in "skylake-sp 1" "$bench_conf 0"; do
 		read -r preset c3 <<<"$cfg"

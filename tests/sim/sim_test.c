@@ -273,7 +273,9 @@ static void test_tlb(void)
 		{ 4, 4, 8, 8, 9, 10, 90, 90, __LINE__ },	/* beyond both */
 		{ 8, 2, 0, 1, 8, 10, 8, 8, __LINE__ },		/* 4 sets x 2: 8 pages fit */
 		{ 8, 2, 0, 1, 3, 10, 3, 3, __LINE__ },		/* 3 pages in 3 sets */
+		{ 0, 4, 0, 1, 9, 10, 0, 0, __LINE__ },		/* no TLB model: nothing */
 	};
+	uint64_t cache_cyc = 0;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct mri_geom g = small_geom(32 * 1024, 8);
 		g.tlb1 = (struct mri_geom_tlb){ rows[i].e1, rows[i].a1 };
@@ -289,6 +291,17 @@ static void test_tlb(void)
 			}
 		CHECK_AT(rows[i].l, t.tlb1_miss == (uint64_t)rows[i].tlb1_miss);
 		CHECK_AT(rows[i].l, t.tlb_miss == (uint64_t)rows[i].walks);
+		/* the caches' part of the cycles does not depend on the TLBs:
+		 * without a TLB model the cycles are those of the same accesses
+		 * with TLBs (the row "beyond both": 9 pages, 10 rounds) less
+		 * their L2 TLB hits and walks */
+		uint64_t tlb_cyc = (t.tlb1_miss - t.tlb_miss) * test_lat.tlb2_hit +
+				   t.tlb_miss * test_lat.tlb_miss;
+		if (rows[i].pages == 9 && rows[i].e1)
+			cache_cyc = t.est_cycles - tlb_cyc;
+		if (!rows[i].e1)
+			CHECK_EQ_U64(t.est_cycles, cache_cyc);
+		CHECK_EQ_U64(t.est_stall_cycles, t.est_cycles - t.accesses * test_lat.l1_hit);
 		mon_sim_destroy(s);
 	}
 }
@@ -859,6 +872,11 @@ static void test_geometry(void)
 	CHECK_EQ_U64(g.l2.sz_bytes, 1024 * 1024);	/* from the preset */
 	CHECK_STR(g.name, p);
 
+	/* no TLB model */
+	p = write_tmp("preset = zen4\ntlb1_entries = 0\ntlb2_entries = 0\n");
+	CHECK(mri_geom_load(p, &g, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(g.tlb1.nr_entries, 0);
+
 	/* errors name the file, the line and the bad value */
 	static const struct { const char *text; int code; const char *want; int l; } bad[] = {
 		{ "preset = zen4\nl1d_size = 32Q\n", AMEBA_EPROTO, ":2: bad value '32Q' for l1d_size", __LINE__ },
@@ -872,6 +890,7 @@ static void test_geometry(void)
 		{ "preset = zen4\ncores = 65\n", AMEBA_EINVAL, "cores = 65", __LINE__ },
 		{ "preset = zen4\nllc_line = 128\n", AMEBA_EINVAL, "llc_line = 128 must equal", __LINE__ },
 		{ "preset = zen4\ntlb1_assoc = 5\n", AMEBA_EINVAL, "tlb1_entries = 72", __LINE__ },
+		{ "preset = zen4\ntlb1_entries = 0\n", AMEBA_EINVAL, "tlb2_entries = 3072 without an L1 TLB", __LINE__ },
 		{ "preset = zen4\nword_size = 3\n", AMEBA_EINVAL, "word_size = 3", __LINE__ },
 		{ "preset = zen4\ncores = 4K\n", AMEBA_EPROTO, "bad value '4K' for cores", __LINE__ },
 		{ "preset = zen4\nthree_c = yes\n", AMEBA_EPROTO, "bad value 'yes' for three_c", __LINE__ },

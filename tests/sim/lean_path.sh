@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# lean_path.sh BIN[:ARG]...: the sim backend's lean miss path
+# (monitor/sim/sim.c mon_sim_access_lean) against the general one
+# (AMEBA_SIM_LEAN=0): every single-threaded BIN (run with ARG, if given)
+# writes the same oracle counts both ways - every metric of every object and
+# thread - under the bench geometry (bench/sim_validate/cachegrind.conf: no
+# L2, 3C off, the geometry the lean path serves) with the TLB model on and
+# off (AMEBA_SIM_TLB=0), and the lean path is the one that ran (gdb stops in
+# it by default, never with AMEBA_SIM_LEAN=0). Under skylake-sp (an L2) it
+# never runs. ASLR off (setarch -R) and environments of one size, so that
+# both runs see the same addresses.
+set -euo pipefail
+command -v gdb >/dev/null || { echo "lean_path: gdb not found (apt-get install gdb)" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
+bench_conf=$here/../../bench/sim_validate/cachegrind.conf
+export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
+# shellcheck source=oracle_lib.sh
+. "$here/oracle_lib.sh"
+
+status=0
+for spec in "$@"; do
+	bin=${spec%%:*} arg=()
+	[ "$spec" = "$bin" ] || arg=("${spec#*:}")
+	name="$(basename "$bin") ${arg[*]}"
+	r=$(AMEBA_SIM_LEAN=1 AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
+	[ "$r" = hit ] || { echo "lean_path: $name: the lean path never ran" >&2; status=1; }
+	r=$(AMEBA_SIM_LEAN=0 AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
+	[ "$r" = "not hit" ] || { echo "lean_path: $name: AMEBA_SIM_LEAN=0 ran the lean path" >&2; status=1; }
+	r=$(AMEBA_PRESET=skylake-sp AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
+	[ "$r" = "not hit" ] || { echo "lean_path: $name: the lean path ran with an L2" >&2; status=1; }
+	for tlb in 1 0; do
+		for lean in 1 0; do
+			AMEBA_SIM_TLB=$tlb AMEBA_SIM_LEAN=$lean AMEBA_ORACLE=$out/$lean.json \
+				setarch -R "$bin" "${arg[@]}" >"$out/$lean.out"
+		done
+		cmp -s "$out/1.out" "$out/0.out" || { echo "lean_path: $name: output differs" >&2; status=1; }
+		if refs=$(same "$out/1.json" "$out/0.json"); then
+			echo "lean_path: $name, TLB=$tlb: identical, $refs accesses"
+		else
+			echo "lean_path: $name, TLB=$tlb: oracles differ (first: lean, second: general)" >&2
+			status=1
+		fi
+	done
+	# the TLB model off: no tlb_miss counted, every other count the same
+	# as with it on but the cycles (the runs above)
+	python3 - "$out/1.json" <<'PY' || { echo "lean_path: $name: tlb_miss counted with the TLB off" >&2; status=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(1 if any(o["total"].get("tlb_miss", 0) for o in d["objects"]) else 0)
+PY
+done
+exit $status

@@ -1,0 +1,34 @@
+# oracle_lib.sh - sourced by the sim tests that run one program two ways and
+# want the same counts (asm_entry.sh, lean_path.sh).
+
+# ran FUNC BIN ARG...: "hit" when gdb stopped in FUNC while BIN ran, else
+# "not hit"
+ran() {
+	local func=$1
+	shift
+	gdb -q -batch -ex 'set breakpoint pending on' -ex "break $func" -ex run \
+		-ex 'info breakpoints' --args "$@" 2>&1 |
+		grep -q 'already hit' && echo hit || echo "not hit"
+}
+
+# same A B: the objects of two oracle files, every metric of every thread;
+# prints the accesses counted, fails (naming the first difference) when they
+# differ or when nothing was counted
+same() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["objects"] for f in sys.argv[1:3])
+key = lambda o: (o.get("kind"), o.get("name"), o.get("site"), o.get("start"))
+if len(a) != len(b):
+    sys.exit(f"{len(a)} objects against {len(b)}")
+refs = 0
+for x, y in zip(a, b):
+    for part in ("total", "threads"):
+        if x.get(part) != y.get(part):
+            sys.exit(f"object {key(x)}: {part} differs:\n  first  {x.get(part)}\n  second {y.get(part)}")
+    refs += x["total"].get("mem_ref", 0)
+if refs == 0:
+    sys.exit("no accesses counted")
+print(refs)
+PY
+}
