@@ -174,44 +174,6 @@
 
 #include "sim_int.h"
 
-/* ---- the fast path's guesses ---- */
-
-/*
- * Access of this core to L1 line `line` ended in way `way` of its set: the
- * line is now most recently used in the L1, and so is its page (memo_page)
- * in the L1 TLB. Remembers where both sit, in the entry the line had or
- * else the least recently used one. filled: the line was just filled (an
- * L1 miss): the next entry is taken without looking for the line's, since
- * an entry of a line that missed can only be stale (~17 instructions per
- * miss). A stale entry left before the new one fails its check (sim_l0_hit
- * stops at the first entry of a line) and the full path then updates it.
- */
-static inline void memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
-{
-	int j = SIM_L0;
-
-	if (!filled) {
-#pragma GCC unroll 8
-		for (j = 0; j < SIM_L0; j++)
-			if (c->l0.line[j] == line)
-				break;
-	}
-	if (j == SIM_L0) {
-		j = (int)c->l0.next;
-		c->l0.next = (c->l0.next + 1) % SIM_L0;
-	}
-	c->l0.line[j] = line;
-	c->l0.lo[j] = (uint32_t)line;
-	c->l0.idx[j] = (uint32_t)i;
-	c->l0.page[j] = c->memo_page;
-	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
-	c->l0.tag[j][0] = c->cur_tag[0];
-	c->l0.tag[j][1] = c->cur_tag[1];
-	c->last_line = line;
-	c->last_i = i;
-	c->last_j = (uint32_t)j;
-}
-
 /* ---- construction ---- */
 
 static uint32_t core_node(const struct mri_geom *g, uint32_t id)
@@ -295,21 +257,6 @@ static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, 
 			      sim_log2(g->line_bytes), g->repl, flags);
 }
 
-/* Whether mon_sim_access_lean simulates s's geometry - no L2, no 3C, an
- * LRU L1, one node, an LLC of at most 16 LRU ways or none - and with
- * which associativities as constants (SIM_LEAN_FIT_*). */
-static int lean_fits(const struct mon_sim *s)
-{
-	const struct mri_geom *g = &s->g;
-
-	if (s->no_lean || g->l2.sz_bytes || g->three_c || g->l1d.repl != MRI_GEOM_LRU ||
-	    g->nr_nodes != 1 || (s->llc && !s->llc[0].lru16))
-		return SIM_LEAN_NO;
-	if (s->llc && s->llc[0].assoc == 16 && (g->l1d.assoc == 8 || g->l1d.assoc == 12))
-		return g->l1d.assoc == 8 ? SIM_LEAN_FIT_8_16 : SIM_LEAN_FIT_12_16;
-	return SIM_LEAN_FIT;
-}
-
 static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 {
 	const struct mri_geom *g = &s->g;
@@ -330,14 +277,7 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	c->l1_hit_cycles = g->lat.l1_hit;
 	c->has_l2 = g->l2.sz_bytes != 0;
 	c->has_tlb2 = g->tlb2.nr_entries != 0;
-	c->lean = lean_fits(s);
-	for (int o = 0; o < SIM_LEAN_NR; o++) {
-		const struct mri_geom_lat *lat = &g->lat;
-		uint32_t lvl = o & 3, tlb = o >> 2;
-		c->lean_cyc[o] = (lvl == SIM_LEAN_LLC ? lat->llc_hit :
-				  lvl == SIM_LEAN_MEM ? lat->mem_local : lat->l1_hit) +
-				 (tlb == 2 ? lat->tlb_miss : tlb == 1 ? lat->tlb2_hit : 0);
-	}
+	sim_lean_init(c);
 	if (cache_init_geom(&c->l1, &g->l1d, SIM_CA_META))
 		goto err;
 	if (c->has_l2 && cache_init_geom(&c->l2, &g->l2, SIM_CA_META))
@@ -706,8 +646,8 @@ static inline int tlb1_hit(struct mon_sim_core *c, uint64_t page)
 /* known_miss: the caller just found page missing in the L1 TLB. A call:
  * inline in the miss path it cost random ~23 instructions per miss more
  * (registers saved around the rest of the path) than the call. */
-static __attribute__((noinline)) uint32_t tlb_access(struct mon_sim_core *c, uint64_t page,
-						     struct mon_sim_events *ev, int known_miss)
+__attribute__((noinline)) uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page,
+						  struct mon_sim_events *ev, int known_miss)
 {
 	const struct mri_geom_lat *lat = &c->sim->g.lat;
 	struct sim_cache *t = &c->tlb1;
@@ -916,7 +856,7 @@ retry:
 		l1->meta[i1].cookie = cookie;
 		if (shadow_node)
 			l1->meta[i1].shadow = shadow_node;
-		memo_insert(c, l1line, i1, 0);
+		sim_memo_insert(c, l1line, i1, 0);
 		return extra;
 	}
 
@@ -1004,7 +944,7 @@ retry:
 		l1->meta[i1] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write,
 						  .track = k->meta[i2].track, .shadow = shadow_node };
 		sim_touch(l1, set1, v, &l1->clock);
-		memo_insert(c, l1line, i1, 1);
+		sim_memo_insert(c, l1line, i1, 1);
 	} else {
 		/* the L1 is the coherence level */
 		ev->l2_miss = 1;
@@ -1038,7 +978,7 @@ retry:
 			     f.srv == SIM_SRV_REMOTE ? lat->mem_remote : lat->intervention;
 		if (f.inval_sent)
 			extra += lat->inval;
-		memo_insert(c, l1line, i1, 1);
+		sim_memo_insert(c, l1line, i1, 1);
 	}
 	if (cls && !ev->cls3c)
 		ev->cls3c = (uint8_t)cls;
@@ -1094,7 +1034,7 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 		 * ~25 instructions of choosing the victim first */
 		sim_llc_prefetch(s, c->node, l >> (s->coh_shift - l1_shift));
 		if (p != c->memo_page)
-			cycles += tlb_access(c, p, ev, tlb1_known_miss);
+			cycles += sim_tlb_access(c, p, ev, tlb1_known_miss);
 		cycles += piece_access(c, l, wmask, is_write, cookie, ev, w1_known);
 		ev->est_cycles = cycles;
 		ev->est_stall_cycles = cycles - s->g.lat.l1_hit;
@@ -1105,7 +1045,7 @@ static inline __attribute__((always_inline)) void access_slow(struct mon_sim_cor
 	uint64_t last = (end - 1) >> l1_shift, plast = (end - 1) >> s->tlb_shift;
 	for (; p <= plast; p++) {
 		if (p != c->memo_page)
-			cycles += tlb_access(c, p, ev, tlb1_known_miss);
+			cycles += sim_tlb_access(c, p, ev, tlb1_known_miss);
 		tlb1_known_miss = 0;
 	}
 	/* piece [lo, hi) of each L1 line: hi the next line's start, or end */
@@ -1195,7 +1135,7 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 				sim_touch(l1, set, (uint32_t)w, &l1->clock);
 				l1->meta[i].cookie = cookie;
 				l1->meta[i].dirty |= (uint8_t)is_write;
-				memo_insert(c, line, i, 0);
+				sim_memo_insert(c, line, i, 0);
 				ev->est_cycles = s->g.lat.l1_hit;
 				sim_core_exit(c, locked);
 				return ret;
@@ -1247,110 +1187,6 @@ int mon_sim_access(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is
 	return mon_sim_access_rest(c, addr, size, is_write, cookie, ev);
 }
 
-/*
- * The lean path (issue 24): what access_full and access_slow do for an
- * access within one L1 line of a solo core whose geometry has no L2, no
- * 3C, an LRU L1 and at most one node whose LLC keeps its order in a word
- * (lean_fits), written as one function over locals. In solo mode a line is
- * never shared: its states are E and M, it has no directory entry and
- * nothing tracks its words, so a hit is the stamps and a write hit on E is
- * E -> M (as the fast path); a miss is the L1 victim (written back into
- * the LLC when dirty), the LLC's reference and the fill. The same state
- * changes as the general path, in the same order: the counts and every
- * later access are the same (runtime_sim_lean checks them against the
- * general path). Returns SIM_LEAN_* (level | TLB part), or -1 having changed
- * nothing when the access needs the general path (a core not solo, a
- * state solo mode does not make, sampled mode's cold LLC sets). Called
- * with the core held (sim_core_try_enter); leaves it, but on -1.
- */
-static inline __attribute__((always_inline)) int lean_body(struct mon_sim_core *c, uintptr_t addr,
-							   uint32_t size, int is_write,
-							   uint32_t cookie, const uint32_t a1,
-							   const uint32_t a3)
-{
-	struct mon_sim *s = c->sim;
-	struct sim_cache *l1 = &c->l1;
-	const uint32_t assoc = a1 ? a1 : l1->assoc;
-	uint64_t line = addr >> s->l1_shift, page = addr >> s->tlb_shift;
-	uint64_t base = sim_set_of(l1, line) * l1->stride;
-	uint64_t *keys = l1->key + base;
-	int w = a1 ? sim_find_n(keys, a1, SIM_KEY(line)) : sim_find_in(keys, assoc, line), out = 0;
-
-	if (sim_unlikely(!c->solo || s->settle_cold) ||
-	    (w >= 0 && sim_unlikely(SIM_ST(keys[w]) < SIM_E || l1->meta[base + (uint32_t)w].track)))
-		return -1;
-	if (page != c->memo_page) {
-		struct mon_sim_events e;
-
-		e.tlb1_miss = e.tlb_miss = 0;
-		(void)tlb_access(c, page, &e, 0);
-		out = e.tlb_miss ? SIM_LEAN_WALK : e.tlb1_miss ? SIM_LEAN_TLB2 : 0;
-	}
-	if (w >= 0) {
-		uint64_t i = base + (uint32_t)w;
-		if (is_write)
-			keys[w] |= SIM_M;	/* E -> M, silent */
-		keys[assoc + (uint32_t)w] = ++l1->clock;
-		l1->meta[i].cookie = cookie;
-		l1->meta[i].dirty |= (uint8_t)is_write;
-		memo_insert(c, line, i, 0);
-		sim_core_exit(c, 0);
-		return out;
-	}
-	/* a miss: the LLC set's host lines load while the victim is chosen */
-	struct sim_llc *L = s->llc;
-	uint64_t *b = NULL;
-	if (a3 || L) {
-		b = sim_llc_set(L, line);
-		sim_prefetch(b);
-		sim_prefetch(b + 8);
-		if (L->stride > 16)
-			sim_prefetch(b + 16);
-	}
-	uint32_t v = a1 ? sim_lru_min_n(keys + a1, a1) : sim_lru_min(keys + assoc, assoc);
-	uint64_t i = base + v, old = keys[v], wmask = 0;
-	if (old && SIM_ST(old) == SIM_M)
-		sim_llc_writeback(c, SIM_KEY_LINE(old));
-	if (!a3 && !L) {
-		out |= SIM_LEAN_MEM;
-	} else {
-		uint64_t victim = 0, *lk = b + L->keys_off;
-		int hw = a3 ? sim_lru16_ref_n(lk, (uint8_t *)(b + 2), &b[1], a3, line,
-					      SIM_KEY(line) | SIM_S, &victim, 0)
-				 : sim_lru16_ref(lk, (uint8_t *)(b + 2), &b[1], L->assoc, line,
-						 SIM_KEY(line) | SIM_S, &victim, 0);
-		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
-	}
-	if (is_write) {
-		uint64_t coh_mask = (1ull << s->coh_shift) - 1;
-		uint32_t w0 = (uint32_t)((addr & coh_mask) >> s->word_shift);
-		uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> s->word_shift);
-		wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
-	}
-	keys[v] = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
-	l1->meta[i] = (struct sim_meta){ .wpub = wmask, .cookie = cookie,
-					 .dirty = (uint8_t)is_write, .priv = 1 };
-	keys[assoc + v] = ++l1->clock;
-	memo_insert(c, line, i, 1);
-	sim_core_exit(c, 0);
-	return out;
-}
-
-int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
-			uint32_t cookie)
-{
-	/* the usual associativities as constants: the searches unrolled, the
-	 * LLC's inline (sim_lru16_ref's call took ~90 instructions per miss,
-	 * chase) */
-	switch (c->lean) {
-	case SIM_LEAN_FIT_8_16:
-		return lean_body(c, addr, size, is_write, cookie, 8, 16);
-	case SIM_LEAN_FIT_12_16:
-		return lean_body(c, addr, size, is_write, cookie, 12, 16);
-	}
-	return lean_body(c, addr, size, is_write, cookie, 0, 0);
-}
-
 uint32_t mon_sim_core_recv(struct mon_sim_core *c, struct mon_sim_recv *out, uint32_t max)
 {
 	uint32_t n;
@@ -1372,11 +1208,6 @@ void mon_sim_core_sync(struct mon_sim_core *c, struct mon_sim_events *ev)
 	int locked = core_enter(c);
 	sync_slow(c, ev);
 	sim_core_exit(c, locked);
-}
-
-void mon_sim_lean(struct mon_sim *s, int on)
-{
-	s->no_lean = !on;
 }
 
 void mon_sim_settle_cold(struct mon_sim *s, int on)
