@@ -123,6 +123,19 @@ static inline __attribute__((always_inline)) int lean_body(struct mon_sim_core *
 	return out;
 }
 
+/* One function per variant, each with the registers of its own body (as
+ * one function with a switch, the three bodies shared one prologue that
+ * saved every register and spilled the arguments for the largest) */
+#define LEAN_VARIANT(name, a1, a3)                                                        \
+	static __attribute__((noinline)) int name(struct mon_sim_core *c, uintptr_t addr,  \
+						  uint32_t size, int is_write, uint32_t cookie) \
+	{                                                                                  \
+		return lean_body(c, addr, size, is_write, cookie, a1, a3);                 \
+	}
+LEAN_VARIANT(lean_8_16, 8, 16)
+LEAN_VARIANT(lean_12_16, 12, 16)
+LEAN_VARIANT(lean_any, 0, 0)
+
 int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie)
 {
@@ -131,11 +144,11 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
 	 * chase) */
 	switch (c->lean) {
 	case SIM_LEAN_FIT_8_16:
-		return lean_body(c, addr, size, is_write, cookie, 8, 16);
+		return lean_8_16(c, addr, size, is_write, cookie);
 	case SIM_LEAN_FIT_12_16:
-		return lean_body(c, addr, size, is_write, cookie, 12, 16);
+		return lean_12_16(c, addr, size, is_write, cookie);
 	}
-	return lean_body(c, addr, size, is_write, cookie, 0, 0);
+	return lean_any(c, addr, size, is_write, cookie);
 }
 
 void mon_sim_lean(struct mon_sim *s, int on)
