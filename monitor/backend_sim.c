@@ -992,6 +992,26 @@ static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c
 #define LINE_FAST_ATTR
 #endif
 
+/* line_rest's access through the general miss path, the core held and
+ * in_rt raised, c->cur_tag set, w the object's way: out of line, so that
+ * the lean path's callers save no registers for it (~17 instructions a
+ * miss of pushes and pops, chase) */
+static __attribute__((noinline)) void held_general(struct mon_thread *t, struct mon_sim_core *c,
+						   uintptr_t addr, uint32_t wfs, uintptr_t pc,
+						   unsigned w)
+{
+	uint64_t *const v = t->cache.counts[w];
+	unsigned flags = MON_FAST_FLAGS(wfs);
+	int wr = (flags & MON_ACC_WRITE) != 0;
+	struct mon_sim_events e;
+
+	if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e))
+		count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
+	else
+		count_events(t, c, v, &e, flags, pc);
+	mon_rt_leave(t);
+}
+
 /*
  * The line entry's miss half: an access the L1 hit did not take, held
  * (the core entered and in_rt raised by the caller) or not, retry when the
@@ -1010,28 +1030,19 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 		if (mon_likely(held && !retry)) {
 			/* a miss, or a line not remembered: still in the core and
 			 * in the runtime, straight to the simulator's miss path */
-			uint64_t *const v = t->cache.counts[w];
-			unsigned flags = MON_FAST_FLAGS(wfs);
-			int wr = (flags & MON_ACC_WRITE) != 0;
-			struct mon_sim_events e;
-
 			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
 			if (c->lean) {
-				int o = mon_sim_access_lean(c, addr, MON_FAST_SZ(wfs), wr,
+				unsigned flags = MON_FAST_FLAGS(wfs);
+				int o = mon_sim_access_lean(c, addr, MON_FAST_SZ(wfs),
+							    (flags & MON_ACC_WRITE) != 0,
 							    t->cache.obj[w]->idx);
 				if (mon_likely(o >= 0)) {
-					count_lean(v, flags, (unsigned)o, c);
+					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_rt_leave(t);
 					return;
 				}
 			}
-			if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx,
-						 &e)) {
-				count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
-			} else {
-				count_events(t, c, v, &e, flags, pc);
-			}
-			mon_rt_leave(t);
+			held_general(t, c, addr, wfs, pc, (unsigned)w);
 			return;
 		}
 		if (held) {
