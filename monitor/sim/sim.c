@@ -153,14 +153,14 @@
  *   (sim_lru16_ref: exact LRU, as cachegrind, with no scan of stamps and
  *   no shifting of keys); beyond 16 ways their keys are kept in recency
  *   order, searched and shifted in one pass.
+ * - The lean path (sim_lean.c): a solo core whose geometry has no L2 and
+ *   no 3C takes what the remembered lines do not settle through one
+ *   function over locals instead of access_full / access_slow, with the
+ *   same state changes (test sim_lean_path).
  * - Single-threaded traces give deterministic counts. bench/sim_validate:
  *   D1 and LL misses equal cachegrind's within 0.02% on five kernels.
- *   Cost in a program (bench-sim-speed kernels, callgrind, cachegrind
- *   geometry): ~190-240 instructions per access from the hook for an L1
- *   hit on a remembered line, ~1140 for an L1 and TLB miss (random);
- *   stencil ~295 per access on average, random ~850, where host cache
- *   misses on the simulator's tables add to the time. docs/simulator.md
- *   has the speed figures.
+ *   Cost in a program: docs/simulator.md, "Figures" (instructions per
+ *   access by part, and the speed against cachegrind).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

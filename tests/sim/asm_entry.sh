@@ -24,13 +24,10 @@ export AMEBA_BACKEND=sim AMEBA_PRESET=skylake-sp
 
 status=0
 for spec in "$@"; do
-	bin=${spec%%:*} arg=()
-	[ "$spec" = "$bin" ] || arg=("${spec#*:}")
-	name="$(basename "$bin") ${arg[*]}"
-	r=$(AMEBA_SIM_ASM=1 AMEBA_ORACLE=$out/probe.json ran sim_line_fast_x86 "$bin" "${arg[@]}")
-	[ "$r" = hit ] || { echo "asm_entry: $name: the assembly entry never ran" >&2; status=1; }
-	r=$(AMEBA_SIM_ASM=0 AMEBA_ORACLE=$out/probe.json ran sim_line_fast_x86 "$bin" "${arg[@]}")
-	[ "$r" = "not hit" ] || { echo "asm_entry: $name: AMEBA_SIM_ASM=0 ran the assembly entry" >&2; status=1; }
+	parse_spec "$spec"
+	expect_ran hit sim_line_fast_x86 "the assembly entry never ran" AMEBA_SIM_ASM=1 || status=1
+	expect_ran "not hit" sim_line_fast_x86 "AMEBA_SIM_ASM=0 ran the assembly entry" \
+		AMEBA_SIM_ASM=0 || status=1
 	for cfg in "skylake-sp 1" "$bench_conf 0"; do
 		read -r preset c3 <<<"$cfg"
 		for as in 1 0; do

@@ -21,15 +21,12 @@ export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
 
 status=0
 for spec in "$@"; do
-	bin=${spec%%:*} arg=()
-	[ "$spec" = "$bin" ] || arg=("${spec#*:}")
-	name="$(basename "$bin") ${arg[*]}"
-	r=$(AMEBA_SIM_LEAN=1 AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
-	[ "$r" = hit ] || { echo "lean_path: $name: the lean path never ran" >&2; status=1; }
-	r=$(AMEBA_SIM_LEAN=0 AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
-	[ "$r" = "not hit" ] || { echo "lean_path: $name: AMEBA_SIM_LEAN=0 ran the lean path" >&2; status=1; }
-	r=$(AMEBA_PRESET=skylake-sp AMEBA_ORACLE=$out/probe.json ran mon_sim_access_lean "$bin" "${arg[@]}")
-	[ "$r" = "not hit" ] || { echo "lean_path: $name: the lean path ran with an L2" >&2; status=1; }
+	parse_spec "$spec"
+	expect_ran hit mon_sim_access_lean "the lean path never ran" AMEBA_SIM_LEAN=1 || status=1
+	expect_ran "not hit" mon_sim_access_lean "AMEBA_SIM_LEAN=0 ran the lean path" \
+		AMEBA_SIM_LEAN=0 || status=1
+	expect_ran "not hit" mon_sim_access_lean "the lean path ran with an L2" \
+		AMEBA_PRESET=skylake-sp || status=1
 	for tlb in 1 0; do
 		for lean in 1 0; do
 			AMEBA_SIM_TLB=$tlb AMEBA_SIM_LEAN=$lean AMEBA_ORACLE=$out/$lean.json \

@@ -1,6 +1,13 @@
 # oracle_lib.sh - sourced by the sim tests that run one program two ways and
 # want the same counts (asm_entry.sh, lean_path.sh).
 
+# parse_spec BIN[:ARG]: sets bin, arg (an array: ARG, or empty) and name
+parse_spec() {
+	bin=${1%%:*} arg=()
+	[ "$1" = "$bin" ] || arg=("${1#*:}")
+	name="$(basename "$bin") ${arg[*]}"
+}
+
 # ran FUNC BIN ARG...: "hit" when gdb stopped in FUNC while BIN ran, else
 # "not hit"
 ran() {
@@ -9,6 +16,19 @@ ran() {
 	gdb -q -batch -ex 'set breakpoint pending on' -ex "break $func" -ex run \
 		-ex 'info breakpoints' --args "$@" 2>&1 |
 		grep -q 'already hit' && echo hit || echo "not hit"
+}
+
+# expect_ran WANT FUNC MESSAGE VAR=VALUE...: runs $bin "${arg[@]}" (see
+# parse_spec) under the variables, its oracle in $out/probe.json; prints
+# "<test>: $name: MESSAGE" and fails unless `ran FUNC` says WANT ("hit" or
+# "not hit"). <test>: the script's name.
+expect_ran() {
+	local want=$1 func=$2 msg=$3 r
+	shift 3
+	r=$(export "$@" AMEBA_ORACLE="$out/probe.json"; ran "$func" "$bin" "${arg[@]}")
+	[ "$r" = "$want" ] && return 0
+	echo "$(basename "$0" .sh): $name: $msg" >&2
+	return 1
 }
 
 # same A B: the objects of two oracle files, every metric of every thread;
