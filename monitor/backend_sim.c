@@ -967,19 +967,35 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 }
 
 /* sim_line_fast's hit on entry j of c->l0 (mru: j is the last line's), when its
- * tag names a live object (entry j is then c->last_j); else *retry. */
+ * tag names a live object (entry j is then c->last_j); else *retry.
+ * no_calls: as sim_l0_hit_at's. */
 static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c, uint64_t line,
-							   int j, int mru, uint32_t wfs, int *retry)
+							   int j, int mru, uint32_t wfs, int *retry,
+							   int no_calls)
 {
 	const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
 
 	if (mon_likely(o != NULL) &&
 	    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
-		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1);
+		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx,
+				     no_calls);
 	*retry = 1;
 	return 0;
 }
 
+/* After a line_hit: counts it into the counter vector of the hit's entry
+ * (c->last_j now: loaded here, not kept in a register or a stack slot
+ * through the hit) and leaves the core and the runtime. */
+static inline __attribute__((always_inline)) void line_hit_done(struct mon_thread *t,
+								 struct mon_sim_core *c,
+								 uint32_t wfs)
+{
+	uint64_t *v = (uint64_t *)c->l0.tag[c->last_j][1];
+
+	sim_core_exit(c, 0);
+	count_l1_hit(v, wfs, c);
+	mon_rt_leave(t);
+}
 
 /*
  * The C line entry without a frame pointer (the runtime is built with one, for
@@ -1026,21 +1042,12 @@ static inline __attribute__((always_inline)) int line_hit_shadow(struct mon_thre
 								  uintptr_t addr, uint32_t wfs)
 {
 	uint64_t line = addr >> c->l1.line_shift;
-	int mru, j;
+	int mru, j, stale = 0;
 
-	if (!c->solo && __atomic_load_n(&c->mail, __ATOMIC_RELAXED))
+	if ((!c->solo && __atomic_load_n(&c->mail, __ATOMIC_RELAXED)) ||
+	    (j = sim_l0_find(c, line, &mru)) < 0 || !line_hit(c, line, j, mru, wfs, &stale, 0))
 		return 0;
-	j = sim_l0_find(c, line, &mru);
-	if (j < 0)
-		return 0;
-	const struct mon_obj *o = (const struct mon_obj *)c->l0.tag[j][0];
-	if (!o || !(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) ||
-	    !sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 0))
-		return 0;
-	uint64_t *v = (uint64_t *)c->l0.tag[c->last_j][1];
-	sim_core_exit(c, 0);
-	count_l1_hit(v, wfs, c);
-	mon_rt_leave(t);
+	line_hit_done(t, c, wfs);
 	return 1;
 }
 
@@ -1121,7 +1128,6 @@ LINE_FAST_ATTR void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, ui
 	if (mon_likely(c != NULL)) {
 		uint32_t shift = c->l1.line_shift;
 		uint64_t line = addr >> shift;
-		uint64_t *v = NULL;
 		int hit = 0, j;
 
 		mon_rt_enter(t);
@@ -1136,18 +1142,12 @@ LINE_FAST_ATTR void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, ui
 				/* the line of the last access, else a search: two
 				 * copies of the hit code, each for a constant mru */
 				if (line == c->last_line)
-					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry);
+					hit = line_hit(c, line, (int)c->last_j, 1, wfs, &retry, 1);
 				else if ((j = sim_l0_search(c, line)) >= 0)
-					hit = line_hit(c, line, j, 0, wfs, &retry);
+					hit = line_hit(c, line, j, 0, wfs, &retry, 1);
 			}
 			if (mon_likely(hit)) {
-				/* the counter vector of the hit's entry, last_j now:
-				 * loaded here, not kept in a register (or a stack
-				 * slot) through the hit */
-				v = (uint64_t *)c->l0.tag[c->last_j][1];
-				sim_core_exit(c, 0);
-				count_l1_hit(v, wfs, c);
-				mon_rt_leave(t);
+				line_hit_done(t, c, wfs);
 				return;
 			}
 		}
@@ -1164,7 +1164,6 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 {
 	line_rest(t, t->backend_data, addr, wfs, pc, 1, 0);
 }
-
 
 #undef PUT
 
