@@ -83,24 +83,6 @@ static struct ci_ent *find(struct agent_ci_tab *t, const char *name, int metric,
 	return &t->v[h];
 }
 
-/* The object counter i of exp measures whole, or NULL. */
-static const char *counter_object(const struct ameba_experiment *exp, uint32_t i,
-				  const struct agent_world *w)
-{
-	const struct ameba_counter *c = &exp->counters[i];
-	const struct ameba_counter_bins *b = exp->counter_bins ? &exp->counter_bins[i] : NULL;
-	const struct ameba_object *o;
-
-	if (c->nr_threads)
-		return NULL;
-	if (b && b->nr)
-		return b->nr == 1 ? b->names[0] : NULL;	/* its ranges: the bin's blocks */
-	if (c->nr_ranges != 1)
-		return NULL;
-	o = agent_object_at(w->objects, w->nr_objects, c->ranges[0]);
-	return o && o->start == c->ranges[0] && o->end == c->ranges[1] ? o->name : NULL;
-}
-
 /* Adds an interval (half < 0: unknown) to (name, metric); its entry, or
  * NULL without memory. */
 static struct ci_ent *ci_add(struct agent_ci_tab **tp, const char *name, int metric, double half)
@@ -141,7 +123,7 @@ void agent_ci_note(struct agent_ci_tab **tp, const struct ameba_experiment *exp,
 			prog[c->metric] = i;
 	}
 	for (uint32_t i = 0; i < exp->nr_counters; i++) {
-		const char *name = counter_object(exp, i, w);
+		const char *name = agent_counter_object(exp, i, w);
 		int metric = exp->counters[i].metric;
 		struct ci_ent *e;
 

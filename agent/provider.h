@@ -145,6 +145,13 @@ int agent_counter_excepts(const struct ameba_experiment *exp, uint32_t i,
  */
 int agent_counter_counts(const struct ameba_experiment *exp, uint32_t i, uintptr_t addr,
 			 uint32_t thread, const struct ameba_object *o);
+/*
+ * The one object or bin counter i of exp measures whole, by name (an
+ * object of w whose extent is its one range, or its one bin), or NULL: a
+ * span, several, a thread list.
+ */
+const char *agent_counter_object(const struct ameba_experiment *exp, uint32_t i,
+				 const struct agent_world *w);
 /* The object of nr (sorted by start, non-overlapping) holding addr, or NULL. */
 const struct ameba_object *agent_object_at(const struct ameba_object *v, uint32_t nr,
 					   uintptr_t addr);

@@ -385,6 +385,9 @@ out:
 	return rc;
 }
 
+/* Pages of samples one drain reads at most (see samples_drain). */
+#define SAMPLE_PAGES_MAX 64
+
 /* Starts, changes or stops the sample stream as exp asks. */
 static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
 {
@@ -393,11 +396,24 @@ static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
 	if (exp->sample_period == p->smp_period && exp->sample_metric == p->smp_metric &&
 	    exp->sample_random == p->smp_random)
 		return 0;
-	if (exp->sample_period)
+	if (exp->sample_period) {
 		rc = mri_samples_start(p->s, exp->sample_metric, exp->sample_period,
 				       exp->sample_random, 0x616d656261ull);
-	else
+		if (!rc && p->smp_page) {
+			/* what an earlier stream took after its last drain would
+			 * be read as this one's (a sample names no metric on the
+			 * wire, and the monitor reads rings only while a stream
+			 * is armed): drop what the rings hold now */
+			uint64_t lost = 0;
+			int n, pages = 0;
+
+			do
+				n = mri_samples_read(p->s, p->smp_page, AGENT_MRI_PAGE, &lost);
+			while (n == AGENT_MRI_PAGE && ++pages < SAMPLE_PAGES_MAX);
+		}
+	} else {
 		rc = mri_samples_stop(p->s);
+	}
 	if (rc) {
 		mp_set_err(p, "arming the sample stream", rc);
 		return rc;
@@ -417,7 +433,7 @@ static int samples_arm(struct mri_prov *p, const struct ameba_experiment *exp)
 static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 {
 	uint64_t lost = 0;
-	int n;
+	int n, pages = 0;
 
 	if (!p->smp_period)
 		return 0;
@@ -451,7 +467,10 @@ static int samples_drain(struct mri_prov *p, struct agent_exp_result *res)
 				    (uint16_t)p->smp_page[i].weight;
 			a->site = p->smp_page[i].site;	/* the session's: lives as long */
 		}
-	} while (n == AGENT_MRI_PAGE);
+		/* threads that sample faster than one reader drains would keep
+		 * the pages full for ever: the rest waits for the next drain
+		 * (or is lost, counted, when the rings fill) */
+	} while (n == AGENT_MRI_PAGE && ++pages < SAMPLE_PAGES_MAX);
 	res->r.nr_samples = p->nr_samples;
 	res->r.samples = p->samples;
 	res->r.nr_samples_lost = p->smp_lost;

@@ -542,31 +542,27 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
 	for (uint32_t i = 0; pl && i < pl->nr_warnings; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(pl->warnings[i]));
 	cJSON_AddItemToObject(root, "summary", summary_json(s));
+	if (s->views_json)
+		cJSON_AddItemToObject(root, "views", cJSON_Duplicate(s->views_json, 1));
 	return root;
 }
 
-int agent_report_write(const cJSON *root, const char *path, char *err, size_t len)
+int agent_write_atomic(const char *path, const char *data, size_t n, const char *opt, char *err,
+		       size_t len)
 {
-	char *text = cJSON_Print(root), tmp[4096], dir[4096];
-	size_t n, off = 0;
+	char tmp[4096], dir[4096];
+	size_t off = 0;
 	int fd, dfd;
 
-	if (!text) {
-		snprintf(err, len, "%s: out of memory while formatting the report", path);
-		return AMEBA_ENOMEM;
-	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, len, "cannot write the report %s: %s (choose another place with "
-			 "--output FILE)", tmp, strerror(errno));
-		free(text);
+			 "%s FILE)", tmp, strerror(errno), opt);
 		return AMEBA_EIO;
 	}
-	n = strlen(text);
-	text[n++] = '\n';	/* cJSON_Print's buffer has room: it replaces the NUL */
 	while (off < n) {
-		ssize_t w = write(fd, text + off, n - off);
+		ssize_t w = write(fd, data + off, n - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -582,7 +578,6 @@ int agent_report_write(const cJSON *root, const char *path, char *err, size_t le
 		goto fail;
 	}
 	close(fd);
-	free(text);
 	if (rename(tmp, path)) {
 		snprintf(err, len, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
 		unlink(tmp);
@@ -598,8 +593,24 @@ int agent_report_write(const cJSON *root, const char *path, char *err, size_t le
 fail:
 	close(fd);
 	unlink(tmp);
-	free(text);
 	return AMEBA_EIO;
+}
+
+int agent_report_write(const cJSON *root, const char *path, char *err, size_t len)
+{
+	char *text = cJSON_Print(root);
+	size_t n;
+	int rc;
+
+	if (!text) {
+		snprintf(err, len, "%s: out of memory while formatting the report", path);
+		return AMEBA_ENOMEM;
+	}
+	n = strlen(text);
+	text[n++] = '\n';	/* cJSON_Print's buffer has room: it replaces the NUL */
+	rc = agent_write_atomic(path, text, n, "--output", err, len);
+	free(text);
+	return rc;
 }
 
 cJSON *agent_report_load(const char *path, char *err, size_t len)

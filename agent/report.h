@@ -57,6 +57,15 @@ cJSON *agent_report_build(const struct agent_search *s, const struct agent_run_i
  * AMEBA_EIO with err (len bytes) naming the file and the reason.
  */
 int agent_report_write(const cJSON *root, const char *path, char *err, size_t len);
+/* The same for n bytes of data; opt names the option that picks another
+ * place (--output, --html) in the error. */
+int agent_write_atomic(const char *path, const char *data, size_t n, const char *opt, char *err,
+		       size_t len);
+/*
+ * The report as one self-contained HTML page (report_html.c), written
+ * atomically like the JSON. 0, or AMEBA_E* with err naming the file.
+ */
+int agent_report_html_write(const cJSON *root, const char *path, char *err, size_t len);
 
 /*
  * Reads a saved report. NULL on failure with err naming the file, the line

@@ -11,10 +11,17 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f, "usage: ameba report FILE [--format table|json] [--top N] [--min-severity S]\n"
+		   "       ameba report FILE --html OUT.html\n"
 		   "\n"
 		   "Prints a report saved by `ameba run` or `ameba attach` (ameba-PID.json) as the\n"
-		   "ranked table the run printed (table, the default) or as JSON.\n"
+		   "ranked table the run printed (table, the default) or as JSON, or writes it as\n"
+		   "one self-contained HTML page (no network needed to view it: findings, a\n"
+		   "timeline per object, address heat strips, the thread x object map, line maps\n"
+		   "of false sharing, the search trace; docs/user-guide.md, \"The HTML report\").\n"
 		   "\n"
+		   "  --html OUT.html      write the page (atomically) instead of printing; views\n"
+		   "                       whose data the report lacks say so (heat strips and line\n"
+		   "                       maps need a run with --html or --views)\n"
 		   "  --format table|json  output form (default table)\n"
 		   "  --top N              rows of the table (default 20; 0 = all)\n"
 		   "  --min-severity S     leave findings below severity S out of the table (0.001\n"
@@ -23,7 +30,7 @@ static void report_usage(FILE *f)
 
 int agent_cmd_report(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *html = NULL;
 	int json = 0;
 	long top = 20;
 	double min_severity = AGENT_MIN_SEVERITY_DEFAULT;
@@ -44,8 +51,15 @@ int agent_cmd_report(int argc, char **argv)
 			else if (!strcmp(v, "table"))
 				json = 0;
 			else {
-				fprintf(stderr, "ameba report: --format %s: want table or json (html "
-					"comes later)\n", v);
+				fprintf(stderr, "ameba report: --format %s: want table or json (for a "
+					"page: --html OUT.html)\n", v);
+				return 2;
+			}
+		} else if ((!strcmp(a, "--html") && i + 1 < argc) || !strncmp(a, "--html=", 7)) {
+			html = a[6] == '=' ? a + 7 : argv[++i];
+			if (!*html) {
+				fprintf(stderr, "ameba report: --html: an empty file name; give one, "
+					"e.g. --html report.html\n");
 				return 2;
 			}
 		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
@@ -82,6 +96,16 @@ int agent_cmd_report(int argc, char **argv)
 	if (!root) {
 		fprintf(stderr, "ameba report: %s\n", err);
 		return 1;
+	}
+	if (html) {
+		int rc = agent_report_html_write(root, html, err, sizeof(err));
+
+		if (rc)
+			fprintf(stderr, "ameba report: %s\n", err);
+		else
+			printf("html: %s\n", html);
+		cJSON_Delete(root);
+		return rc ? 1 : 0;
 	}
 	if (json) {
 		char *text = cJSON_Print(root);

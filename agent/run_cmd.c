@@ -69,6 +69,8 @@ struct run_opts {
 	const char *metric;
 	const char *backend;
 	const char *output;
+	const char *html;		/* --html FILE: the report as a page too */
+	int views;			/* --views (or --html): sample heat strips, line maps */
 	int json;
 	int quiet;
 	int verbose;
@@ -122,6 +124,12 @@ static void run_usage(FILE *f, int attach)
 		"                       perf, pagefault and watch need no `ameba cc` (see\n"
 		"                       `ameba list backends`)\n"
 		"  --output FILE        JSON report (default ameba-PID.json)\n"
+		"  --html FILE          also write the report as one self-contained HTML page\n"
+		"                       (timelines, address heat strips, thread x object map,\n"
+		"                       line maps, search trace); implies --views\n"
+		"  --views              sample the data of the heat strips and line maps (one\n"
+		"                       interval in 4 runs with a sample stream, which takes the\n"
+		"                       simulator off its fast path then; docs/user-guide.md)\n"
 		"  --format table|json  what is printed on stdout (default table); with json\n"
 		"                       (run) the target's own stdout goes to stderr\n"
 		"  --top N              rows of the table (default 20; 0 = all)\n"
@@ -239,21 +247,21 @@ static int check_geometry(struct run_opts *o)
  * and it is not a directory): checked before the target starts, so that a
  * mistyped --output does not cost a whole measurement. 0, or 2 (printed).
  */
-static int check_output(const struct run_opts *o, const char *prog)
+static int check_output(const char *path, const char *opt, const char *prog)
 {
-	const char *path = o->output ? o->output : "ameba-PID.json";
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	struct stat st;
 
 	if (!*path) {
-		fprintf(stderr, "%s: --output: an empty file name; give a file, e.g. -o report.json\n",
-			prog);
+		fprintf(stderr, "%s: %s: an empty file name; give a file, e.g. %s report.%s\n",
+			prog, opt, opt, strcmp(opt, "--html") ? "json" : "html");
 		return 2;
 	}
 	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "%s: --output %s: is a directory; give a file in it, e.g. -o "
-			"%s/report.json\n", prog, path, path);
+		fprintf(stderr, "%s: %s %s: is a directory; give a file in it, e.g. %s "
+			"%s/report.%s\n", prog, opt, path, opt, path,
+			strcmp(opt, "--html") ? "json" : "html");
 		return 2;
 	}
 	if (!slash)
@@ -266,12 +274,12 @@ static int check_output(const struct run_opts *o, const char *prog)
 		const char *why = stat(dir, &st) ? strerror(errno) : "not a directory";
 
 		fprintf(stderr, "%s: cannot write the report %s: %s: %s; create the directory or "
-			"give --output in an existing one\n", prog, path, dir, why);
+			"give %s in an existing one\n", prog, path, dir, why, opt);
 		return 2;
 	}
 	if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "%s: cannot write the report %s: directory %s: %s; give --output "
-			"in a directory you can write\n", prog, path, dir, strerror(errno));
+		fprintf(stderr, "%s: cannot write the report %s: directory %s: %s; give %s "
+			"in a directory you can write\n", prog, path, dir, strerror(errno), opt);
 		return 2;
 	}
 	return 0;
@@ -346,6 +354,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->verbose = 1;
 			continue;
 		}
+		if (!strcmp(a, "--views")) {
+			o->views = 1;
+			continue;
+		}
 		if (!strcmp(a, "--no-gate") && !o->attach) {
 			o->gate = 0;
 			continue;
@@ -360,6 +372,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		    !strcmp(name, "--strategy") || !strcmp(name, "--property") ||
 		    !strcmp(name, "--plugin-path") || !strcmp(name, "--metric") ||
 		    !strcmp(name, "--backend") || !strcmp(name, "--output") || !strcmp(name, "-o") ||
+		    !strcmp(name, "--html") ||
 		    !strcmp(name, "--format") || !strcmp(name, "--top") ||
 		    !strcmp(name, "--min-severity") ||
 		    !strcmp(name, "--connect-timeout") || !strcmp(name, "--refine-share") ||
@@ -521,6 +534,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->backend = val;
 		} else if (!strcmp(name, "--output") || !strcmp(name, "-o")) {
 			o->output = val;
+		} else if (!strcmp(name, "--html")) {
+			o->html = val;
+			o->views = 1;
 		} else if (!strcmp(name, "--format")) {
 			if (!strcmp(val, "json"))
 				o->json = 1;
@@ -584,7 +600,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		o->cmd = argv + i;
 		o->nr_cmd = argc - i;
 	}
-	return check_output(o, prog);
+	if (o->html && check_output(o->html, "--html", prog))
+		return 2;
+	return check_output(o->output ? o->output : "ameba-PID.json", "--output", prog);
 }
 
 /* The command line of pid from /proc (attach), as an argv; NULL if unknown. */
@@ -798,9 +816,11 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 	    ri->target_exit_code == 0 && (!o->backend || !strcmp(o->backend, "sim")))
 		agent_whatif_apply(root, o->cmd, o->what_if, o->quiet);
 	rc = agent_report_write(root, out_path, err, sizeof(err));
-	if (rc) {
+	if (!rc && o->html && (rc = agent_report_html_write(root, o->html, err, sizeof(err))))
+		fprintf(stderr, "ameba: %s (the JSON report %s was written)\n", err, out_path);
+	else if (rc)
 		fprintf(stderr, "ameba: %s\n", err);
-	} else if (print && !o->quiet) {
+	else if (print && !o->quiet) {
 		if (o->json) {
 			char *text = cJSON_Print(root);
 
@@ -810,6 +830,8 @@ static int emit(const struct run_opts *o, const struct agent_search *s,
 		} else {
 			agent_report_table(root, stdout, o->top, o->min_severity);
 			printf("report: %s\n", out_path);
+			if (o->html)
+				printf("html: %s\n", o->html);
 		}
 		fflush(stdout);
 	}
@@ -1036,6 +1058,7 @@ static int run_or_attach(int argc, char **argv, int attach)
 	s.opts.verbose = o.verbose;
 	s.opts.stop = &run_stop;
 	s.opts.nr_top_objects = 20;
+	s.opts.views_samples = o.views;
 	rc = agent_search_run(&s);
 	gate_release(&gate);
 	stop_mark = run_stop;

@@ -38,6 +38,7 @@
 
 #include "agent.h"
 #include "search.h"
+#include "views.h"
 #include "mri/mri.h"
 
 /* strat_guarded(): the strategy faulted (not an AMEBA_E* code) */
@@ -784,8 +785,10 @@ void agent_summarize_contexts(struct agent_search *s, const struct ameba_context
 		o->window_ns = c->window_ns;
 		o->mark = context_mark(s, c->extra);
 		o->provisional = i >= n_meas;
-		if (o->name)
+		if (o->name) {
+			agent_views_thread_row(s, o->name, c);
 			s->nr_objects++;
+		}
 	}
 	free(objs);
 }
@@ -877,6 +880,7 @@ static void finish(struct agent_search *s)
 		free(u);
 		agent_findings_rank(s->pl, &s->findings);
 		agent_summarize_contexts(s, s->seeds, s->nr_seeds);
+		s->views_json = agent_views_json(s);
 		return;
 	}
 	if (!s->state_live)
@@ -887,6 +891,7 @@ static void finish(struct agent_search *s)
 	agent_evaluate(s->pl, ctxs, nr, s->primary_metric, &s->findings);
 	agent_findings_rank(s->pl, &s->findings);
 	agent_summarize_contexts(s, ctxs, nr);
+	s->views_json = agent_views_json(s);
 }
 
 /*
@@ -1043,6 +1048,7 @@ int agent_search_run(struct agent_search *s)
 		struct ameba_counter_bins *ext_bins, *ext_except;
 		uint32_t tot;
 		uint32_t interval_ms;
+		double tot_value;
 		double t = now_s();
 
 		if (s->opts.stop && *s->opts.stop) {
@@ -1122,21 +1128,25 @@ int agent_search_run(struct agent_search *s)
 		if (s->coverage.searched_exact)
 			tot = total_counter(&exp, s->primary_metric, &sent, &ext, &ext_bins,
 					    &ext_except);
+		agent_views_plan(s, &exp, &sent, interval_ms);
 		memset(&res, 0, sizeof(res));
 		rc = s->prov->ops->experiment(s->prov, &sent, interval_ms, s->opts.stop, &res);
 		if (rc == AMEBA_ENOTSUP && ext) {
 			/* a backend that counts only ranges (watch): no total from now on */
 			s->coverage.searched_exact = 0;
 			tot = UINT32_MAX;
+			sent.sample_period = 0;	/* exp ran, with no stream of ours */
 			memset(&res, 0, sizeof(res));
 			rc = s->prov->ops->experiment(s->prov, &exp, interval_ms, s->opts.stop, &res);
 		}
 		free(ext);
 		free(ext_bins);
 		free(ext_except);
+		tot_value = NAN;
 		if (rc == 0) {
 			/* the strategy sees its own counters only */
 			if (tot != UINT32_MAX && tot < res.r.nr_counters && res.r.values) {
+				tot_value = (double)res.r.values[tot];
 				s->coverage.searched += (double)res.r.values[tot];
 				s->coverage.nr_searched++;
 			} else {
@@ -1164,6 +1174,7 @@ int agent_search_run(struct agent_search *s)
 			s->pl->ci_tab = s->ci_tab;	/* the properties' ctx.ci */
 		res.r.struct_size = sizeof(res.r);
 		res.r.sample_size = sizeof(struct ameba_sample);
+		agent_views_observe(s, &exp, &sent, &res, t - t0, tot_value);
 		rc = strat_guarded(s, &exp, &res.r);
 		s->nr_iterations++;
 		s->measured_ns += res.r.elapsed_ns;
@@ -1221,6 +1232,10 @@ void agent_search_free(struct agent_search *s)
 	agent_params_free(&s->strat_b_params);
 	agent_fields_close(s->fields);
 	s->fields = NULL;
+	agent_views_free(s->views);
+	s->views = NULL;
+	cJSON_Delete(s->views_json);
+	s->views_json = NULL;
 	agent_findings_free(&s->findings);
 	for (uint32_t i = 0; i < s->nr_objects; i++) {
 		free(s->objects[i].name);

@@ -167,6 +167,9 @@ struct agent_search_opts {
 	double refine_share;
 	uint64_t refine_after_ms;
 	const volatile sig_atomic_t *stop;
+	/* sample streams for the report's heat strips and line maps
+	 * (views.c; --html, --views): one interval in 4 */
+	int views_samples;
 };
 
 struct agent_search {
@@ -216,6 +219,8 @@ struct agent_search {
 	char **marks;			/* labels of the oracle marks the monitor wrote */
 	uint32_t nr_marks;
 	struct agent_coverage coverage;
+	/* the report's `views` (views.c), built when the search ends */
+	struct cJSON *views_json;
 
 	/* internal */
 	struct ameba_host host;
@@ -232,6 +237,7 @@ struct agent_search {
 	double last_progress_s;
 	int progress_drawn;
 	struct agent_fields *fields;	/* the host's field_name() (fields.c) */
+	struct agent_views *views;	/* views.c */
 };
 
 /*

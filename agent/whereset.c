@@ -110,3 +110,20 @@ const struct ameba_object *agent_object_at(const struct ameba_object *v, uint32_
 	}
 	return lo < nr && v[lo].start <= addr && addr < v[lo].end ? &v[lo] : NULL;
 }
+
+const char *agent_counter_object(const struct ameba_experiment *exp, uint32_t i,
+				 const struct agent_world *w)
+{
+	const struct ameba_counter *c = &exp->counters[i];
+	const struct ameba_counter_bins *b = exp->counter_bins ? &exp->counter_bins[i] : NULL;
+	const struct ameba_object *o;
+
+	if (c->nr_threads)
+		return NULL;
+	if (b && b->nr)
+		return b->nr == 1 ? b->names[0] : NULL;	/* its ranges: the bin's blocks */
+	if (c->nr_ranges != 1)
+		return NULL;
+	o = agent_object_at(w->objects, w->nr_objects, c->ranges[0]);
+	return o && o->start == c->ranges[0] && o->end == c->ranges[1] ? o->name : NULL;
+}

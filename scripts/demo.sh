@@ -3,7 +3,9 @@
 # the program is built with `ameba cc` and run under `ameba run`, which
 # searches its memory bottlenecks online while it runs and prints the ranked
 # report (the packed per-thread counters block comes first, with its
-# allocation site), then re-renders the saved JSON report.
+# allocation site), then re-renders the saved JSON report. The same report
+# as a page (timelines, heat strips, the line map of the contended line) is
+# written beside it: open report.html in any browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,6 +17,6 @@ out=$(mktemp -d)
 echo "== building tests/workloads/false_sharing.c with ameba cc"
 "$BUILD_DIR/bin/ameba" cc -O2 -pthread tests/workloads/false_sharing.c -o "$out/false_sharing"
 echo "== ameba run -- false_sharing"
-"$BUILD_DIR/bin/ameba" run --output "$out/report.json" -- "$out/false_sharing"
+"$BUILD_DIR/bin/ameba" run --output "$out/report.json" --html "$out/report.html" -- "$out/false_sharing"
 echo "== ameba report $out/report.json"
 "$BUILD_DIR/bin/ameba" report "$out/report.json" --top 5

@@ -6,7 +6,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       libpfm4-dev libcjson-dev liblua5.4-dev libdw-dev libelf-dev
       clang llvm-14-dev libomp-14-dev libclang-rt-14-dev gcc-12-plugin-dev
-      valgrind gdb jq python3 util-linux)
+      valgrind gdb jq python3 util-linux
+      chromium)   # the HTML report's test loads pages in headless Chromium
 
 missing=()
 for p in "${pkgs[@]}"; do
