@@ -530,27 +530,20 @@ static const char *metric_name(int m);
 
 /* ---- samples ---- */
 
-/* The object a sample lies in, and whether it counts per block (a heap or
- * mmap block of a site with several blocks). */
-static const struct ameba_object *sample_object(const struct agent_search *s, uintptr_t addr,
-						int *per_block)
+/* Whether o counts per block: a heap or mmap block of a site with several
+ * blocks (its offsets inside the block add up over the site). */
+static int per_block(const struct agent_search *s, const struct ameba_object *o)
 {
-	const struct ameba_object *o = agent_object_at(s->world.objects, s->world.nr_objects, addr);
-
-	*per_block = 0;
-	if (!o)
-		return NULL;
-	if ((o->kind == AMEBA_OBJ_HEAP || o->kind == AMEBA_OBJ_MMAP) && o->site)
-		for (uint32_t j = 0; j < s->world.nr_bins; j++)
-			if (s->world.bins[j].name && !strcmp(s->world.bins[j].name, o->site)) {
-				*per_block = s->world.bins[j].nr_blocks > 1;
-				break;
-			}
-	return o;
+	if ((o->kind != AMEBA_OBJ_HEAP && o->kind != AMEBA_OBJ_MMAP) || !o->site)
+		return 0;
+	for (uint32_t j = 0; j < s->world.nr_bins; j++)
+		if (s->world.bins[j].name && !strcmp(s->world.bins[j].name, o->site))
+			return s->world.bins[j].nr_blocks > 1;
+	return 0;
 }
 
-static struct v_heat *heat_of(struct agent_views *v, uint32_t id, const struct ameba_object *o,
-			      int per_block)
+static struct v_heat *heat_of(const struct agent_search *s, struct agent_views *v, uint32_t id,
+			      const struct ameba_object *o)
 {
 	struct v_heat *h;
 
@@ -563,7 +556,7 @@ static struct v_heat *heat_of(struct agent_views *v, uint32_t id, const struct a
 		return NULL;
 	h = &v->heat[v->nr_heat];
 	h->obj = id;
-	h->per_block = per_block;
+	h->per_block = per_block(s, o);
 	h->start = o->start;
 	h->size = o->end > o->start ? o->end - o->start : o->sz_bytes;
 	if (h->size <= 512)
@@ -580,8 +573,8 @@ static struct v_heat *heat_of(struct agent_views *v, uint32_t id, const struct a
 	return h;
 }
 
-static struct v_lines *lines_of(struct agent_views *v, uint32_t id, const struct ameba_object *o,
-				int per_block)
+static struct v_lines *lines_of(const struct agent_search *s, struct agent_views *v, uint32_t id,
+				const struct ameba_object *o)
 {
 	struct v_lines *l;
 
@@ -594,7 +587,7 @@ static struct v_lines *lines_of(struct agent_views *v, uint32_t id, const struct
 		return NULL;
 	l = &v->lines[v->nr_lines++];
 	l->obj = id;
-	l->per_block = per_block;
+	l->per_block = per_block(s, o);
 	l->start = o->start;
 	l->size = o->end > o->start ? o->end - o->start : o->sz_bytes;
 	return l;
@@ -646,8 +639,8 @@ static void samples_add(struct agent_search *s, struct agent_views *v,
 		return;
 	for (uint32_t i = 0; i < res->r.nr_samples; i++) {
 		const struct ameba_sample *smp = ameba_results_sample(&res->r, i);
-		int per_block;
-		const struct ameba_object *o = sample_object(s, smp->addr, &per_block);
+		const struct ameba_object *o = agent_object_at(s->world.objects, s->world.nr_objects,
+							       smp->addr);
 		double n = period * (smp->weight ? smp->weight : 1);
 		uint32_t id;
 		uint64_t off;
@@ -656,7 +649,7 @@ static void samples_add(struct agent_search *s, struct agent_views *v,
 			continue;
 		off = smp->addr - o->start;
 		if (m == s->primary_metric) {
-			struct v_heat *h = heat_of(v, id, o, per_block);
+			struct v_heat *h = heat_of(s, v, id, o);
 
 			if (h && off < h->size) {
 				h->counts[off / h->bucket] += n;
@@ -664,7 +657,7 @@ static void samples_add(struct agent_search *s, struct agent_views *v,
 			}
 		}
 		if (m == AMEBA_M_COH_MISS) {
-			struct v_lines *l = lines_of(v, id, o, per_block);
+			struct v_lines *l = lines_of(s, v, id, o);
 
 			if (l && off < l->size)
 				lines_add(l, off, smp->thread, n);
