@@ -140,6 +140,7 @@ struct agent_views {
 
 	char **names;
 	int *kinds;
+	uint32_t *at_iv, *at_pt;	/* series_add: interval (+1) and point of a name */
 	uint32_t nr_names, cap_names;
 	uint32_t *hash;			/* open addressing: name index + 1 */
 	uint32_t hash_cap;
@@ -218,6 +219,7 @@ static uint32_t name_id(struct agent_views *v, const char *name, int kind)
 	if (v->nr_names == v->cap_names) {
 		uint32_t cap = v->cap_names ? v->cap_names * 2 : 256;
 		char **n = realloc(v->names, cap * sizeof(*n));
+		uint32_t *n32;
 		int *kd;
 
 		if (!n)
@@ -227,11 +229,18 @@ static uint32_t name_id(struct agent_views *v, const char *name, int kind)
 		if (!kd)
 			return UINT32_MAX;
 		v->kinds = kd;
+		if (!(n32 = realloc(v->at_iv, cap * sizeof(*n32))))
+			return UINT32_MAX;
+		v->at_iv = n32;
+		if (!(n32 = realloc(v->at_pt, cap * sizeof(*n32))))
+			return UINT32_MAX;
+		v->at_pt = n32;
 		v->cap_names = cap;
 	}
 	if (!(v->names[v->nr_names] = strdup(name)))
 		return UINT32_MAX;
 	v->kinds[v->nr_names] = kind;
+	v->at_iv[v->nr_names] = 0;
 	for (k = name_hash(name) & (v->hash_cap - 1); v->hash[k]; k = (k + 1) & (v->hash_cap - 1))
 		;
 	v->hash[k] = v->nr_names + 1;
@@ -412,14 +421,20 @@ static void series_add(struct agent_search *s, struct agent_views *v,
 			continue;
 		if ((id = name_id(v, name, counter_kind(s, exp, i))) == UINT32_MAX)
 			continue;
-		for (p = first; p < v->nr_pt && v->pt[p].obj != id; p++)
-			;
+		/* the object's point of this interval, if it has one: where
+		 * the last counter of this object put it (a scan would cost
+		 * counters^2, 16 M steps an interval at 4,096 counters) */
+		p = id < v->cap_names && v->at_iv[id] == v->nr_iv + 1 ? v->at_pt[id] : v->nr_pt;
+		if (p < first || p >= v->nr_pt || v->pt[p].obj != id)
+			p = v->nr_pt;	/* a stamp from before a coarsening */
 		if (p == v->nr_pt) {
 			if (pt_reserve(v, 1))
 				continue;
 			memset(&v->pt[p], 0, sizeof(v->pt[p]));
 			v->pt[p].obj = id;
 			v->nr_pt++;
+			v->at_iv[id] = v->nr_iv + 1;
+			v->at_pt[id] = p;
 		}
 		v->pt[p].val[k] += (double)res->r.values[i];
 		v->pt[p].has |= 1u << k;
@@ -766,6 +781,8 @@ void agent_views_free(struct agent_views *v)
 		free(v->names[i]);
 	free(v->names);
 	free(v->kinds);
+	free(v->at_iv);
+	free(v->at_pt);
 	free(v->hash);
 	free(v->iv);
 	free(v->pt);
