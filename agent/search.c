@@ -397,7 +397,7 @@ static struct ameba_context *chain_union(const struct ameba_context *a, uint32_t
 	return u;
 }
 
-static int world_has(const struct agent_world *w, int m)
+int agent_world_has(const struct agent_world *w, int m)
 {
 	for (uint32_t i = 0; i < w->nr_metrics; i++)
 		if (w->metrics[i] == m)
@@ -485,7 +485,7 @@ static int choose_metric(struct agent_search *s)
 	const struct agent_world *w = &s->world;
 
 	if (s->opts.primary_metric >= 0) {
-		if (world_has(w, s->opts.primary_metric))
+		if (agent_world_has(w, s->opts.primary_metric))
 			return s->opts.primary_metric;
 		{
 			size_t o = (size_t)snprintf(s->error, sizeof(s->error),
@@ -501,7 +501,7 @@ static int choose_metric(struct agent_search *s)
 		return AMEBA_ENOTSUP;
 	}
 	for (size_t i = 0; i < sizeof(prefer) / sizeof(prefer[0]); i++)
-		if (world_has(w, prefer[i]))
+		if (agent_world_has(w, prefer[i]))
 			return prefer[i];
 	if (w->nr_metrics)
 		return w->metrics[0];

@@ -276,6 +276,9 @@ int agent_fields_name(struct agent_fields **f, int32_t pid, const char *var, uin
 		      char *buf, size_t len);
 void agent_fields_close(struct agent_fields *f);
 
+/* Whether the backend of w measures metric m. */
+int agent_world_has(const struct agent_world *w, int m);
+
 /* Clears the progress line if one is drawn (before other stderr output). */
 void agent_progress_clear(void);
 

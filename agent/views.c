@@ -172,6 +172,13 @@ struct agent_views {
 
 /* ---- names ---- */
 
+static const char *metric_name(int m)
+{
+	const struct ameba_metric_info *mi = ameba_metric_info(m);
+
+	return mi ? mi->name : "?";
+}
+
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -267,14 +274,6 @@ static int series_index(const struct agent_views *v, int metric)
 	return -1;
 }
 
-static int world_has(const struct agent_world *w, int m)
-{
-	for (uint32_t i = 0; i < w->nr_metrics; i++)
-		if (w->metrics[i] == m)
-			return 1;
-	return 0;
-}
-
 static struct agent_views *views_get(struct agent_search *s)
 {
 	struct agent_views *v = s->views;
@@ -285,9 +284,9 @@ static struct agent_views *views_get(struct agent_search *s)
 		return NULL;
 	v->primary = -1;
 	for (size_t i = 0; i < NR_SERIES_ALL - 1; i++)
-		if (world_has(&s->world, SERIES_METRICS[i]))
+		if (agent_world_has(&s->world, SERIES_METRICS[i]))
 			v->metrics[v->nr_series++] = SERIES_METRICS[i];
-	if (series_index(v, s->primary_metric) < 0 && world_has(&s->world, s->primary_metric))
+	if (series_index(v, s->primary_metric) < 0 && agent_world_has(&s->world, s->primary_metric))
 		v->metrics[v->nr_series++] = s->primary_metric;
 	v->primary = series_index(v, s->primary_metric);
 	v->sample_metric = -1;
@@ -451,6 +450,20 @@ static void series_add(struct agent_search *s, struct agent_views *v,
 
 /* ---- trace ---- */
 
+static int region_by_count(const void *a, const void *b)
+{
+	const struct v_region *x = a, *y = b;
+
+	return (x->val < y->val) - (x->val > y->val);
+}
+
+static int region_by_addr(const void *a, const void *b)
+{
+	const struct v_region *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
 static void trace_add(struct agent_search *s, struct agent_views *v,
 		      const struct ameba_experiment *exp, const struct agent_exp_result *res,
 		      double start_s, double tot_value)
@@ -516,22 +529,10 @@ static void trace_add(struct agent_search *s, struct agent_views *v,
 		return;
 	}
 	/* the heaviest MAX_REGIONS, then in address order */
-	for (uint32_t i = first + 1; i < v->nr_rg; i++)
-		for (uint32_t j = i; j > first && v->rg[j - 1].val < v->rg[j].val; j--) {
-			struct v_region x = v->rg[j];
-
-			v->rg[j] = v->rg[j - 1];
-			v->rg[j - 1] = x;
-		}
+	qsort(&v->rg[first], v->nr_rg - first, sizeof(v->rg[0]), region_by_count);
 	if (v->nr_rg - first > MAX_REGIONS)
 		v->nr_rg = first + MAX_REGIONS;
-	for (uint32_t i = first + 1; i < v->nr_rg; i++)
-		for (uint32_t j = i; j > first && v->rg[j - 1].lo > v->rg[j].lo; j--) {
-			struct v_region x = v->rg[j];
-
-			v->rg[j] = v->rg[j - 1];
-			v->rg[j - 1] = x;
-		}
+	qsort(&v->rg[first], v->nr_rg - first, sizeof(v->rg[0]), region_by_addr);
 	t = &v->tr[v->nr_tr++];
 	t->iter = s->nr_iterations + 1;
 	t->start_s = start_s;
@@ -540,8 +541,6 @@ static void trace_add(struct agent_search *s, struct agent_views *v,
 	t->first = first;
 	t->nr = v->nr_rg - first;
 }
-
-static const char *metric_name(int m);
 
 /* ---- samples ---- */
 
@@ -695,9 +694,9 @@ void agent_views_plan(struct agent_search *s, const struct ameba_experiment *exp
 		return;
 	if (slot == 1)
 		m = s->primary_metric;
-	else if (slot == 3 && world_has(&s->world, AMEBA_M_COH_MISS))
+	else if (slot == 3 && agent_world_has(&s->world, AMEBA_M_COH_MISS))
 		m = AMEBA_M_COH_MISS;
-	if (m < 0 || m >= AMEBA_M_NR || !world_has(&s->world, m))
+	if (m < 0 || m >= AMEBA_M_NR || !agent_world_has(&s->world, m))
 		return;
 	/* the interval just measured predicts the next one best (a phase
 	 * change since the last sampled interval would overflow the rings) */
@@ -817,13 +816,6 @@ static cJSON *hex(uintptr_t a)
 	return cJSON_CreateString(buf);
 }
 
-static const char *metric_name(int m)
-{
-	const struct ameba_metric_info *mi = ameba_metric_info(m);
-
-	return mi ? mi->name : "?";
-}
-
 /* The report's objects (in their order) first, then the heaviest others:
  * at most nr_out series object ids. */
 static uint32_t series_pick(const struct agent_search *s, struct agent_views *v, uint32_t *out,
@@ -941,15 +933,6 @@ static void json_trace(const struct agent_search *s, const struct agent_views *v
 	}
 }
 
-static double heat_total(const struct v_heat *h)
-{
-	double t = 0;
-
-	for (uint32_t b = 0; b < h->nr; b++)
-		t += h->counts[b];
-	return t;
-}
-
 /* The DWARF fields of a global, word by word, runs of one name merged. */
 static void json_fields(struct agent_search *s, const char *name, uint64_t size, cJSON *o)
 {
@@ -981,24 +964,26 @@ static void json_heat(struct agent_search *s, const struct agent_views *v, cJSON
 {
 	cJSON *a;
 	uint32_t order[20], n = 0;
-	uint8_t *used;
+	double *tot;
 
-	if (!v->nr_heat || !(used = calloc(v->nr_heat, 1)))
+	if (!v->nr_heat || !(tot = calloc(v->nr_heat, sizeof(*tot))))
 		return;
+	for (uint32_t i = 0; i < v->nr_heat; i++)
+		for (uint32_t b = 0; b < v->heat[i].nr; b++)
+			tot[i] += v->heat[i].counts[b];
 	/* the heaviest 20 objects by estimated events */
 	while (n < 20) {
 		uint32_t best = UINT32_MAX;
 
 		for (uint32_t i = 0; i < v->nr_heat; i++)
-			if (!used[i] && (best == UINT32_MAX ||
-					 heat_total(&v->heat[i]) > heat_total(&v->heat[best])))
+			if (tot[i] > 0 && (best == UINT32_MAX || tot[i] > tot[best]))
 				best = i;
-		if (best == UINT32_MAX || heat_total(&v->heat[best]) <= 0)
+		if (best == UINT32_MAX)
 			break;
-		used[best] = 1;
+		tot[best] = -1;
 		order[n++] = best;
 	}
-	free(used);
+	free(tot);
 	a = cJSON_AddArrayToObject(root, "heat");
 	for (uint32_t j = 0; j < n; j++) {
 		const struct v_heat *h = &v->heat[order[j]];
@@ -1202,7 +1187,7 @@ cJSON *agent_views_json(struct agent_search *s)
 		cJSON_AddNumberToObject(sm, "taken", (double)v->taken[s->primary_metric]);
 		cJSON_AddNumberToObject(sm, "lost", (double)v->lost[s->primary_metric]);
 		cJSON_AddNumberToObject(sm, "every", SAMPLE_EVERY);
-		if (world_has(&s->world, AMEBA_M_COH_MISS) && s->primary_metric != AMEBA_M_COH_MISS) {
+		if (agent_world_has(&s->world, AMEBA_M_COH_MISS) && s->primary_metric != AMEBA_M_COH_MISS) {
 			cJSON_AddNumberToObject(sm, "coh_miss_taken", (double)v->taken[AMEBA_M_COH_MISS]);
 			cJSON_AddNumberToObject(sm, "coh_miss_lost", (double)v->lost[AMEBA_M_COH_MISS]);
 		}
