@@ -330,7 +330,10 @@ static __attribute__((noinline)) void report(struct mon_thread *t, struct mon_si
  *         instead of the simulator's (whose 4 KiB entries of the object
  *         still take room from the others': slightly pessimistic);
  *   local every memory access to the object is local (first touch by the
- *         thread that uses it): a remote one costs mem_local instead;
+ *         thread that uses it): a remote one costs mem_local instead, and
+ *         one whose line another node's LLC holds (the set-up's first
+ *         touch left it there; the user's own would have left it in its
+ *         node's LLC) costs an LLC hit;
  *   private  as pad, and a hit on the copy costs nothing: the object's
  *         updates kept in a local variable (a register) of each thread and
  *         combined once at the end, the usual fix of a contended
@@ -360,6 +363,7 @@ enum { WHATIF_NONE, WHATIF_PAD, WHATIF_HUGE, WHATIF_LOCAL, WHATIF_TRANSPOSE, WHA
 #define WHATIF_LEARN 4096
 #define WHATIF_CAND 8
 #define WHATIF_STEPS 4096	/* (pc, thread) step trackers, a power of two */
+#define WHATIF_ACC_MAX (1u << 24)	/* bytes of a row of accumulators */
 
 #define WHATIF_TLB_MAX 2048
 struct whatif_tlb {
@@ -380,10 +384,18 @@ static struct {
 	int state;
 	uint64_t stride, elem, nr_far;
 	uint64_t cand[WHATIF_CAND], cand_nr[WHATIF_CAND], size_nr[5];
+	/* transpose, while learning: the far steps of reads (per candidate
+	 * and in all), and of those the ones the thread wrote between (a
+	 * write to anything but its stack; writes[] counts them per thread)
+	 * - a column reduction writes between its columns only */
+	uint64_t cand_rd[WHATIF_CAND], cand_rd_wr[WHATIF_CAND], rd_far, rd_far_wr;
+	uint64_t writes[4096];
+	int reduce;	/* the walk is a column reduction: accumulators (whatif_layout) */
 	struct whatif_step {
 		uint64_t key;	/* (pc, thread) + 1; 0 free */
 		uintptr_t last;
 		uint64_t nr_s, nr_other;
+		uint64_t wr_mark;	/* the thread's writes[] at the last access */
 	} *steps;
 	struct { uint32_t idx; uint8_t *bits; } seen[16];	/* new-layout lines touched */
 } whatif;
@@ -516,8 +528,10 @@ static struct whatif_step *whatif_step_of(const struct mon_thread *t, uintptr_t 
 	return NULL;	/* table full: the access keeps its address */
 }
 
-/* While the shape is learnt (state 0): a step of d bytes of size sz. */
-static void whatif_learn(uint64_t d, uint32_t sz)
+/* While the shape is learnt (state 0): a step of d bytes of size sz; rd:
+ * the access is a read (1, and 2 when the thread wrote since the step's
+ * last access), else 0. */
+static void whatif_learn(uint64_t d, uint32_t sz, int rd)
 {
 	unsigned k = sz >= 16 ? 4 : sz >= 8 ? 3 : sz >= 4 ? 2 : sz >= 2 ? 1 : 0;
 	unsigned i, v = 0;
@@ -536,6 +550,12 @@ static void whatif_learn(uint64_t d, uint32_t sz)
 		whatif.cand[i] = d;
 	}
 	whatif.cand_nr[i]++;
+	if (rd) {
+		whatif.cand_rd[i]++;
+		whatif.rd_far++;
+		whatif.cand_rd_wr[i] += rd == 2;
+		whatif.rd_far_wr += rd == 2;
+	}
 	if (++whatif.nr_far < WHATIF_LEARN)
 		return;
 	v = 0;
@@ -549,10 +569,22 @@ static void whatif_learn(uint64_t d, uint32_t sz)
 	whatif.elem = (uint64_t)1 << k;
 	whatif.stride = whatif.cand[v];
 	whatif.state = 2 * whatif.cand_nr[v] >= whatif.nr_far && whatif.stride % whatif.elem == 0 ? 1 : 2;
-	mon_log("what-if: %s (stride %llu B in %llu of %llu far steps; element %llu B)",
+	/* A column reduction (sums[j] += s after each column walk, s in a
+	 * register): its reads step by S with no write between (at most 1 in
+	 * 10), and it writes between columns (the steps that are not S, at
+	 * least 2, in 9 of 10). Interchanged, the register becomes a row of
+	 * per-column accumulators, read and written at every element. */
+	uint64_t wraps = whatif.rd_far - whatif.cand_rd[v];
+	uint64_t wraps_wr = whatif.rd_far_wr - whatif.cand_rd_wr[v];
+	whatif.reduce = whatif.kind == WHATIF_TRANSPOSE && whatif.state == 1 &&
+			whatif.cand_rd[v] && 10 * whatif.cand_rd_wr[v] <= whatif.cand_rd[v] &&
+			wraps >= 2 && 10 * wraps_wr >= 9 * wraps &&
+			whatif.stride / whatif.elem * 8 <= WHATIF_ACC_MAX;
+	mon_log("what-if: %s (stride %llu B in %llu of %llu far steps; element %llu B)%s",
 		whatif.state == 1 ? "applied" : "no dominant strided walk, not applied",
 		(unsigned long long)whatif.stride, (unsigned long long)whatif.cand_nr[v],
-		(unsigned long long)whatif.nr_far, (unsigned long long)whatif.elem);
+		(unsigned long long)whatif.nr_far, (unsigned long long)whatif.elem,
+		whatif.reduce ? "; a column reduction: per-column accumulators" : "");
 }
 
 /*
@@ -590,17 +622,20 @@ static int whatif_first_touch(const struct mon_obj *obj, uint64_t n)
 }
 
 static uintptr_t whatif_layout(const struct mon_thread *t, const struct mon_obj *obj,
-			       uintptr_t addr, uint32_t sz, uintptr_t pc, int target, int *first)
+			       uintptr_t addr, uint32_t sz, unsigned flags, uintptr_t pc, int target,
+			       int *first, uintptr_t *acc)
 {
 	struct whatif_step *st = whatif_step_of(t, pc, target);
 	uint64_t o = addr - obj->start, S, e, size, r, rem, n, d;
+	uint64_t wr = whatif.writes[t->id & 4095];
 
 	if (!st)
 		return addr;
 	d = st->last ? (addr > st->last ? addr - st->last : st->last - addr) : 0;
 	st->last = addr;
 	if (whatif.state == 0 && d && target)
-		whatif_learn(d, sz);
+		whatif_learn(d, sz, flags & MON_ACC_WRITE ? 0 : st->wr_mark != wr ? 2 : 1);
+	st->wr_mark = wr;
 	if (whatif.state != 1)
 		return addr;
 	S = whatif.stride;
@@ -617,6 +652,11 @@ static uintptr_t whatif_layout(const struct mon_thread *t, const struct mon_obj 
 	if (whatif.kind == WHATIF_TRANSPOSE) {
 		uint64_t rows = (size + S - 1) / S;
 		n = (rem / e) * rows * e + r * e + rem % e;
+		/* a column reduction's read: its column's accumulator, 8 B, in
+		 * a row of them per object (above the new layouts' regions) */
+		if (whatif.reduce && !(flags & MON_ACC_WRITE))
+			*acc = ((uintptr_t)7 << 44) + ((uintptr_t)(obj->idx & 1023) << 24) +
+			       (rem / e) * 8;
 	} else {
 		n = r * (S + MON_LINE_SIZE) + rem;
 	}
@@ -641,6 +681,8 @@ void mon_backend_sim_whatif_json(FILE *f)
 		fprintf(f, ",\"applied\":%s,\"stride\":%llu,\"element\":%llu,\"far_steps\":%llu",
 			whatif.state == 1 ? "true" : "false", (unsigned long long)whatif.stride,
 			(unsigned long long)whatif.elem, (unsigned long long)whatif.nr_far);
+	if (whatif.kind == WHATIF_TRANSPOSE)
+		fprintf(f, ",\"reduction\":%s", whatif.reduce ? "true" : "false");
 	fputs("}", f);
 }
 
@@ -674,15 +716,23 @@ static int32_t whatif_tlb_cycles(const struct mon_sim_events *e)
 	return e->tlb1_miss ? (int32_t)(e->tlb_miss ? lat->tlb_miss : lat->tlb2_hit) : 0;
 }
 
-/* huge, local: the access's events as they would be with the fix. */
-static void whatif_correct(const struct mon_thread *t, uintptr_t addr, struct mon_sim_events *e)
+/* huge, local: the access's events as they would be with the fix. warm
+ * (local): before the access, its line was in another node's LLC. */
+static void whatif_correct(const struct mon_thread *t, uintptr_t addr, int warm,
+			   struct mon_sim_events *e)
 {
 	const struct mri_geom_lat *lat = &mon_sim_geom_of(sim)->lat;
 	const struct mri_geom *g = mon_sim_geom_of(sim);
 	int32_t d = 0;
 
 	if (whatif.kind == WHATIF_LOCAL) {
-		if (e->mem_remote) {
+		if (warm && (e->mem_remote || e->mem_local)) {
+			/* the set-up left the line in its node's LLC: with the
+			 * user's own first touch it is in the user's */
+			d = (int32_t)lat->llc_hit -
+			    (int32_t)(e->mem_remote ? lat->mem_remote : lat->mem_local);
+			e->llc_miss = e->mem_remote = e->mem_local = 0;
+		} else if (e->mem_remote) {
 			e->mem_remote = 0;
 			e->mem_local = 1;
 			d = (int32_t)lat->mem_local - (int32_t)lat->mem_remote;
@@ -762,6 +812,41 @@ static __attribute__((noinline)) void whatif_first(struct mon_thread *t, struct 
 	report(t, c, &e, flags, pc, ev);
 }
 
+/* An access simulated as it is, its events counted into ev. */
+static inline __attribute__((always_inline)) void sim_plain(struct mon_thread *t,
+							     struct mon_sim_core *c,
+							     struct mon_obj *obj, uintptr_t addr,
+							     uint32_t sz, unsigned flags, uintptr_t pc,
+							     struct mon_events *ev)
+{
+	struct mon_sim_events e;
+	int wr = (flags & MON_ACC_WRITE) != 0;
+
+	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
+		/* a plain L1 hit: what report() would report, with less work */
+		uint64_t *const v = ev->counts;
+		PUT(AMEBA_M_MEM_REF, 1);
+		if (flags & MON_ACC_READ)
+			PUT(AMEBA_M_READS, 1);
+		if (wr)
+			PUT(AMEBA_M_WRITES, 1);
+		PUT(AMEBA_M_EST_CYCLES, e.est_cycles);
+		return;
+	}
+	report(t, c, &e, flags, pc, ev);
+}
+
+/* transpose, a column reduction: after a moved read, its column's
+ * accumulator (at acc) read and written, counted as the object's. */
+static __attribute__((noinline)) void whatif_accumulate(struct mon_thread *t,
+							 struct mon_sim_core *c,
+							 struct mon_obj *obj, uintptr_t acc,
+							 uintptr_t pc, struct mon_events *ev)
+{
+	sim_plain(t, c, obj, acc, 8, MON_ACC_READ, pc, ev);
+	sim_plain(t, c, obj, acc, 8, MON_ACC_WRITE, pc, ev);
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
@@ -775,6 +860,9 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
+	if (mon_unlikely(whatif.kind == WHATIF_TRANSPOSE) && whatif.state == 0 && wr &&
+	    obj->kind != MON_OBJ_STACK)
+		whatif.writes[t->id & 4095]++;	/* for a column reduction's learning */
 	if (mon_unlikely(whatif.kind) && whatif_wants(obj)) {
 		if (whatif.kind == WHATIF_PAD || whatif.kind == WHATIF_PRIVATE) {
 			addr = whatif_pad(t, obj, addr);
@@ -786,11 +874,18 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 			while (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE))
 				;
 			int first = 0;
-			uintptr_t moved = whatif_layout(t, obj, addr, sz, pc, whatif_match(obj), &first);
+			uintptr_t acc = 0;
+			uintptr_t moved = whatif_layout(t, obj, addr, sz, flags, pc, whatif_match(obj),
+							&first, &acc);
 
 			__atomic_clear(&busy, __ATOMIC_RELEASE);
-			if (first) {
-				whatif_first(t, c, obj, addr, moved, sz, flags, pc, ev);
+			if (first || acc) {
+				if (first)
+					whatif_first(t, c, obj, addr, moved, sz, flags, pc, ev);
+				else
+					sim_plain(t, c, obj, moved, sz, flags, pc, ev);
+				if (acc)
+					whatif_accumulate(t, c, obj, acc, pc, ev);
 				return;
 			}
 			addr = moved;
@@ -798,6 +893,7 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 			fix = 1;
 	}
 	if (mon_unlikely(fix)) {
+		int warm = whatif.kind == WHATIF_LOCAL && mon_sim_llc_elsewhere(c, addr);
 		int r = mon_sim_access(c, addr, sz, wr, obj->idx, &e);
 
 		if (!r) {	/* a plain hit's events: all zero but its cycles */
@@ -806,22 +902,11 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 			e.est_cycles = whatif.kind == WHATIF_PRIVATE ? 0 : cyc;
 		}
 		if (whatif.kind != WHATIF_PRIVATE)
-			whatif_correct(t, addr, &e);
+			whatif_correct(t, addr, warm, &e);
 		report(t, c, &e, flags, pc, ev);
 		return;
 	}
-	if (mon_likely(!mon_sim_access(c, addr, sz, wr, obj->idx, &e))) {
-		/* a plain L1 hit: what report() would report, with less work */
-		uint64_t *const v = ev->counts;
-		PUT(AMEBA_M_MEM_REF, 1);
-		if (flags & MON_ACC_READ)
-			PUT(AMEBA_M_READS, 1);
-		if (wr)
-			PUT(AMEBA_M_WRITES, 1);
-		PUT(AMEBA_M_EST_CYCLES, e.est_cycles);
-		return;
-	}
-	report(t, c, &e, flags, pc, ev);
+	sim_plain(t, c, obj, addr, sz, flags, pc, ev);
 }
 
 /*

@@ -136,6 +136,10 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
  * 0 for the general path alone: tests compare the two). */
 void mon_sim_lean(struct mon_sim *s, int on);
 
+/* Whether the line of addr is in the LLC of another node than c's: a
+ * lookup that changes nothing (the what-if of a parallel first touch). */
+int mon_sim_llc_elsewhere(struct mon_sim_core *c, uintptr_t addr);
+
 #define MON_SIM_NO_COOKIE UINT32_MAX
 
 /* One invalidation a core received: the line it hit and the cookie of the

@@ -542,6 +542,35 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	return mem_access(c, line, ev);
 }
 
+/*
+ * Whether the line of addr is in the LLC of a node other than c's (looked
+ * up, nothing changed). For the what-if of a parallel first touch
+ * (backend_sim.c, local): a line that the program's set-up left in its
+ * own node's LLC would be in the LLC of its user's node instead.
+ */
+int mon_sim_llc_elsewhere(struct mon_sim_core *c, uintptr_t addr)
+{
+	struct mon_sim *s = c->sim;
+	uint64_t line = (uint64_t)addr >> s->coh_shift;
+
+	if (!s->llc || s->g.nr_nodes < 2)
+		return 0;
+	for (uint32_t n = 0; n < s->g.nr_nodes; n++) {
+		struct sim_llc *L = &s->llc[n];
+		uint64_t *b;
+		int w;
+
+		if (n == c->node)
+			continue;
+		b = llc_lock_set(c, L, line);
+		w = llc_find(L, b, line);
+		llc_unlock_set(c, b);
+		if (w >= 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* A dirty line leaves c's private caches: into c's node LLC when it holds
  * the line (no change to its replacement order), else to memory. */
 void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
