@@ -17,22 +17,42 @@ sim() { # sim WORKLOAD ORACLE [WHATIF]: the workload's output in ORACLE.out
 within() { # within P S FRACTION: |P - S| <= FRACTION * S
 	awk -v p="$1" -v s="$2" -v f="$3" 'BEGIN { d = p - s; if (d < 0) d = -d; exit !(d <= f * s) }'
 }
+three_runs() { # three_runs WORKLOAD TAG KIND SELECT: as is (oracle TAG), the twin (TAGf) and
+	# with KIND:OBJECT (TAGt), OBJECT the oracle's first object SELECT (jq) picks; same output
+	sim "$1" "$2"
+	sim "$1_fixed" "$2f"
+	site=$(jq -r "[.objects[] | select($4) | .name][0] // empty" "$T/$2.json")
+	[ -n "$site" ] || fail "$1: no object $4 in the oracle"
+	sim "$1" "$2t" "$3:$site"
+	cmp -s "$T/$2.out" "$T/$2t.out" || fail "$1: the what-if run printed something else"
+}
+predicts_twin() { # predicts_twin WORKLOAD PROPERTY AS_IS TWIN [ARG...]: ameba run's
+	# predicted_speedup on PROPERTY within 10% of the oracles' AS_IS / TWIN
+	local wl=$1 prop=$2 o=$3 f=$4 p a b
+	shift 4
+	(cd "$T" && "$AMEBA" run -q --what-if 1 -o "r_$wl.json" -- "$BIN/wl_$wl" "$@" > /dev/null 2> "r_$wl.err") ||
+		{ cat "$T/r_$wl.err"; fail "ameba run $wl"; }
+	p=$(jq -r --arg p "$prop" '[.findings[] | select(.property == $p)][0].predicted_speedup // empty' "$T/r_$wl.json")
+	[ -n "$p" ] || { jq -c '.findings[] | [.property, .what_if]' "$T/r_$wl.json"; fail "$wl: no prediction on $prop"; }
+	a=$(runtime "$T/$o.json") b=$(runtime "$T/$f.json")
+	echo "$wl: $prop predicted_speedup $p; simulated twin $a / $b"
+	within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
+		fail "$wl: predicted $p is not within 10% of the simulated $a / $b"
+}
+like_twin() { # like_twin NAME AS_IS TWIN WHATIF: the oracles' speedups within 10%
+	a=$(runtime "$T/$2.json") b=$(runtime "$T/$3.json") c=$(runtime "$T/$4.json")
+	echo "$1: as is $a, twin $b, what-if $c"
+	within "$(awk -v a="$a" -v c="$c" 'BEGIN { print a / c }')" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
+		fail "$1: the what-if's speedup $a/$c is not within 10% of the twin's $a/$b"
+}
 
 # 1. transpose on the column walk: the learnt shape is the grid's (rows of
 #    2048 doubles); the run time is the interchanged twin's within 10%;
 #    the program prints the same and makes the same accesses
-sim loop_order lo
-sim loop_order_fixed lof
-site=$(jq -r '.objects[] | select(.name | test("^alloc_grid@")) | .name' "$T/lo.json")
-[ -n "$site" ] || fail "no alloc_grid object in the oracle"
-sim loop_order lot "transpose:$site"
-cmp -s "$T/lo.out" "$T/lot.out" || fail "the what-if run printed something else"
+three_runs loop_order lo transpose '.name | test("^alloc_grid@")'
 jq -e '.what_if | .kind == "transpose" and .applied and .stride == 16384 and .element == 8' \
 	"$T/lot.json" > /dev/null || fail "transpose learnt $(jq -c .what_if "$T/lot.json")"
-a=$(runtime "$T/lo.json") b=$(runtime "$T/lof.json") c=$(runtime "$T/lot.json")
-echo "loop_order: as is $a, interchanged twin $b, transpose:$site $c"
-within "$(awk -v a="$a" -v c="$c" 'BEGIN { print a / c }')" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
-	fail "transpose's speedup $a/$c is not within 10% of the twin's $a/$b"
+like_twin "loop_order (transpose:$site)" lo lof lot
 refs() { jq -r '[.objects[] | select(.name | test("^alloc_grid@")) | .total.mem_ref] | add' "$1"; }
 [ "$(refs "$T/lo.json")" = "$(refs "$T/lot.json")" ] || fail "the what-if run counted other accesses"
 
@@ -66,28 +86,14 @@ within "$(runtime "$T/htt.json")" "$(runtime "$T/ht.json")" 0.001 ||
 # 5. ameba run: ConflictMisses and TLBThrashing carry the layout prediction
 for w in conflict:ConflictMisses:co:cof loop_order:TLBThrashing:lo:lof; do
 	IFS=: read -r wl prop o f <<< "$w"
-	(cd "$T" && "$AMEBA" run -q --what-if 1 -o "r_$wl.json" -- "$BIN/wl_$wl" > /dev/null 2> "r_$wl.err") ||
-		{ cat "$T/r_$wl.err"; fail "ameba run $wl"; }
-	p=$(jq -r --arg p "$prop" '[.findings[] | select(.property == $p)][0].predicted_speedup // empty' "$T/r_$wl.json")
-	[ -n "$p" ] || { jq -c '.findings[] | [.property, .what_if]' "$T/r_$wl.json"; fail "$wl: no prediction on $prop"; }
-	a=$(runtime "$T/$o.json") b=$(runtime "$T/$f.json")
-	echo "$wl: $prop predicted_speedup $p; simulated twin $a / $b"
-	within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
-		fail "$wl: predicted $p is not within 10% of the simulated $a / $b"
+	predicts_twin "$wl" "$prop" "$o" "$f"
 done
 
 # 6. imbalance: the even split's gain from the baseline run (thread 0's
 #    set-up left out), within 10% of the equal-quarters twin's; 4 workers
 AMEBA_BACKEND=sim AMEBA_ORACLE=$T/im.json "$BIN/wl_imbalance" 4 > /dev/null || fail "imbalance run"
 AMEBA_BACKEND=sim AMEBA_ORACLE=$T/imf.json "$BIN/wl_imbalance_fixed" 4 > /dev/null || fail "imbalance twin"
-(cd "$T" && "$AMEBA" run -q --what-if 1 -o r_im.json -- "$BIN/wl_imbalance" 4 > /dev/null 2> r_im.err) ||
-	{ cat "$T/r_im.err"; fail "ameba run imbalance"; }
-p=$(jq -r '[.findings[] | select(.property == "UnbalancedThreadMisses")][0].predicted_speedup // empty' "$T/r_im.json")
-[ -n "$p" ] || { jq -c '.findings[] | [.property, .what_if]' "$T/r_im.json"; fail "imbalance: no prediction"; }
-a=$(runtime "$T/im.json") b=$(runtime "$T/imf.json")
-echo "imbalance: UnbalancedThreadMisses predicted_speedup $p; simulated twin $a / $b"
-within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
-	fail "imbalance: predicted $p is not within 10% of the simulated $a / $b"
+predicts_twin imbalance UnbalancedThreadMisses im imf 4
 
 # 7. private: the contended counter kept in each thread's local variable;
 #    the twin also privatises the second counter (1/64 of the updates), so
@@ -108,20 +114,12 @@ coh=$(jq -r '[.objects[] | select(.name == "total_weight") | .total.coh_miss // 
 #    the twin's gain within 10% (without the accumulators it predicted 2.46
 #    against the twin's 1.36); a walk that writes between its steps is no
 #    reduction (loop_order, case 1)
-sim mmap_input mi
-sim mmap_input_fixed mif
-site=$(jq -r '.objects[] | select(.kind == "mmap" and (.name | test("map_input@"))) | .name' "$T/mi.json")
-[ -n "$site" ] || fail "no mapping of matrix.bin in the oracle"
-sim mmap_input mit "transpose:$site"
-cmp -s "$T/mi.out" "$T/mit.out" || fail "the mmap_input what-if run printed something else"
+three_runs mmap_input mi transpose '.kind == "mmap" and (.name | test("map_input@"))'
 jq -e '.what_if | .applied and .reduction' "$T/mit.json" > /dev/null ||
 	fail "mmap_input: no column reduction learnt: $(jq -c .what_if "$T/mit.json")"
 jq -e '.what_if.reduction == false' "$T/lot.json" > /dev/null ||
 	fail "loop_order taken for a column reduction: $(jq -c .what_if "$T/lot.json")"
-a=$(runtime "$T/mi.json") b=$(runtime "$T/mif.json") c=$(runtime "$T/mit.json")
-echo "mmap_input: as is $a, row-order twin $b, transpose:$site $c"
-within "$(awk -v a="$a" -v c="$c" 'BEGIN { print a / c }')" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
-	fail "mmap_input: transpose's speedup $a/$c is not within 10% of the twin's $a/$b"
+like_twin "mmap_input (transpose:$site)" mi mif mit
 
 # 9. local on two nodes: the parallel first touch's gain (the pages local,
 #    the set-up's lines in the users' node LLC, the set-up shared by the
@@ -130,13 +128,6 @@ within "$(awk -v a="$a" -v c="$c" 'BEGIN { print a / c }')" "$(awk -v a="$a" -v 
 export AMEBA_NODES=2
 sim numa_first_touch nu
 sim numa_first_touch_fixed nuf
-(cd "$T" && "$AMEBA" run -q --what-if 1 -o r_nu.json -- "$BIN/wl_numa_first_touch" > /dev/null 2> r_nu.err) ||
-	{ cat "$T/r_nu.err"; fail "ameba run numa_first_touch"; }
+predicts_twin numa_first_touch RemoteMemAccess nu nuf
 unset AMEBA_NODES
-p=$(jq -r '[.findings[] | select(.property == "RemoteMemAccess")][0].predicted_speedup // empty' "$T/r_nu.json")
-[ -n "$p" ] || { jq -c '.findings[] | [.property, .what_if]' "$T/r_nu.json"; fail "numa_first_touch: no prediction"; }
-a=$(runtime "$T/nu.json") b=$(runtime "$T/nuf.json")
-echo "numa_first_touch: RemoteMemAccess predicted_speedup $p; simulated twin $a / $b"
-within "$p" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" 0.10 ||
-	fail "numa_first_touch: predicted $p is not within 10% of the simulated $a / $b"
 echo "ok: what-if fixes"
