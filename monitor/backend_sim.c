@@ -390,6 +390,11 @@ static struct {
 	 * - a column reduction writes between its columns only */
 	uint64_t cand_rd[WHATIF_CAND], cand_rd_wr[WHATIF_CAND], rd_far, rd_far_wr;
 	uint64_t writes[4096];
+	/* then, the stride known, until two column changes were seen: the
+	 * reads' S steps and other far steps (column changes), and of each the
+	 * ones with a write between */
+	uint64_t s_rd, s_rd_wr, wraps, wraps_wr;
+	int reduce_open;	/* transpose: still counting (whatif_reduce_decide) */
 	int reduce;	/* the walk is a column reduction: accumulators (whatif_layout) */
 	struct whatif_step {
 		uint64_t key;	/* (pc, thread) + 1; 0 free */
@@ -528,6 +533,31 @@ static struct whatif_step *whatif_step_of(const struct mon_thread *t, uintptr_t 
 	return NULL;	/* table full: the access keeps its address */
 }
 
+/*
+ * transpose: is the walk a column reduction (sums[j] += s after each
+ * column walk, s in a register)? Its reads step by S with no write
+ * between (at most 1 in 10), and it writes between columns (the far steps
+ * that are not S: at least 2, 9 in 10 with a write). Interchanged, the
+ * register becomes a row of per-column accumulators, read and written at
+ * every element. Decided once two column changes were seen: within the
+ * learning steps, or later for a matrix of more rows than those (the
+ * accesses before the decision have no accumulator).
+ */
+static void whatif_reduce_decide(void)
+{
+	if (!whatif.reduce_open || whatif.wraps < 2)
+		return;
+	whatif.reduce_open = 0;
+	whatif.reduce = whatif.s_rd && 10 * whatif.s_rd_wr <= whatif.s_rd &&
+			10 * whatif.wraps_wr >= 9 * whatif.wraps;
+	if (whatif.reduce)
+		mon_log("what-if: a column reduction (no write within %llu of %llu column steps, "
+			"one between %llu of %llu columns): per-column accumulators",
+			(unsigned long long)(whatif.s_rd - whatif.s_rd_wr),
+			(unsigned long long)whatif.s_rd, (unsigned long long)whatif.wraps_wr,
+			(unsigned long long)whatif.wraps);
+}
+
 /* While the shape is learnt (state 0): a step of d bytes of size sz; rd:
  * the access is a read (1, and 2 when the thread wrote since the step's
  * last access), else 0. */
@@ -569,22 +599,17 @@ static void whatif_learn(uint64_t d, uint32_t sz, int rd)
 	whatif.elem = (uint64_t)1 << k;
 	whatif.stride = whatif.cand[v];
 	whatif.state = 2 * whatif.cand_nr[v] >= whatif.nr_far && whatif.stride % whatif.elem == 0 ? 1 : 2;
-	/* A column reduction (sums[j] += s after each column walk, s in a
-	 * register): its reads step by S with no write between (at most 1 in
-	 * 10), and it writes between columns (the steps that are not S, at
-	 * least 2, in 9 of 10). Interchanged, the register becomes a row of
-	 * per-column accumulators, read and written at every element. */
-	uint64_t wraps = whatif.rd_far - whatif.cand_rd[v];
-	uint64_t wraps_wr = whatif.rd_far_wr - whatif.cand_rd_wr[v];
-	whatif.reduce = whatif.kind == WHATIF_TRANSPOSE && whatif.state == 1 &&
-			whatif.cand_rd[v] && 10 * whatif.cand_rd_wr[v] <= whatif.cand_rd[v] &&
-			wraps >= 2 && 10 * wraps_wr >= 9 * wraps &&
-			whatif.stride / whatif.elem * 8 <= WHATIF_ACC_MAX;
-	mon_log("what-if: %s (stride %llu B in %llu of %llu far steps; element %llu B)%s",
+	mon_log("what-if: %s (stride %llu B in %llu of %llu far steps; element %llu B)",
 		whatif.state == 1 ? "applied" : "no dominant strided walk, not applied",
 		(unsigned long long)whatif.stride, (unsigned long long)whatif.cand_nr[v],
-		(unsigned long long)whatif.nr_far, (unsigned long long)whatif.elem,
-		whatif.reduce ? "; a column reduction: per-column accumulators" : "");
+		(unsigned long long)whatif.nr_far, (unsigned long long)whatif.elem);
+	whatif.s_rd = whatif.cand_rd[v];
+	whatif.s_rd_wr = whatif.cand_rd_wr[v];
+	whatif.wraps = whatif.rd_far - whatif.cand_rd[v];
+	whatif.wraps_wr = whatif.rd_far_wr - whatif.cand_rd_wr[v];
+	whatif.reduce_open = whatif.kind == WHATIF_TRANSPOSE && whatif.state == 1 &&
+			     whatif.stride / whatif.elem * 8 <= WHATIF_ACC_MAX;
+	whatif_reduce_decide();
 }
 
 /*
@@ -635,6 +660,16 @@ static uintptr_t whatif_layout(const struct mon_thread *t, const struct mon_obj 
 	st->last = addr;
 	if (whatif.state == 0 && d && target)
 		whatif_learn(d, sz, flags & MON_ACC_WRITE ? 0 : st->wr_mark != wr ? 2 : 1);
+	else if (whatif.reduce_open && target && d >= MON_LINE_SIZE && !(flags & MON_ACC_WRITE)) {
+		if (d == whatif.stride) {
+			whatif.s_rd++;
+			whatif.s_rd_wr += st->wr_mark != wr;
+		} else {
+			whatif.wraps++;
+			whatif.wraps_wr += st->wr_mark != wr;
+			whatif_reduce_decide();
+		}
+	}
 	st->wr_mark = wr;
 	if (whatif.state != 1)
 		return addr;
@@ -860,8 +895,8 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
-	if (mon_unlikely(whatif.kind == WHATIF_TRANSPOSE) && whatif.state == 0 && wr &&
-	    obj->kind != MON_OBJ_STACK)
+	if (mon_unlikely(whatif.kind == WHATIF_TRANSPOSE) && (whatif.state == 0 || whatif.reduce_open) &&
+	    wr && obj->kind != MON_OBJ_STACK)
 		whatif.writes[t->id & 4095]++;	/* for a column reduction's learning */
 	if (mon_unlikely(whatif.kind) && whatif_wants(obj)) {
 		if (whatif.kind == WHATIF_PAD || whatif.kind == WHATIF_PRIVATE) {
