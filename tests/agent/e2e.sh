@@ -131,15 +131,19 @@ run_false_sharing)
 attach)
 	# ameba attach to a running (dormant) program: the report names the
 	# counters block; the program finishes unharmed after the agent detaches.
-	"$WL" 60 > "$T/out.txt" 2> "$T/err.txt" &
+	# SCALE 150: ~5 s dormant on the 2-vCPU VM, so that the program is still
+	# running when the 1.5 s window ends even when a loaded host is slow to
+	# attach (SCALE 60, ~2 s, finished first once under the CI's load)
+	"$WL" 150 > "$T/out.txt" 2> "$T/err.txt" &
 	tpid=$!; pids+=("$tpid")
 	sleep 0.3
 	"$AMEBA" attach "$tpid" --duration 1.5s -q -o "$T/att.json"; st=$?
 	expect_status 0 $st "ameba attach"
-	kill -0 "$tpid" 2>/dev/null || echo "note: the target finished before the report was written"
+	kill -0 "$tpid" 2>/dev/null ||
+		echo "note: the target finished before the report was written (a host too loaded to attach in time)"
 	wait "$tpid"; tst=$?
 	expect_status 0 $tst "the attached target"
-	"$NATIVE" 60 > "$T/native.txt"
+	"$NATIVE" 150 > "$T/native.txt"
 	cmp -s "$T/out.txt" "$T/native.txt" || fail "the attached target's output changed"
 	"$CHECK" "$SCHEMA" "$T/att.json" --top '^alloc_counters@false_sharing\.c:[0-9]+$' ||
 		fail "report check"
