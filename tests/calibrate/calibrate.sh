@@ -21,11 +21,13 @@ ls "$HOME/.config/ameba/presets" | grep -q tmp && fail "a temporary file was lef
 diff <(grep -v '^#' "$f") <(grep -v '^#' "$T/geom") || fail "preset file and geometry differ"
 # the host's caches, the measured latencies: an L1D hit is 3-5 cycles on
 # every current core (a clock or chase that measured nothing sensible leaves
-# 1..10), and each level is no faster than the one above
+# 1..10), and each level is no faster than the one above (equal is
+# possible: on a VM guest whose LLC is not its own, a chase over a quarter
+# of the LLC measured 236 ns and one over 256 MiB 234 ns)
 l1=$(key lat_l1_hit "$f") l2=$(key lat_l2_hit "$f") llc=$(key lat_llc_hit "$f") mem=$(key lat_mem_local "$f")
 echo "latencies: l1 $l1 l2 $l2 llc $llc mem $mem"
 [ "$l1" -ge 1 ] && [ "$l1" -le 10 ] || fail "lat_l1_hit = $l1, want 1..10 cycles"
-[ "$l2" -ge "$l1" ] && [ "$llc" -ge "$l2" ] && [ "$mem" -gt "$llc" ] || fail "latencies out of order"
+[ "$l2" -ge "$l1" ] && [ "$llc" -ge "$l2" ] && [ "$mem" -ge "$llc" ] || fail "latencies out of order"
 [ "$(key l1d_size "$f")" = "$("$AMEBA" geometry --preset host | sed -n 's/^l1d_size = //p')" ] ||
 	fail "l1d_size is not the host's"
 "$AMEBA" list presets | grep -q "^box " || fail "ameba list presets does not list box"
