@@ -216,6 +216,7 @@ struct users {
 	double refs[WHATIF_THREADS];	/* accesses in all */
 	double top;			/* the largest on_obj */
 	double set_up;			/* thread 0's on_obj when left out */
+	double busiest;			/* the largest total of a user */
 	int n;				/* users: on_obj >= 5% of top, thread 0 left out
 					 * when two others are users */
 };
@@ -259,7 +260,11 @@ static int users_of(cJSON *oracle, const char *name, struct users *u)
 	}
 	u->n = 0;
 	for (int id = 0; id < WHATIF_THREADS; id++)
-		u->n += u->top > 0 && u->on_obj[id] >= 0.05 * u->top;
+		if (u->top > 0 && u->on_obj[id] >= 0.05 * u->top) {
+			u->n++;
+			if (u->total[id] > u->busiest)
+				u->busiest = u->total[id];
+		}
 	return seen;
 }
 
@@ -309,16 +314,13 @@ static uint64_t balanced_runtime(cJSON *oracle, const char *name, uint64_t base,
 static uint64_t parallel_set_up(cJSON *oracle, const char *name, uint64_t fixed)
 {
 	static struct users u;
-	double left, busiest = 0;
+	double left;
 
 	if (!oracle || !users_of(oracle, name, &u) || u.n < 2 || u.set_up <= 0)
 		return fixed;
-	for (int id = 1; id < WHATIF_THREADS; id++)
-		if (u.on_obj[id] >= 0.05 * u.top && u.total[id] > busiest)
-			busiest = u.total[id];
 	left = (double)fixed - u.set_up * (u.n - 1) / u.n;
-	if (left < busiest + u.set_up / u.n)
-		left = busiest + u.set_up / u.n;
+	if (left < u.busiest + u.set_up / u.n)
+		left = u.busiest + u.set_up / u.n;
 	return left < (double)fixed ? (uint64_t)left : fixed;
 }
 

@@ -882,6 +882,55 @@ static __attribute__((noinline)) void whatif_accumulate(struct mon_thread *t,
 	sim_plain(t, c, obj, acc, 8, MON_ACC_WRITE, pc, ev);
 }
 
+/*
+ * The what-if's part of an access (AMEBA_WHATIF), out of sim_access's
+ * line: 1 when it simulated and counted the access itself (transpose,
+ * rowpad: a moved line's first touch, a column reduction's accumulator);
+ * else 0, the access to simulate at *addr (pad, private: the thread's
+ * copy; transpose, rowpad: the new layout), with *fix set when its events
+ * are to be corrected (huge, local, private).
+ */
+static __attribute__((noinline)) int whatif_access(struct mon_thread *t, struct mon_sim_core *c,
+						   struct mon_obj *obj, uintptr_t *addr, uint32_t sz,
+						   unsigned flags, uintptr_t pc, struct mon_events *ev,
+						   int *fix)
+{
+	if (whatif.kind == WHATIF_TRANSPOSE && (whatif.state == 0 || whatif.reduce_open) &&
+	    (flags & MON_ACC_WRITE) && obj->kind != MON_OBJ_STACK)
+		whatif.writes[t->id & 4095]++;	/* for a column reduction's learning */
+	if (!whatif_wants(obj))
+		return 0;
+	if (whatif.kind == WHATIF_PAD || whatif.kind == WHATIF_PRIVATE) {
+		*addr = whatif_pad(t, obj, *addr);
+		*fix = whatif.kind == WHATIF_PRIVATE;
+	} else if (whatif.kind == WHATIF_TRANSPOSE || whatif.kind == WHATIF_ROWPAD) {
+		/* one at a time: in host order the threads come here at once */
+		static char busy;
+
+		while (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE))
+			;
+		int first = 0;
+		uintptr_t acc = 0;
+		uintptr_t moved = whatif_layout(t, obj, *addr, sz, flags, pc, whatif_match(obj),
+						&first, &acc);
+
+		__atomic_clear(&busy, __ATOMIC_RELEASE);
+		if (first || acc) {
+			if (first)
+				whatif_first(t, c, obj, *addr, moved, sz, flags, pc, ev);
+			else
+				sim_plain(t, c, obj, moved, sz, flags, pc, ev);
+			if (acc)
+				whatif_accumulate(t, c, obj, acc, pc, ev);
+			return 1;
+		}
+		*addr = moved;
+	} else {
+		*fix = 1;
+	}
+	return 0;
+}
+
 static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		       unsigned flags, uintptr_t pc, struct mon_events *ev)
 {
@@ -895,38 +944,8 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		if (!c)
 			return;
 	}
-	if (mon_unlikely(whatif.kind == WHATIF_TRANSPOSE) && (whatif.state == 0 || whatif.reduce_open) &&
-	    wr && obj->kind != MON_OBJ_STACK)
-		whatif.writes[t->id & 4095]++;	/* for a column reduction's learning */
-	if (mon_unlikely(whatif.kind) && whatif_wants(obj)) {
-		if (whatif.kind == WHATIF_PAD || whatif.kind == WHATIF_PRIVATE) {
-			addr = whatif_pad(t, obj, addr);
-			fix = whatif.kind == WHATIF_PRIVATE;
-		} else if (whatif.kind == WHATIF_TRANSPOSE || whatif.kind == WHATIF_ROWPAD) {
-			/* one at a time: in host order the threads come here at once */
-			static char busy;
-
-			while (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE))
-				;
-			int first = 0;
-			uintptr_t acc = 0;
-			uintptr_t moved = whatif_layout(t, obj, addr, sz, flags, pc, whatif_match(obj),
-							&first, &acc);
-
-			__atomic_clear(&busy, __ATOMIC_RELEASE);
-			if (first || acc) {
-				if (first)
-					whatif_first(t, c, obj, addr, moved, sz, flags, pc, ev);
-				else
-					sim_plain(t, c, obj, moved, sz, flags, pc, ev);
-				if (acc)
-					whatif_accumulate(t, c, obj, acc, pc, ev);
-				return;
-			}
-			addr = moved;
-		} else
-			fix = 1;
-	}
+	if (mon_unlikely(whatif.kind) && whatif_access(t, c, obj, &addr, sz, flags, pc, ev, &fix))
+		return;
 	if (mon_unlikely(fix)) {
 		int warm = whatif.kind == WHATIF_LOCAL && mon_sim_llc_elsewhere(c, addr);
 		int r = mon_sim_access(c, addr, sz, wr, obj->idx, &e);
