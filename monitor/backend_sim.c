@@ -159,6 +159,10 @@ static void sim_thread_start(struct mon_thread *t)
 
 	if (s && !t->backend_data)
 		t->backend_data = mon_sim_core_get(s, t->id, t->id);
+	/* only a solo core's thread can ever batch (a second core ends solo
+	 * mode for good): the others get no batch page */
+	if (t->backend_data && ((struct mon_sim_core *)t->backend_data)->solo)
+		mon_batch_thread_start(t);
 }
 
 static void sim_thread_exit(struct mon_thread *t)
@@ -1218,6 +1222,9 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 							    t->cache.obj[w]->idx);
 				if (mon_likely(o >= 0)) {
 					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
+					if (mon_unlikely(!mon_batch.end) && mon_batch.owner == t &&
+					    mon_batch.pos)	/* off, not flushing */
+						mon_batch_try(t);
 					mon_rt_leave(t);
 					return;
 				}
@@ -1364,6 +1371,14 @@ void mon_backend_sim_after_fork(void)
 /* The backend, with the line entry of this machine (SIM_LINE_FAST), and
  * the same with the C line entry, which AMEBA_SIM_ASM=0 selects (rt.c): the
  * tests compare the two. */
+int mon_sim_batch_ok(const struct mon_thread *t)
+{
+	const struct mon_sim_core *c = t->backend_data;
+
+	return c && c->solo && c->lean && !__atomic_load_n(&c->shared, __ATOMIC_RELAXED) &&
+	       !whatif.kind && !t->seq;
+}
+
 #define SIM_OPS(line_fast_fn)                                               \
 	{                                                                   \
 		.name = "sim", .metrics = sim_metrics,                      \

@@ -164,6 +164,7 @@ static inline struct mon_thread *track_thread(void)
 		t = mon_thread_self();
 	if (!t || t->in_rt)
 		return NULL;
+	mon_batch_sync(t);	/* its batched accesses meet the objects they met */
 	return t;
 }
 
@@ -207,6 +208,7 @@ static inline void track_free(void *p)
 	if (!p || mon_unlikely(!mon_initialized()))
 		return;
 	t = mon_self;
+	mon_batch_sync(t);	/* (does nothing while the runtime runs on t) */
 	if (t)
 		t->in_rt++;
 	mon_objmap_del_block((uintptr_t)p);
@@ -1080,6 +1082,7 @@ MON_EXPORT void *dlopen(const char *file, int mode)
 
 	if (!resolved() || !real.dlopen)
 		return NULL;
+	mon_batch_sync(mon_self);	/* its constructors' accesses come after */
 	h = real.dlopen(file, mode);
 	if (h && (t = track_thread())) {
 		t->in_rt++;
@@ -1096,6 +1099,7 @@ MON_EXPORT int dlclose(void *h)
 
 	if (!resolved() || !real.dlclose)
 		return -1;
+	mon_batch_sync(mon_self);	/* before its destructors' accesses */
 	r = real.dlclose(h);
 	if (r == 0 && (t = track_thread())) {
 		t->in_rt++;

@@ -910,6 +910,48 @@ static inline void mon_rt_leave(struct mon_thread *t)
 }
 
 /*
+ * The access batch (batch.c, docs/simulator.md "The access batch"): while
+ * a thread's core runs solo on the lean path and nothing else wants its
+ * accesses (no sampled mode, nothing armed), the plain access hooks only
+ * append (address, wfs) to the thread's batch; a full batch, and every
+ * point where the order or the objects could change - any other delivery
+ * (mon_access), an allocation or free, mmap and munmap, pthread_create,
+ * fork, dlopen, ignore, the thread's end, the exit - simulates it first,
+ * record by record, in order, through the line entry: the same counts.
+ */
+#define MON_BATCH_RECS 256
+/*
+ * The batch's state, process-wide: only a solo core's thread batches, and
+ * one core at most is solo, so there is one batch at most, owned by that
+ * thread (and struct mon_thread, which the runtime allocates from the
+ * program's heap, keeps its size: the program's blocks land where they
+ * did). The owner appends at pos while pos < end; end NULL: off (the
+ * hooks deliver each access). Records [base, pos) wait to be simulated.
+ * Only the owner writes it but owner; other threads' hooks read it and
+ * find it is not theirs.
+ */
+struct mon_batch {
+	uint64_t *pos, *end, *base;
+	struct mon_thread *owner;
+} __attribute__((aligned(64)));
+extern struct mon_batch mon_batch MON_HIDDEN;
+void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;
+/* The batch simulated and off until the lean path turns it on again. */
+void mon_batch_off(struct mon_thread *t) MON_HIDDEN;
+/* From the lean path (the core held): on, if everything allows it. */
+void mon_batch_try(struct mon_thread *t) MON_HIDDEN;
+/* t's batch page (sim_thread_start, for a solo core's thread) */
+void mon_batch_thread_start(struct mon_thread *t) MON_HIDDEN;
+void mon_batch_thread_exit(struct mon_thread *t) MON_HIDDEN;
+
+/* t's records waiting: simulate them now (t outside the runtime). */
+static inline void mon_batch_sync(struct mon_thread *t)
+{
+	if (mon_unlikely(mon_batch.pos != mon_batch.base) && t != NULL && mon_batch.owner == t)
+		mon_batch_flush(t);
+}
+
+/*
  * The access fast path's test (mon_access, and the hooks that inline it,
  * tsan_abi.c HOOK_LINE): a registered thread t outside the runtime, the
  * backend b started on it, the access [addr, addr + sz) (sz >= 1) within

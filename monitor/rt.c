@@ -199,6 +199,7 @@ static void thread_exit_cb(void *arg)
 
 	if (!t || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 		return;
+	mon_batch_thread_exit(t);
 	t->in_rt++;
 	mon_fold_thread_exit(t);	/* before ordered mode stops logging it */
 	if (t->started && t->started->thread_exit)
@@ -242,6 +243,7 @@ int mon_thread_wrap_start(void *(**fn)(void *), void **arg)
 
 	if (__atomic_load_n(&rt_state, __ATOMIC_ACQUIRE) != 2)
 		return AMEBA_EINVAL;
+	mon_batch_off(mon_self);	/* a second thread: the core stops being solo */
 	st = mon_malloc(sizeof(*st));
 	if (!st)
 		return AMEBA_ENOMEM;
@@ -277,6 +279,7 @@ void mon_thread_unwrap_start(void *arg)
 
 static void rt_fork_prepare(void)
 {
+	mon_batch_off(mon_self);	/* the child must not simulate them again */
 	pthread_mutex_lock(&thread_lock);
 }
 
@@ -406,6 +409,7 @@ static void rt_exit(void)
 	struct mon_thread *t = mon_self;
 	char *path;
 
+	mon_batch_off(t);
 	if (!oracle_path)
 		return;
 	__atomic_store_n(&oracle_final, 1, __ATOMIC_RELEASE);
@@ -811,6 +815,8 @@ void mon_access(uintptr_t addr, size_t sz, unsigned flags, uintptr_t pc)
 	struct mon_thread *t = mon_self;
 	const struct mon_backend_ops *b = mon_backend;
 	void (*line_fast)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t);
+
+	mon_batch_sync(t);	/* the thread's batched accesses come first */
 
 	/* The program loads or stores addr right after this hook returns:
 	 * start that host cache miss now, so that it overlaps the simulation

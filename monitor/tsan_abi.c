@@ -113,6 +113,32 @@
 			mon_access(a_, (sz), (flags), (pc));		\
 	} while (0)
 
+/*
+ * The batch (batch.c, mon.h struct mon_batch): while it is on (pos < end)
+ * and this thread owns it, an access is a record appended to it - the
+ * record's words, then the position (a signal handler's hook that lands
+ * in between writes the same slot; see batch.c). The owner's full batch
+ * (pos == end), or records left waiting while it is off (pos != base), is
+ * simulated first (`full`, returning), then the access goes the usual way.
+ */
+#define BATCH_APPEND(addr, sz, flags, full)				\
+	do {								\
+		uint64_t *p_ = mon_batch.pos;				\
+									\
+		if (mon_likely((uintptr_t)p_ < (uintptr_t)mon_batch.end) && \
+		    mon_likely(mon_batch.owner == mon_self)) {		\
+			p_[0] = (uintptr_t)(addr);			\
+			p_[1] = MON_FAST_WFS(0, (flags), (sz));		\
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);	\
+			mon_batch.pos = p_ + 2;				\
+			return;						\
+		}							\
+		if (mon_unlikely(p_ != mon_batch.base) && mon_batch.owner == mon_self) { \
+			full;						\
+			return;						\
+		}							\
+	} while (0)
+
 /* ---- plain, unaligned, volatile and compound accesses ---- */
 
 /*
@@ -125,9 +151,19 @@
  * gemm_blocked ran 1.7x its dormant time with them.
  */
 #define DEFINE_ACCESS(prefix, n, flags)					\
-	static INNER_ATTR void prefix##n##_on(const volatile void *addr, uintptr_t pc) \
+	static INNER_ATTR void prefix##n##_line(const volatile void *addr, uintptr_t pc) \
 	{								\
 		HOOK_LINE(addr, n, (flags), pc);			\
+	}								\
+	static INNER_ATTR void prefix##n##_full(const volatile void *addr, uintptr_t pc) \
+	{								\
+		mon_batch_flush(mon_self);				\
+		prefix##n##_line(addr, pc);				\
+	}								\
+	static INNER_ATTR void prefix##n##_on(const volatile void *addr, uintptr_t pc) \
+	{								\
+		BATCH_APPEND(addr, n, (flags), prefix##n##_full(addr, pc)); \
+		prefix##n##_line(addr, pc);				\
 	}								\
 	HOOK_ATTR void prefix##n(const volatile void *addr);		\
 	HOOK_ATTR void prefix##n(const volatile void *addr)		\
@@ -283,8 +319,10 @@ MON_EXPORT void __tsan_ignore_thread_begin(void)
 {
 	struct mon_thread *t = mon_thread_self();
 
-	if (t)
+	if (t) {
+		mon_batch_off(t);	/* what came before counts */
 		t->ignore++;
+	}
 }
 
 MON_EXPORT void __tsan_ignore_thread_end(void);

@@ -43,6 +43,15 @@ add_test(NAME sim_lean_path
           ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/wl_hash_table ${AMEBA_TEST_BIN}/wl_conflict
           ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_lean_path PROPERTIES LABELS sim TIMEOUT 600)
+# The access batch (issue 24) against the hooks delivering each access: the
+# same counts, through frees and reuse, mmap, copies, atomics, a packed
+# field across lines and a second thread (batch_sync.c).
+ameba_instrumented(NAME sim_batch_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/batch_sync.c)
+add_test(NAME sim_batch
+  COMMAND ${AMEBA_FRAGMENT_DIR}/batch.sh ${AMEBA_TEST_BIN}/sim_batch_sync
+          ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
+          ${AMEBA_TEST_BIN}/wl_conflict ${k}:dense ${k}:random ${k}:stencil ${k}:chase)
+set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
 # Threads interleaved in simulated time (monitor/seq.c): the same coherence
 # misses whatever the host's CPUs, no access lost in blocking programs.
 ameba_instrumented(NAME sim_order_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
