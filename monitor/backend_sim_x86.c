@@ -124,6 +124,149 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 #define A_S(x) A_S_(x)
 
 /*
+ * The L1 hit of a remembered line, shared by the single entry and the
+ * batch's loop: from the line in r9 (the core in r8, t in rdi) to the
+ * hit's state changes done and wfs in edx; MISS and OUT are where to go
+ * when it is no hit (having changed nothing): the miss half with the
+ * core held, or the C entry. WFS8, WFS32: where wfs is (byte, dword);
+ * SAVE_COOKIE puts the object's index (rax: the object) where COOKIE
+ * reads it.
+ */
+#define A_HIT(MISS, OUT, WFS8, WFS32, SAVE_COOKIE, COOKIE) \
+	/* sim_l0_find: the last line (mru), else the first entry holding it */ \
+	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n" \
+	"	jne	3f\n" \
+	"	mov	" A_S(A_C_LAST_J) "(%r8), %r10d\n" \
+	"	mov	" A_S(A_C_LAST_I) "(%r8), %rcx\n" \
+	"	jmp	4f\n" \
+	"3:\n" \
+	/* the low halves of all eight entries against the line's at once \
+	 * (SSE2): the first match, if its whole line is ours, is \
+	 * sim_l0_search's entry; a first match that is not (a line 2^32 \
+	 * lines away) goes the full way, which is always right */ \
+	"	movd	%r9d, %xmm0\n" \
+	"	pshufd	$0, %xmm0, %xmm0\n" \
+	"	movdqa	" A_S(A_C_L0_LO) "(%r8), %xmm1\n" \
+	"	pcmpeqd	%xmm0, %xmm1\n" \
+	"	pcmpeqd	" A_S(A_C_L0_LO) "+16(%r8), %xmm0\n" \
+	"	packssdw	%xmm0, %xmm1\n"		/* entry j: bytes 2j, 2j + 1 */ \
+	"	pmovmskb	%xmm1, %eax\n" \
+	"	test	%eax, %eax\n" \
+	"	jz	" MISS "\n" \
+	"	bsf	%eax, %r10d\n" \
+	"	shr	$1, %r10d\n" \
+	"	cmp	" A_S(A_C_L0_LINE) "(%r8,%r10,8), %r9\n" \
+	"	jne	" MISS "\n" \
+	"	mov	" A_S(A_C_L0_IDX) "(%r8,%r10,4), %ecx\n"	/* i */ \
+	"4:\n" \
+	/* line_hit: the entry's tag names a live object; its index is the cookie */ \
+	"	mov	%r10, %rax\n" \
+	"	shl	$4, %rax\n" \
+	"	mov	" A_S(A_C_L0_TAG) "(%r8,%rax), %rax\n" \
+	"	test	%rax, %rax\n" \
+	"	jz	" OUT "\n" \
+	"	testb	$1, " A_S(A_O_FLAGS) "(%rax)\n" \
+	"	jz	" OUT "\n" \
+	SAVE_COOKIE \
+	/* sim_l0_hit_at: the key is the line's, state not I */ \
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n" \
+	"	lea	4(,%r9,4), %rax\n"		/* SIM_KEY(line) */ \
+	"	xor	(%rsi,%rcx,8), %rax\n"		/* the state, if the tag matches */ \
+	"	cmp	$3, %rax\n" \
+	"	ja	" MISS "\n" \
+	"	test	%eax, %eax\n" \
+	"	jz	" MISS "\n" \
+	"	lea	(%rcx,%rcx,2), %r11\n" \
+	"	shl	$3, %r11\n" \
+	"	add	" A_S(A_C_L1_META) "(%r8), %r11\n"	/* m */ \
+	/* a write needs M untracked, or E private without an L2 */ \
+	"	testb	$2, " WFS8 "\n" \
+	"	jz	5f\n" \
+	"	cmp	$3, %eax\n" \
+	"	jne	6f\n" \
+	"	cmpb	$0, " A_S(A_M_TRACK) "(%r11)\n" \
+	"	je	5f\n" \
+	"6:\n" \
+	"	cmp	$2, %eax\n" \
+	"	jne	" MISS "\n" \
+	"	cmpb	$0, " A_S(A_M_PRIV) "(%r11)\n" \
+	"	je	" MISS "\n" \
+	"	cmpl	$0, " A_S(A_C_HAS_L2) "(%r8)\n" \
+	"	jne	" MISS "\n" \
+	"5:\n" \
+	/* mru: the line, its page and shadow are most recently used already */ \
+	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n" \
+	"	je	8f\n" \
+	"	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */ \
+	"	jne	" MISS "\n" \
+	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n" \
+	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n" \
+	"	je	7f\n" \
+	/* another page: it must still be in the L1 TLB where the entry says */ \
+	"	mov	" A_S(A_C_L0_TIDX) "(%r8,%r10,4), %esi\n" \
+	"	mov	" A_S(A_C_TLB1_KEY) "(%r8), %rdx\n" \
+	"	lea	5(,%rax,4), %rax\n"		/* SIM_KEY(page) | SIM_S */ \
+	"	cmp	%rax, (%rdx,%rsi,8)\n" \
+	"	jne	" MISS "\n" \
+	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
+	"	je	10f\n" \
+	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
+	"	jne	" MISS "\n"			/* the shadow needs a call */ \
+	"10:\n" \
+	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n" \
+	"	add	$1, %rax\n" \
+	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n" \
+	"	mov	%rsi, " A_S(A_C_MEMO_TIDX) "(%r8)\n" \
+	"	add	" A_S(A_C_TLB1_ASSOC) "(%r8), %esi\n" \
+	"	mov	%rax, (%rdx,%rsi,8)\n"		/* the L1 TLB is LRU */ \
+	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n" \
+	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n" \
+	"	jmp	11f\n" \
+	"7:\n" \
+	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
+	"	je	11f\n" \
+	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
+	"	jne	" MISS "\n" \
+	"11:\n" \
+	/* sim_touch_at (LRU), and the line becomes the last */ \
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n" \
+	"	add	$1, %rax\n" \
+	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n" \
+	"	mov	" A_S(A_C_L1_ASSOC) "(%r8), %esi\n" \
+	"	add	%rcx, %rsi\n" \
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rdx\n" \
+	"	mov	%rax, (%rdx,%rsi,8)\n" \
+	"	mov	%r9, " A_S(A_C_LAST_LINE) "(%r8)\n" \
+	"	mov	%rcx, " A_S(A_C_LAST_I) "(%r8)\n" \
+	"	mov	%r10d, " A_S(A_C_LAST_J) "(%r8)\n" \
+	"8:\n" \
+	/* the hit: M on a write, the cookie, the dirty bit */ \
+	"	mov	" WFS32 ", %edx\n"		/* wfs */ \
+	"	test	$2, %dl\n" \
+	"	jz	12f\n" \
+	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n" \
+	"	orq	$3, (%rsi,%rcx,8)\n"		/* E -> M, or M already */ \
+	"	orb	$1, " A_S(A_M_DIRTY) "(%r11)\n" \
+	"12:\n" \
+	"	mov	" COOKIE ", %eax\n" \
+	"	mov	%eax, " A_S(A_M_COOKIE) "(%r11)\n"
+
+/* count_l1_hit into the remembered line's counter vector (wfs in edx;
+ * entry j in r10, the core in r8) */
+#define A_COUNT \
+	"	shl	$4, %r10\n" \
+	"	mov	" A_S(A_C_L0_TAG) "+8(%r8,%r10), %rax\n" \
+	"	addq	$1, (%rax)\n"			/* SLOT_MEM_REF */ \
+	"	mov	%edx, %esi\n" \
+	"	and	$1, %esi\n" \
+	"	add	%rsi, 8(%rax)\n"		/* SLOT_READS */ \
+	"	shr	$1, %edx\n" \
+	"	and	$1, %edx\n" \
+	"	add	%rdx, 16(%rax)\n"		/* SLOT_WRITES */ \
+	"	mov	" A_S(A_C_L1_HIT_CYCLES) "(%r8), %esi\n" \
+	"	add	%rsi, 192(%rax)\n"		/* SLOT_EST_CYCLES */
+
+/*
  * Registers: rdi t (kept), r8 the core, r9 the line, r10 the entry j, rcx
  * the L1 key index i, r11 the way's metadata; rax, rdx, rsi scratch. Red
  * zone: -8 pc, -16 addr, -24 wfs, -32 the cookie.
@@ -156,137 +299,13 @@ __asm__(
 	"	cmpl	$0, " A_S(A_C_MAIL) "(%r8)\n"
 	"	jne	.Lslf_miss\n"
 	"2:\n"
-	/* sim_l0_find: the last line (mru), else the first entry holding it */
-	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
-	"	jne	3f\n"
-	"	mov	" A_S(A_C_LAST_J) "(%r8), %r10d\n"
-	"	mov	" A_S(A_C_LAST_I) "(%r8), %rcx\n"
-	"	jmp	4f\n"
-	"3:\n"
-	/* the low halves of all eight entries against the line's at once
-	 * (SSE2): the first match, if its whole line is ours, is
-	 * sim_l0_search's entry; a first match that is not (a line 2^32
-	 * lines away) goes the full way, which is always right */
-	"	movd	%r9d, %xmm0\n"
-	"	pshufd	$0, %xmm0, %xmm0\n"
-	"	movdqa	" A_S(A_C_L0_LO) "(%r8), %xmm1\n"
-	"	pcmpeqd	%xmm0, %xmm1\n"
-	"	pcmpeqd	" A_S(A_C_L0_LO) "+16(%r8), %xmm0\n"
-	"	packssdw	%xmm0, %xmm1\n"		/* entry j: bytes 2j, 2j + 1 */
-	"	pmovmskb	%xmm1, %eax\n"
-	"	test	%eax, %eax\n"
-	"	jz	.Lslf_miss\n"
-	"	bsf	%eax, %r10d\n"
-	"	shr	$1, %r10d\n"
-	"	cmp	" A_S(A_C_L0_LINE) "(%r8,%r10,8), %r9\n"
-	"	jne	.Lslf_miss\n"
-	"	mov	" A_S(A_C_L0_IDX) "(%r8,%r10,4), %ecx\n"	/* i */
-	"4:\n"
-	/* line_hit: the entry's tag names a live object; its index is the cookie */
-	"	mov	%r10, %rax\n"
-	"	shl	$4, %rax\n"
-	"	mov	" A_S(A_C_L0_TAG) "(%r8,%rax), %rax\n"
-	"	test	%rax, %rax\n"
-	"	jz	.Lslf_out\n"
-	"	testb	$1, " A_S(A_O_FLAGS) "(%rax)\n"
-	"	jz	.Lslf_out\n"
-	"	mov	" A_S(A_O_IDX) "(%rax), %eax\n"
-	"	mov	%eax, -32(%rsp)\n"
-	/* sim_l0_hit_at: the key is the line's, state not I */
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
-	"	lea	4(,%r9,4), %rax\n"		/* SIM_KEY(line) */
-	"	xor	(%rsi,%rcx,8), %rax\n"		/* the state, if the tag matches */
-	"	cmp	$3, %rax\n"
-	"	ja	.Lslf_miss\n"
-	"	test	%eax, %eax\n"
-	"	jz	.Lslf_miss\n"
-	"	lea	(%rcx,%rcx,2), %r11\n"
-	"	shl	$3, %r11\n"
-	"	add	" A_S(A_C_L1_META) "(%r8), %r11\n"	/* m */
-	/* a write needs M untracked, or E private without an L2 */
-	"	testb	$2, -24(%rsp)\n"
-	"	jz	5f\n"
-	"	cmp	$3, %eax\n"
-	"	jne	6f\n"
-	"	cmpb	$0, " A_S(A_M_TRACK) "(%r11)\n"
-	"	je	5f\n"
-	"6:\n"
-	"	cmp	$2, %eax\n"
-	"	jne	.Lslf_miss\n"
-	"	cmpb	$0, " A_S(A_M_PRIV) "(%r11)\n"
-	"	je	.Lslf_miss\n"
-	"	cmpl	$0, " A_S(A_C_HAS_L2) "(%r8)\n"
-	"	jne	.Lslf_miss\n"
-	"5:\n"
-	/* mru: the line, its page and shadow are most recently used already */
-	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
-	"	je	8f\n"
-	"	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */
-	"	jne	.Lslf_miss\n"
-	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
-	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n"
-	"	je	7f\n"
-	/* another page: it must still be in the L1 TLB where the entry says */
-	"	mov	" A_S(A_C_L0_TIDX) "(%r8,%r10,4), %esi\n"
-	"	mov	" A_S(A_C_TLB1_KEY) "(%r8), %rdx\n"
-	"	lea	5(,%rax,4), %rax\n"		/* SIM_KEY(page) | SIM_S */
-	"	cmp	%rax, (%rdx,%rsi,8)\n"
-	"	jne	.Lslf_miss\n"
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
-	"	je	10f\n"
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
-	"	jne	.Lslf_miss\n"			/* the shadow needs a call */
-	"10:\n"
-	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n"
-	"	add	$1, %rax\n"
-	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n"
-	"	mov	%rsi, " A_S(A_C_MEMO_TIDX) "(%r8)\n"
-	"	add	" A_S(A_C_TLB1_ASSOC) "(%r8), %esi\n"
-	"	mov	%rax, (%rdx,%rsi,8)\n"		/* the L1 TLB is LRU */
-	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
-	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n"
-	"	jmp	11f\n"
-	"7:\n"
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
-	"	je	11f\n"
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
-	"	jne	.Lslf_miss\n"
-	"11:\n"
-	/* sim_touch_at (LRU), and the line becomes the last */
-	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
-	"	add	$1, %rax\n"
-	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n"
-	"	mov	" A_S(A_C_L1_ASSOC) "(%r8), %esi\n"
-	"	add	%rcx, %rsi\n"
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rdx\n"
-	"	mov	%rax, (%rdx,%rsi,8)\n"
-	"	mov	%r9, " A_S(A_C_LAST_LINE) "(%r8)\n"
-	"	mov	%rcx, " A_S(A_C_LAST_I) "(%r8)\n"
-	"	mov	%r10d, " A_S(A_C_LAST_J) "(%r8)\n"
-	"8:\n"
-	/* the hit: M on a write, the cookie, the dirty bit */
-	"	mov	-24(%rsp), %edx\n"		/* wfs */
-	"	test	$2, %dl\n"
-	"	jz	12f\n"
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
-	"	orq	$3, (%rsi,%rcx,8)\n"		/* E -> M, or M already */
-	"	orb	$1, " A_S(A_M_DIRTY) "(%r11)\n"
-	"12:\n"
-	"	mov	-32(%rsp), %eax\n"
-	"	mov	%eax, " A_S(A_M_COOKIE) "(%r11)\n"
+	A_HIT(".Lslf_miss", ".Lslf_out", "-24(%rsp)", "-24(%rsp)",
+	      "	mov	" A_S(A_O_IDX) "(%rax), %eax\n"
+	      "	mov	%eax, -32(%rsp)\n"
+	      , "-32(%rsp)")
 	/* sim_core_exit, count_l1_hit into the entry's counter vector, mon_rt_leave */
-	"	shl	$4, %r10\n"
-	"	mov	" A_S(A_C_L0_TAG) "+8(%r8,%r10), %rax\n"
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
-	"	addq	$1, (%rax)\n"			/* SLOT_MEM_REF */
-	"	mov	%edx, %esi\n"
-	"	and	$1, %esi\n"
-	"	add	%rsi, 8(%rax)\n"		/* SLOT_READS */
-	"	shr	$1, %edx\n"
-	"	and	$1, %edx\n"
-	"	add	%rdx, 16(%rax)\n"		/* SLOT_WRITES */
-	"	mov	" A_S(A_C_L1_HIT_CYCLES) "(%r8), %esi\n"
-	"	add	%rsi, 192(%rax)\n"		/* SLOT_EST_CYCLES */
+	A_COUNT
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
 	"	ret\n"
 	/* no hit of a remembered line: the C miss half, the core still held */
@@ -369,121 +388,9 @@ __asm__(
 	"	cmp	$64, %eax\n"			/* not within one line */
 	"	ja	.Lbh_out\n"
 	"	shr	$6, %r9\n"			/* line */
-	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
-	"	jne	3f\n"
-	"	mov	" A_S(A_C_LAST_J) "(%r8), %r10d\n"
-	"	mov	" A_S(A_C_LAST_I) "(%r8), %rcx\n"
-	"	jmp	4f\n"
-	"3:\n"
-	"	movd	%r9d, %xmm0\n"
-	"	pshufd	$0, %xmm0, %xmm0\n"
-	"	movdqa	" A_S(A_C_L0_LO) "(%r8), %xmm1\n"
-	"	pcmpeqd	%xmm0, %xmm1\n"
-	"	pcmpeqd	" A_S(A_C_L0_LO) "+16(%r8), %xmm0\n"
-	"	packssdw	%xmm0, %xmm1\n"
-	"	pmovmskb	%xmm1, %eax\n"
-	"	test	%eax, %eax\n"
-	"	jz	.Lbh_miss\n"
-	"	bsf	%eax, %r10d\n"
-	"	shr	$1, %r10d\n"
-	"	cmp	" A_S(A_C_L0_LINE) "(%r8,%r10,8), %r9\n"
-	"	jne	.Lbh_miss\n"
-	"	mov	" A_S(A_C_L0_IDX) "(%r8,%r10,4), %ecx\n"
-	"4:\n"
-	"	mov	%r10, %rax\n"
-	"	shl	$4, %rax\n"
-	"	mov	" A_S(A_C_L0_TAG) "(%r8,%rax), %rax\n"
-	"	test	%rax, %rax\n"
-	"	jz	.Lbh_out\n"
-	"	testb	$1, " A_S(A_O_FLAGS) "(%rax)\n"
-	"	jz	.Lbh_out\n"
-	"	mov	" A_S(A_O_IDX) "(%rax), %r14d\n"
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
-	"	lea	4(,%r9,4), %rax\n"
-	"	xor	(%rsi,%rcx,8), %rax\n"
-	"	cmp	$3, %rax\n"
-	"	ja	.Lbh_miss\n"
-	"	test	%eax, %eax\n"
-	"	jz	.Lbh_miss\n"
-	"	lea	(%rcx,%rcx,2), %r11\n"
-	"	shl	$3, %r11\n"
-	"	add	" A_S(A_C_L1_META) "(%r8), %r11\n"
-	"	test	$2, %r13b\n"
-	"	jz	5f\n"
-	"	cmp	$3, %eax\n"
-	"	jne	6f\n"
-	"	cmpb	$0, " A_S(A_M_TRACK) "(%r11)\n"
-	"	je	5f\n"
-	"6:\n"
-	"	cmp	$2, %eax\n"
-	"	jne	.Lbh_miss\n"
-	"	cmpb	$0, " A_S(A_M_PRIV) "(%r11)\n"
-	"	je	.Lbh_miss\n"
-	"	cmpl	$0, " A_S(A_C_HAS_L2) "(%r8)\n"
-	"	jne	.Lbh_miss\n"
-	"5:\n"
-	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n"
-	"	je	8f\n"
-	"	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"
-	"	jne	.Lbh_miss\n"
-	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
-	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n"
-	"	je	7f\n"
-	"	mov	" A_S(A_C_L0_TIDX) "(%r8,%r10,4), %esi\n"
-	"	mov	" A_S(A_C_TLB1_KEY) "(%r8), %rdx\n"
-	"	lea	5(,%rax,4), %rax\n"
-	"	cmp	%rax, (%rdx,%rsi,8)\n"
-	"	jne	.Lbh_miss\n"
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
-	"	je	10f\n"
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
-	"	jne	.Lbh_miss\n"
-	"10:\n"
-	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n"
-	"	add	$1, %rax\n"
-	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n"
-	"	mov	%rsi, " A_S(A_C_MEMO_TIDX) "(%r8)\n"
-	"	add	" A_S(A_C_TLB1_ASSOC) "(%r8), %esi\n"
-	"	mov	%rax, (%rdx,%rsi,8)\n"
-	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n"
-	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n"
-	"	jmp	11f\n"
-	"7:\n"
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n"
-	"	je	11f\n"
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n"
-	"	jne	.Lbh_miss\n"
-	"11:\n"
-	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
-	"	add	$1, %rax\n"
-	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n"
-	"	mov	" A_S(A_C_L1_ASSOC) "(%r8), %esi\n"
-	"	add	%rcx, %rsi\n"
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rdx\n"
-	"	mov	%rax, (%rdx,%rsi,8)\n"
-	"	mov	%r9, " A_S(A_C_LAST_LINE) "(%r8)\n"
-	"	mov	%rcx, " A_S(A_C_LAST_I) "(%r8)\n"
-	"	mov	%r10d, " A_S(A_C_LAST_J) "(%r8)\n"
-	"8:\n"
-	"	test	$2, %r13b\n"
-	"	jz	12f\n"
-	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n"
-	"	orq	$3, (%rsi,%rcx,8)\n"
-	"	orb	$1, " A_S(A_M_DIRTY) "(%r11)\n"
-	"12:\n"
-	"	mov	%r14d, " A_S(A_M_COOKIE) "(%r11)\n"
-	"	shl	$4, %r10\n"
-	"	mov	" A_S(A_C_L0_TAG) "+8(%r8,%r10), %rax\n"
-	"	addq	$1, (%rax)\n"			/* SLOT_MEM_REF */
-	"	mov	%r13d, %esi\n"
-	"	and	$1, %esi\n"
-	"	add	%rsi, 8(%rax)\n"		/* SLOT_READS */
-	"	mov	%r13d, %edx\n"
-	"	shr	$1, %edx\n"
-	"	and	$1, %edx\n"
-	"	add	%rdx, 16(%rax)\n"		/* SLOT_WRITES */
-	"	mov	" A_S(A_C_L1_HIT_CYCLES) "(%r8), %esi\n"
-	"	add	%rsi, 192(%rax)\n"		/* SLOT_EST_CYCLES */
+	A_HIT(".Lbh_miss", ".Lbh_out", "%r13b", "%r13d",
+	      "	mov	" A_S(A_O_IDX) "(%rax), %r14d\n", "%r14d")
+	A_COUNT
 	"	add	$16, %rbx\n"
 	"	jmp	.Lbh_loop\n"
 	/* no hit of a remembered line: the miss half, the core held and

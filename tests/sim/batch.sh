@@ -26,18 +26,6 @@ for spec in "$@"; do
 		AMEBA_SIM_BATCH=0 || status=1
 	expect_ran "not hit" mon_batch_flush "the batch ran with an L2" \
 		AMEBA_SIM_BATCH=1 AMEBA_PRESET=skylake-sp || status=1
-	for tlb in 1 0; do
-		for on in 1 0; do
-			AMEBA_SIM_TLB=$tlb AMEBA_SIM_BATCH=$on AMEBA_ORACLE=$out/$on.json \
-				setarch -R "$bin" "${arg[@]}" >"$out/$on.out"
-		done
-		cmp -s "$out/1.out" "$out/0.out" || { echo "batch: $name: output differs" >&2; status=1; }
-		if refs=$(same "$out/1.json" "$out/0.json"); then
-			echo "batch: $name, TLB=$tlb: identical, $refs accesses"
-		else
-			echo "batch: $name, TLB=$tlb: oracles differ (first: batch, second: none)" >&2
-			status=1
-		fi
-	done
+	same_both_ways AMEBA_SIM_BATCH batch || status=1
 done
 exit $status

@@ -27,19 +27,7 @@ for spec in "$@"; do
 		AMEBA_SIM_LEAN=0 || status=1
 	expect_ran "not hit" mon_sim_access_lean "the lean path ran with an L2" \
 		AMEBA_PRESET=skylake-sp || status=1
-	for tlb in 1 0; do
-		for lean in 1 0; do
-			AMEBA_SIM_TLB=$tlb AMEBA_SIM_LEAN=$lean AMEBA_ORACLE=$out/$lean.json \
-				setarch -R "$bin" "${arg[@]}" >"$out/$lean.out"
-		done
-		cmp -s "$out/1.out" "$out/0.out" || { echo "lean_path: $name: output differs" >&2; status=1; }
-		if refs=$(same "$out/1.json" "$out/0.json"); then
-			echo "lean_path: $name, TLB=$tlb: identical, $refs accesses"
-		else
-			echo "lean_path: $name, TLB=$tlb: oracles differ (first: lean, second: general)" >&2
-			status=1
-		fi
-	done
+	same_both_ways AMEBA_SIM_LEAN lean || status=1
 	# the TLB model off: no tlb_miss counted, every other count the same
 	# as with it on but the cycles (the runs above)
 	python3 - "$out/1.json" <<'PY' || { echo "lean_path: $name: tlb_miss counted with the TLB off" >&2; status=1; }

@@ -52,3 +52,26 @@ if refs == 0:
 print(refs)
 PY
 }
+
+# same_both_ways VAR WHAT: runs $bin "${arg[@]}" with VAR=1 and VAR=0 (WHAT
+# names the VAR=1 side), the TLB model on and off (AMEBA_SIM_TLB), ASLR
+# off; prints a line per TLB setting and fails when the outputs or the
+# oracles differ. Uses $out and $name (parse_spec).
+same_both_ways() {
+	local var=$1 what=$2 tlb v refs rc=0 me
+	me=$(basename "$0" .sh)
+	for tlb in 1 0; do
+		for v in 1 0; do
+			env AMEBA_SIM_TLB=$tlb "$var=$v" AMEBA_ORACLE="$out/$v.json" \
+				setarch -R "$bin" "${arg[@]}" >"$out/$v.out"
+		done
+		cmp -s "$out/1.out" "$out/0.out" || { echo "$me: $name: output differs" >&2; rc=1; }
+		if refs=$(same "$out/1.json" "$out/0.json"); then
+			echo "$me: $name, TLB=$tlb: identical, $refs accesses"
+		else
+			echo "$me: $name, TLB=$tlb: oracles differ (first: $what, second: $var=0)" >&2
+			rc=1
+		fi
+	done
+	return $rc
+}
