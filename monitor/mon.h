@@ -910,7 +910,8 @@ static inline void mon_rt_leave(struct mon_thread *t)
 }
 
 /*
- * The access batch (batch.c, docs/simulator.md "The access batch"): while
+ * The access batch (batch.c, docs/simulator.md "The access batch"; with
+ * AMEBA_SIM_BATCH=1): while
  * a thread's core runs solo on the lean path and nothing else wants its
  * accesses (no sampled mode, nothing armed), the plain access hooks only
  * append (address, wfs) to the thread's batch; a full batch, and every

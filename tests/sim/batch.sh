@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # batch.sh BIN[:ARG]...: the access batch (monitor/batch.c) against the hooks
-# delivering each access (AMEBA_SIM_BATCH=0): every BIN (run with ARG, if
+# delivering each access (AMEBA_SIM_BATCH=0, the default): every BIN (run with ARG, if
 # given) writes the same oracle counts both ways - every metric of every
 # object and thread - and the same output, under the bench geometry
 # (bench/sim_validate/cachegrind.conf, the lean path's: the batch runs only
