@@ -85,11 +85,23 @@ static int batch_allowed(struct mon_thread *t)
 	       mon_sim_batch_ok(t) && batch_wanted();
 }
 
+/* The hooks take the batch's path (mon_hot.batch) while it is on or holds
+ * records, and only then: off and empty, they pay one test for it, the
+ * one they make for sampled mode's tally. */
+static void divert(void)
+{
+	int on = mon_batch.end || (mon_batch.pos && mon_batch.pos != mon_batch.base);
+
+	if (__atomic_load_n(&mon_hot.batch, __ATOMIC_RELAXED) != on)
+		__atomic_store_n(&mon_hot.batch, on, __ATOMIC_RELAXED);
+}
+
 static void set_end(uint64_t *end)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&mon_batch.end, end, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	divert();
 }
 
 /* Counts an L1 hit into v, as backend_sim.c's count_l1_hit. */
@@ -276,6 +288,7 @@ static void simulate(struct mon_thread *t)
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mon_batch.pos = mon_batch.base;
+	divert();
 }
 
 void mon_batch_flush(struct mon_thread *t)

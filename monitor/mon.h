@@ -475,7 +475,13 @@ struct mon_hot {
 	};
 	const struct mon_backend_ops *backend;
 	int sampling;		/* sampled mode (sampled.c): the hooks tally */
-	int tally;		/* sampled mode between bursts: count, do not deliver */
+	union {
+		struct {
+			int tally;	/* sampled mode between bursts: count, do not deliver */
+			int batch;	/* the access batch is on, or has records waiting (batch.c) */
+		};
+		uint64_t diverted;	/* either: the hooks' one test */
+	};
 } __attribute__((aligned(64)));
 
 extern struct mon_hot mon_hot MON_HIDDEN;

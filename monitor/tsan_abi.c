@@ -151,28 +151,32 @@
  * gemm_blocked ran 1.7x its dormant time with them.
  */
 #define DEFINE_ACCESS(prefix, n, flags)					\
-	static INNER_ATTR void prefix##n##_line(const volatile void *addr, uintptr_t pc) \
+	static INNER_ATTR void prefix##n##_on(const volatile void *addr, uintptr_t pc) \
 	{								\
 		HOOK_LINE(addr, n, (flags), pc);			\
 	}								\
 	static INNER_ATTR void prefix##n##_full(const volatile void *addr, uintptr_t pc) \
 	{								\
 		mon_batch_flush(mon_self);				\
-		prefix##n##_line(addr, pc);				\
+		prefix##n##_on(addr, pc);				\
 	}								\
-	static INNER_ATTR void prefix##n##_on(const volatile void *addr, uintptr_t pc) \
+	static INNER_ATTR void prefix##n##_batch(const volatile void *addr, uintptr_t pc) \
 	{								\
 		BATCH_APPEND(addr, n, (flags), prefix##n##_full(addr, pc)); \
-		prefix##n##_line(addr, pc);				\
+		prefix##n##_on(addr, pc);				\
 	}								\
 	HOOK_ATTR void prefix##n(const volatile void *addr);		\
 	HOOK_ATTR void prefix##n(const volatile void *addr)		\
 	{								\
 		if (mon_unlikely(mon_active)) {				\
-			if (mon_likely(__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED))) \
-				mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
-			else						\
+			if (mon_likely(__atomic_load_n(&mon_hot.diverted, __ATOMIC_RELAXED))) { \
+				if (__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED)) \
+					mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
+				else					\
+					prefix##n##_batch(addr, RET_PC); \
+			} else {					\
 				prefix##n##_on(addr, RET_PC);		\
+			}						\
 		}							\
 	}
 
