@@ -92,8 +92,9 @@
 enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT, SEQ_CREATE };
 
 struct seq_ent {
-	uintptr_t addr;		/* access: address; markers: sync object key */
-	uintptr_t pc;		/* access: code address; REL/UNBLOCK: sequence number */
+	uintptr_t addr;		/* access: address; markers: sync object key (EXIT:
+				 * the joiners' key, 0 for none) */
+	uintptr_t pc;		/* access: code address; REL/UNBLOCK/EXIT: sequence number */
 	uint64_t *v;		/* access: the thread's counter vector of the object */
 	uint32_t obj_idx;
 	uint16_t sz;
@@ -147,6 +148,8 @@ static struct {
 	uint64_t *born;			/* merger: [id] creation clock + 1 (0: not merged) */
 	uint32_t nr_born;
 	int drain;			/* atomic: exit asked for a drain */
+	int force;			/* merger: draining, and nothing could be merged but
+					 * what waits: the waits are let go (try_resume) */
 	int paused;			/* atomic: sampled mode between bursts (mon_seq_pause) */
 	int cut;			/* merger: paused, and a running log ran dry: the
 					 * others' accesses are dropped until the next burst */
@@ -384,12 +387,13 @@ void mon_seq_thread_exit(struct mon_thread *t)
 	if (!l)
 		return;
 	/* joiners wait on the pthread_t (intercept_sync.c) and resume at this
-	 * thread's last clock (logged here although t is inside the runtime) */
+	 * thread's last clock (logged here although t is inside the runtime).
+	 * The release and the end are one entry: as two, a joiner could be
+	 * merged between them when the merger saw the first alone, while the
+	 * thread's core still held its lines - host timing in the counts. */
 	struct seq_sync *s = sync_slot((uintptr_t)pthread_self());
-	if (s)
-		log_marker(l, SEQ_REL, (uintptr_t)pthread_self(),
-			   __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL));
-	log_marker(l, SEQ_EXIT, 0, 0);
+	uint64_t n = s ? __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL) : 0;
+	log_marker(l, SEQ_EXIT, s ? (uintptr_t)pthread_self() : 0, n);
 	t->seq = NULL;		/* what it still does (TLS destructors) is not logged */
 }
 
@@ -546,7 +550,7 @@ static int try_resume(struct seq_log *l)
 		 * engagement, or unseen) starts at the frontier or its own
 		 * cycles so far (clock0), whichever is later; the others at
 		 * their creator's clock, once that creation is merged */
-		if (!born && l->wait_create && !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
+		if (!born && l->wait_create && !seq.force)
 			return 0;
 		l->clock = born ? born - 1 : seq.frontier > l->clock0 ? seq.frontier : l->clock0;
 		l->state = ST_RUN;
@@ -561,8 +565,7 @@ static int try_resume(struct seq_log *l)
 	}
 	if (e->addr) {
 		s = sync_slot(e->addr);
-		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < e->pc &&
-		    !__atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE))
+		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < e->pc && !seq.force)
 			return 0;
 		if (s && s->clock > l->clock)
 			l->clock = s->clock;
@@ -613,6 +616,18 @@ static void drop_access(struct seq_log *l)
 				 __ATOMIC_RELAXED);
 }
 
+/* A release of key merged: its waiters resume at l's clock at the latest. */
+static void release(struct seq_log *l, uintptr_t key)
+{
+	struct seq_sync *s = sync_slot(key);
+
+	if (s) {
+		if (l->clock > s->clock)
+			s->clock = l->clock;
+		__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
 static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 {
 	uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE), tl = l->tail;
@@ -620,7 +635,6 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 
 	while (tl != h && n++ < SEQ_BATCH && l->clock <= limit) {
 		const struct seq_ent *e = &l->ring[tl & (SEQ_RING - 1)];
-		struct seq_sync *s;
 
 		switch (e->kind) {
 		case SEQ_ACCESS:
@@ -630,18 +644,16 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 				l->clock += merge_access(l, e);
 			break;
 		case SEQ_REL:
-			if ((s = sync_slot(e->addr))) {
-				if (l->clock > s->clock)
-					s->clock = l->clock;
-				__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
-			}
+			release(l, e->addr);
 			break;
 		case SEQ_BLOCK:
 			l->state = ST_BLOCKED;
 			break;
 		case SEQ_UNBLOCK:	/* an UNBLOCK without BLOCK: a sleep key 0 */
 			break;
-		case SEQ_EXIT:
+		case SEQ_EXIT:	/* the joiners' release, if any, and the end */
+			if (e->addr)
+				release(l, e->addr);
 			l->state = ST_DONE;
 			break;
 		case SEQ_CREATE:
@@ -713,7 +725,7 @@ static void log_free(struct seq_log *l)
 /* A new log: to act[] when its thread may start, else parked. */
 static void adopt(struct seq_log *l)
 {
-	if (try_resume(l) || __atomic_load_n(&seq.drain, __ATOMIC_ACQUIRE)) {
+	if (try_resume(l) || seq.force) {
 		l->state = ST_RUN;
 		act_add(l);
 		return;
@@ -983,9 +995,7 @@ static void *merger_main(void *arg)
 
 		adopt_inbox();
 		if (draining && !snapped) {
-			/* what was logged when exit began; parked threads start */
-			mark_heads(0);
-			unpark(0);
+			mark_heads(0);	/* what was logged when exit began */
 			snapped = 1;
 		}
 		if (req != sync_seen) {
@@ -1022,8 +1032,21 @@ static void *merger_main(void *arg)
 				continue;
 		}
 		if (draining) {
+			if (!seq.force && !merged_up_to(0)) {
+				/* nothing can be merged but what waits (for its
+				 * creation, a release) and what follows: the waits
+				 * go, parked threads start. Not sooner: a joiner let
+				 * go while the ending thread's release was still
+				 * unmerged ran ahead of its last accesses, the
+				 * counts then depending on how far the merger was
+				 * when exit began */
+				seq.force = 1;
+				unpark(0);
+				continue;
+			}
 			/* nothing left that can be merged, or everything logged
 			 * before exit began is merged: the drain is done */
+			seq.force = 0;
 			snapped = 0;
 			__atomic_store_n(&seq.drain, 0, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&seq.drained, 1, __ATOMIC_ACQ_REL);

@@ -6,7 +6,10 @@
 #     the host-ordered mode still counts every access;
 #  2. a program that blocks in barriers, mutexes, condition variables,
 #     semaphores, sleeps and joins ends, prints what it prints natively, and
-#     every one of its 3 x 40 x 4096 slice writes is counted.
+#     every one of its 3 x 40 x 4096 slice writes is counted, and main's
+#     read of `handed` after the joins finds the line the last worker wrote
+#     as it ended dirty in that worker's core (an intervention), not merged
+#     before that write because exit began first.
 set -u
 FS=$1 FS_FIXED=$2 SYNC=$3 SYNC_NATIVE=$4
 T=$(mktemp -d "${TMPDIR:-/tmp}/ameba-order-XXXXXX")
@@ -53,5 +56,14 @@ for how in "2cpu" "1cpu"; do
 	w=$(jq -r '[.objects[] | select(.name == "slices") | .total.writes] | add' "$T/sync.json")
 	echo "order_sync $how: writes to slices $w (want $((3 * 40 * 4096)))"
 	[ "$w" = $((3 * 40 * 4096)) ] || fail "order_sync ($how): $w writes to slices counted"
+done
+# a core per thread (the bench geometry: skylake-sp's cores, no L2), so
+# that the last worker's line is still dirty in its core at main's read
+conf=$(dirname "$0")/../../bench/sim_validate/cachegrind.conf
+for r in 1 2 3; do
+	AMEBA_PRESET=$conf AMEBA_ORACLE=$T/hand.json timeout 300 "$SYNC" > /dev/null || fail "$SYNC (bench geometry) failed"
+	iv=$(jq -r '[.objects[] | select(.name == "handed") | .threads["0"].intervention // 0] | add' "$T/hand.json")
+	echo "order_sync run $r: interventions on main's read of handed after the joins: $iv (want 1)"
+	[ "$iv" = 1 ] || fail "main's read after the joins was merged before the last worker's write"
 done
 echo "ok: ordered simulation"

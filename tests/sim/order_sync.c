@@ -5,7 +5,11 @@
  * its own 4096-word slice of `slices` once per phase (PHASES phases), so
  * the slices' accesses are known exactly: 3 x PHASES x 4096 writes. The
  * program must end, print the same checksum as natively, and lose no
- * access (order.sh checks the oracle).
+ * access (order.sh checks the oracle). The last worker writes `handed`
+ * (a line of its own) as it ends, and main reads it after the joins, just
+ * before it exits:
+ * the read must come after the write (the line dirty in that worker's
+ * core), however far the merger was when exit began.
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -19,6 +23,7 @@
 
 uint64_t slices[NR_WORKERS][SLICE];
 uint64_t shared_total;
+uint64_t handed[8] __attribute__((aligned(64)));
 int turn;
 static pthread_barrier_t bar;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -50,6 +55,8 @@ static void *worker(void *arg)
 		if (p % 10 == 0)
 			usleep(200);
 	}
+	if (id == NR_WORKERS - 1)
+		handed[0] = (uint64_t)id + 1;
 	return NULL;
 }
 
@@ -67,7 +74,8 @@ int main(void)
 	for (int k = 0; k < NR_WORKERS; k++)
 		for (int i = 0; i < SLICE; i++)
 			sum += slices[k][i] * (uint64_t)(k + 1);
-	printf("order_sync: total %llu turn %d sum %llu\n", (unsigned long long)shared_total, turn,
-	       (unsigned long long)sum);
+	printf("order_sync: total %llu turn %d sum %llu handed %llu\n",
+	       (unsigned long long)shared_total, turn, (unsigned long long)sum,
+	       (unsigned long long)handed[0]);
 	return 0;
 }
