@@ -11,6 +11,9 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "sim.h"
 
@@ -102,11 +105,59 @@ static inline uint64_t sim_set_of(const struct sim_cache *k, uint64_t line)
 	return sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
 }
 
+#ifdef __SSE2__
+/* The ways among keys[4g, 4g + 4) (g < groups) whose key's low 32 bits,
+ * state bits cleared, are want's: two bits per way (bit 2w, 2w + 1) of
+ * the result, or four groups' at most. */
+static inline __attribute__((always_inline)) uint32_t sim_find_lo(const uint64_t *keys,
+								  uint32_t groups, uint64_t want)
+{
+	const __m128i m = _mm_set1_epi32(~3), wl = _mm_set1_epi32((int)(uint32_t)want);
+	uint32_t bits = 0;
+
+	for (uint32_t g = 0; g < groups; g += 2) {
+		const __m128i *k = (const __m128i *)(keys + 4 * g);
+		__m128 a = _mm_castsi128_ps(_mm_loadu_si128(k));
+		__m128 b = _mm_castsi128_ps(_mm_loadu_si128(k + 1));
+		__m128i lo0 = _mm_castps_si128(_mm_shuffle_ps(a, b, 0x88)), lo1 = lo0;
+
+		lo0 = _mm_cmpeq_epi32(_mm_and_si128(lo0, m), wl);
+		if (g + 1 < groups) {
+			__m128 c = _mm_castsi128_ps(_mm_loadu_si128(k + 2));
+			__m128 d = _mm_castsi128_ps(_mm_loadu_si128(k + 3));
+
+			lo1 = _mm_castps_si128(_mm_shuffle_ps(c, d, 0x88));
+			lo1 = _mm_cmpeq_epi32(_mm_and_si128(lo1, m), wl);
+		} else {
+			lo1 = _mm_setzero_si128();
+		}
+		bits |= (uint32_t)_mm_movemask_epi8(_mm_packs_epi32(lo0, lo1)) << (8 * g);
+	}
+	return bits;
+}
+#endif
+
 /* sim_find_in over exactly n ways: n a constant, the loop unrolled whole
- * (no test of a way counter). */
+ * (no test of a way counter). With SSE2 and n a multiple of 4 up to 16,
+ * the low halves of four ways at a time, then the first candidate whose
+ * whole key matches (candidates in way order, so the first match wins as
+ * in the loop; two lines 2^30 lines apart share a low half): 8 ways in
+ * ~16 instructions instead of ~45 (stream's L1 misses, callgrind). */
 static inline __attribute__((always_inline)) int sim_find_n(const uint64_t *keys, uint32_t n,
 							     uint64_t want)
 {
+#ifdef __SSE2__
+	if (__builtin_constant_p(n) && n % 4 == 0 && n <= 16) {
+		for (uint32_t bits = sim_find_lo(keys, n / 4, want); bits; bits &= bits - 1) {
+			uint32_t w = (uint32_t)__builtin_ctz(bits) / 2;
+
+			bits &= bits - 1;	/* the way's second bit */
+			if ((keys[w] & ~(uint64_t)3) == want)
+				return (int)w;
+		}
+		return -1;
+	}
+#endif
 #pragma GCC unroll 16
 	for (uint32_t w = 0; w < n; w++)
 		if ((keys[w] & ~(uint64_t)3) == want)

@@ -108,6 +108,42 @@ static void test_lru_order(void)
 	mon_sim_destroy(s);
 }
 
+/* ---- the way search (sim_find_n): lines whose keys share their low half
+ * (2^30 lines apart) in set 0 of two sets of 4, 8 and 16 ways; set 1's
+ * lines in between, so that none is found among the remembered lines
+ * (sim_l0) ---- */
+static void test_find_far_lines(void)
+{
+	static const uint32_t assocs[] = { 4, 8, 16 };
+	const uintptr_t far = (uintptr_t)1 << 36;	/* 2^30 lines of 64 bytes */
+
+	for (size_t a = 0; a < sizeof(assocs) / sizeof(assocs[0]); a++) {
+		uint32_t n = assocs[a];
+		struct mri_geom g = small_geom(2 * (uint64_t)n * LINE, n);
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct mon_sim_events ev;
+		uint64_t misses = 0, hits = 0;
+
+		for (uint32_t k = 0; k < n; k++) {	/* every way a candidate */
+			mon_sim_access(c, BASE + k * far, 8, 0, 0, &ev);
+			misses += ev.l1_miss;
+		}
+		for (uint32_t k = 0; k < 8; k++)	/* the remembered lines: set 1's */
+			mon_sim_access(c, BASE + (2 * k + 1) * LINE, 8, 0, 0, &ev);
+		for (uint32_t k = n; k-- > 0;) {	/* each found past the others */
+			mon_sim_access(c, BASE + k * far + 8, 8, k & 1, 0, &ev);
+			hits += !ev.l1_miss;
+		}
+		CHECK_EQ_U64(misses, n);
+		CHECK_EQ_U64(hits, n);
+		mon_sim_access(c, BASE + n * far, 8, 0, 0, &ev);	/* a candidate in every way, none its */
+		CHECK_EQ_U64(ev.l1_miss, 1);
+		verify(s, __LINE__);
+		mon_sim_destroy(s);
+	}
+}
+
 /* ---- the LLC / L2 TLB set: fingerprints and a nibble order word ---- */
 
 /* The hand-computed sequence of test_lru_order on one 4-way set. */
@@ -1014,6 +1050,7 @@ static void test_settle_cold(void)
 int main(void)
 {
 	test_lru_order();
+	test_find_far_lines();
 	test_lru16_order();
 	test_lru16_random();
 	test_set_mapping();
