@@ -1222,9 +1222,7 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 							    t->cache.obj[w]->idx);
 				if (mon_likely(o >= 0)) {
 					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
-					if (mon_unlikely(!mon_batch.end) && mon_batch.owner == t &&
-					    mon_batch.pos)	/* off, not flushing */
-						mon_batch_try(t);
+					mon_batch_lean_miss(t);
 					mon_rt_leave(t);
 					return;
 				}

@@ -45,30 +45,74 @@
 #define BATCH_BYTES (2 * MON_BATCH_RECS * sizeof(uint64_t))
 
 /*
- * AMEBA_SIM_BATCH=1 turns the batch on; off by default. Measured on the
- * long kernels (docs/simulator.md "The access batch"), it saves 3-15% of
- * the instructions, and CPU time on jacobi and rmw, but costs CPU time
- * where the program's own loads miss the host's caches one after another
- * (chase, gemm's column walk): the single entry's prefetch of the address
- * overlapped that miss with the access's simulation, which the batch
- * moves away from it.
+ * The batch is on unless AMEBA_SIM_BATCH=0. Measured on the long kernels
+ * (docs/simulator.md "The access batch"): always on, it saved 3-15% of
+ * the instructions but cost CPU time where the program's own loads miss
+ * the host's caches one after another (chase, gemm's column walk): the
+ * single entry's prefetch of the address overlapped that miss with the
+ * access's simulation, which the batch moves away from it. The policy
+ * below (a batch of many misses rests) keeps it to where it gains.
  */
-static int batch_on = -1;
-
 static int batch_wanted(void)
 {
-	int on = __atomic_load_n(&batch_on, __ATOMIC_RELAXED);
+	const char *e = getenv("AMEBA_SIM_BATCH");
 
-	if (mon_unlikely(on < 0)) {
-		const char *e = getenv("AMEBA_SIM_BATCH");
-
-		on = e && e[0] == '1' && !e[1];
-		__atomic_store_n(&batch_on, on, __ATOMIC_RELAXED);
-	}
-	return on;
+	if (!e || !*e || (e[0] == '1' && !e[1]))
+		return 1;
+	if (e[0] == '0' && !e[1])
+		return 0;
+	mon_log("AMEBA_SIM_BATCH=%s: not 0 or 1; the access batch stays on", e);
+	return 1;
 }
 
 struct mon_batch mon_batch;
+
+/*
+ * The policy: a full batch more than AMEBA_SIM_BATCH_MISS % (default 25)
+ * of whose records missed the L1 rests: the batch stays off for the next
+ * BATCH_REST lean misses, twice as many after each batch that rests again
+ * (up to BATCH_REST_MAX), BATCH_REST again after one that does not. Where
+ * the program's own loads miss the host's caches one after another, the
+ * single entry simulates an access while the program's miss is under way;
+ * the batch simulates it later and the program waits for every miss
+ * (docs/simulator.md "The access batch"). 100 or more: never rests.
+ *
+ * The lean path's part is one decrement of mon_batch.tick per miss
+ * (mon_batch_lean_miss): while the batch is simulated the tick counts its
+ * misses down from TICK_COUNTING; otherwise it runs out after the rest, or
+ * after BATCH_REST misses when the batch could not go on, and
+ * mon_batch_tick looks again (a test of the rest's count at every miss
+ * cost chase ~12 instructions a miss).
+ */
+#define BATCH_REST 4096
+#define BATCH_REST_MAX (1u << 20)
+#define TICK_COUNTING (1u << 31)
+static uint32_t rest_len = BATCH_REST;
+static int batch_miss_pct(void)
+{
+	static int pct = -1;
+
+	if (pct < 0) {
+		const char *e = getenv("AMEBA_SIM_BATCH_MISS");
+		char *end;
+		long v = e && *e ? strtol(e, &end, 10) : 25;
+
+		if (e && *e && (*end || v < 0)) {
+			mon_log("AMEBA_SIM_BATCH_MISS=%s: not a percentage (0-100); using 25", e);
+			v = 25;
+		}
+		pct = v > 100 ? 100 : (int)v;
+	}
+	return pct;
+}
+
+/* The batch rests (a function of its own: test sim_batch stops here) */
+static __attribute__((noinline)) void batch_rest(void)
+{
+	mon_batch.tick = rest_len;
+	rest_len = rest_len < BATCH_REST_MAX ? 2 * rest_len : BATCH_REST_MAX;
+	__asm__ __volatile__("" ::: "memory");
+}
 
 /* Whether t may batch now: its owner, the sim backend's line entry on a
  * solo lean core, nothing armed, no sampled mode, not ignoring. */
@@ -82,7 +126,7 @@ static int batch_allowed(struct mon_thread *t)
 	       !__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) &&
 	       (b == &mon_backend_sim || b == &mon_backend_sim_c) && t->started == b &&
-	       mon_sim_batch_ok(t) && batch_wanted();
+	       mon_sim_batch_ok(t) && mon_batch.want;
 }
 
 /* The hooks take the batch's path (mon_hot.batch) while it is on or holds
@@ -294,12 +338,25 @@ static void simulate(struct mon_thread *t)
 void mon_batch_flush(struct mon_thread *t)
 {
 	int was_on = mon_batch.end != NULL;
+	uint32_t n = (uint32_t)(mon_batch.pos - mon_batch.base) / 2, misses;
 
 	if (mon_unlikely(mon_batch.owner != t || t->in_rt || !mon_batch.pos))
 		return;		/* not t's, the runtime's own call, or a flush running */
+	mon_batch.tick = TICK_COUNTING;
 	simulate(t);
-	if (was_on && batch_allowed(t))
-		set_end(mon_batch.base + 2 * MON_BATCH_RECS);
+	misses = TICK_COUNTING - mon_batch.tick;
+	mon_batch.tick = BATCH_REST;
+	if (!was_on || !batch_allowed(t))
+		return;
+	/* judged on full batches: a flush at a call comes after a few
+	 * records, which say little */
+	if (n == MON_BATCH_RECS && misses * 100 > n * (uint32_t)batch_miss_pct()) {
+		batch_rest();	/* off: misses want the single entry */
+		return;
+	}
+	if (n == MON_BATCH_RECS)
+		rest_len = BATCH_REST;
+	set_end(mon_batch.base + 2 * MON_BATCH_RECS);
 }
 
 void mon_batch_off(struct mon_thread *t)
@@ -311,9 +368,12 @@ void mon_batch_off(struct mon_thread *t)
 	set_end(NULL);
 }
 
-void mon_batch_try(struct mon_thread *t)
+void mon_batch_tick(struct mon_thread *t)
 {
-	if (mon_batch.pos == mon_batch.base && batch_allowed(t))
+	/* without AMEBA_SIM_BATCH, the next look after 2^32 misses */
+	mon_batch.tick = mon_batch.want ? BATCH_REST : 0;
+	if (mon_batch.want && !mon_batch.end && mon_batch.pos == mon_batch.base &&
+	    batch_allowed(t))
 		set_end(mon_batch.base + 2 * MON_BATCH_RECS);
 }
 
@@ -335,6 +395,8 @@ void mon_batch_thread_start(struct mon_thread *t)
 		munmap(p, BATCH_BYTES);
 		return;
 	}
+	mon_batch.want = batch_wanted();
+	mon_batch.tick = mon_batch.want ? 1 : 0;	/* on at the first lean miss */
 	mon_batch.base = mon_batch.pos = p;
 }
 

@@ -940,13 +940,23 @@ static inline void mon_rt_leave(struct mon_thread *t)
 struct mon_batch {
 	uint64_t *pos, *end, *base;
 	struct mon_thread *owner;
+	int want;		/* AMEBA_SIM_BATCH on */
+	uint32_t tick;		/* lean misses until batch.c looks again (mon_batch_tick) */
 } __attribute__((aligned(64)));
 extern struct mon_batch mon_batch MON_HIDDEN;
 void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;
 /* The batch simulated and off until the lean path turns it on again. */
 void mon_batch_off(struct mon_thread *t) MON_HIDDEN;
-/* From the lean path (the core held): on, if everything allows it. */
-void mon_batch_try(struct mon_thread *t) MON_HIDDEN;
+/* The tick ran out (the lean path, the core held): the batch on, if
+ * everything allows it, or another tick. */
+void mon_batch_tick(struct mon_thread *t) MON_HIDDEN;
+/* A lean miss of t: one decrement of the tick (while the batch is
+ * simulated, it counts the batch's misses). */
+static inline void mon_batch_lean_miss(struct mon_thread *t)
+{
+	if (mon_unlikely(--mon_batch.tick == 0))
+		mon_batch_tick(t);
+}
 /* t's batch page (sim_thread_start, for a solo core's thread) */
 void mon_batch_thread_start(struct mon_thread *t) MON_HIDDEN;
 void mon_batch_thread_exit(struct mon_thread *t) MON_HIDDEN;

@@ -45,10 +45,13 @@ add_test(NAME sim_lean_path
 set_tests_properties(sim_lean_path PROPERTIES LABELS sim TIMEOUT 600)
 # The access batch (issue 24) against the hooks delivering each access: the
 # same counts, through frees and reuse, mmap, copies, atomics, a packed
-# field across lines and a second thread (batch_sync.c).
+# field across lines and a second thread (batch_sync.c); and its policy: a
+# batch of mostly misses (chase) rests, one of few (batch_hits.c) does not.
 ameba_instrumented(NAME sim_batch_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/batch_sync.c)
+ameba_instrumented(NAME sim_batch_hits COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/batch_hits.c)
 add_test(NAME sim_batch
-  COMMAND ${AMEBA_FRAGMENT_DIR}/batch.sh ${AMEBA_TEST_BIN}/sim_batch_sync
+  COMMAND ${AMEBA_FRAGMENT_DIR}/batch.sh ${k}:chase ${AMEBA_TEST_BIN}/sim_batch_hits
+          ${AMEBA_TEST_BIN}/sim_batch_sync
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${k}:dense ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
