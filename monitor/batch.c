@@ -338,10 +338,11 @@ static void simulate(struct mon_thread *t)
 void mon_batch_flush(struct mon_thread *t)
 {
 	int was_on = mon_batch.end != NULL;
-	uint32_t n = (uint32_t)(mon_batch.pos - mon_batch.base) / 2, misses;
+	uint32_t n, misses;
 
 	if (mon_unlikely(mon_batch.owner != t || t->in_rt || !mon_batch.pos))
 		return;		/* not t's, the runtime's own call, or a flush running */
+	n = (uint32_t)(mon_batch.pos - mon_batch.base) / 2;
 	mon_batch.tick = TICK_COUNTING;
 	simulate(t);
 	misses = TICK_COUNTING - mon_batch.tick;
@@ -370,7 +371,7 @@ void mon_batch_off(struct mon_thread *t)
 
 void mon_batch_tick(struct mon_thread *t)
 {
-	/* without AMEBA_SIM_BATCH, the next look after 2^32 misses */
+	/* with AMEBA_SIM_BATCH=0, the next look after 2^32 misses */
 	mon_batch.tick = mon_batch.want ? BATCH_REST : 0;
 	if (mon_batch.want && !mon_batch.end && mon_batch.pos == mon_batch.base &&
 	    batch_allowed(t))
