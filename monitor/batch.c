@@ -87,7 +87,6 @@ struct mon_batch mon_batch;
 #define BATCH_REST 4096
 #define BATCH_REST_MAX (1u << 20)
 #define TICK_COUNTING (1u << 31)
-static uint32_t rest_len = BATCH_REST;
 static int batch_miss_pct(void)
 {
 	static int pct = -1;
@@ -109,8 +108,10 @@ static int batch_miss_pct(void)
 /* The batch rests (a function of its own: test sim_batch stops here) */
 static __attribute__((noinline)) void batch_rest(void)
 {
-	mon_batch.tick = rest_len;
-	rest_len = rest_len < BATCH_REST_MAX ? 2 * rest_len : BATCH_REST_MAX;
+	uint32_t r = mon_batch.rest ? mon_batch.rest : BATCH_REST;
+
+	mon_batch.tick = r;
+	mon_batch.rest = r < BATCH_REST_MAX ? 2 * r : BATCH_REST_MAX;
 	__asm__ __volatile__("" ::: "memory");
 }
 
@@ -158,29 +159,6 @@ static inline __attribute__((always_inline)) void count_hit(uint64_t *v, uint32_
 	mon_count_add(v, SLOT_EST_CYCLES, cycles);
 }
 
-/* sim_l0_search with SSE2, as the assembly entry: the low halves of the
- * eight entries' lines against line's at once; the first match, checked
- * whole (a line 2^32 lines away goes the full way, which is always right). */
-static inline __attribute__((always_inline)) int l0_search(const struct mon_sim_core *c,
-							    uint64_t line)
-{
-#if defined(__SSE2__)
-	_Static_assert(SIM_L0 == 8, "l0_search: eight entries");
-	__m128i want = _mm_set1_epi32((int)(uint32_t)line);
-	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)c->l0.lo), want);
-	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)c->l0.lo + 1), want);
-	unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi32(lo, hi));
-	int j;
-
-	if (!m)
-		return -1;
-	j = __builtin_ctz(m) >> 1;
-	return c->l0.line[j] == line ? j : -1;
-#else
-	return sim_l0_search(c, line);
-#endif
-}
-
 /*
  * The records [p, e) through the sim backend's line entry, its L1 hit
  * inline: what sim_line_fast_x86 does for each, with the core held and
@@ -212,7 +190,7 @@ static inline __attribute__((always_inline)) int hit_one(struct mon_sim_core *c,
 	if (mru) {
 		j = (int)c->last_j;
 	} else {
-		j = l0_search(c, line);
+		j = sim_l0_search(c, line);
 		if (mon_unlikely(j < 0))
 			return MISS;
 	}
@@ -356,7 +334,7 @@ void mon_batch_flush(struct mon_thread *t)
 		return;
 	}
 	if (n == MON_BATCH_RECS)
-		rest_len = BATCH_REST;
+		mon_batch.rest = BATCH_REST;
 	set_end(mon_batch.base + 2 * MON_BATCH_RECS);
 }
 

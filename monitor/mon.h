@@ -942,6 +942,7 @@ struct mon_batch {
 	struct mon_thread *owner;
 	int want;		/* AMEBA_SIM_BATCH on */
 	uint32_t tick;		/* lean misses until batch.c looks again (mon_batch_tick) */
+	uint32_t rest;		/* the next rest's length in lean misses (batch.c) */
 } __attribute__((aligned(64)));
 extern struct mon_batch mon_batch MON_HIDDEN;
 void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;

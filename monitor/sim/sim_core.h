@@ -856,15 +856,35 @@ static inline int sim_core_try_enter(struct mon_sim_core *c)
 	return 0;
 }
 
-/* The first entry of c->l0 holding L1 line `line` (no last-line check), or -1. */
+/* The first entry of c->l0 holding L1 line `line` (no last-line check), or
+ * -1. With SSE2 the low halves of the eight entries' lines are compared
+ * with line's at once, then the candidates' whole lines in order (lines
+ * 2^32 lines apart share a low half). */
 static inline __attribute__((always_inline)) int sim_l0_search(const struct mon_sim_core *c,
 								uint64_t line)
 {
+#ifdef __SSE2__
+	_Static_assert(SIM_L0 == 8, "sim_l0_search: eight entries");
+	__m128i want = _mm_set1_epi32((int)(uint32_t)line);
+	__m128i lo = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)c->l0.lo), want);
+	__m128i hi = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)c->l0.lo + 1), want);
+	/* two mask bits per entry: keep the low one */
+	unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi32(lo, hi)) & 0x5555u;
+
+	for (; m; m &= m - 1) {
+		int j = __builtin_ctz(m) >> 1;
+
+		if (sim_likely(c->l0.line[j] == line))
+			return j;
+	}
+	return -1;
+#else
 #pragma GCC unroll 8
 	for (int j = 0; j < SIM_L0; j++)
 		if (c->l0.line[j] == line)
 			return j;
 	return -1;
+#endif
 }
 
 /* The entry of c->l0 for L1 line `line`: c->last_j when it is the line
