@@ -40,6 +40,7 @@
 #include "mon.h"
 #include "seq.h"
 #include "sim/sim_core.h"	/* sim_hit: the simulator's L1 hit path, inline */
+#include "sim/sim_lean.h"	/* the lean path, inline in the miss half */
 #include "backend_sim.h"
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
@@ -1151,6 +1152,25 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 #define LINE_FAST_ATTR
 #endif
 
+/* The lean path for c, lean its c->lean as a constant (SIM_LEAN_FIT_*:
+ * sim_lean_body inline, the associativities constants), or -1: read it
+ * (mon_sim_access_lean, a call). */
+static inline __attribute__((always_inline)) int lean_access(struct mon_sim_core *c,
+							      uintptr_t addr, uint32_t size,
+							      int is_write, uint32_t cookie,
+							      const int lean)
+{
+	switch (lean) {
+	case SIM_LEAN_FIT_8_16:
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16);
+	case SIM_LEAN_FIT_12_16:
+		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16);
+	case SIM_LEAN_FIT:
+		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0);
+	}
+	return mon_sim_access_lean(c, addr, size, is_write, cookie);
+}
+
 /* line_rest's access through the general miss path, the core held and
  * in_rt raised, c->cur_tag set, w the object's way: out of line, so that
  * the lean path's callers save no registers for it (~17 instructions a
@@ -1197,12 +1217,13 @@ static inline __attribute__((always_inline)) int line_hit_shadow(struct mon_thre
 /*
  * The line entry's miss half: an access the L1 hit did not take, held
  * (the core entered and in_rt raised by the caller) or not, retry when the
- * line was found and would hit but for its tag (see mon_sim_line_fast_c).
+ * line was found and would hit but for its tag (see mon_sim_line_fast_c);
+ * lean as lean_access's.
  */
 static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t,
 							     struct mon_sim_core *c, uintptr_t addr,
 							     uint32_t wfs, uintptr_t pc, int held,
-							     int retry)
+							     int retry, const int lean)
 {
 	int w;
 
@@ -1215,11 +1236,11 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 			/* a miss, or a line not remembered: still in the core and
 			 * in the runtime, straight to the simulator's miss path */
 			line_tag(t, c, addr, (unsigned)w, c->cur_tag);
-			if (c->lean) {
+			if (lean < 0 ? c->lean != SIM_LEAN_NO : lean != SIM_LEAN_NO) {
 				unsigned flags = MON_FAST_FLAGS(wfs);
-				int o = mon_sim_access_lean(c, addr, MON_FAST_SZ(wfs),
-							    (flags & MON_ACC_WRITE) != 0,
-							    t->cache.obj[w]->idx);
+				int o = lean_access(c, addr, MON_FAST_SZ(wfs),
+						    (flags & MON_ACC_WRITE) != 0,
+						    t->cache.obj[w]->idx, lean);
 				if (mon_likely(o >= 0)) {
 					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_batch_lean_miss(t);
@@ -1298,15 +1319,44 @@ LINE_FAST_ATTR void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, ui
 		if (!held)
 			mon_rt_leave(t);
 	}
-	line_rest(t, c, addr, wfs, pc, held, retry);
+	line_rest(t, c, addr, wfs, pc, held, retry, -1);
 }
 
-/* The miss half alone, for the assembly entry: the core held and in_rt
- * raised, the access no hit of the remembered lines. */
+/* The miss half for each lean kind, the kind a constant: one function
+ * with the lean path inline, one call per miss (two, through
+ * mon_sim_access_lean, had two prologues and the argument passing: ~25
+ * instructions a miss, stream) */
+#define LINE_MISS_VARIANT(name, lean)                                                  \
+	static __attribute__((noinline)) void name(struct mon_thread *t, uintptr_t addr, \
+						   uint32_t wfs, uintptr_t pc)            \
+	{                                                                               \
+		line_rest(t, t->backend_data, addr, wfs, pc, 1, 0, lean);              \
+	}
+LINE_MISS_VARIANT(line_miss_8_16, SIM_LEAN_FIT_8_16)
+LINE_MISS_VARIANT(line_miss_12_16, SIM_LEAN_FIT_12_16)
+LINE_MISS_VARIANT(line_miss_any, SIM_LEAN_FIT)
+LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
+#undef LINE_MISS_VARIANT
+
+/* The miss half alone, for the assembly entry and the batch: the core held
+ * and in_rt raised, the access no hit of the remembered lines. */
 LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
 					 uintptr_t pc)
 {
-	line_rest(t, t->backend_data, addr, wfs, pc, 1, 0);
+	const struct mon_sim_core *c = t->backend_data;
+
+	switch (c->lean) {
+	case SIM_LEAN_FIT_8_16:
+		line_miss_8_16(t, addr, wfs, pc);
+		return;
+	case SIM_LEAN_FIT_12_16:
+		line_miss_12_16(t, addr, wfs, pc);
+		return;
+	case SIM_LEAN_FIT:
+		line_miss_any(t, addr, wfs, pc);
+		return;
+	}
+	line_miss_general(t, addr, wfs, pc);
 }
 
 #undef PUT

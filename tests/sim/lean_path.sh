@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # lean_path.sh BIN[:ARG]...: the sim backend's lean miss path
-# (monitor/sim/sim.c mon_sim_access_lean) against the general one
+# (monitor/sim/sim_lean.h sim_lean_body: inline in the sim backend's miss
+# half and in mon_sim_access_lean) against the general one
 # (AMEBA_SIM_LEAN=0): every single-threaded BIN (run with ARG, if given)
 # writes the same oracle counts both ways - every metric of every object and
 # thread - under the bench geometry (bench/sim_validate/cachegrind.conf: no
 # L2, 3C off, the geometry the lean path serves) with the TLB model on and
 # off (AMEBA_SIM_TLB=0), and the lean path is the one that ran (gdb stops in
-# it by default, never with AMEBA_SIM_LEAN=0). Under skylake-sp (an L2) it
-# never runs. ASLR off (setarch -R) and environments of one size, so that
+# one of its inline copies by default, never with AMEBA_SIM_LEAN=0). Under
+# skylake-sp (an L2) it never runs. ASLR off (setarch -R) and environments of one size, so that
 # both runs see the same addresses.
 set -euo pipefail
 command -v gdb >/dev/null || { echo "lean_path: gdb not found (apt-get install gdb)" >&2; exit 1; }
@@ -22,10 +23,10 @@ export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
 status=0
 for spec in "$@"; do
 	parse_spec "$spec"
-	expect_ran hit mon_sim_access_lean "the lean path never ran" AMEBA_SIM_LEAN=1 || status=1
-	expect_ran "not hit" mon_sim_access_lean "AMEBA_SIM_LEAN=0 ran the lean path" \
+	expect_ran hit sim_lean_body "the lean path never ran" AMEBA_SIM_LEAN=1 || status=1
+	expect_ran "not hit" sim_lean_body "AMEBA_SIM_LEAN=0 ran the lean path" \
 		AMEBA_SIM_LEAN=0 || status=1
-	expect_ran "not hit" mon_sim_access_lean "the lean path ran with an L2" \
+	expect_ran "not hit" sim_lean_body "the lean path ran with an L2" \
 		AMEBA_PRESET=skylake-sp || status=1
 	same_both_ways AMEBA_SIM_LEAN lean || status=1
 	# the TLB model off: no tlb_miss counted, every other count the same
