@@ -373,14 +373,30 @@ static inline uint8_t sim_fp(uint64_t line)
 }
 
 /* The way of a set of sim_lru16_ref holding line, or -1; n ways, a
- * constant in the unrolled versions (sim_lru16_find): both fingerprint
- * words are tested before any key, so a miss costs no loop (the bytes
- * past the last way are 0, and a fingerprint never is). */
+ * constant in the unrolled versions (sim_lru16_find): every fingerprint is
+ * tested before any key, so a miss costs no loop (the bytes past the last
+ * way are 0, and a fingerprint never is). With SSE2 the 16 bytes at once
+ * (a 16-way LLC miss: ~35 -> ~15 instructions, stream), else two words. */
 static inline __attribute__((always_inline)) int sim_lru16_find_n(const uint64_t *keys,
 								   const uint8_t *fp, uint32_t n,
 								   uint64_t line)
 {
 	uint64_t want = SIM_KEY(line), fb = SIM_B8((uint64_t)sim_fp(line)), word, m0, m1 = 0;
+
+#ifdef __SSE2__
+	if (n > 8) {
+		__m128i f = _mm_loadu_si128((const __m128i *)fp);
+		__m128i b = _mm_set1_epi64x((long long)fb);
+		uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, b));
+
+		for (; m; m &= m - 1) {
+			uint32_t w = (uint32_t)__builtin_ctz(m);
+			if (sim_likely((keys[w] & ~(uint64_t)3) == want))
+				return (int)w;
+		}
+		return -1;
+	}
+#endif
 
 	__builtin_memcpy(&word, fp, 8);
 	m0 = sim_zero_bytes(word ^ fb);
