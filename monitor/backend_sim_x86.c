@@ -63,6 +63,7 @@
 #define A_C_TLB1_CLOCK 880
 #define A_C_TLB1_ASSOC 904
 #define A_C_HAS_L2 1024
+#define A_C_LEAN 1248
 #define A_M_COOKIE 8
 #define A_M_DIRTY 20
 #define A_M_TRACK 21
@@ -104,6 +105,7 @@ A_FIELD(struct mon_sim_core, tlb1.key, A_C_TLB1_KEY, 8);
 A_FIELD(struct mon_sim_core, tlb1.clock, A_C_TLB1_CLOCK, 8);
 A_FIELD(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC, 4);
 A_FIELD(struct mon_sim_core, has_l2, A_C_HAS_L2, 4);
+A_FIELD(struct mon_sim_core, lean, A_C_LEAN, 4);
 A_FIELD(struct sim_meta, cookie, A_M_COOKIE, 4);
 A_FIELD(struct sim_meta, dirty, A_M_DIRTY, 1);
 A_FIELD(struct sim_meta, track, A_M_TRACK, 1);
@@ -130,9 +132,12 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
  * when it is no hit (having changed nothing): the miss half with the
  * core held, or the C entry. WFS8, WFS32: where wfs is (byte, dword);
  * SAVE_COOKIE puts the object's index (rax: the object) where COOKIE
- * reads it.
+ * reads it. NOT_LEAN: the tests a lean core (c->lean, checked by the
+ * caller: an LRU L1, no 3C) never needs - A_NOT_LEAN, or nothing.
  */
-#define A_HIT(MISS, OUT, WFS8, WFS32, SAVE_COOKIE, COOKIE) \
+#define A_NOT_LEAN(x) x
+#define A_LEAN(x)
+#define A_HIT(MISS, OUT, WFS8, WFS32, SAVE_COOKIE, COOKIE, NOT_LEAN) \
 	/* sim_l0_find: the last line (mru), else the first entry holding it */ \
 	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n" \
 	"	jne	3f\n" \
@@ -197,8 +202,8 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	/* mru: the line, its page and shadow are most recently used already */ \
 	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n" \
 	"	je	8f\n" \
-	"	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */ \
-	"	jne	" MISS "\n" \
+	NOT_LEAN("	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */ \
+		 "	jne	" MISS "\n") \
 	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n" \
 	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n" \
 	"	je	7f\n" \
@@ -208,11 +213,11 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	lea	5(,%rax,4), %rax\n"		/* SIM_KEY(page) | SIM_S */ \
 	"	cmp	%rax, (%rdx,%rsi,8)\n" \
 	"	jne	" MISS "\n" \
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
-	"	je	10f\n" \
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
-	"	jne	" MISS "\n"			/* the shadow needs a call */ \
-	"10:\n" \
+	NOT_LEAN("	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
+		 "	je	10f\n" \
+		 "	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
+		 "	jne	" MISS "\n"			/* the shadow needs a call */ \
+		 "10:\n") \
 	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n" \
 	"	add	$1, %rax\n" \
 	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n" \
@@ -223,10 +228,10 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n" \
 	"	jmp	11f\n" \
 	"7:\n" \
-	"	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
-	"	je	11f\n" \
-	"	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
-	"	jne	" MISS "\n" \
+	NOT_LEAN("	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
+		 "	je	11f\n" \
+		 "	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
+		 "	jne	" MISS "\n") \
 	"11:\n" \
 	/* sim_touch_at (LRU), and the line becomes the last */ \
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n" \
@@ -302,7 +307,7 @@ __asm__(
 	A_HIT(".Lslf_miss", ".Lslf_out", "-24(%rsp)", "-24(%rsp)",
 	      "	mov	" A_S(A_O_IDX) "(%rax), %eax\n"
 	      "	mov	%eax, -32(%rsp)\n"
-	      , "-32(%rsp)")
+	      , "-32(%rsp)", A_NOT_LEAN)
 	/* sim_core_exit, count_l1_hit into the entry's counter vector, mon_rt_leave */
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	A_COUNT
@@ -337,9 +342,10 @@ __asm__(
  * record through the line entry. A miss goes to the miss half
  * (mon_sim_line_miss_c), called from here with the core held and in_rt
  * raised, as the single entry's jump does; the loop then enters again.
- * Only for a solo core whose L1 lines are
- * 64 bytes (the caller checks the shift; the core's solo flag is checked
- * here, held). Registers as sim_line_fast_x86's, and rbx the record, r12
+ * Only for a solo core on the lean path whose L1 lines are 64 bytes (the
+ * caller checks the shift; the core's solo and lean flags are checked
+ * here, held: the hit then needs no PLRU or 3C test), and records within
+ * one 64-byte line (the hooks append no other). Registers as sim_line_fast_x86's, and rbx the record, r12
  * the end, r13 wfs, r14 the cookie, r15 t (rdi across the call).
  */
 __asm__(
@@ -375,21 +381,16 @@ __asm__(
 	"	jne	.Lbh_out\n"
 	"	cmpl	$0, " A_S(A_C_SOLO) "(%r8)\n"
 	"	je	.Lbh_out\n"
+	"	cmpl	$0, " A_S(A_C_LEAN) "(%r8)\n"
+	"	je	.Lbh_out\n"
 	".Lbh_loop:\n"
 	"	cmp	%r12, %rbx\n"
 	"	jae	.Lbh_out\n"
 	"	mov	(%rbx), %r9\n"			/* the address */
 	"	mov	8(%rbx), %r13d\n"		/* wfs */
-	"	mov	%r9d, %eax\n"
-	"	and	$63, %eax\n"
-	"	mov	%r13d, %edx\n"
-	"	shr	$16, %edx\n"
-	"	add	%edx, %eax\n"
-	"	cmp	$64, %eax\n"			/* not within one line */
-	"	ja	.Lbh_out\n"
-	"	shr	$6, %r9\n"			/* line */
+	"	shr	$6, %r9\n"			/* line (the hook appends no crossing) */
 	A_HIT(".Lbh_miss", ".Lbh_out", "%r13b", "%r13d",
-	      "	mov	" A_S(A_O_IDX) "(%rax), %r14d\n", "%r14d")
+	      "	mov	" A_S(A_O_IDX) "(%rax), %r14d\n", "%r14d", A_LEAN)
 	A_COUNT
 	"	add	$16, %rbx\n"
 	"	jmp	.Lbh_loop\n"
@@ -411,6 +412,8 @@ __asm__(
 	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
 	"	jne	.Lbh_out\n"
 	"	cmpl	$0, " A_S(A_C_SOLO) "(%r8)\n"
+	"	je	.Lbh_out\n"
+	"	cmpl	$0, " A_S(A_C_LEAN) "(%r8)\n"
 	"	je	.Lbh_out\n"
 	"	jmp	.Lbh_loop\n"
 	".Lbh_out:\n"

@@ -117,8 +117,10 @@
  * The batch (batch.c, mon.h struct mon_batch): while it is on (pos < end)
  * and this thread owns it, an access is a record appended to it - the
  * record's words, then the position (a signal handler's hook that lands
- * in between writes the same slot; see batch.c). The owner's full batch
- * (pos == end), or records left waiting while it is off (pos != base), is
+ * in between writes the same slot; see batch.c). Only an access within
+ * one MON_LINE_SIZE line is appended (the batch's loop relies on it). The
+ * owner's full batch (pos == end), records left waiting while it is off
+ * (pos != base), or waiting before an access across two lines, is
  * simulated first (`full`, returning), then the access goes the usual way.
  */
 #define BATCH_APPEND(addr, sz, flags, full)				\
@@ -126,7 +128,9 @@
 		uint64_t *p_ = mon_batch.pos;				\
 									\
 		if (mon_likely((uintptr_t)p_ < (uintptr_t)mon_batch.end) && \
-		    mon_likely(mon_batch.owner == mon_self)) {		\
+		    mon_likely(mon_batch.owner == mon_self) &&		\
+		    mon_likely((sz) == 1 ||				\
+			       ((uintptr_t)(addr) & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - (sz))) { \
 			p_[0] = (uintptr_t)(addr);			\
 			p_[1] = MON_FAST_WFS(0, (flags), (sz));		\
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);	\
