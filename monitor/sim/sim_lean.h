@@ -69,7 +69,11 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		if (L->stride > 16)
 			sim_prefetch(b + 16);
 	}
-	uint32_t v = a1 ? sim_lru_min_n(keys + a1, a1) : sim_lru_min(keys + assoc, assoc);
+	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
+		sim_lru_renumber(l1);	/* the stamps below 2^31 for sim_lru_min8 */
+	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)
+		     : a1    ? sim_lru_min_n(keys + a1, a1)
+			     : sim_lru_min(keys + assoc, assoc);
 	uint64_t i = base + v, old = keys[v], wmask = 0;
 	if (old && SIM_ST(old) == SIM_M)
 		sim_llc_writeback(c, SIM_KEY_LINE(old));

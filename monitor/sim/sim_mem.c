@@ -135,6 +135,31 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 	return 0;
 }
 
+uint64_t sim_stamp_renumber_at = SIM_STAMP_RENUMBER;
+
+void sim_lru_renumber(struct sim_cache *k)
+{
+	if (k->repl != MRI_GEOM_LRU || k->assoc > 64)
+		return;	/* no stamps; the lean path's L1 has 8 ways */
+	for (uint64_t set = 0; set < k->nr_sets; set++) {
+		uint64_t *st = k->key + set * k->stride + k->assoc, old[64];
+		uint32_t n = k->assoc;
+
+		for (uint32_t w = 0; w < n; w++)
+			old[w] = st[w];
+		for (uint32_t w = 0; w < n; w++) {
+			uint64_t rank = 0;
+
+			if (old[w] < 2)
+				continue;	/* empty, invalidated */
+			for (uint32_t x = 0; x < n; x++)
+				rank += old[x] >= 2 && old[x] < old[w];
+			st[w] = 2 + rank;
+		}
+	}
+	k->clock = 1 + k->assoc;
+}
+
 void sim_cache_fini(struct sim_cache *k)
 {
 	sim_unmap(k->map, k->map_sz);
