@@ -1,13 +1,15 @@
 /*
  * sim_int.h - internals of the cache simulator private to sim*.c: what a
  * miss calls (directory, LLC, page placement, page owners, the 3C shadow
- * and seen sets). The state and the L1 hit path are in sim_core.h. The
+ * and seen sets). The state and the L1 hit path are in sim_core.h, the
+ * lean miss path and what it calls in sim_lean.h. The
  * modelling assumptions are in the Notes block of sim.c.
  */
 #ifndef AMEBA_MON_SIM_INT_H
 #define AMEBA_MON_SIM_INT_H
 
 #include "sim_core.h"
+#include "sim_lean.h"	/* the lean path and what it calls */
 
 /* Serving level of a sub-access, for the latency model. */
 enum { SIM_SRV_L1, SIM_SRV_L2, SIM_SRV_LLC, SIM_SRV_LOCAL, SIM_SRV_REMOTE, SIM_SRV_CACHE };
@@ -36,7 +38,6 @@ void sim_coh_fetch(struct mon_sim_core *c, uint64_t line, int is_write, uint64_t
 		   struct sim_fetch *f, struct mon_sim_events *ev) SIM_HIDDEN;
 int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		  struct mon_sim_events *ev) SIM_HIDDEN;
-void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
 /* sim_coh_fetch for a line nobody else can hold (c runs solo, or the line's
  * page is private to c): no directory, E or M; inline, one call less per
  * miss (random kernel: ~30 instructions). */
@@ -130,49 +131,6 @@ static inline uint32_t sim_log2(uint64_t x)
 	return 63 - (uint32_t)__builtin_clzll(x);
 }
 
-/* ---- the fast path's guesses ---- */
-
-/*
- * Access of this core to L1 line `line` ended in way `way` of its set: the
- * line is now most recently used in the L1, and so is its page (memo_page)
- * in the L1 TLB. Remembers where both sit, in the entry the line had or
- * else the least recently used one. filled: the line was just filled (an
- * L1 miss): the next entry is taken without looking for the line's, since
- * an entry of a line that missed can only be stale (~17 instructions per
- * miss). A stale entry left before the new one fails its check (sim_l0_hit
- * stops at the first entry of a line) and the full path then updates it.
- */
-static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
-{
-	int j = SIM_L0;
-
-	if (!filled) {
-#pragma GCC unroll 8
-		for (j = 0; j < SIM_L0; j++)
-			if (c->l0.line[j] == line)
-				break;
-	}
-	if (j == SIM_L0) {
-		j = (int)c->l0.next;
-		c->l0.next = (c->l0.next + 1) % SIM_L0;
-	}
-	c->l0.line[j] = line;
-	c->l0.lo[j] = (uint32_t)line;
-	c->l0.idx[j] = (uint32_t)i;
-	c->l0.page[j] = c->memo_page;
-	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
-	c->l0.tag[j][0] = c->cur_tag[0];
-	c->l0.tag[j][1] = c->cur_tag[1];
-	c->last_line = line;
-	c->last_i = i;
-	c->last_j = (uint32_t)j;
-}
-
-/* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB
- * hit; sets ev->tlb1_miss, ev->tlb_miss. known_miss: the caller just
- * found page missing in the L1 TLB. */
-uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev,
-			int known_miss) SIM_HIDDEN;
 /* c->lean and c->lean_cyc from the geometry (sim_lean.c) */
 void sim_lean_init(struct mon_sim_core *c) SIM_HIDDEN;
 

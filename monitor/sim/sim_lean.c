@@ -4,7 +4,7 @@
  * whose geometry needs no more than an L1, an LLC and the TLBs, in one
  * function over locals. docs/simulator.md, "The lean path".
  */
-#include "sim_lean.h"
+#include "sim_int.h"	/* sim_lean_init; sim_lean.h */
 
 /* Whether mon_sim_access_lean simulates s's geometry - no L2, no 3C, an
  * LRU L1, one node, an LLC of at most 16 LRU ways or none - and with

@@ -1,14 +1,62 @@
 /*
- * sim_lean.h - the lean path's body (sim_lean.c), inline: sim_lean.c
+ * sim_lean.h - the lean path's body, inline, and what it calls: sim_lean.c
  * makes mon_sim_access_lean of it, and the sim backend's miss half
  * (backend_sim.c) inlines it with the associativities as constants, so a
  * miss from the line entries makes one call, not two (docs/simulator.md,
- * "The lean path").
+ * "The lean path"). Part of monitor/sim's interface to monitor/, as
+ * sim_core.h is for the hit (docs/architecture.md).
  */
 #ifndef AMEBA_SIM_LEAN_H
 #define AMEBA_SIM_LEAN_H
 
-#include "sim_int.h"
+#include "sim_core.h"
+
+/* A dirty line the L1 drops, into the LLC or memory (sim_coh.c) */
+void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
+
+/* ---- the fast path's guesses ---- */
+
+/*
+ * Access of this core to L1 line `line` ended in way `way` of its set: the
+ * line is now most recently used in the L1, and so is its page (memo_page)
+ * in the L1 TLB. Remembers where both sit, in the entry the line had or
+ * else the least recently used one. filled: the line was just filled (an
+ * L1 miss): the next entry is taken without looking for the line's, since
+ * an entry of a line that missed can only be stale (~17 instructions per
+ * miss). A stale entry left before the new one fails its check (sim_l0_hit
+ * stops at the first entry of a line) and the full path then updates it.
+ */
+static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
+{
+	int j = SIM_L0;
+
+	if (!filled) {
+#pragma GCC unroll 8
+		for (j = 0; j < SIM_L0; j++)
+			if (c->l0.line[j] == line)
+				break;
+	}
+	if (j == SIM_L0) {
+		j = (int)c->l0.next;
+		c->l0.next = (c->l0.next + 1) % SIM_L0;
+	}
+	c->l0.line[j] = line;
+	c->l0.lo[j] = (uint32_t)line;
+	c->l0.idx[j] = (uint32_t)i;
+	c->l0.page[j] = c->memo_page;
+	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
+	c->l0.tag[j][0] = c->cur_tag[0];
+	c->l0.tag[j][1] = c->cur_tag[1];
+	c->last_line = line;
+	c->last_i = i;
+	c->last_j = (uint32_t)j;
+}
+
+/* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB
+ * hit; sets ev->tlb1_miss, ev->tlb_miss. known_miss: the caller just
+ * found page missing in the L1 TLB. */
+uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev,
+			int known_miss) SIM_HIDDEN;
 
 /*
  * The lean path (issue 24): what access_full and access_slow do for an
