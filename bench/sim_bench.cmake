@@ -50,3 +50,10 @@ add_custom_target(bench-sim-speed-long
   DEPENDS ${SV_BIN}/long_native ${SV_BIN}/long_ameba ${SV_BIN}/kernels_native
           ${SV_BIN}/kernels_ameba
   COMMENT "cache simulator vs cachegrind on long runs" VERBATIM USES_TERMINAL)
+# bench-sim-ipa: the same kernels' instructions per simulated access under
+# callgrind (bench/sim_speed_long/ipa.sh; deterministic, ~5 minutes), by
+# part of the access path.
+add_custom_target(bench-sim-ipa
+  COMMAND ${SL_DIR}/ipa.sh ${SV_BIN}
+  DEPENDS ${SV_BIN}/long_ameba
+  COMMENT "instructions per simulated access (callgrind)" VERBATIM USES_TERMINAL)

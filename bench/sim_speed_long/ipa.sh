@@ -1,0 +1,86 @@
+#!/bin/bash
+# ipa.sh BIN_DIR - instructions per simulated access of the long kernels
+# (issue 24), counted by callgrind: a figure this VM's timing noise (runs
+# of one build spread by up to 50%) does not move, for judging a change to
+# the access path before bench-sim-speed-long times it.
+#
+# BIN_DIR holds long_ameba (run.sh's instrumented build). Each kernel k
+# (LONG_KERNELS, default: gemm jacobi stream rmw chase hashtab) runs once
+# under callgrind at scale IPA_SCALE (default 0.02: ~7-36 million
+# accesses, 10-60 s each) in run.sh's setting: the sim backend and the
+# oracle, bench/sim_validate/cachegrind.conf, 3C and the TLB model off.
+# The program's own instructions are included. Prints
+#   instructions_per_access_<k>   all instructions / accesses simulated
+#   ipa_<part>_<k>                the same for each part, by function with
+#                                 what it inlines: miss (the miss half and
+#                                 the lean path), entry (the single entry's
+#                                 hit, sim_line_fast_x86), batch (the
+#                                 batch's hits), hooks (__tsan_*), program
+#                                 (kernels.c), other
+#   accesses_<k>                  mem_ref over every object of the oracle
+# Exits 1 when a tool is missing or a run fails.
+set -u
+dir=${1:?usage: ipa.sh BIN_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+conf=$here/../sim_validate/cachegrind.conf
+kernels=${LONG_KERNELS:-"gemm jacobi stream rmw chase hashtab"}
+scale=${IPA_SCALE:-0.02}
+for tool in valgrind callgrind_annotate python3; do
+	command -v "$tool" >/dev/null || { echo "ipa.sh: $tool not found (apt-get install valgrind python3)" >&2; exit 1; }
+done
+[ -x "$dir/long_ameba" ] || {
+	echo "ipa.sh: $dir/long_ameba missing (cmake --build build --target bench-sim-ipa)" >&2
+	exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_ipa.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+for k in $kernels; do
+	echo "ipa.sh: $k at $scale under callgrind ..." >&2
+	if ! env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
+		AMEBA_ORACLE="$tmp/oracle.json" valgrind --tool=callgrind \
+		--callgrind-out-file="$tmp/cg.out" "$dir/long_ameba" "$k" "$scale" \
+		>"$tmp/out" 2>"$tmp/err"; then
+		echo "ipa.sh: $k failed under callgrind:" >&2
+		tail -n 5 "$tmp/err" >&2
+		status=1
+		continue
+	fi
+	callgrind_annotate --threshold=100 "$tmp/cg.out" >"$tmp/ann" 2>/dev/null
+	python3 - "$k" "$tmp/ann" "$tmp/oracle.json" <<'PY' || status=1
+import json, re, sys
+k, ann, oracle = sys.argv[1:4]
+acc = sum(o["total"].get("mem_ref", 0) for o in json.load(open(oracle))["objects"])
+if acc == 0:
+    sys.exit(f"ipa.sh: {k}: no accesses in the oracle")
+parts = dict.fromkeys(("miss", "entry", "batch", "hooks", "program", "other"), 0)
+total = 0
+for line in open(ann):
+    m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(PROGRAM TOTALS|(\S+):(\S+))", line)
+    if not m:
+        continue
+    n = int(m.group(1).replace(",", ""))
+    if m.group(2) == "PROGRAM TOTALS":
+        total = n
+        continue
+    src, fn = m.group(3), m.group(4)
+    if "line_miss" in fn or "lean" in fn or "mon_sim_access" in fn or "llc_" in fn:
+        part = "miss"
+    elif fn.startswith("sim_line_fast"):
+        part = "entry"
+    elif fn.startswith("sim_batch_hits"):
+        part = "batch"
+    elif fn.startswith("__tsan"):
+        part = "hooks"
+    elif src.endswith("kernels.c"):
+        part = "program"
+    else:
+        part = "other"
+    parts[part] += n
+print(f"instructions_per_access_{k}: {total / acc:.1f}")
+for p, n in parts.items():
+    print(f"ipa_{p}_{k}: {n / acc:.1f}")
+print(f"accesses_{k}: {acc}")
+PY
+done
+exit $status
