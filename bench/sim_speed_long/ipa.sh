@@ -22,8 +22,8 @@
 set -u
 dir=${1:?usage: ipa.sh BIN_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-conf=$here/../sim_validate/cachegrind.conf
-kernels=${LONG_KERNELS:-"gemm jacobi stream rmw chase hashtab"}
+# shellcheck source-path=SCRIPTDIR source=settings.sh
+. "$here/settings.sh"
 scale=${IPA_SCALE:-0.02}
 for tool in valgrind callgrind_annotate python3; do
 	command -v "$tool" >/dev/null || { echo "ipa.sh: $tool not found (apt-get install valgrind python3)" >&2; exit 1; }

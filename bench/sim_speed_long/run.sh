@@ -30,8 +30,8 @@
 set -u
 dir=${1:?usage: run.sh BIN_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-conf=$here/../sim_validate/cachegrind.conf
-kernels=${LONG_KERNELS:-"gemm jacobi stream rmw chase hashtab"}
+# shellcheck source-path=SCRIPTDIR source=settings.sh
+. "$here/settings.sh"
 rounds=${LONG_ROUNDS:-3}
 scale=${LONG_SCALE:-1}
 cg_opts=(--tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=8388608,16,64 --I1=32768,8,64
