@@ -28,15 +28,9 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  */
 static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
-	int j = SIM_L0;
+	int j = filled ? -1 : sim_l0_search(c, line);
 
-	if (!filled) {
-#pragma GCC unroll 8
-		for (j = 0; j < SIM_L0; j++)
-			if (c->l0.line[j] == line)
-				break;
-	}
-	if (j == SIM_L0) {
+	if (j < 0) {
 		j = (int)c->l0.next;
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
 	}
