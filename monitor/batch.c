@@ -165,8 +165,7 @@ static inline __attribute__((always_inline)) void count_hit(uint64_t *v, uint32_
  * in_rt raised from one hit to the next instead of around each. A record
  * the hit does not take goes where the assembly sends it: the miss half
  * (mon_sim_line_miss_c, the core held; it leaves), or the C entry when
- * the remembered line's tag is stale, or mon_access when it is not within
- * one line.
+ * the remembered line's tag is stale.
  */
 /* the loop without a frame pointer: one more register for the hits */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -228,15 +227,14 @@ static LOOP_ATTR void run_sim_c(struct mon_thread *t, struct mon_sim_core *c, co
 		}
 		if (mon_unlikely(!c->solo))
 			goto leave_one;
-		/* held: hits until anything else */
+		/* held: hits until anything else (every record lies within one
+		 * MON_LINE_SIZE line, BATCH_APPEND, so within one L1 line of
+		 * at least that size, simulate) */
 		for (;;) {
 			uintptr_t a = (uintptr_t)p[0];
 			uint32_t wfs = (uint32_t)p[1];
-			int r;
+			int r = hit_one(c, a, wfs);
 
-			if (mon_unlikely((a & (MON_LINE_SIZE - 1)) + MON_FAST_SZ(wfs) > MON_LINE_SIZE))
-				goto leave_one;
-			r = hit_one(c, a, wfs);
 			if (mon_unlikely(r != HIT)) {
 				if (r == MISS) {
 					mon_sim_line_miss_c(t, a, wfs, 0);	/* leaves */

@@ -129,8 +129,7 @@
 									\
 		if (mon_likely((uintptr_t)p_ < (uintptr_t)mon_batch.end) && \
 		    mon_likely(mon_batch.owner == mon_self) &&		\
-		    mon_likely((sz) == 1 ||				\
-			       ((uintptr_t)(addr) & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - (sz))) { \
+		    mon_likely(((uintptr_t)(addr) & (MON_LINE_SIZE - 1)) <= MON_LINE_SIZE - (sz))) { \
 			p_[0] = (uintptr_t)(addr);			\
 			p_[1] = MON_FAST_WFS(0, (flags), (sz));		\
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);	\
