@@ -53,13 +53,16 @@ add_test(NAME runtime_cond_served COMMAND ${AMEBA_TEST_BIN}/test_cond)
 
 # Sampled mode (monitor/sampled.c): estimates against exact counts through
 # the real hooks; threads churning and forks while bursts run; a program
-# exiting mid-burst (issue 22).
+# exiting mid-burst (issue 22). The preset pinned: the warm-up's floor is 4
+# times the L2's lines, and the time marks' workers are sized to the L1.
 ameba_runtime_test(test_sampled)
 add_test(NAME runtime_sampled COMMAND ${AMEBA_TEST_BIN}/test_sampled)
-set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 300)
+set_tests_properties(runtime_sampled PROPERTIES ENVIRONMENT "AMEBA_MRI=0;AMEBA_PRESET=skylake-sp"
+  TIMEOUT 300)
 ameba_runtime_test(test_replay)
 add_test(NAME runtime_sampled_replay COMMAND ${AMEBA_TEST_BIN}/test_replay)
-set_tests_properties(runtime_sampled_replay PROPERTIES ENVIRONMENT "AMEBA_MRI=0" TIMEOUT 120)
+set_tests_properties(runtime_sampled_replay PROPERTIES
+  ENVIRONMENT "AMEBA_MRI=0;AMEBA_PRESET=skylake-sp" TIMEOUT 120)
 
 # The backend table's runtime rows (mri/common.c): resolved to rt.c's ops
 # with the row's metrics, listed by the MRI in table order (issue 21).

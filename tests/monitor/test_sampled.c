@@ -524,8 +524,12 @@ static void test_share(void)
  * ones), its share taken over the second of two seconds (the first has the
  * unstretched windows):
  *   - noisy: the set counts L1D misses alone, and the worker switches at
- *     random between a 4 KiB array that hits and a 1 MiB sweep that
- *     misses, every 2,000-40,000 accesses: burst to burst the ratio
+ *     random between a 4 KiB array that hits and a 128 KiB sweep that
+ *     misses the simulated L1 (but not the host's L2: a 1 MiB sweep ran
+ *     natively 3 times slower than the hits on a host with 512 KiB of L2,
+ *     each switch a rate step that ended the gap, and at 0.12 the stretch
+ *     reached its limit with the share at 0.26), every 2,000-40,000
+ *     accesses: burst to burst the ratio
  *     varies, the estimates are not precise (precision > SMP_PREC), and
  *     only the first mark holds: with the mark off the share stays over
  *     0.2 and the stretch near 1; at 0.12 the share falls under 0.18;
@@ -533,10 +537,11 @@ static void test_share(void)
  *     has no error at all: at a mark of 0.3 the gaps stretch past it,
  *     towards the lower mark (0.3 x 0.45): the share under 0.2, against
  *     the noisy worker's over 0.2 at the same mark.
- * Measured (idle, and with two CPU hogs): noisy, off 0.36-0.50, at 0.12
- * 0.128-0.148, at 0.3 0.287-0.298; precise at 0.3 0.126-0.146.
+ * Measured (skylake-sp, a host with 512 KiB of L2; idle, and with two CPU
+ * hogs): noisy, off 0.36-0.55, at 0.12 0.107-0.133 (stretch 4.5-6.6), at
+ * 0.3 0.288-0.342 (1.4-2.3); precise at 0.3 0.142-0.150 (3.3-5.0).
  */
-static uint64_t Big[1024 * 1024 / 8] __attribute__((aligned(64)));
+static uint64_t Big[128 * 1024 / 8] __attribute__((aligned(64)));
 
 static void *noisy(void *arg)
 {
@@ -623,11 +628,15 @@ static void test_time(void)
 	CHECK(q_p3 >= 0 && q_p3 < 0.05);
 	CHECK(off > 0.2 && k_off < 1.3);
 	CHECK(on < 0.18 && on < 0.7 * off && k_on > 1.5);
-	/* the precise estimates' lower mark shows in the share; their stretch
-	 * is not compared with the noisy one's: the two workers cost the
-	 * simulator differently per access, so the stretch each needs differs
-	 * (CI once saw 3.82 precise against 4.09 noisy, shares 0.134 / 0.323) */
-	CHECK(n3 > 0.2 && p3 < 0.2 && p3 < 0.75 * n3 && k_p3 > 1.5);
+	/* the precise estimates' lower mark shows in the share, or, where a
+	 * loaded host cut the gaps short (a preempted worker's rate step ends
+	 * a gap: CI saw the precise share 0.230 at stretch 7.76 against the
+	 * noisy 0.273 at 1.50), in a stretch well past the noisy one's. Not
+	 * the stretch alone: the two workers cost the simulator differently
+	 * per access (CI also saw 3.82 precise against 4.09 noisy, shares
+	 * 0.134 / 0.323) */
+	CHECK(n3 > 0.2 && k_p3 > 1.5);
+	CHECK((p3 < 0.2 && p3 < 0.75 * n3) || k_p3 > 2 * k_n3);
 }
 
 static void test_midway_and_exit(void)
