@@ -49,7 +49,7 @@ if(IO_CLANG AND IO_LLD)
   list(APPEND IO_VARIANTS dormant_clang_thinlto)
   set(IO_THIN_FLAGS -O2 -fPIC -fno-omit-frame-pointer -fvisibility=hidden
     -ftls-model=initial-exec -fno-stack-protector -D_GNU_SOURCE -DAMEBA_RT=1
-    -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include
+    -I${CMAKE_SOURCE_DIR}/monitor -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/mri
     -fsanitize=thread -mllvm -tsan-instrument-memory-accesses=0
     -mllvm -tsan-instrument-func-entry-exit=0 -mllvm -tsan-instrument-atomics=0
     -mllvm -tsan-instrument-memintrinsics=0 -flto=thin)

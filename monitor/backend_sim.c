@@ -149,27 +149,40 @@ static int sim_activate(void)
 	}
 	if (env_num("AMEBA_SIM_LEAN", 0, 1) == 0)
 		mon_sim_lean(s, 0);
+	if (env_num("AMEBA_SIM_FILTER", 0, 1) == 0)
+		mon_sim_lf_enable(s, 0);
 	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
 }
 
+static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
+		       const struct mon_backend_ops *b);
+
 static void sim_thread_start(struct mon_thread *t)
 {
 	struct mon_sim *s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
+	const struct mon_backend_ops *b = __atomic_load_n(&mon_backend, __ATOMIC_ACQUIRE);
+	struct mon_sim_core *c;
 
 	if (s && !t->backend_data)
 		t->backend_data = mon_sim_core_get(s, t->id, t->id);
+	c = t->backend_data;
 	/* only a solo core's thread can ever batch (a second core ends solo
 	 * mode for good): the others get no batch page */
-	if (t->backend_data && ((struct mon_sim_core *)t->backend_data)->solo)
+	if (c && c->solo)
 		mon_batch_thread_start(t);
+	if (c)
+		lf_install(t, c, b);
 }
 
 static void sim_thread_exit(struct mon_thread *t)
 {
 	struct mon_sim_core *c = t->backend_data;
 
+	if (t == mon_self && mon_sim_lf) {
+		mon_sim_lf = NULL;
+	}
 	if (c) {
 		/* invalidations received since the last access stay uncredited */
 		mon_sim_core_put(c, t->id);
@@ -409,6 +422,18 @@ static struct {
 	} *steps;
 	struct { uint32_t idx; uint8_t *bits; } seen[16];	/* new-layout lines touched */
 } whatif;
+
+/* t's line filter (sim.h): its core c's, when t owns c (ordered mode's
+ * merger starts others') and b has a line entry (not what-if's) */
+static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
+		       const struct mon_backend_ops *b)
+{
+	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !whatif.kind &&
+	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
+		mon_sim_lf->tick = mon_sim_lf->rest = LF_WINDOW;
+		mon_sim_lf->hits = mon_sim_lf->notes = 0;
+	}
+}
 
 int mon_backend_sim_whatif_wanted(void)
 {
@@ -1244,6 +1269,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 				if (mon_likely(o >= 0)) {
 					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_batch_lean_miss(t);
+					if (mon_unlikely(--c->lf.tick == 0))
+						mon_sim_lf_look(t, c);
 					mon_rt_leave(t);
 					return;
 				}
@@ -1384,6 +1411,7 @@ void mon_backend_sim_forget(struct mon_thread *t)
 		return;
 	memset(c->l0.tag, 0, sizeof(c->l0.tag));
 	c->cur_tag[0] = c->cur_tag[1] = 0;
+	mon_sim_core_lf_forget(c);
 }
 
 void mon_backend_sim_sampled(int on)
@@ -1423,8 +1451,9 @@ int mon_sim_batch_ok(const struct mon_thread *t)
 {
 	const struct mon_sim_core *c = t->backend_data;
 
+	/* (not with the line filter on: the hooks consult it only undiverted) */
 	return c && c->solo && c->lean && !__atomic_load_n(&c->shared, __ATOMIC_RELAXED) &&
-	       !whatif.kind && !t->seq;
+	       !whatif.kind && !t->seq && !__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED);
 }
 
 #define SIM_OPS(line_fast_fn)                                               \

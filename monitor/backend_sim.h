@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "mon.h"
+#include "sim/sim.h"	/* struct mon_sim_lf: the line filter */
 
 struct mon_sim_core;
 
@@ -24,6 +25,71 @@ void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uin
 /* Whether t's core may batch (batch.c): solo, on the lean path, no what-if,
  * not ordered mode */
 int mon_sim_batch_ok(const struct mon_thread *t) MON_HIDDEN;
+
+/*
+ * The calling thread's line filter (sim.h, docs/simulator.md "The line
+ * filter"): its core's, set by the thread itself when the core may use one
+ * (sim_thread_start), else NULL.
+ */
+extern __thread struct mon_sim_lf *mon_sim_lf MON_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * The hooks' line filter (tsan_abi.c, DEFINE_ACCESS): an access of sz
+ * bytes of the calling thread, the hooks active and the accesses not
+ * diverted (no batch, no tally): 1 when it takes the line entry's path
+ * (outside the runtime, within one line, nothing armed, not sampled,
+ * the backend the filter's) and the filter says it hits the L1 of the
+ * thread's core - the line still where its entry says, with the rights
+ * the access needs, in a live object that holds the whole line - having
+ * made the hit's one change (the line's LRU stamp; the memo of the last
+ * line forgotten: the line entries' guess that it is most recently used
+ * no longer holds) and counted its events (count_l1_hit's); else 0,
+ * nothing done.
+ */
+static inline __attribute__((always_inline)) int mon_sim_lf_hit(uintptr_t addr, uint32_t sz,
+								 unsigned flags)
+{
+	struct mon_sim_lf *f = mon_sim_lf;
+	const struct mon_sim_lf_ent *e;
+	const struct mon_thread *t;
+	uint64_t line = addr >> MON_LINE_SHIFT, *v;
+
+	if (!f)
+		return 0;
+	/* the entry first: a miss (most accesses of miss-heavy code) pays
+	 * for the least */
+	e = &f->ent[mon_sim_lf_slot(line)];
+	if (e->line != line)
+		return 0;
+	/* (user is NULL once the filter is off: sim.c clears both) */
+	if (__atomic_load_n(&f->user, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&mon_backend, __ATOMIC_RELAXED) ||
+	    (__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) | mon_hot.sampling))
+		return 0;
+	t = mon_self;	/* set before the filter (sim_thread_start) */
+	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz ||
+	    e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) || ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
+	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
+	      MON_OBJF_LIVE))
+		return 0;
+	f->key[e->i + f->assoc] = ++*f->clock;	/* the L1 is LRU */
+	*f->last_line = UINT64_MAX;
+	f->hits++;
+	v = (uint64_t *)e->tag[1];
+	mon_count_add(v, SLOT_MEM_REF, 1);
+	if (flags & MON_ACC_READ)
+		mon_count_add(v, SLOT_READS, 1);
+	if (flags & MON_ACC_WRITE)
+		mon_count_add(v, SLOT_WRITES, 1);
+	mon_count_add(v, SLOT_EST_CYCLES, f->hit_cycles);
+	return 1;
+}
+
+/* A lean miss of t's core c: the filter judged every LF_WINDOW of them
+ * (backend_sim_lf.c) */
+#define LF_WINDOW 4096
+void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c) MON_HIDDEN;
 
 /* The line entry the backend uses: the assembly one where there is one */
 #if defined(__x86_64__) && defined(__GNUC__)

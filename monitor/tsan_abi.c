@@ -51,6 +51,7 @@
 #include <sched.h>
 
 #include "mon.h"
+#include "backend_sim.h"	/* mon_sim_lf_hit: the sim backend's line filter */
 
 /*
  * The access hooks are leaves whose only outgoing call is a tail call, so
@@ -177,7 +178,7 @@
 					mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
 				else					\
 					prefix##n##_batch(addr, RET_PC); \
-			} else {					\
+			} else if (!mon_sim_lf_hit((uintptr_t)(addr), n, (flags))) { \
 				prefix##n##_on(addr, RET_PC);		\
 			}						\
 		}							\

@@ -220,6 +220,8 @@ static void core_free(struct mon_sim_core *c)
 	sim_cache_fini(&c->l2);
 	sim_cache_fini(&c->tlb1);
 	sim_cache_fini(&c->tlb2);
+	if (c->lf.ent)
+		sim_unmap(c->lf.ent, sizeof(*c->lf.ent) << MON_SIM_LF_BITS);
 	sim_unmap(c->ring, sizeof(*c->ring));
 	sim_unmap(c->recv, SIM_RING_CAP * sizeof(struct mon_sim_recv));
 	if (c->shadow.map)
@@ -257,6 +259,74 @@ static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, 
 			      sim_log2(g->line_bytes), g->repl, flags);
 }
 
+/*
+ * The line filter (sim.h) of a new core c, where its geometry allows one:
+ * the lean path's (an LRU L1, no L2, no 3C, one node), no TLB model (a hit
+ * through the filter touches no TLB entry) and 64-byte L1 lines (the
+ * hooks' lines). On while the core runs solo (without membarrier every
+ * core is shared from the start). A failed mapping leaves the core without
+ * one.
+ */
+static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
+{
+	const struct mri_geom *g = &s->g;
+	struct sim_cache *l1 = &c->l1;
+	const uint64_t n = 1ull << MON_SIM_LF_BITS;
+
+	c->lf.hit_cycles = g->lat.l1_hit;
+	c->lf.key = l1->key;
+	c->lf.clock = &l1->clock;
+	c->lf.last_line = &c->last_line;
+	c->lf.assoc = l1->assoc;
+	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
+		return;
+	c->lf.ent = sim_map(n * sizeof(*c->lf.ent));
+	if (!c->lf.ent)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		c->lf.ent[i].line = UINT64_MAX;
+	c->lf.on = c->solo && s->barrier_cmd;
+}
+
+/* Every entry of c's line filter invalid from now on (sim.h). The core's
+ * owner is not in the simulator, or the caller is that owner. */
+static void lf_forget(struct mon_sim_core *c)
+{
+	if (!c->lf.ent)
+		return;
+	/* wrapped: an old entry could match again */
+	if (__atomic_add_fetch(&c->lf.gen, 1, __ATOMIC_RELAXED) == 0)
+		for (uint64_t i = 0; i < 1ull << MON_SIM_LF_BITS; i++)
+			c->lf.ent[i].line = UINT64_MAX;
+}
+
+void mon_sim_lf_enable(struct mon_sim *s, int on)
+{
+	s->no_lf = !on;
+}
+
+void mon_sim_core_lf_forget(struct mon_sim_core *c)
+{
+	lf_forget(c);
+}
+
+/* Under create_lock, as the switches that turn the filter off */
+struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user)
+{
+	struct mon_sim *s = c->sim;
+	struct mon_sim_lf *f = NULL;
+
+	sim_lock(&s->create_lock);
+	if (c->lf.ent && __atomic_load_n(&c->lf.on, __ATOMIC_RELAXED) && c->solo &&
+	    c->owner_tid == tid &&
+	    !__atomic_load_n(&c->shared, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&c->lf.user, user, __ATOMIC_RELEASE);
+		f = &c->lf;
+	}
+	sim_unlock(&s->create_lock);
+	return f;
+}
+
 static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 {
 	const struct mri_geom *g = &s->g;
@@ -291,6 +361,7 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 	if (c->has_tlb2 && sim_cache_init(&c->tlb2, g->tlb2.nr_entries / g->tlb2.assoc,
 					  g->tlb2.assoc, s->tlb_shift, MRI_GEOM_LRU, 0))
 		goto err;
+	lf_init(s, c);
 	c->ring = sim_map(sizeof(*c->ring));
 	c->recv = sim_map(SIM_RING_CAP * sizeof(struct mon_sim_recv));
 	if (!c->ring || !c->recv)
@@ -351,6 +422,10 @@ static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
 {
 	if (__atomic_load_n(&c->shared, __ATOMIC_RELAXED) & SIM_SHARED)
 		return;
+	/* the filter's entries name the owner's vectors (sim.h): off for
+	 * good, ordered by the membarrier before the owner's next access */
+	__atomic_store_n(&c->lf.on, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->lf.user, NULL, __ATOMIC_SEQ_CST);
 	core_flag_wait(s, c, SIM_SHARED);
 }
 
@@ -380,12 +455,23 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 			core_hold(s, first);
 			sim_dir_register(first);
 			first->solo = 0;
+			/* its owner sees the filter off from its next access
+			 * on: the membarrier orders the store before that
+			 * thread's later loads (one call, once per program) */
+			__atomic_store_n(&first->lf.on, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&first->lf.user, NULL, __ATOMIC_SEQ_CST);
+			lf_forget(first);
+			if (first->lf.ent && s->barrier_cmd)
+				syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
 			__atomic_store_n(&s->mode, SIM_MULTI, __ATOMIC_RELEASE);
 			core_release(first);
 		}
 	}
-	if (c && c->solo && __atomic_load_n(&s->mode, __ATOMIC_RELAXED) == SIM_MULTI)
+	if (c && c->solo && __atomic_load_n(&s->mode, __ATOMIC_RELAXED) == SIM_MULTI) {
 		c->solo = 0;	/* created now, used by no thread yet */
+		__atomic_store_n(&c->lf.on, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->lf.user, NULL, __ATOMIC_RELAXED);
+	}
 	if (c) {
 		if (c->owner_tid == SIM_NO_OWNER) {
 			/* a new owner: the tags of the remembered lines were
@@ -396,6 +482,7 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 				 * may be writing them under its lock) */
 				memset(c->l0.tag, 0, sizeof(c->l0.tag));
 				c->cur_tag[0] = c->cur_tag[1] = 0;
+				lf_forget(c);
 			}
 		}
 		else if (c->owner_tid != tid)
@@ -1237,6 +1324,7 @@ void mon_sim_after_fork(struct mon_sim *s)
 		c->ring->tail = c->ring->head;
 		c->resync = 1;
 		c->mail = 1;
+		lf_forget(c);
 	}
 }
 

@@ -61,6 +61,65 @@ void mon_sim_core_put(struct mon_sim_core *c, uint32_t tid);
 uint32_t mon_sim_core_id(const struct mon_sim_core *c);
 uint32_t mon_sim_core_node(const struct mon_sim_core *c);
 
+/*
+ * The line filter (docs/simulator.md, "The line filter"): a direct-mapped
+ * table of the L1 lines a core accessed last, each with where it sits in
+ * the L1 (its key index and key word then) and the caller's two words for
+ * it (c->cur_tag's: the sim backend's object and counter vector). While
+ * the core runs solo on the lean path with no TLB model, its owner's
+ * access within such a line whose key word is still the entry's - a read,
+ * or a write when the line is M and dirty - is an L1 hit whose only change
+ * to the simulator is the LRU stamp (mon_sim_lf_touch): the caller makes
+ * it and counts the hit without entering the simulator. Every access the
+ * simulator takes writes its line's entry. An entry is valid while its gen
+ * is the filter's (bumped when the core's tags are forgotten, it gets a new
+ * owner, or the program forks) and `on` holds (cleared for good, with the
+ * core held, when the core stops running solo). Read and written by the
+ * core's owner thread only.
+ */
+struct mon_sim_lf_ent {
+	uint64_t line;		/* L1 line; UINT64_MAX: none */
+	uint64_t want;		/* its L1 key word when written */
+	uint32_t i;		/* its L1 key index */
+	uint32_t gen;		/* the filter's gen when written */
+	uint32_t wok;		/* 1: a write hits too (the line is M and dirty) */
+	uint32_t pad;
+	uintptr_t tag[2];	/* the line's tag (never 0 0 in a valid entry) */
+};
+#define MON_SIM_LF_BITS 8	/* 256 entries: 12 KiB of the host's L1 */
+struct mon_sim_lf {
+	struct mon_sim_lf_ent *ent;	/* [1 << MON_SIM_LF_BITS] (mon_sim_lf_slot);
+					 * NULL: no filter */
+	uint32_t gen;
+	int on;				/* atomic: entries may be used */
+	uint64_t *key;			/* the L1's key words (stamps at + assoc) */
+	uint64_t *clock;		/* the L1's LRU clock */
+	uint64_t *last_line;		/* the core's memo of the last line */
+	uint64_t assoc;			/* the L1's ways */
+	uint64_t hit_cycles;		/* an L1 hit's est_cycles */
+	const void *user;		/* the caller's (the backend that installed it);
+					 * NULL once the filter is off for good */
+	uint64_t hits;			/* the caller's: hits through the filter */
+	uint64_t notes;			/* entries written (the simulator's accesses) */
+	uint32_t tick, rest;		/* the caller's: when it judges the filter */
+};
+/* The entry of L1 line `line`: its low bits with those 4 MiB up, so that
+ * consecutive lines take consecutive entries and arrays 4 MiB apart (mmap'd
+ * blocks: bench/sim_validate's dense, all in one entry by the low bits
+ * alone) spread */
+static inline uint64_t mon_sim_lf_slot(uint64_t line)
+{
+	return (line ^ (line >> 16)) & ((1u << MON_SIM_LF_BITS) - 1);
+}
+/* c's line filter for its owner thread tid, user the caller's word for it
+ * (set in it), when c has one and it is on; else NULL */
+struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user);
+/* Every entry of c's filter invalid from now on (the caller: c's owner,
+ * as when it forgets the tags of c's remembered lines) */
+void mon_sim_core_lf_forget(struct mon_sim_core *c);
+/* mon_sim_lf_enable(s, 0): cores created later have no line filter */
+void mon_sim_lf_enable(struct mon_sim *s, int on);
+
 enum mon_sim_coh {
 	MON_SIM_COH_NONE,
 	MON_SIM_COH_TRUE,	/* coherence miss touching words another core wrote */

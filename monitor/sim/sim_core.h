@@ -746,6 +746,7 @@ struct mon_sim_core {
 	 * (SIM_LEAN_*). */
 	int lean;
 	uint32_t lean_cyc[SIM_LEAN_NR];
+	struct mon_sim_lf lf;	/* the line filter (sim.h) */
 };
 
 /* c->shared: the core is shared by threads (all users lock, for good), or
@@ -846,6 +847,7 @@ struct mon_sim {
 	struct sim_pages pages;
 	struct sim_owners own;
 	int settle_cold;		/* mon_sim_settle_cold: sampled mode */
+	int no_lf;			/* mon_sim_lf_enable(s, 0) */
 	int no_lean;			/* mon_sim_lean(s, 0): cores created later
 					 * never take the lean path */
 };
@@ -963,6 +965,33 @@ static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_si
 }
 
 /*
+ * The line filter (sim.h): c's access within L1 line `line`, at key index
+ * i, is done, with tag (the caller's words for the line, 0 0: none, and
+ * then no entry). A write hits through the filter once the line is M and
+ * dirty (a write to E is E -> M).
+ */
+static inline __attribute__((always_inline)) void sim_lf_note(struct mon_sim_core *c,
+							       uint64_t line, uint64_t i,
+							       const uintptr_t tag[2])
+{
+	struct mon_sim_lf_ent *e;
+	uint64_t key;
+
+	if (!__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
+		return;
+	c->lf.notes++;
+	e = &c->lf.ent[mon_sim_lf_slot(line)];
+	key = c->l1.key[i];
+	e->line = tag[0] ? line : UINT64_MAX;
+	e->want = key;
+	e->i = (uint32_t)i;
+	e->gen = __atomic_load_n(&c->lf.gen, __ATOMIC_RELAXED);
+	e->wok = SIM_ST(key) == SIM_M && c->l1.meta[i].dirty;
+	e->tag[0] = tag[0];
+	e->tag[1] = tag[1];
+}
+
+/*
  * An access within L1 line `line`, whose entry in c->l0 is j (sim_l0_find,
  * mru as it said), that hits the line still where the entry says, with
  * the rights it needs: updates the replacement state of the L1, the L1 TLB
@@ -1026,6 +1055,7 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 		keys[i] = key | SIM_M;	/* E -> M, or M already */
 	m->cookie = cookie;
 	m->dirty |= (uint8_t)is_write;
+	sim_lf_note(c, line, i, c->l0.tag[j]);
 	return 1;
 }
 

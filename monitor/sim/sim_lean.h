@@ -25,6 +25,7 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * an entry of a line that missed can only be stale (~17 instructions per
  * miss). A stale entry left before the new one fails its check (sim_l0_hit
  * stops at the first entry of a line) and the full path then updates it.
+ * The line's entry in the line filter too (sim_lf_note).
  */
 static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
@@ -44,6 +45,7 @@ static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64
 	c->last_line = line;
 	c->last_i = i;
 	c->last_j = (uint32_t)j;
+	sim_lf_note(c, line, i, c->cur_tag);
 }
 
 /* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB

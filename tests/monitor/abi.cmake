@@ -20,7 +20,8 @@ set(ABI_RUN ${ABI_DIR}/abi_run.sh)
 
 # ---- delivery, against a stub (independent of the rest of the runtime) ----
 add_executable(abi_delivery ${ABI_DIR}/abi_delivery.c)
-target_include_directories(abi_delivery PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor)
+target_include_directories(abi_delivery PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/monitor
+  ${CMAKE_SOURCE_DIR}/mri)
 target_compile_definitions(abi_delivery PRIVATE _GNU_SOURCE)
 target_compile_options(abi_delivery PRIVATE -mcx16 -fno-sanitize=all)
 target_link_libraries(abi_delivery PRIVATE Threads::Threads)

@@ -45,6 +45,7 @@ void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n)
 	(void)n;
 }
 __thread struct mon_thread *mon_self;
+__thread struct mon_sim_lf *mon_sim_lf;	/* the sim backend's line filter: none here */
 
 struct delivery {
 	uintptr_t addr;

@@ -55,6 +55,17 @@ add_test(NAME sim_batch
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${k}:dense ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
+# The line filter (issue 24): an L1 hit taken in the hook counts what the
+# simulator would, through frees and reuse, mmap, atomics, a packed field
+# across lines and a second thread (batch_sync.c), with either line entry;
+# and its policy: hits (stencil) keep it, misses (random) rest it.
+add_test(NAME sim_line_filter
+  COMMAND ${AMEBA_FRAGMENT_DIR}/line_filter.sh ${k}:stencil ${k}:random
+          ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
+          ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
+          ${AMEBA_TEST_BIN}/wl_conflict ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/sim_line_tags
+          ${k}:dense ${k}:strided ${k}:stencil ${k}:chase)
+set_tests_properties(sim_line_filter PROPERTIES LABELS sim TIMEOUT 900)
 # Threads interleaved in simulated time (monitor/seq.c): the same coherence
 # misses whatever the host's CPUs, no access lost in blocking programs.
 ameba_instrumented(NAME sim_order_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
