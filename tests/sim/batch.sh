@@ -15,14 +15,10 @@
 #
 # usage: batch.sh REST KEEP BIN[:ARG]...
 set -euo pipefail
-command -v gdb >/dev/null || { echo "batch: gdb not found (apt-get install gdb)" >&2; exit 1; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
-bench_conf=$here/../../bench/sim_validate/cachegrind.conf
-export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
 # shellcheck source=oracle_lib.sh
 . "$here/oracle_lib.sh"
+bench_setup
 
 status=0
 rest=$1 keep=$2

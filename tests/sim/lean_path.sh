@@ -11,14 +11,10 @@
 # skylake-sp (an L2) it never runs. ASLR off (setarch -R) and environments of one size, so that
 # both runs see the same addresses.
 set -euo pipefail
-command -v gdb >/dev/null || { echo "lean_path: gdb not found (apt-get install gdb)" >&2; exit 1; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
-bench_conf=$here/../../bench/sim_validate/cachegrind.conf
-export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
 # shellcheck source=oracle_lib.sh
 . "$here/oracle_lib.sh"
+bench_setup
 
 status=0
 for spec in "$@"; do

@@ -16,14 +16,10 @@
 #
 # usage: line_filter.sh KEEP REST BIN[:ARG]...
 set -euo pipefail
-command -v gdb >/dev/null || { echo "line_filter: gdb not found (apt-get install gdb)" >&2; exit 1; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
-bench_conf=$here/../../bench/sim_validate/cachegrind.conf
-export AMEBA_BACKEND=sim AMEBA_PRESET=$bench_conf AMEBA_SIM_3C=0
 # shellcheck source=oracle_lib.sh
 . "$here/oracle_lib.sh"
+bench_setup
 
 # looks VAR=VALUE...: one line "on hits notes" per look of the filter while
 # $bin runs (TLB model off), in $out/looks

@@ -1,5 +1,19 @@
 # oracle_lib.sh - sourced by the sim tests that run one program two ways and
-# want the same counts (asm_entry.sh, lean_path.sh).
+# want the same counts (asm_entry.sh, lean_path.sh, batch.sh,
+# line_filter.sh).
+
+# bench_setup: what the tests of the lean path's geometry share - gdb
+# there (else exit 1 naming the script), $out a temporary directory
+# removed at exit, the sim backend under bench/sim_validate/cachegrind.conf
+# with 3C off. Needs $here (the script's directory).
+bench_setup() {
+	command -v gdb >/dev/null ||
+		{ echo "$(basename "$0" .sh): gdb not found (apt-get install gdb)" >&2; exit 1; }
+	out=$(mktemp -d)
+	trap 'rm -rf "$out"' EXIT
+	export AMEBA_BACKEND=sim AMEBA_PRESET=$here/../../bench/sim_validate/cachegrind.conf
+	export AMEBA_SIM_3C=0
+}
 
 # parse_spec BIN[:ARG]: sets bin, arg (an array: ARG, or empty) and name
 parse_spec() {
