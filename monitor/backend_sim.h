@@ -69,7 +69,8 @@ static inline __attribute__((always_inline)) int mon_sim_lf_hit(uintptr_t addr, 
 		return 0;
 	t = mon_self;	/* set before the filter (sim_thread_start) */
 	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz ||
-	    e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) || ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
+	    e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) ||
+	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
 	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
 	      MON_OBJF_LIVE))
 		return 0;

@@ -29,6 +29,7 @@ __thread struct mon_sim_lf *mon_sim_lf __attribute__((tls_model("initial-exec"))
 void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
 {
 	struct mon_sim_lf *f = &c->lf;
+	int on = __atomic_load_n(&f->on, __ATOMIC_RELAXED);
 
 	if (!__atomic_load_n(&f->user, __ATOMIC_RELAXED) || t != mon_self || !c->solo) {
 		f->tick = UINT32_MAX;	/* off for good, or not this thread's */
@@ -36,19 +37,19 @@ void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
 			mon_sim_lf = NULL;
 		return;
 	}
-	if (__atomic_load_n(&f->on, __ATOMIC_RELAXED) && 4 * f->hits < 3 * f->notes) {
+	if (on && 4 * f->hits < 3 * f->notes) {
 		__atomic_store_n(&f->on, 0, __ATOMIC_RELAXED);
 		mon_sim_lf = NULL;
 		f->tick = f->rest;
 		f->rest = f->rest < LF_REST_MAX ? 2 * f->rest : LF_REST_MAX;
-	} else if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
+	} else if (on) {
 		f->tick = f->rest = LF_WINDOW;
 	} else {
 		if (!__atomic_load_n(&mon_hot.batch, __ATOMIC_RELAXED)) {
 			mon_sim_core_lf_forget(c);
 			__atomic_store_n(&f->on, 1, __ATOMIC_RELAXED);
 			mon_sim_lf = f;
-			}
+		}
 		f->tick = LF_WINDOW;
 	}
 	f->hits = f->notes = 0;

@@ -288,9 +288,9 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	c->lf.on = c->solo && s->barrier_cmd;
 }
 
-/* Every entry of c's line filter invalid from now on (sim.h). The core's
- * owner is not in the simulator, or the caller is that owner. */
-static void lf_forget(struct mon_sim_core *c)
+/* (sim.h) The core's owner is not in the simulator, or the caller is
+ * that owner. */
+void mon_sim_core_lf_forget(struct mon_sim_core *c)
 {
 	if (!c->lf.ent)
 		return;
@@ -303,11 +303,6 @@ static void lf_forget(struct mon_sim_core *c)
 void mon_sim_lf_enable(struct mon_sim *s, int on)
 {
 	s->no_lf = !on;
-}
-
-void mon_sim_core_lf_forget(struct mon_sim_core *c)
-{
-	lf_forget(c);
 }
 
 /* Under create_lock, as the switches that turn the filter off */
@@ -460,7 +455,7 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 			 * thread's later loads (one call, once per program) */
 			__atomic_store_n(&first->lf.on, 0, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&first->lf.user, NULL, __ATOMIC_SEQ_CST);
-			lf_forget(first);
+			mon_sim_core_lf_forget(first);
 			if (first->lf.ent && s->barrier_cmd)
 				syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
 			__atomic_store_n(&s->mode, SIM_MULTI, __ATOMIC_RELEASE);
@@ -482,7 +477,7 @@ struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint3
 				 * may be writing them under its lock) */
 				memset(c->l0.tag, 0, sizeof(c->l0.tag));
 				c->cur_tag[0] = c->cur_tag[1] = 0;
-				lf_forget(c);
+				mon_sim_core_lf_forget(c);
 			}
 		}
 		else if (c->owner_tid != tid)
@@ -1324,7 +1319,7 @@ void mon_sim_after_fork(struct mon_sim *s)
 		c->ring->tail = c->ring->head;
 		c->resync = 1;
 		c->mail = 1;
-		lf_forget(c);
+		mon_sim_core_lf_forget(c);
 	}
 }
 
