@@ -430,7 +430,7 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 {
 	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !whatif.kind &&
 	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
-		mon_sim_lf->tick = mon_sim_lf->rest = LF_WINDOW;
+		mon_sim_lf->tick = mon_sim_lf->window = mon_sim_lf_window();
 		mon_sim_lf->hits = mon_sim_lf->notes = 0;
 	}
 }

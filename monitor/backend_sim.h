@@ -34,46 +34,66 @@ int mon_sim_batch_ok(const struct mon_thread *t) MON_HIDDEN;
 extern __thread struct mon_sim_lf *mon_sim_lf MON_HIDDEN
 	__attribute__((tls_model("initial-exec")));
 
+/* The filter's miss (backend_sim_lf.c): the line entry without its search
+ * of the remembered lines, which the filter on does not
+ * keep */
+void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+
 /*
  * The hooks' line filter (tsan_abi.c, DEFINE_ACCESS): an access of sz
- * bytes of the calling thread, the hooks active and the accesses not
- * diverted (no batch, no tally): 1 when it takes the line entry's path
- * (outside the runtime, within one line, nothing armed, not sampled,
- * the backend the filter's) and the filter says it hits the L1 of the
- * thread's core - the line still where its entry says, with the rights
- * the access needs, in a live object that holds the whole line - having
- * made the hit's one change (the line's LRU stamp; the memo of the last
- * line forgotten: the line entries' guess that it is most recently used
- * no longer holds) and counted its events (count_l1_hit's); else 0,
- * nothing done.
+ * bytes of the calling thread at code address pc, the hooks active and the
+ * accesses not diverted (no batch, no tally). 0 when it does not take the
+ * line entry's path (in the runtime or ignored, across two lines,
+ * something armed, sampled, the backend not the filter's): nothing done.
+ * Else 1, the access delivered: when the filter says it hits the L1 of
+ * the thread's core - the line still where its entry says, with the
+ * rights the access needs, in a live object that holds the whole line -
+ * having made the hit's one change (the line's LRU stamp; the memo of the
+ * last line forgotten: the line entries' guess that it is most recently
+ * used no longer holds) and counted its events (count_l1_hit's); else
+ * straight from here (what the hook's general side would have done after
+ * the same tests) to the filter's miss while it is on, to the backend's
+ * line entry while it rests.
  */
-static inline __attribute__((always_inline)) int mon_sim_lf_hit(uintptr_t addr, uint32_t sz,
-								 unsigned flags)
+static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t addr, uint32_t sz,
+								    unsigned flags, uintptr_t pc)
 {
 	struct mon_sim_lf *f = mon_sim_lf;
+	const struct mon_backend_ops *b;
 	const struct mon_sim_lf_ent *e;
-	const struct mon_thread *t;
+	struct mon_thread *t;
 	uint64_t line = addr >> MON_LINE_SHIFT, *v;
 
 	if (!f)
 		return 0;
-	/* the entry first: a miss (most accesses of miss-heavy code) pays
-	 * for the least */
 	e = &f->ent[mon_sim_lf_slot(line)];
-	if (e->line != line)
-		return 0;
 	/* (user is NULL once the filter is off: sim.c clears both) */
-	if (__atomic_load_n(&f->user, __ATOMIC_RELAXED) !=
-		    __atomic_load_n(&mon_backend, __ATOMIC_RELAXED) ||
-	    (__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) | mon_hot.sampling))
-		return 0;
+	b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
 	t = mon_self;	/* set before the filter (sim_thread_start) */
-	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz ||
-	    e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) ||
+	if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED) ||
+	    (__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) | mon_hot.sampling) ||
+	    (t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
+		return 0;
+	if (e->line != line || e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) ||
 	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
 	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
-	      MON_OBJF_LIVE))
-		return 0;
+	      MON_OBJF_LIVE)) {
+		__builtin_prefetch((const void *)addr);
+		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED))
+			mon_sim_lf_miss(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+		else
+			b->line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+		return 1;
+	}
+	if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE) {
+		/* E -> M, silent (the lean path's write hit) */
+		struct mon_sim_lf_ent *w = (struct mon_sim_lf_ent *)e;
+
+		f->key[e->i] = w->want = e->want | 1;
+		f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
+		w->wok = 1;
+	}
 	f->key[e->i + f->assoc] = ++*f->clock;	/* the L1 is LRU */
 	*f->last_line = UINT64_MAX;
 	f->hits++;
@@ -87,10 +107,11 @@ static inline __attribute__((always_inline)) int mon_sim_lf_hit(uintptr_t addr, 
 	return 1;
 }
 
-/* A lean miss of t's core c: the filter judged every LF_WINDOW of them
- * (backend_sim_lf.c) */
-#define LF_WINDOW 4096
+/* The solo thread's mode (backend_sim_lf.c): looked at every window lean
+ * misses of t's core c (the filter's tick running out) */
 void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c) MON_HIDDEN;
+/* The window: 4,096 lean misses, or AMEBA_SIM_MODE_WINDOW (16 .. 2^20) */
+uint32_t mon_sim_lf_window(void) MON_HIDDEN;
 
 /* The line entry the backend uses: the assembly one where there is one */
 #if defined(__x86_64__) && defined(__GNUC__)

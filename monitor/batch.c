@@ -127,7 +127,7 @@ static int batch_allowed(struct mon_thread *t)
 	       !__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) &&
 	       (b == &mon_backend_sim || b == &mon_backend_sim_c) && t->started == b &&
-	       mon_sim_batch_ok(t) && mon_batch.want;
+	       mon_sim_batch_ok(t) && mon_batch.want && mon_batch.chooser != MON_BATCH_CHOSEN_OFF;
 }
 
 /* The hooks take the batch's path (mon_hot.batch) while it is on or holds
@@ -327,7 +327,8 @@ void mon_batch_flush(struct mon_thread *t)
 		return;
 	/* judged on full batches: a flush at a call comes after a few
 	 * records, which say little */
-	if (n == MON_BATCH_RECS && misses * 100 > n * (uint32_t)batch_miss_pct()) {
+	if (n == MON_BATCH_RECS && mon_batch.chooser == MON_BATCH_RULE &&
+	    misses * 100 > n * (uint32_t)batch_miss_pct()) {
 		batch_rest();	/* off: misses want the single entry */
 		return;
 	}

@@ -943,7 +943,11 @@ struct mon_batch {
 	int want;		/* AMEBA_SIM_BATCH on */
 	uint32_t tick;		/* lean misses until batch.c looks again (mon_batch_tick) */
 	uint32_t rest;		/* the next rest's length in lean misses (batch.c) */
+	int chooser;		/* MON_BATCH_*: who turns it on (backend_sim_lf.c) */
 } __attribute__((aligned(64)));
+/* mon_batch.chooser: the batch's own rule (a batch of many misses rests),
+ * or the solo thread's mode chosen by time (backend_sim_lf.c): on, or off */
+enum { MON_BATCH_RULE, MON_BATCH_CHOSEN_ON, MON_BATCH_CHOSEN_OFF };
 extern struct mon_batch mon_batch MON_HIDDEN;
 void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;
 /* The batch simulated and off until the lean path turns it on again. */

@@ -51,7 +51,7 @@
 #include <sched.h>
 
 #include "mon.h"
-#include "backend_sim.h"	/* mon_sim_lf_hit: the sim backend's line filter */
+#include "backend_sim.h"	/* mon_sim_lf_access: the sim backend's line filter */
 
 /*
  * The access hooks are leaves whose only outgoing call is a tail call, so
@@ -178,7 +178,7 @@
 					mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
 				else					\
 					prefix##n##_batch(addr, RET_PC); \
-			} else if (!mon_sim_lf_hit((uintptr_t)(addr), n, (flags))) { \
+			} else if (!mon_sim_lf_access((uintptr_t)(addr), n, (flags), RET_PC)) { \
 				prefix##n##_on(addr, RET_PC);		\
 			}						\
 		}							\

@@ -8,7 +8,9 @@
 # (LONG_KERNELS, default: gemm jacobi stream rmw chase hashtab) runs once
 # under callgrind at scale IPA_SCALE (default 0.02: ~7-36 million
 # accesses, 10-60 s each) in run.sh's setting: the sim backend and the
-# oracle, bench/sim_validate/cachegrind.conf, 3C and the TLB model off.
+# oracle, bench/sim_validate/cachegrind.conf, 3C and the TLB model off,
+# the solo thread's mode pinned (IPA_MODE, default filter: auto chooses by
+# time, which callgrind's would not repeat; single and batch the others).
 # The program's own instructions are included. Prints
 #   instructions_per_access_<k>   all instructions / accesses simulated
 #   ipa_<part>_<k>                the same for each part, by function with
@@ -38,6 +40,7 @@ status=0
 for k in $kernels; do
 	echo "ipa.sh: $k at $scale under callgrind ..." >&2
 	if ! env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
+		AMEBA_SIM_MODE="${IPA_MODE:-filter}" \
 		AMEBA_ORACLE="$tmp/oracle.json" valgrind --tool=callgrind \
 		--callgrind-out-file="$tmp/cg.out" "$dir/long_ameba" "$k" "$scale" \
 		>"$tmp/out" 2>"$tmp/err"; then

@@ -277,6 +277,9 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	c->lf.key = l1->key;
 	c->lf.clock = &l1->clock;
 	c->lf.last_line = &c->last_line;
+	c->lf.dirty = &l1->meta[0].dirty;
+	_Static_assert(sizeof(struct sim_meta) == MON_SIM_META_BYTES && (SIM_E | 1) == SIM_M,
+		       "the line filter's E -> M (backend_sim.h mon_sim_lf_access)");
 	c->lf.assoc = l1->assoc;
 	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
 		return;

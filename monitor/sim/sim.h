@@ -82,11 +82,15 @@ struct mon_sim_lf_ent {
 	uint64_t want;		/* its L1 key word when written */
 	uint32_t i;		/* its L1 key index */
 	uint32_t gen;		/* the filter's gen when written */
-	uint32_t wok;		/* 1: a write hits too (the line is M and dirty) */
+	uint32_t wok;		/* a write: 0 misses; 1 hits (the line is M and
+				 * dirty); MON_SIM_LF_UPGRADE hits, making it M
+				 * and dirty (E, private, untracked, no L2) */
 	uint32_t pad;
 	uintptr_t tag[2];	/* the line's tag (never 0 0 in a valid entry) */
 };
 #define MON_SIM_LF_BITS 8	/* 256 entries: 12 KiB of the host's L1 */
+#define MON_SIM_LF_UPGRADE 2
+#define MON_SIM_META_BYTES 24	/* the L1's metadata per line (sim_core.h) */
 struct mon_sim_lf {
 	struct mon_sim_lf_ent *ent;	/* [1 << MON_SIM_LF_BITS] (mon_sim_lf_slot);
 					 * NULL: no filter */
@@ -101,7 +105,8 @@ struct mon_sim_lf {
 					 * NULL once the filter is off for good */
 	uint64_t hits;			/* the caller's: hits through the filter */
 	uint64_t notes;			/* entries written (the simulator's accesses) */
-	uint32_t tick, rest;		/* the caller's: when it judges the filter */
+	uint32_t tick, window;		/* the caller's: when it looks next; its period */
+	uint8_t *dirty;			/* line i's dirty byte: dirty[i * MON_SIM_META_BYTES] */
 };
 /* The entry of L1 line `line`: its low bits with those 4 MiB up, so that
  * consecutive lines take consecutive entries and arrays 4 MiB apart (mmap'd

@@ -965,30 +965,47 @@ static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_si
 }
 
 /*
- * The line filter (sim.h): c's access within L1 line `line`, at key index
- * i, is done, with tag (the caller's words for the line, 0 0: none, and
- * then no entry). A write hits through the filter once the line is M and
- * dirty (a write to E is E -> M).
+ * The line filter (sim.h), on: c's access within L1 line `line`, at key
+ * index i, is done, with tag (the caller's words for the line, 0 0: none, and
+ * then no entry). wok: what a write may do through the filter (sim.h,
+ * struct mon_sim_lf_ent; sim_lf_wok when the caller does not know).
  */
+static inline __attribute__((always_inline)) void sim_lf_write(struct mon_sim_core *c,
+								uint64_t line, uint64_t i,
+								const uintptr_t tag[2], uint32_t wok)
+{
+	struct mon_sim_lf_ent *e;
+
+	c->lf.notes++;
+	e = &c->lf.ent[mon_sim_lf_slot(line)];
+	e->line = tag[0] ? line : UINT64_MAX;
+	e->want = c->l1.key[i];
+	e->i = (uint32_t)i;
+	e->gen = __atomic_load_n(&c->lf.gen, __ATOMIC_RELAXED);
+	e->wok = wok;
+	e->tag[0] = tag[0];
+	e->tag[1] = tag[1];
+}
+/* A write to L1 key index i through the filter: hits when the line is M
+ * and dirty; makes it so when it is E, private, untracked and there is no
+ * L2 (E -> M is then silent: the lean path's write hit) */
+static inline __attribute__((always_inline)) uint32_t sim_lf_wok(const struct mon_sim_core *c,
+								  uint64_t i)
+{
+	const struct sim_meta *m = &c->l1.meta[i];
+	unsigned st = SIM_ST(c->l1.key[i]);
+
+	if (st == SIM_M)
+		return m->dirty != 0;
+	return st == SIM_E && m->priv && !m->track && !c->has_l2 ? MON_SIM_LF_UPGRADE : 0;
+}
+/* sim_lf_write when the filter is on */
 static inline __attribute__((always_inline)) void sim_lf_note(struct mon_sim_core *c,
 							       uint64_t line, uint64_t i,
 							       const uintptr_t tag[2])
 {
-	struct mon_sim_lf_ent *e;
-	uint64_t key;
-
-	if (!__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
-		return;
-	c->lf.notes++;
-	e = &c->lf.ent[mon_sim_lf_slot(line)];
-	key = c->l1.key[i];
-	e->line = tag[0] ? line : UINT64_MAX;
-	e->want = key;
-	e->i = (uint32_t)i;
-	e->gen = __atomic_load_n(&c->lf.gen, __ATOMIC_RELAXED);
-	e->wok = SIM_ST(key) == SIM_M && c->l1.meta[i].dirty;
-	e->tag[0] = tag[0];
-	e->tag[1] = tag[1];
+	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
+		sim_lf_write(c, line, i, tag, sim_lf_wok(c, i));
 }
 
 /*

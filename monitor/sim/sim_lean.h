@@ -21,16 +21,32 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * line is now most recently used in the L1, and so is its page (memo_page)
  * in the L1 TLB. Remembers where both sit, in the entry the line had or
  * else the least recently used one. filled: the line was just filled (an
- * L1 miss): the next entry is taken without looking for the line's, since
- * an entry of a line that missed can only be stale (~17 instructions per
- * miss). A stale entry left before the new one fails its check (sim_l0_hit
- * stops at the first entry of a line) and the full path then updates it.
- * The line's entry in the line filter too (sim_lf_note).
+ * L1 miss; SIM_FILLED_LEAN: by the lean path): the next entry is taken
+ * without looking for the line's, since an entry of a line that missed can
+ * only be stale (~17 instructions per miss). A stale entry left before the
+ * new one fails its check (sim_l0_hit stops at the first entry of a line)
+ * and the full path then updates it. The line's entry in the line filter
+ * too (sim_lf_note), and while the filter is on nothing else: its own
+ * entries serve the hits.
  */
+#define SIM_FILLED_LEAN 2	/* filled by the lean path: private, untracked, no L2,
+				 * dirty when M */
 static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
-	int j = filled ? -1 : sim_l0_search(c, line);
+	int j;
 
+	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED)) {
+		/* the filter on remembers the line: its misses skip the
+		 * remembered lines (mon_sim_lf_miss), whose entries stay as
+		 * they were (checked before use); only the guess that the last
+		 * one is most recently used no longer holds */
+		c->last_line = UINT64_MAX;
+		sim_lf_write(c, line, i, c->cur_tag,
+			     filled != SIM_FILLED_LEAN ? sim_lf_wok(c, i)
+			     : SIM_ST(c->l1.key[i]) == SIM_M ? 1 : MON_SIM_LF_UPGRADE);
+		return;
+	}
+	j = filled ? -1 : sim_l0_search(c, line);
 	if (j < 0) {
 		j = (int)c->l0.next;
 		c->l0.next = (c->l0.next + 1) % SIM_L0;
@@ -44,8 +60,7 @@ static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64
 	c->l0.tag[j][1] = c->cur_tag[1];
 	c->last_line = line;
 	c->last_i = i;
-	c->last_j = (uint32_t)j;
-	sim_lf_note(c, line, i, c->cur_tag);
+	c->last_j = (uint32_t)j;	/* (the filter is off: only its owner, here, turns it on) */
 }
 
 /* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB
@@ -141,7 +156,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	l1->meta[i] = (struct sim_meta){ .wpub = wmask, .cookie = cookie,
 					 .dirty = (uint8_t)is_write, .priv = 1 };
 	keys[assoc + v] = ++l1->clock;
-	sim_memo_insert(c, line, i, 1);
+	sim_memo_insert(c, line, i, SIM_FILLED_LEAN);
 	sim_core_exit(c, 0);
 	return out;
 }

@@ -46,6 +46,14 @@ void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n)
 }
 __thread struct mon_thread *mon_self;
 __thread struct mon_sim_lf *mon_sim_lf;	/* the sim backend's line filter: none here */
+void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+{
+	(void)t;
+	(void)addr;
+	(void)wfs;
+	(void)pc;
+	abort();	/* never: no filter */
+}
 
 struct delivery {
 	uintptr_t addr;

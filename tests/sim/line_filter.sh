@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # line_filter.sh KEEP REST BIN[:ARG]...: the sim backend's line filter
-# (monitor/sim/sim.h, backend_sim.h mon_sim_lf_hit: an L1 hit taken in the
-# hook) against the simulator taking every access (AMEBA_SIM_FILTER=0):
-# every BIN (run with ARG, if given) writes the same oracle counts both
-# ways - every metric of every object and thread - and the same output,
-# under the bench geometry (bench/sim_validate/cachegrind.conf, the lean
-# path's: the filter needs it) with the TLB model on and off (it runs only
-# with it off), through the assembly line entry and the C one
-# (AMEBA_SIM_ASM=0). And the filter is what ran: where the owner judges it
-# (mon_sim_lf_look, every 4,096 lean misses) KEEP (a program of hits) has
-# taken hits through it and never rests it; REST (mostly misses, or hits
-# that are writes to E lines) rests it, and comes back; AMEBA_SIM_FILTER=0
-# and an L2 (skylake-sp) never judge one. ASLR off (setarch -R) and
-# environments of one size, so that both runs see the same addresses.
+# (monitor/sim/sim.h, backend_sim.h mon_sim_lf_access: an L1 hit taken in
+# the hook) and the solo thread's mode (backend_sim_lf.c: filter, single or
+# batch, chosen by time) against the simulator taking every access
+# (AMEBA_SIM_FILTER=0): every BIN (run with ARG, if given) writes the same
+# oracle counts both ways - every metric of every object and thread - and
+# the same output, under the bench geometry (bench/sim_validate/
+# cachegrind.conf, the lean path's: the filter needs it) with the TLB model
+# on and off (it runs only with it off), through the assembly line entry
+# and the C one (AMEBA_SIM_ASM=0), in each mode pinned (AMEBA_SIM_MODE)
+# and chosen with windows of 16 lean misses (a switch every few dozen).
+# And each mode is what ran: where the owner looks (mon_sim_lf_look, every
+# window) KEEP (a program of hits), the filter pinned, has taken hits
+# through it (at least 3 per 4 entries written) and single finds it off;
+# the batch runs pinned; REST (mostly misses), chosen, probes every mode
+# and takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
+# (skylake-sp) never look. ASLR off (setarch -R) and environments of one
+# size, so that both runs see the same addresses.
 #
 # usage: line_filter.sh KEEP REST BIN[:ARG]...
 set -euo pipefail
@@ -40,6 +44,26 @@ GDB
 		awk '$1 == "look" { print $2, $3, $4 }' >"$out/looks"
 }
 
+# chosen VAR=VALUE...: one line "mode filter single batch" (the costs,
+# 18446744073709551615 for a mode not probed) per choice while $bin runs
+# (TLB model off), in $out/chosen
+chosen() {
+	cat >"$out/chosen.gdb" <<'GDB'
+set breakpoint pending on
+set pagination off
+break mode_chosen
+commands 1
+silent
+printf "chosen %d %lu %lu %lu\n", m, st.cost[0], st.cost[1], st.cost[2]
+continue
+end
+run
+GDB
+	(export AMEBA_SIM_TLB=0 "$@" AMEBA_ORACLE="$out/probe.json"
+	 gdb -q -batch -x "$out/chosen.gdb" --args "$bin" "${arg[@]}" 2>&1) |
+		awk '$1 == "chosen" { print $2, $3, $4, $5 }' >"$out/chosen"
+}
+
 status=0
 keep=$1 rest=$2
 shift 2
@@ -49,25 +73,44 @@ for spec in "$@"; do
 	export AMEBA_SIM_ASM=0
 	same_both_ways AMEBA_SIM_FILTER "filter, the C line entry" || status=1
 	unset AMEBA_SIM_ASM
+	export AMEBA_SIM_MODE_WINDOW=16
+	for mode in filter single batch auto; do
+		export AMEBA_SIM_MODE=$mode
+		same_both_ways AMEBA_SIM_FILTER "mode $mode, windows of 16" || status=1
+	done
+	unset AMEBA_SIM_MODE AMEBA_SIM_MODE_WINDOW
 done
 
 parse_spec "$keep"
-looks
+looks AMEBA_SIM_MODE=filter
 # nine looks in ten find it on, with hits: at least 3 per 4 entries
-# written (the policy; stencil's first window, 0 hits in 4,096 entries,
-# rests it once)
+# written (the first window's comes before its first look)
 awk 'BEGIN { n = 0; good = 0 } { n++; if ($1 == 1 && $2 > 0 && 4 * $2 >= 3 * $3) good++ }
      END { exit !(n >= 10 && 10 * good >= 9 * n) }' "$out/looks" ||
-	{ echo "line_filter: $name: the filter did not serve hits, or rested: $(head -3 "$out/looks" | tr '\n' ' ')" >&2; status=1; }
+	{ echo "line_filter: $name: the filter did not serve hits: $(head -3 "$out/looks" | tr '\n' ' ')" >&2; status=1; }
+looks AMEBA_SIM_MODE=single
+# after the first look, off: no hits, no entries
+awk 'BEGIN { n = 0; bad = 0 } NR > 1 { n++; if ($1 != 0 || $2 != 0 || $3 != 0) bad++ }
+     END { exit !(n >= 10 && bad == 0) }' "$out/looks" ||
+	{ echo "line_filter: $name: single mode used the filter: $(sed -n 2,4p "$out/looks" | tr '\n' ' ')" >&2; status=1; }
+expect_ran hit mon_batch_flush "the batch never ran in batch mode" AMEBA_SIM_TLB=0 \
+	AMEBA_SIM_MODE=batch || status=1
+expect_ran "not hit" mon_batch_flush "the batch ran in filter mode" AMEBA_SIM_TLB=0 \
+	AMEBA_SIM_MODE=filter || status=1
 looks AMEBA_SIM_FILTER=0
 [ ! -s "$out/looks" ] || { echo "line_filter: $name: AMEBA_SIM_FILTER=0 ran the filter" >&2; status=1; }
 looks AMEBA_PRESET=skylake-sp
 [ ! -s "$out/looks" ] || { echo "line_filter: $name: the filter ran with an L2" >&2; status=1; }
 
 parse_spec "$rest"
-looks
-# rests (a look finds it off) and comes back (a later look finds it on)
-awk '{ if ($1 == 0) off = 1; else if (off) back = 1 } END { exit !(off && back) }' "$out/looks" ||
-	{ echo "line_filter: $name: the filter did not rest and come back" >&2; status=1; }
-same_both_ways AMEBA_SIM_FILTER "filter, resting" || status=1
+chosen
+# at least three choices, each the mode of the cheapest window, every mode
+# probed (the batch too: the program's one thread owns it)
+awk -v max=18446744073709551615 '
+	{ n++; best = 0
+	  for (i = 1; i <= 2; i++) if ($(i + 2) + 0 < $(best + 2) + 0) best = i
+	  if ($1 != best) bad++
+	  for (i = 2; i <= 4; i++) if ($i == max) bad++ }
+	END { exit !(n >= 3 && bad == 0) }' "$out/chosen" ||
+	{ echo "line_filter: $name: a choice not the cheapest mode, or a mode not probed: $(head -3 "$out/chosen" | tr '\n' ' ')" >&2; status=1; }
 exit $status

@@ -58,7 +58,7 @@ set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
 # The line filter (issue 24): an L1 hit taken in the hook counts what the
 # simulator would, through frees and reuse, mmap, atomics, a packed field
 # across lines and a second thread (batch_sync.c), with either line entry;
-# and its policy: hits (stencil) keep it, misses (random) rest it.
+# and the modes: pinned, each runs (stencil); chosen, the cheapest (random).
 add_test(NAME sim_line_filter
   COMMAND ${AMEBA_FRAGMENT_DIR}/line_filter.sh ${k}:stencil ${k}:random
           ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
