@@ -25,44 +25,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/oracle_lib.sh"
 bench_setup
 
-# looks VAR=VALUE...: one line "on hits notes" per look of the filter while
-# $bin runs (TLB model off), in $out/looks
-looks() {
-	cat >"$out/looks.gdb" <<'GDB'
-set breakpoint pending on
-set pagination off
-break mon_sim_lf_look
-commands 1
-silent
-printf "look %d %lu %lu\n", c->lf.on, c->lf.hits, c->lf.notes
-continue
-end
-run
-GDB
+# trace NAME FUNC FORMAT ARGS VAR=VALUE...: a line per stop of gdb in FUNC
+# while $bin runs (TLB model off), ARGS printed by FORMAT, in $out/NAME
+trace() {
+	local name=$1 func=$2 fmt=$3 args=$4
+	shift 4
+	printf '%s\n' 'set breakpoint pending on' 'set pagination off' "break $func" \
+		'commands 1' silent "printf \"$name $fmt\\n\", $args" continue end run \
+		>"$out/$name.gdb"
 	(export AMEBA_SIM_TLB=0 "$@" AMEBA_ORACLE="$out/probe.json"
-	 gdb -q -batch -x "$out/looks.gdb" --args "$bin" "${arg[@]}" 2>&1) |
-		awk '$1 == "look" { print $2, $3, $4 }' >"$out/looks"
+	 gdb -q -batch -x "$out/$name.gdb" --args "$bin" "${arg[@]}" 2>&1) |
+		awk -v n="$name" '$1 == n { sub(/^[^ ]+ /, ""); print }' >"$out/$name"
 }
-
-# chosen VAR=VALUE...: one line "mode filter single batch" (the costs,
-# 18446744073709551615 for a mode not probed) per choice while $bin runs
-# (TLB model off), in $out/chosen
-chosen() {
-	cat >"$out/chosen.gdb" <<'GDB'
-set breakpoint pending on
-set pagination off
-break mode_chosen
-commands 1
-silent
-printf "chosen %d %lu %lu %lu\n", m, st.cost[0], st.cost[1], st.cost[2]
-continue
-end
-run
-GDB
-	(export AMEBA_SIM_TLB=0 "$@" AMEBA_ORACLE="$out/probe.json"
-	 gdb -q -batch -x "$out/chosen.gdb" --args "$bin" "${arg[@]}" 2>&1) |
-		awk '$1 == "chosen" { print $2, $3, $4, $5 }' >"$out/chosen"
-}
+# looks VAR=VALUE...: "on hits notes" per look of the filter, in $out/looks
+looks() { trace looks mon_sim_lf_look "%d %lu %lu" "c->lf.on, c->lf.hits, c->lf.notes" "$@"; }
+# chosen VAR=VALUE...: "mode filter single batch" per choice (the costs,
+# 18446744073709551615 for a mode not probed), in $out/chosen
+chosen() { trace chosen mode_chosen "%d %lu %lu %lu" "m, st.cost[0], st.cost[1], st.cost[2]" "$@"; }
 
 status=0
 keep=$1 rest=$2
