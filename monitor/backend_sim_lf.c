@@ -44,17 +44,17 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  * accesses, each exact, whose cost depends on the program more than any
  * count predicts:
  *   FILTER  the filter on: the hooks take L1 hits themselves, the rest goes
- *           straight to the line entry; every access the simulator takes
- *           writes its filter entry (~15 instructions)
+ *           straight to the miss half (mon_sim_lf_miss); every access the
+ *           simulator takes writes its filter entry (~12 instructions)
  *   SINGLE  the filter resting (no entries written), each access through
  *           the line entry from the hook
  *   BATCH   the access batch (batch.c): the hooks append records, a loop
  *           simulates them; cheapest per access, but the program's own
  *           loads no longer overlap the simulation of earlier accesses
  *           (a dependent chain of host misses waits for each)
- * Measured on the long kernels, each is the fastest somewhere (hashtab:
- * BATCH; stream, gemm: FILTER; rmw, chase: SINGLE), by up to 18% of the
- * time. So the owner times them: every window of lean misses (4,096;
+ * Measured on the long kernels before the filter's misses skipped the
+ * line entry, each was the fastest somewhere (hashtab: BATCH; stream,
+ * gemm: FILTER; rmw, chase: SINGLE), by up to 18% of the time. So the owner times them: every window of lean misses (4,096;
  * AMEBA_SIM_MODE_WINDOW) it reads the
  * time stamp counter. A probe runs each mode for PROBE_WINDOWS windows
  * after one it does not measure (the switch's), keeps each mode's
