@@ -76,7 +76,7 @@ static const int sim_metrics[] = {
 };
 
 /* A decimal environment value in [lo, hi], or -1 (absent or bad: logged). */
-static long env_num(const char *name, long lo, long hi)
+long mon_sim_env_num(const char *name, long lo, long hi)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -109,13 +109,13 @@ static int sim_activate(void)
 		mon_log("AMEBA_PRESET: %s", err);
 		return r;
 	}
-	if ((x = env_num("AMEBA_NODES", 1, MON_SIM_MAX_NODES)) > 0)
+	if ((x = mon_sim_env_num("AMEBA_NODES", 1, MON_SIM_MAX_NODES)) > 0)
 		g.nr_nodes = (uint32_t)x;
-	if ((x = env_num("AMEBA_SIM_CORES", 1, MON_SIM_MAX_CORES)) > 0)
+	if ((x = mon_sim_env_num("AMEBA_SIM_CORES", 1, MON_SIM_MAX_CORES)) > 0)
 		g.nr_cores = (uint32_t)x;
-	if ((x = env_num("AMEBA_SIM_3C", 0, 1)) >= 0)
+	if ((x = mon_sim_env_num("AMEBA_SIM_3C", 0, 1)) >= 0)
 		g.three_c = (int)x;
-	if (env_num("AMEBA_SIM_TLB", 0, 1) == 0)
+	if (mon_sim_env_num("AMEBA_SIM_TLB", 0, 1) == 0)
 		g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
 	r = mri_geom_check(&g, err, sizeof(err));
 	if (r) {
@@ -136,7 +136,7 @@ static int sim_activate(void)
 			return AMEBA_EINVAL;
 		}
 	}
-	if (env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
+	if (mon_sim_env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1) {
 		char buf[2048];
 		mri_geom_format(&g, buf, sizeof(buf));
 		for (char *line = buf, *nl; *line; line = nl + 1) {
@@ -147,9 +147,9 @@ static int sim_activate(void)
 			mon_log("sim: %s", line);
 		}
 	}
-	if (env_num("AMEBA_SIM_LEAN", 0, 1) == 0)
+	if (mon_sim_env_num("AMEBA_SIM_LEAN", 0, 1) == 0)
 		mon_sim_lean(s, 0);
-	if (env_num("AMEBA_SIM_FILTER", 0, 1) == 0)
+	if (mon_sim_env_num("AMEBA_SIM_FILTER", 0, 1) == 0)
 		mon_sim_lf_enable(s, 0);
 	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);

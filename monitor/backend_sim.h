@@ -107,6 +107,9 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	return 1;
 }
 
+/* A decimal environment value in [lo, hi], or -1 (absent or bad: logged) */
+long mon_sim_env_num(const char *name, long lo, long hi) MON_HIDDEN;
+
 /* The solo thread's mode (backend_sim_lf.c): looked at every window lean
  * misses of t's core c (the filter's tick running out) */
 void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c) MON_HIDDEN;

@@ -54,11 +54,11 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  *           (a dependent chain of host misses waits for each)
  * Measured on the long kernels before the filter's misses skipped the
  * line entry, each was the fastest somewhere (hashtab: BATCH; stream,
- * gemm: FILTER; rmw, chase: SINGLE), by up to 18% of the time. So the owner times them: every window of lean misses (4,096;
- * AMEBA_SIM_MODE_WINDOW) it reads the
- * time stamp counter. A probe runs each mode for PROBE_WINDOWS windows
- * after one it does not measure (the switch's), keeps each mode's
- * cheapest window, and the cheapest mode then runs for `stay` windows:
+ * gemm: FILTER; rmw, chase: SINGLE), by up to 18% of the time. So the
+ * owner times them: every window of lean misses (4,096;
+ * AMEBA_SIM_MODE_WINDOW) it reads the time stamp counter. A probe runs
+ * each mode for PROBE_WINDOWS windows after one it does not measure (the
+ * switch's), keeps each mode's cheapest window, and the cheapest mode then runs for `stay` windows:
  * STAY_MIN, doubling (up to STAY_MAX) while probes choose the same mode.
  * Every mode simulates the same accesses, so a window (a number of lean
  * misses) is the same work in each, wherever the program is steady.
@@ -107,20 +107,11 @@ static int pinned_mode(void)
 uint32_t mon_sim_lf_window(void)
 {
 	static uint32_t w;
-	const char *e;
 
-	if (w)
-		return w;
-	e = getenv("AMEBA_SIM_MODE_WINDOW");
-	w = 4096;
-	if (e && *e) {
-		char *end;
-		long v = strtol(e, &end, 10);
+	if (!w) {
+		long x = mon_sim_env_num("AMEBA_SIM_MODE_WINDOW", 16, 1l << 20);
 
-		if (*end || v < 16 || v > (1l << 20))
-			mon_log("AMEBA_SIM_MODE_WINDOW=%s: not 16 .. 1048576 lean misses; using 4096", e);
-		else
-			w = (uint32_t)v;
+		w = x > 0 ? (uint32_t)x : 4096;
 	}
 	return w;
 }
@@ -168,11 +159,10 @@ static void set_mode(struct mon_thread *t, struct mon_sim_core *c, int m)
 	}
 }
 
-/* A probe chose m, its modes' cheapest windows in cost (a function of its
- * own: test sim_line_filter stops here) */
-static __attribute__((noinline)) void mode_chosen(int m, const uint64_t *cost)
+/* A probe chose m, its modes' cheapest windows in st.cost (a function of
+ * its own: test sim_line_filter stops here) */
+static __attribute__((noinline)) void mode_chosen(int m)
 {
-	(void)cost;
 	st.stay = m == st.chosen && st.stay ? (st.stay < STAY_MAX ? 2 * st.stay : STAY_MAX)
 					    : STAY_MIN;
 	st.chosen = (uint8_t)m;
@@ -218,7 +208,7 @@ static void window(struct mon_thread *t, struct mon_sim_core *c, uint64_t d)
 		if (st.cost[st.order[i]] < st.cost[best])
 			best = st.order[i];
 	st.probe = 0;
-	mode_chosen(best, st.cost);
+	mode_chosen(best);
 	set_mode(t, c, best);
 	st.left = st.stay;
 }
