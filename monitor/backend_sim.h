@@ -22,6 +22,20 @@ void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uin
 void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 
+/* The events ep of an access that was not a plain L1 hit, into ev (its
+ * counter vector when it has one), then the inval_recv credit */
+struct mon_sim_events;
+void mon_sim_report(struct mon_thread *t, struct mon_sim_core *c, const struct mon_sim_events *ep,
+		    unsigned flags, uintptr_t pc, struct mon_events *ev) MON_HIDDEN;
+
+/* AMEBA_WHATIF (backend_sim_whatif.c): the kind of fix simulated (0: none;
+ * set by mon_backend_sim_whatif_wanted), and an access of its run - rewritten,
+ * simulated and counted into ev */
+extern int mon_sim_whatif_kind MON_HIDDEN;
+void mon_sim_whatif_access(struct mon_thread *t, struct mon_sim_core *c, struct mon_obj *obj,
+			   uintptr_t addr, uint32_t sz, unsigned flags, uintptr_t pc,
+			   struct mon_events *ev) MON_HIDDEN;
+
 /* Whether t's core may batch (batch.c): solo, on the lean path, no what-if,
  * not ordered mode */
 int mon_sim_batch_ok(const struct mon_thread *t) MON_HIDDEN;

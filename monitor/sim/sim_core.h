@@ -659,8 +659,10 @@ enum {
 	SIM_LEAN_NR = 12,
 };
 /* c->lean: none, or the lean path with the L1 and LLC associativities
- * read from the geometry, or as constants */
-enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16 };
+ * read from the geometry, or as constants; FIT_8_16_64 the 8- and 16-way
+ * kind with 64-byte L1 lines and no TLB model (the cachegrind geometry,
+ * the line filter's): its shifts constants as well */
+enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16, SIM_LEAN_FIT_8_16_64 };
 #define SIM_OWN_MEMO 16	/* a power of two */
 
 struct mon_sim_core {

@@ -16,8 +16,12 @@ static int lean_fits(const struct mon_sim *s)
 	if (s->no_lean || g->l2.sz_bytes || g->three_c || g->l1d.repl != MRI_GEOM_LRU ||
 	    g->nr_nodes != 1 || (s->llc && !s->llc[0].lru16))
 		return SIM_LEAN_NO;
-	if (s->llc && s->llc[0].assoc == 16 && (g->l1d.assoc == 8 || g->l1d.assoc == 12))
-		return g->l1d.assoc == 8 ? SIM_LEAN_FIT_8_16 : SIM_LEAN_FIT_12_16;
+	if (s->llc && s->llc[0].assoc == 16 && g->l1d.assoc == 8)
+		return g->l1d.line_bytes == 64 && g->word_bytes == 4 && !g->tlb1.nr_entries
+			       ? SIM_LEAN_FIT_8_16_64
+			       : SIM_LEAN_FIT_8_16;
+	if (s->llc && s->llc[0].assoc == 16 && g->l1d.assoc == 12)
+		return SIM_LEAN_FIT_12_16;
 	return SIM_LEAN_FIT;
 }
 
@@ -37,15 +41,16 @@ void sim_lean_init(struct mon_sim_core *c)
 /* One function per variant, each with the registers of its own body (as
  * one function with a switch, the three bodies shared one prologue that
  * saved every register and spilled the arguments for the largest) */
-#define LEAN_VARIANT(name, a1, a3)                                                        \
+#define LEAN_VARIANT(name, a1, a3, c64)                                                        \
 	static __attribute__((noinline)) int name(struct mon_sim_core *c, uintptr_t addr,  \
 						  uint32_t size, int is_write, uint32_t cookie) \
 	{                                                                                  \
-		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3);             \
+		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64);        \
 	}
-LEAN_VARIANT(lean_8_16, 8, 16)
-LEAN_VARIANT(lean_12_16, 12, 16)
-LEAN_VARIANT(lean_any, 0, 0)
+LEAN_VARIANT(lean_8_16_64, 8, 16, 1)
+LEAN_VARIANT(lean_8_16, 8, 16, 0)
+LEAN_VARIANT(lean_12_16, 12, 16, 0)
+LEAN_VARIANT(lean_any, 0, 0, 0)
 
 int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie)
@@ -54,6 +59,8 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
 	 * LLC's inline (sim_lru16_ref's call took ~90 instructions per miss,
 	 * chase) */
 	switch (c->lean) {
+	case SIM_LEAN_FIT_8_16_64:
+		return lean_8_16_64(c, addr, size, is_write, cookie);
 	case SIM_LEAN_FIT_8_16:
 		return lean_8_16(c, addr, size, is_write, cookie);
 	case SIM_LEAN_FIT_12_16:

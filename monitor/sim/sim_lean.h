@@ -87,12 +87,14 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  */
 static inline __attribute__((always_inline)) int
 sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
-	      const uint32_t a1, const uint32_t a3)
+	      const uint32_t a1, const uint32_t a3, const int c64)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
 	const uint32_t assoc = a1 ? a1 : l1->assoc;
-	uint64_t line = addr >> s->l1_shift, page = addr >> s->tlb_shift;
+	/* c64: 64-byte L1 lines, no L2 (the coherence line the L1's), 4-byte
+	 * words and no TLB model (every address in page 0, the memo's) */
+	uint64_t line = addr >> (c64 ? 6 : s->l1_shift), page = c64 ? 0 : addr >> s->tlb_shift;
 	uint64_t base = sim_set_of(l1, line) * l1->stride;
 	uint64_t *keys = l1->key + base;
 	int w = a1 ? sim_find_n(keys, a1, SIM_KEY(line)) : sim_find_in(keys, assoc, line), out = 0;
@@ -100,7 +102,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (sim_unlikely(!c->solo || s->settle_cold) ||
 	    (w >= 0 && sim_unlikely(SIM_ST(keys[w]) < SIM_E || l1->meta[base + (uint32_t)w].track)))
 		return -1;
-	if (page != c->memo_page) {
+	if (!c64 && page != c->memo_page) {
 		struct mon_sim_events e;
 
 		e.tlb1_miss = e.tlb_miss = 0;
@@ -147,9 +149,10 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
 	}
 	if (is_write) {
-		uint64_t coh_mask = (1ull << s->coh_shift) - 1;
-		uint32_t w0 = (uint32_t)((addr & coh_mask) >> s->word_shift);
-		uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> s->word_shift);
+		uint64_t coh_mask = (1ull << (c64 ? 6 : s->coh_shift)) - 1;
+		uint32_t wsh = c64 ? 2 : s->word_shift;
+		uint32_t w0 = (uint32_t)((addr & coh_mask) >> wsh);
+		uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> wsh);
 		wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 	}
 	keys[v] = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
