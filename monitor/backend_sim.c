@@ -762,6 +762,33 @@ LINE_MISS_VARIANT(line_miss_any, SIM_LEAN_FIT)
 LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
 #undef LINE_MISS_VARIANT
 
+/*
+ * The filter's miss (mon_sim_lf_access, the filter on and the hook's tests
+ * passed): the lines the line entry remembers are written only while the
+ * filter rests (sim_memo_insert), so the miss half at once, the core held
+ * and in the runtime - inline for the filter's usual geometry - but for a
+ * core a second one took (the C entry).
+ */
+void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+{
+	struct mon_sim_core *c = t->backend_data;
+
+	mon_rt_enter(t);
+	if (mon_likely(sim_core_try_enter(c))) {
+		if (mon_likely(c->solo)) {
+			/* leaves the core and the runtime */
+			if (mon_likely(c->lean == SIM_LEAN_FIT_8_16_64))
+				line_rest(t, c, addr, wfs, pc, 1, 0, SIM_LEAN_FIT_8_16_64);
+			else
+				mon_sim_line_miss_c(t, addr, wfs, pc);
+			return;
+		}
+		sim_core_exit(c, 0);
+	}
+	mon_rt_leave(t);
+	mon_sim_line_fast_c(t, addr, wfs, pc);
+}
+
 /* The miss half alone, for the assembly entry and the batch: the core held
  * and in_rt raised, the access no hit of the remembered lines. */
 LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs,

@@ -17,28 +17,6 @@
 __thread struct mon_sim_lf *mon_sim_lf __attribute__((tls_model("initial-exec")));
 
 /*
- * The filter's miss (mon_sim_lf_access, the filter on and the hook's tests
- * passed): the lines the line entry remembers are written only while the
- * filter rests (sim_memo_insert), so the miss half at once, the core held
- * and in the runtime - but for a core a second one took (the C entry).
- */
-void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
-{
-	struct mon_sim_core *c = t->backend_data;
-
-	mon_rt_enter(t);
-	if (mon_likely(sim_core_try_enter(c))) {
-		if (mon_likely(c->solo)) {
-			mon_sim_line_miss_c(t, addr, wfs, pc);	/* leaves */
-			return;
-		}
-		sim_core_exit(c, 0);
-	}
-	mon_rt_leave(t);
-	mon_sim_line_fast_c(t, addr, wfs, pc);
-}
-
-/*
  * The mode (docs/simulator.md, "The solo thread's mode"). A solo thread on
  * the lean path with a line filter has three ways of delivering its
  * accesses, each exact, whose cost depends on the program more than any

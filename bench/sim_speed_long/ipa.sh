@@ -67,7 +67,7 @@ for line in open(ann):
         total = n
         continue
     src, fn = m.group(3), m.group(4)
-    if "line_miss" in fn or "lean" in fn or "mon_sim_access" in fn or "llc_" in fn:
+    if "line_miss" in fn or "lf_miss" in fn or "lean" in fn or "mon_sim_access" in fn or "llc_" in fn:
         part = "miss"
     elif fn.startswith("sim_line_fast"):
         part = "entry"
