@@ -136,8 +136,18 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		     : a1    ? sim_lru_min_n(keys + a1, a1)
 			     : sim_lru_min(keys + assoc, assoc);
 	uint64_t i = base + v, old = keys[v], wmask = 0;
-	if (old && SIM_ST(old) == SIM_M)
-		sim_llc_writeback(c, SIM_KEY_LINE(old));
+	if (old && SIM_ST(old) == SIM_M) {
+		if (a3) {
+			/* sim_llc_writeback inline: solo (no set lock), one node */
+			uint64_t vl = SIM_KEY_LINE(old), *vb = sim_llc_set(L, vl);
+			int vw = sim_lru16_find_n(vb + L->keys_off, (const uint8_t *)(vb + 2), a3, vl);
+
+			if (vw >= 0)
+				vb[L->keys_off + (uint32_t)vw] = SIM_KEY(vl) | SIM_M;
+		} else {
+			sim_llc_writeback(c, SIM_KEY_LINE(old));
+		}
+	}
 	if (!a3 && !L) {
 		out |= SIM_LEAN_MEM;
 	} else {
@@ -156,8 +166,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 	}
 	keys[v] = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
-	l1->meta[i] = (struct sim_meta){ .wpub = wmask, .cookie = cookie,
-					 .dirty = (uint8_t)is_write, .priv = 1 };
+	sim_meta_fill_priv(&l1->meta[i], wmask, cookie, is_write);
 	keys[assoc + v] = ++l1->clock;
 	sim_memo_insert(c, line, i, SIM_FILLED_LEAN);
 	sim_core_exit(c, 0);
