@@ -56,19 +56,23 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 
 /*
  * The hooks' line filter (tsan_abi.c, DEFINE_ACCESS): an access of sz
- * bytes of the calling thread at code address pc, the hooks active and the
- * accesses not diverted (no batch, no tally). 0 when it does not take the
- * line entry's path (in the runtime or ignored, across two lines,
- * something armed, sampled, the backend not the filter's): nothing done.
- * Else 1, the access delivered: when the filter says it hits the L1 of
- * the thread's core - the line still where its entry says, with the
- * rights the access needs, in a live object that holds the whole line -
- * having made the hit's one change (the line's LRU stamp; the memo of the
- * last line forgotten: the line entries' guess that it is most recently
- * used no longer holds) and counted its events (count_l1_hit's); else
- * straight from here (what the hook's general side would have done after
- * the same tests) to the filter's miss while it is on, to the backend's
- * line entry while it rests.
+ * bytes of the calling thread at code address pc, the hooks active and
+ * mon_hot.gate zero (nothing armed, not sampled, not diverted). 0 when it
+ * does not take the line entry's path (in the runtime or ignored, across
+ * two lines, the backend not the filter's): nothing done. Else 1, the
+ * access delivered: when the filter says it hits the L1 of the thread's
+ * core - the line still where its entry says, with the rights the access
+ * needs, in a live object that holds the whole line - having made the
+ * hit's one change (the line's LRU stamp; the memo of the last line
+ * forgotten: the line entries' guess that it is most recently used no
+ * longer holds) and counted its events (count_l1_hit's); else straight
+ * from here (what the hook's general side would have done after the same
+ * tests) to the filter's miss while it is on, to the backend's line entry
+ * while it rests. A hit does not look at the filter's user: every entry
+ * is written by the owner while the filter is on, and the filter goes off
+ * for good (user NULL) only with its generation bumped (sim.c), and the
+ * backend changes only to ordered mode, which the gate says - so the
+ * backend test is the miss side's.
  */
 static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t addr, uint32_t sz,
 								    unsigned flags, uintptr_t pc)
@@ -82,17 +86,17 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	if (!f)
 		return 0;
 	e = &f->ent[mon_sim_lf_slot(line)];
-	/* (user is NULL once the filter is off: sim.c clears both) */
-	b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
 	t = mon_self;	/* set before the filter (sim_thread_start) */
-	if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED) ||
-	    (__atomic_load_n(&mon_any_armed, __ATOMIC_RELAXED) | mon_hot.sampling) ||
-	    (t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
+	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
 		return 0;
 	if (e->line != line || e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) ||
 	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
 	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
 	      MON_OBJF_LIVE)) {
+		/* (user is NULL once the filter is off: sim.c clears both) */
+		b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
+		if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED))
+			return 0;
 		__builtin_prefetch((const void *)addr);
 		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED))
 			mon_sim_lf_miss(t, addr, MON_FAST_WFS(0, flags, sz), pc);

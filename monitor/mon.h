@@ -456,35 +456,62 @@ struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
  *   active        non-zero while an analysis is attached: the hooks deliver
  *                 accesses; zero = dormant, every hook returns after one load
  *                 and one branch
+ *   tally         sampled mode between bursts: count, do not deliver
+ *   batch         the access batch is on, or has records waiting (batch.c)
+ *   diverted      both of them as one word: the hooks' test for a path
+ *                 other than delivering the access
  *   cond_armed    a conditional-counter set is armed (cond.c)
  *   sample_armed  a sample stream is armed (sample.c)
  *   armed         both of them as one word, for the fast path's one test
- *                 (mon_access): non-zero when either is; a relaxed load of
- *                 an aligned 8-byte word is single-copy atomic on the
- *                 targets (x86-64, aarch64), so it sees each int whole
+ *                 (mon_access): non-zero when either is
+ *   sampling      sampled mode (sampled.c): the hooks tally
+ *   ordered       the backend went to ordered mode (rt.c: seq_choose):
+ *                 every access is logged for the merger
+ *   gate          all six as one word: zero when an access may be
+ *                 delivered as it comes, without a condition, stream,
+ *                 sample, diversion or log (the line filter's one test, in
+ *                 the hooks); a relaxed load of an aligned 8-byte word is
+ *                 single-copy atomic on the targets (x86-64, aarch64), so
+ *                 it sees each flag whole
  *   backend       the active backend
+ * The flags are bytes, each 0 or 1, stored atomically on their own.
  */
 struct mon_hot {
 	int active;
 	union {
 		struct {
-			int cond_armed;
-			int sample_armed;
+			union {
+				struct {
+					uint8_t tally;
+					uint8_t batch;
+				};
+				uint16_t diverted;
+			};
+			union {
+				struct {
+					uint8_t cond_armed;
+					uint8_t sample_armed;
+				};
+				uint16_t armed;
+			};
+			uint8_t sampling;
+			uint8_t ordered;
 		};
-		uint64_t armed;
+		uint64_t gate;
 	};
 	const struct mon_backend_ops *backend;
-	int sampling;		/* sampled mode (sampled.c): the hooks tally */
-	union {
-		struct {
-			int tally;	/* sampled mode between bursts: count, do not deliver */
-			int batch;	/* the access batch is on, or has records waiting (batch.c) */
-		};
-		uint64_t diverted;	/* either: the hooks' one test */
-	};
 } __attribute__((aligned(64)));
 
 extern struct mon_hot mon_hot MON_HIDDEN;
+/* The bits of mon_hot.gate that are mon_hot.diverted's (its first two bytes) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MON_HOT_DIVERTED 0xffffull
+#else
+#define MON_HOT_DIVERTED 0xffff000000000000ull
+#endif
+_Static_assert(__builtin_offsetof(struct mon_hot, diverted) ==
+		       __builtin_offsetof(struct mon_hot, gate),
+	       "mon_hot.diverted: the gate's first two bytes");
 #define mon_active (mon_hot.active)
 #define mon_cond_armed (mon_hot.cond_armed)
 #define mon_sample_armed (mon_hot.sample_armed)

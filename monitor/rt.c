@@ -510,6 +510,10 @@ static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b)
 		mon_log("ordered simulation unavailable: threads simulate in host order");
 		return b;
 	}
+	/* before the backend changes: the hooks' line filter stops (its hits
+	 * test the gate, not the backend; kept after a fork, which goes back
+	 * to host order: the filter's gain is not worth a second path) */
+	__atomic_store_n(&mon_hot.ordered, 1, __ATOMIC_SEQ_CST);
 	return &mon_backend_sim_seq;
 }
 

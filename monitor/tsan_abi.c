@@ -173,13 +173,16 @@
 	HOOK_ATTR void prefix##n(const volatile void *addr)		\
 	{								\
 		if (mon_unlikely(mon_active)) {				\
-			if (mon_likely(__atomic_load_n(&mon_hot.diverted, __ATOMIC_RELAXED))) { \
-				if (__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED)) \
-					mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
-				else					\
-					prefix##n##_batch(addr, RET_PC); \
-			} else if (!mon_sim_lf_access((uintptr_t)(addr), n, (flags), RET_PC)) { \
+			uint64_t g_ = __atomic_load_n(&mon_hot.gate, __ATOMIC_RELAXED); \
+			if (mon_likely(!g_)) {				\
+				if (!mon_sim_lf_access((uintptr_t)(addr), n, (flags), RET_PC)) \
+					prefix##n##_on(addr, RET_PC);	\
+			} else if (!(g_ & MON_HOT_DIVERTED)) {		\
 				prefix##n##_on(addr, RET_PC);		\
+			} else if (__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED)) { \
+				mon_tally_add((uintptr_t)(addr), MON_TALLY_MIX(addr, RET_PC), 1); \
+			} else {					\
+				prefix##n##_batch(addr, RET_PC);	\
 			}						\
 		}							\
 	}

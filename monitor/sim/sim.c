@@ -425,6 +425,14 @@ static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
 	__atomic_store_n(&c->lf.on, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&c->lf.user, NULL, __ATOMIC_SEQ_CST);
 	core_flag_wait(s, c, SIM_SHARED);
+	/* the hooks' hits test the entries' generation, not the user: every
+	 * entry invalid, once no entry can be written (the owner out of the
+	 * simulator, the filter seen off), before the owner's next access */
+	if (c->lf.ent) {
+		mon_sim_core_lf_forget(c);
+		if (s->barrier_cmd)
+			syscall(SYS_membarrier, s->barrier_cmd, 0, 0);
+	}
 }
 
 struct mon_sim_core *mon_sim_core_get(struct mon_sim *s, uint32_t core_id, uint32_t tid)
