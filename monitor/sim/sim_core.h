@@ -689,8 +689,9 @@ enum {
 };
 /* c->lean: none, or the lean path with the L1 and LLC associativities
  * read from the geometry, or as constants; FIT_8_16_64 the 8- and 16-way
- * kind with 64-byte L1 lines and no TLB model (the cachegrind geometry,
- * the line filter's): its shifts constants as well */
+ * kind with 64-byte L1 lines, 4-byte words, no TLB model and sets in
+ * powers of two (the cachegrind geometry, the line filter's): its shifts
+ * constants and its set masks sure as well */
 enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16, SIM_LEAN_FIT_8_16_64 };
 #define SIM_OWN_MEMO 16	/* a power of two */
 
@@ -898,6 +899,10 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 }
 
 /* The set block of coherence line `line` in LLC L */
+/* A 16-way LRU LLC's set (sim_coh.c: llc_init): the lock and order words,
+ * two words of fingerprints, the 16 keys, padded to whole host lines */
+#define SIM_LLC16_STRIDE 24
+#define SIM_LLC16_KEYS 4
 static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
 {
 	return L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) * L->stride;

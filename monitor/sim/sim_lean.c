@@ -8,7 +8,9 @@
 
 /* Whether mon_sim_access_lean simulates s's geometry - no L2, no 3C, an
  * LRU L1, one node, an LLC of at most 16 LRU ways or none - and with
- * which associativities as constants (SIM_LEAN_FIT_*). */
+ * which associativities as constants (SIM_LEAN_FIT_*; the 8/16-way kind
+ * with 64-byte lines, 4-byte words, no TLB model and sets in powers of two:
+ * its shifts and set masks as well). */
 static int lean_fits(const struct mon_sim *s)
 {
 	const struct mri_geom *g = &s->g;
@@ -16,11 +18,17 @@ static int lean_fits(const struct mon_sim *s)
 	if (s->no_lean || g->l2.sz_bytes || g->three_c || g->l1d.repl != MRI_GEOM_LRU ||
 	    g->nr_nodes != 1 || (s->llc && !s->llc[0].lru16))
 		return SIM_LEAN_NO;
-	if (s->llc && s->llc[0].assoc == 16 && g->l1d.assoc == 8)
-		return g->l1d.line_bytes == 64 && g->word_bytes == 4 && !g->tlb1.nr_entries
+	/* the 16-way kinds take the LLC's set layout as constants */
+	int llc16 = s->llc && s->llc[0].assoc == 16 && s->llc[0].stride == SIM_LLC16_STRIDE &&
+		    s->llc[0].keys_off == SIM_LLC16_KEYS;
+	uint64_t l1_sets = g->l1d.sz_bytes / ((uint64_t)g->l1d.assoc * g->l1d.line_bytes);
+
+	if (llc16 && g->l1d.assoc == 8)
+		return g->l1d.line_bytes == 64 && g->word_bytes == 4 && !g->tlb1.nr_entries &&
+				       !(l1_sets & (l1_sets - 1)) && s->llc[0].pow2
 			       ? SIM_LEAN_FIT_8_16_64
 			       : SIM_LEAN_FIT_8_16;
-	if (s->llc && s->llc[0].assoc == 16 && g->l1d.assoc == 12)
+	if (llc16 && g->l1d.assoc == 12)
 		return SIM_LEAN_FIT_12_16;
 	return SIM_LEAN_FIT;
 }

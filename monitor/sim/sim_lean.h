@@ -95,7 +95,10 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	/* c64: 64-byte L1 lines, no L2 (the coherence line the L1's), 4-byte
 	 * words and no TLB model (every address in page 0, the memo's) */
 	uint64_t line = addr >> (c64 ? 6 : s->l1_shift), page = c64 ? 0 : addr >> s->tlb_shift;
-	uint64_t base = sim_set_of(l1, line) * l1->stride;
+	/* c64: both caches' sets a power of two (lean_fits); an LRU L1's set is
+	 * its keys and stamps, a 16-way LLC's 24 words, its keys from word 4 */
+	uint64_t base = (c64 ? line & l1->set_mask : sim_set_of(l1, line)) *
+			(a1 ? 2 * a1 : l1->stride);
 	uint64_t *keys = l1->key + base;
 	int w = a1 ? sim_find_n(keys, a1, SIM_KEY(line)) : sim_find_in(keys, assoc, line), out = 0;
 
@@ -124,10 +127,10 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	struct sim_llc *L = s->llc;
 	uint64_t *b = NULL;
 	if (a3 || L) {
-		b = sim_llc_set(L, line);
+		b = c64 ? L->blk + (line & L->set_mask) * SIM_LLC16_STRIDE : sim_llc_set(L, line);
 		sim_prefetch(b);
 		sim_prefetch(b + 8);
-		if (L->stride > 16)
+		if ((a3 == 16 ? SIM_LLC16_STRIDE : L->stride) > 16)
 			sim_prefetch(b + 16);
 	}
 	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
@@ -139,11 +142,13 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (old && SIM_ST(old) == SIM_M) {
 		if (a3) {
 			/* sim_llc_writeback inline: solo (no set lock), one node */
-			uint64_t vl = SIM_KEY_LINE(old), *vb = sim_llc_set(L, vl);
-			int vw = sim_lru16_find_n(vb + L->keys_off, (const uint8_t *)(vb + 2), a3, vl);
+			uint64_t vl = SIM_KEY_LINE(old), ko = a3 == 16 ? SIM_LLC16_KEYS : L->keys_off;
+			uint64_t *vb = c64 ? L->blk + (vl & L->set_mask) * SIM_LLC16_STRIDE
+					   : sim_llc_set(L, vl);
+			int vw = sim_lru16_find_n(vb + ko, (const uint8_t *)(vb + 2), a3, vl);
 
 			if (vw >= 0)
-				vb[L->keys_off + (uint32_t)vw] = SIM_KEY(vl) | SIM_M;
+				vb[ko + (uint32_t)vw] = SIM_KEY(vl) | SIM_M;
 		} else {
 			sim_llc_writeback(c, SIM_KEY_LINE(old));
 		}
@@ -151,7 +156,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (!a3 && !L) {
 		out |= SIM_LEAN_MEM;
 	} else {
-		uint64_t victim = 0, *lk = b + L->keys_off;
+		uint64_t victim = 0, *lk = b + (a3 == 16 ? SIM_LLC16_KEYS : L->keys_off);
 		int hw = a3 ? sim_lru16_ref_n(lk, (uint8_t *)(b + 2), &b[1], a3, line,
 					      SIM_KEY(line) | SIM_S, &victim, 0)
 				 : sim_lru16_ref(lk, (uint8_t *)(b + 2), &b[1], L->assoc, line,
