@@ -645,18 +645,36 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 							     uint32_t wfs, uintptr_t pc, int held,
 							     int retry, const int lean)
 {
-	int w;
+	int w, whole = 0;
 
 	if (held && !retry && c->three_c && line_hit_shadow(t, c, addr, wfs))
 		return;
+	if (lean == SIM_LEAN_FIT_8_16_64 && held && !retry) {
+		/* the usual miss: its whole 64-byte line in the live object of
+		 * the cache's hint, which then holds the access (within one line
+		 * on every path here) and is its tag - one range test for the
+		 * object cache's and the line tag's (~10 instructions) */
+		uint32_t h = t->cache.hint;
+		uintptr_t lo = addr & ~(uintptr_t)63;
+
+		w = (int)h;
+		whole = lo >= t->cache.start[h] && lo + 64 <= t->cache.end[h] &&
+			(__atomic_load_n(&t->cache.obj[h]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE);
+	}
 	/* what mon_access_cached would do first, without the calls */
-	if (mon_likely((w = mon_objcache_way(t, addr)) >= 0) &&
-	    mon_likely(addr + MON_FAST_SZ(wfs) <= t->cache.end[w]) && mon_likely(t->cache.counts[w])) {
+	if (mon_likely(whole || ((w = mon_objcache_way(t, addr)) >= 0 &&
+				 addr + MON_FAST_SZ(wfs) <= t->cache.end[w])) &&
+	    mon_likely(t->cache.counts[w])) {
 		if (mon_likely(held && !retry)) {
 			/* a miss, or a line not remembered: still in the core and
 			 * in the runtime, straight to the simulator's miss path */
-			line_tag(t, lean == SIM_LEAN_FIT_8_16_64 ? 6 : c->l1.line_shift, addr,
-				 (unsigned)w, c->cur_tag);
+			if (whole) {
+				c->cur_tag[0] = (uintptr_t)t->cache.obj[w];
+				c->cur_tag[1] = (uintptr_t)t->cache.counts[w];
+			} else {
+				line_tag(t, lean == SIM_LEAN_FIT_8_16_64 ? 6 : c->l1.line_shift,
+					 addr, (unsigned)w, c->cur_tag);
+			}
 			if (lean < 0 ? c->lean != SIM_LEAN_NO : lean != SIM_LEAN_NO) {
 				unsigned flags = MON_FAST_FLAGS(wfs);
 				int o = lean_access(c, addr, MON_FAST_SZ(wfs),
