@@ -1031,9 +1031,10 @@ extern const struct mon_backend_ops mon_backend_count MON_HIDDEN;
 extern const struct mon_backend_ops mon_backend_sim MON_HIDDEN;	/* backend_sim.c */
 /* the same with the C line entry (AMEBA_SIM_ASM=0; backend_sim.c) */
 extern const struct mon_backend_ops mon_backend_sim_c MON_HIDDEN;
-/* AMEBA_WHATIF (backend_sim.c): the sim backend simulating one object's fix
- * (no inline paths); mon_backend_sim_whatif_wanted() reads the variable
- * once, non-zero when it names a fix. */
+/* AMEBA_WHATIF (backend_sim.c; its runs in backend_sim_whatif.c): the sim
+ * backend simulating one object's fix (no inline paths);
+ * mon_backend_sim_whatif_wanted() reads the variable once, non-zero when
+ * it names a fix. */
 extern const struct mon_backend_ops mon_backend_sim_whatif MON_HIDDEN;
 int mon_backend_sim_whatif_wanted(void) MON_HIDDEN;
 /* The oracle's "what_if" member (with its leading comma) when AMEBA_WHATIF
