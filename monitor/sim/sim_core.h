@@ -1002,25 +1002,35 @@ static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_si
 
 /*
  * The line filter (sim.h), on: c's access within L1 line `line`, at key
- * index i, is done, with tag (the caller's words for the line, 0 0: none, and
- * then no entry). wok: what a write may do through the filter (sim.h,
- * struct mon_sim_lf_ent; sim_lf_wok when the caller does not know).
+ * index i, whose key word is now want, is done, with tag (the caller's
+ * words for the line, 0 0: none, and then no entry). wok: what a write may
+ * do through the filter (sim.h, struct mon_sim_lf_ent; sim_lf_wok when the
+ * caller does not know).
  */
-static inline __attribute__((always_inline)) void sim_lf_write(struct mon_sim_core *c,
-								uint64_t line, uint64_t i,
-								const uintptr_t tag[2], uint32_t wok)
+static inline __attribute__((always_inline)) void sim_lf_write_key(struct mon_sim_core *c,
+								    uint64_t line, uint64_t i,
+								    uint64_t want,
+								    const uintptr_t tag[2],
+								    uint32_t wok)
 {
 	struct mon_sim_lf_ent *e;
 
 	c->lf.notes++;
 	e = &c->lf.ent[mon_sim_lf_slot(line)];
 	e->line = tag[0] ? line : UINT64_MAX;
-	e->want = c->l1.key[i];
+	e->want = want;
 	e->i = (uint32_t)i;
 	e->gen = __atomic_load_n(&c->lf.gen, __ATOMIC_RELAXED);
 	e->wok = wok;
 	e->tag[0] = tag[0];
 	e->tag[1] = tag[1];
+}
+/* sim_lf_write_key with the line's key word read from the L1 */
+static inline __attribute__((always_inline)) void sim_lf_write(struct mon_sim_core *c,
+								uint64_t line, uint64_t i,
+								const uintptr_t tag[2], uint32_t wok)
+{
+	sim_lf_write_key(c, line, i, c->l1.key[i], tag, wok);
 }
 /* A write to L1 key index i through the filter: hits when the line is M
  * and dirty; makes it so when it is E, private, untracked and there is no

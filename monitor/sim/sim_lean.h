@@ -21,7 +21,7 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * line is now most recently used in the L1, and so is its page (memo_page)
  * in the L1 TLB. Remembers where both sit, in the entry the line had or
  * else the least recently used one. filled: the line was just filled (an
- * L1 miss; SIM_FILLED_LEAN: by the lean path): the next entry is taken
+ * L1 miss): the next entry is taken
  * without looking for the line's, since an entry of a line that missed can
  * only be stale (~17 instructions per miss). A stale entry left before the
  * new one fails its check (sim_l0_hit stops at the first entry of a line)
@@ -29,8 +29,6 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * too (sim_lf_note), and while the filter is on nothing else: its own
  * entries serve the hits.
  */
-#define SIM_FILLED_LEAN 2	/* filled by the lean path: private, untracked, no L2,
-				 * dirty when M */
 static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
 	int j;
@@ -41,9 +39,7 @@ static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64
 		 * they were (checked before use); only the guess that the last
 		 * one is most recently used no longer holds */
 		c->last_line = UINT64_MAX;
-		sim_lf_write(c, line, i, c->cur_tag,
-			     filled != SIM_FILLED_LEAN ? sim_lf_wok(c, i)
-			     : SIM_ST(c->l1.key[i]) == SIM_M ? 1 : MON_SIM_LF_UPGRADE);
+		sim_lf_write(c, line, i, c->cur_tag, sim_lf_wok(c, i));
 		return;
 	}
 	j = filled ? -1 : sim_l0_search(c, line);
@@ -170,10 +166,20 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> wsh);
 		wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
 	}
-	keys[v] = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
+	uint64_t key = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
+	keys[v] = key;
 	sim_meta_fill_priv(&l1->meta[i], wmask, cookie, is_write);
 	keys[assoc + v] = ++l1->clock;
-	sim_memo_insert(c, line, i, SIM_FILLED_LEAN);
+	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED)) {
+		/* sim_memo_insert's filter side with the fill's own words: the
+		 * key just written, and a write's rights - M and dirty, or E,
+		 * private, untracked, no L2: the silent upgrade (~5
+		 * instructions of reloads a miss) */
+		c->last_line = UINT64_MAX;
+		sim_lf_write_key(c, line, i, key, c->cur_tag, is_write ? 1 : MON_SIM_LF_UPGRADE);
+	} else {
+		sim_memo_insert(c, line, i, 1);
+	}
 	sim_core_exit(c, 0);
 	return out;
 }
