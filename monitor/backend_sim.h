@@ -48,9 +48,9 @@ int mon_sim_batch_ok(const struct mon_thread *t) MON_HIDDEN;
 extern __thread struct mon_sim_lf *mon_sim_lf MON_HIDDEN
 	__attribute__((tls_model("initial-exec")));
 
-/* The filter's miss (backend_sim_lf.c): the line entry without its search
- * of the remembered lines, which the filter on does not
- * keep */
+/* The filter's miss (backend_sim.c): the miss half at once, without the
+ * line entry's search of the remembered lines, which the filter on does
+ * not keep */
 void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 

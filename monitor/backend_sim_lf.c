@@ -3,8 +3,9 @@
  * (monitor/sim/sim.h struct mon_sim_lf, docs/simulator.md "The line
  * filter" and "The solo thread's mode"): the thread's filter, and which of
  * the three ways of delivering a solo lean thread's accesses it uses.
- * backend_sim.c installs the filter (sim_thread_start), the hooks take its
- * hits (backend_sim.h, mon_sim_lf_access).
+ * backend_sim.c installs the filter (sim_thread_start) and takes its misses
+ * (mon_sim_lf_miss), the hooks take its hits (backend_sim.h,
+ * mon_sim_lf_access).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -898,11 +898,11 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
 }
 
-/* The set block of coherence line `line` in LLC L */
 /* A 16-way LRU LLC's set (sim_coh.c: llc_init): the lock and order words,
  * two words of fingerprints, the 16 keys, padded to whole host lines */
 #define SIM_LLC16_STRIDE 24
 #define SIM_LLC16_KEYS 4
+/* The set block of coherence line `line` in LLC L */
 static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
 {
 	return L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) * L->stride;
@@ -1025,13 +1025,6 @@ static inline __attribute__((always_inline)) void sim_lf_write_key(struct mon_si
 	e->tag[0] = tag[0];
 	e->tag[1] = tag[1];
 }
-/* sim_lf_write_key with the line's key word read from the L1 */
-static inline __attribute__((always_inline)) void sim_lf_write(struct mon_sim_core *c,
-								uint64_t line, uint64_t i,
-								const uintptr_t tag[2], uint32_t wok)
-{
-	sim_lf_write_key(c, line, i, c->l1.key[i], tag, wok);
-}
 /* A write to L1 key index i through the filter: hits when the line is M
  * and dirty; makes it so when it is E, private, untracked and there is no
  * L2 (E -> M is then silent: the lean path's write hit) */
@@ -1045,13 +1038,14 @@ static inline __attribute__((always_inline)) uint32_t sim_lf_wok(const struct mo
 		return m->dirty != 0;
 	return st == SIM_E && m->priv && !m->track && !c->has_l2 ? MON_SIM_LF_UPGRADE : 0;
 }
-/* sim_lf_write when the filter is on */
+/* The filter's entry of c's access to line `line` at key index i, when
+ * the filter is on, from the L1's own words */
 static inline __attribute__((always_inline)) void sim_lf_note(struct mon_sim_core *c,
 							       uint64_t line, uint64_t i,
 							       const uintptr_t tag[2])
 {
 	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
-		sim_lf_write(c, line, i, tag, sim_lf_wok(c, i));
+		sim_lf_write_key(c, line, i, c->l1.key[i], tag, sim_lf_wok(c, i));
 }
 
 /*

@@ -21,25 +21,31 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * line is now most recently used in the L1, and so is its page (memo_page)
  * in the L1 TLB. Remembers where both sit, in the entry the line had or
  * else the least recently used one. filled: the line was just filled (an
- * L1 miss): the next entry is taken
- * without looking for the line's, since an entry of a line that missed can
- * only be stale (~17 instructions per miss). A stale entry left before the
- * new one fails its check (sim_l0_hit stops at the first entry of a line)
- * and the full path then updates it. The line's entry in the line filter
- * too (sim_lf_note), and while the filter is on nothing else: its own
- * entries serve the hits.
+ * L1 miss): the next entry is taken without looking for the line's, since
+ * an entry of a line that missed can only be stale (~17 instructions per
+ * miss). A stale entry left before the new one fails its check (sim_l0_hit
+ * stops at the first entry of a line) and the full path then updates it.
+ * While the filter is on, only the line's entry in the filter
+ * (sim_memo_lf): its own entries serve the hits.
  */
+/* sim_memo_insert's filter side, the line's key word now want and wok a
+ * write's rights (sim_lf_wok's): the filter on remembers the line, its
+ * misses skip the remembered lines (mon_sim_lf_miss), whose entries stay
+ * as they were (checked before use); only the guess that the last one is
+ * most recently used no longer holds */
+static inline __attribute__((always_inline)) void sim_memo_lf(struct mon_sim_core *c,
+							       uint64_t line, uint64_t i,
+							       uint64_t want, uint32_t wok)
+{
+	c->last_line = UINT64_MAX;
+	sim_lf_write_key(c, line, i, want, c->cur_tag, wok);
+}
 static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
 {
 	int j;
 
 	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED)) {
-		/* the filter on remembers the line: its misses skip the
-		 * remembered lines (mon_sim_lf_miss), whose entries stay as
-		 * they were (checked before use); only the guess that the last
-		 * one is most recently used no longer holds */
-		c->last_line = UINT64_MAX;
-		sim_lf_write(c, line, i, c->cur_tag, sim_lf_wok(c, i));
+		sim_memo_lf(c, line, i, c->l1.key[i], sim_lf_wok(c, i));
 		return;
 	}
 	j = filled ? -1 : sim_l0_search(c, line);
@@ -57,6 +63,14 @@ static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64
 	c->last_line = line;
 	c->last_i = i;
 	c->last_j = (uint32_t)j;	/* (the filter is off: only its owner, here, turns it on) */
+}
+
+/* The LLC set of line `line`: sim_llc_set, or with c64 (sim_lean_body) a
+ * 16-way LLC's set of a power-of-two count, its stride a constant */
+static inline __attribute__((always_inline)) uint64_t *lean_llc_set(const struct sim_llc *L,
+								     uint64_t line, const int c64)
+{
+	return c64 ? L->blk + (line & L->set_mask) * SIM_LLC16_STRIDE : sim_llc_set(L, line);
 }
 
 /* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB
@@ -92,7 +106,8 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	 * words and no TLB model (every address in page 0, the memo's) */
 	uint64_t line = addr >> (c64 ? 6 : s->l1_shift), page = c64 ? 0 : addr >> s->tlb_shift;
 	/* c64: both caches' sets a power of two (lean_fits); an LRU L1's set is
-	 * its keys and stamps, a 16-way LLC's 24 words, its keys from word 4 */
+	 * its keys and stamps, a 16-way LLC's 24 words, its keys from word 4
+	 * (lean_llc_set) */
 	uint64_t base = (c64 ? line & l1->set_mask : sim_set_of(l1, line)) *
 			(a1 ? 2 * a1 : l1->stride);
 	uint64_t *keys = l1->key + base;
@@ -123,7 +138,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	struct sim_llc *L = s->llc;
 	uint64_t *b = NULL;
 	if (a3 || L) {
-		b = c64 ? L->blk + (line & L->set_mask) * SIM_LLC16_STRIDE : sim_llc_set(L, line);
+		b = lean_llc_set(L, line, c64);
 		sim_prefetch(b);
 		sim_prefetch(b + 8);
 		if ((a3 == 16 ? SIM_LLC16_STRIDE : L->stride) > 16)
@@ -139,8 +154,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		if (a3) {
 			/* sim_llc_writeback inline: solo (no set lock), one node */
 			uint64_t vl = SIM_KEY_LINE(old), ko = a3 == 16 ? SIM_LLC16_KEYS : L->keys_off;
-			uint64_t *vb = c64 ? L->blk + (vl & L->set_mask) * SIM_LLC16_STRIDE
-					   : sim_llc_set(L, vl);
+			uint64_t *vb = lean_llc_set(L, vl, c64);
 			int vw = sim_lru16_find_n(vb + ko, (const uint8_t *)(vb + 2), a3, vl);
 
 			if (vw >= 0)
@@ -170,16 +184,13 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	keys[v] = key;
 	sim_meta_fill_priv(&l1->meta[i], wmask, cookie, is_write);
 	keys[assoc + v] = ++l1->clock;
-	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED)) {
-		/* sim_memo_insert's filter side with the fill's own words: the
-		 * key just written, and a write's rights - M and dirty, or E,
-		 * private, untracked, no L2: the silent upgrade (~5
-		 * instructions of reloads a miss) */
-		c->last_line = UINT64_MAX;
-		sim_lf_write_key(c, line, i, key, c->cur_tag, is_write ? 1 : MON_SIM_LF_UPGRADE);
-	} else {
+	/* with the filter on, its entry from the fill's own words: the key
+	 * just written, and a write's rights - M and dirty, or E, private,
+	 * untracked, no L2: the silent upgrade (reloaded: ~5 instructions) */
+	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
+		sim_memo_lf(c, line, i, key, is_write ? 1 : MON_SIM_LF_UPGRADE);
+	else
 		sim_memo_insert(c, line, i, 1);
-	}
 	sim_core_exit(c, 0);
 	return out;
 }
