@@ -386,6 +386,61 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		sim_plain(t, c, obj, addr, sz, flags, pc, ev);
 }
 
+/* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
+ * the hit path then saves no register). */
+static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, uint32_t cookie,
+							  uintptr_t addr, uint32_t sz,
+							  unsigned flags, uintptr_t pc, uint64_t *v)
+{
+	struct mon_sim_core *c = t->backend_data;
+	struct mon_sim_events e;
+	struct mon_events ev = { .nr = 0, .counts = v };
+
+	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
+		uint64_t before = __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED);
+
+		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, pc, &ev);
+		return __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED) - before;
+	}
+	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e)) {
+		mon_count_add(v, slot_of[AMEBA_M_MEM_REF], 1);
+		if (flags & MON_ACC_READ)
+			mon_count_add(v, slot_of[AMEBA_M_READS], 1);
+		if (flags & MON_ACC_WRITE)
+			mon_count_add(v, slot_of[AMEBA_M_WRITES], 1);
+		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], e.est_cycles);
+	} else {
+		mon_sim_report(t, c, &e, flags, pc, &ev);
+	}
+	return e.est_cycles;
+}
+
+/*
+ * Ordered mode's merger (seq.c merge_run): t's logged access to the object
+ * of index cookie, simulated and counted into v, t's counter vector of that
+ * object - sim_access without the object record (only the what-if runs
+ * need it), the indirect call and the events' copy; a plain L1 hit inline
+ * (sim_hit), with no call. Nothing armed. Returns the access's estimated
+ * cycles.
+ */
+uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t sz,
+			    unsigned flags, uintptr_t pc, uint64_t *v)
+{
+	struct mon_sim_core *c = t->backend_data;
+
+	if (mon_likely(c && !mon_sim_whatif_kind) &&
+	    sim_hit(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, NULL)) {
+		mon_count_add(v, slot_of[AMEBA_M_MEM_REF], 1);
+		if (flags & MON_ACC_READ)
+			mon_count_add(v, slot_of[AMEBA_M_READS], 1);
+		if (flags & MON_ACC_WRITE)
+			mon_count_add(v, slot_of[AMEBA_M_WRITES], 1);
+		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], c->l1_hit_cycles);
+		return c->l1_hit_cycles;
+	}
+	return seq_access_rest(t, cookie, addr, sz, flags, pc, v);
+}
+
 /*
  * Object cache way w's tag for the L1 line of addr (mon_sim_access_tagged,
  * sim_hit): the object and t's counter vector of it, when the whole line
@@ -921,7 +976,8 @@ const struct mon_backend_ops mon_backend_sim_whatif = {
 
 /* Ordered mode (seq.c): the application's threads log their accesses; the
  * merger thread calls sim_access (mon_backend_sim's) for each, in simulated
- * time order. No inline entries: every access goes to the log. */
+ * time order. Every access goes to the log: from the hooks through the line
+ * entry (mon_seq_line_fast), from the general path through seq_access. */
 static void seq_thread_start(struct mon_thread *t)
 {
 	mon_seq_thread_start(t);
@@ -942,4 +998,5 @@ const struct mon_backend_ops mon_backend_sim_seq = {
 	.name = "sim", .metrics = sim_metrics,
 	.nr_metrics = sizeof(sim_metrics) / sizeof(sim_metrics[0]),
 	.thread_start = seq_thread_start, .thread_exit = seq_thread_exit, .access = seq_access,
+	.line_fast = mon_seq_line_fast,
 };

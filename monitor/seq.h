@@ -26,6 +26,9 @@ void mon_seq_thread_start(struct mon_thread *t) MON_HIDDEN;
 void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, uint32_t sz,
 		    unsigned flags, uintptr_t pc, uint64_t *v) MON_HIDDEN;
 void mon_seq_thread_exit(struct mon_thread *t) MON_HIDDEN;
+/* The ordered mode's line entry (struct mon_backend_ops.line_fast): one
+ * access within one line, logged when the object cache holds its object. */
+void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc) MON_HIDDEN;
 
 /* Synchronisation seen by the interposers (intercept_sync.c), keyed by the
  * object's address: a release that may wake a thread blocked on key (before
@@ -70,5 +73,10 @@ void mon_seq_after_fork(void) MON_HIDDEN;
 /* The ordered-mode face of the sim backend (backend_sim.c): accesses go to
  * the thread's log; the merger calls the sim backend proper. */
 extern const struct mon_backend_ops mon_backend_sim_seq MON_HIDDEN;
+/* The merger's entry to the sim backend (backend_sim.c): t's logged access
+ * to the object of index cookie, within one line, counted into v (t's
+ * counter vector of it) with nothing armed; returns its estimated cycles. */
+uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t sz,
+			    unsigned flags, uintptr_t pc, uint64_t *v) MON_HIDDEN;
 
 #endif
