@@ -387,19 +387,21 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 }
 
 /* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
- * the hit path then saves no register). */
+ * the hit path then saves no register). The code address is 0: nothing is
+ * armed, and only the armed consumers (credit_recv's) look at it. */
 static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, uint32_t cookie,
-							  uintptr_t addr, uint32_t sz,
-							  unsigned flags, uintptr_t pc, uint64_t *v)
+							  uintptr_t addr, uint32_t wfs, uint64_t *v)
 {
 	struct mon_sim_core *c = t->backend_data;
+	const unsigned flags = MON_FAST_FLAGS(wfs);
+	const uint32_t sz = MON_FAST_SZ(wfs);
 	struct mon_sim_events e;
 	struct mon_events ev = { .nr = 0, .counts = v };
 
 	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
 		uint64_t before = __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED);
 
-		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, pc, &ev);
+		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
 		return __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED) - before;
 	}
 	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e)) {
@@ -410,7 +412,7 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, 
 			mon_count_add(v, slot_of[AMEBA_M_WRITES], 1);
 		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], e.est_cycles);
 	} else {
-		mon_sim_report(t, c, &e, flags, pc, &ev);
+		mon_sim_report(t, c, &e, flags, 0, &ev);
 	}
 	return e.est_cycles;
 }
@@ -423,13 +425,14 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, 
  * (sim_hit), with no call. Nothing armed. Returns the access's estimated
  * cycles.
  */
-uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t sz,
-			    unsigned flags, uintptr_t pc, uint64_t *v)
+uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t wfs,
+			    uint64_t *v)
 {
 	struct mon_sim_core *c = t->backend_data;
+	const unsigned flags = MON_FAST_FLAGS(wfs);
 
 	if (mon_likely(c && !mon_sim_whatif_kind) &&
-	    sim_hit(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, NULL)) {
+	    sim_hit(c, addr, MON_FAST_SZ(wfs), (flags & MON_ACC_WRITE) != 0, cookie, NULL)) {
 		mon_count_add(v, slot_of[AMEBA_M_MEM_REF], 1);
 		if (flags & MON_ACC_READ)
 			mon_count_add(v, slot_of[AMEBA_M_READS], 1);
@@ -438,7 +441,7 @@ uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t add
 		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], c->l1_hit_cycles);
 		return c->l1_hit_cycles;
 	}
-	return seq_access_rest(t, cookie, addr, sz, flags, pc, v);
+	return seq_access_rest(t, cookie, addr, wfs, v);
 }
 
 /*

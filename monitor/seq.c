@@ -709,8 +709,7 @@ static void release(struct seq_log *l, uintptr_t key)
 
 static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 {
-	uint64_t h, tl = l->tail, clock = l->clock;
-	uint32_t n = 0;
+	uint64_t tl = l->tail, clock = l->clock, stop;
 	/* the common entry, an access to simulate as it is, goes straight to
 	 * mon_sim_seq_access, its clock in a register (armed or not is taken
 	 * once per run: an arm takes effect at a run's boundary) */
@@ -718,14 +717,13 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 			   !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED);
 
 	log_pending(l);
-	h = l->head_seen;
-
-	while (tl != h && n++ < SEQ_BATCH && clock <= limit) {
+	stop = l->head_seen - tl > SEQ_BATCH ? tl + SEQ_BATCH : l->head_seen;
+	while (tl != stop && clock <= limit) {
 		const struct seq_ent *e = &l->ring[tl & (SEQ_RING - 1)];
 
 		if (mon_likely(direct && e->kind == SEQ_ACCESS && e->v && !(e->flags & MON_ACC_WARM))) {
-			uint64_t cyc = mon_sim_seq_access(l->t, e->obj_idx, e->addr, e->sz, e->flags,
-							  e->pc, e->v);
+			uint64_t cyc = mon_sim_seq_access(l->t, e->obj_idx, e->addr,
+							  MON_FAST_WFS(0, e->flags, e->sz), e->v);
 
 			clock += cyc ? cyc : 1;
 			tl++;
