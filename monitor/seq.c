@@ -117,6 +117,8 @@ struct seq_log {
 	 * pass one line back and forth at every entry */
 	uint64_t tail __attribute__((aligned(64)));	/* next entry the merger reads (release) */
 	uint64_t head_seen;		/* merger: the head it last read (<= head) */
+	const struct seq_ent *mring;	/* merger: ring, read from this line (the
+					 * thread's would miss after each entry) */
 	int room_wait;			/* atomic: its thread waits for room in it */
 	uint32_t room_seq;		/* atomic futex word: bumped when room is made */
 	struct mon_thread *t;
@@ -249,6 +251,7 @@ static struct seq_log *log_new(struct mon_thread *t)
 	if (m == MAP_FAILED)
 		return NULL;
 	l->ring = (struct seq_ent *)(m + SEQ_LOG_BYTES);
+	l->mring = l->ring;
 	l->t = t;
 	return l;
 }
@@ -637,7 +640,7 @@ static int try_resume(struct seq_log *l)
 	}
 	if (!log_pending(l))
 		return 0;
-	const struct seq_ent *e = &l->ring[l->tail & (SEQ_RING - 1)];
+	const struct seq_ent *e = &l->mring[l->tail & (SEQ_RING - 1)];
 	if (e->kind != SEQ_UNBLOCK) {	/* cannot happen: BLOCK is always followed by UNBLOCK */
 		l->state = ST_RUN;
 		return 1;
@@ -719,7 +722,7 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 	log_pending(l);
 	stop = l->head_seen - tl > SEQ_BATCH ? tl + SEQ_BATCH : l->head_seen;
 	while (tl != stop && clock <= limit) {
-		const struct seq_ent *e = &l->ring[tl & (SEQ_RING - 1)];
+		const struct seq_ent *e = &l->mring[tl & (SEQ_RING - 1)];
 
 		if (mon_likely(direct && e->kind == SEQ_ACCESS && e->v && !(e->flags & MON_ACC_WARM))) {
 			uint64_t cyc = mon_sim_seq_access(l->t, e->obj_idx, e->addr,
@@ -1170,7 +1173,7 @@ static void *merger_main(void *arg)
 					mon_log("seq: act id %u state %d clock %llu tail %llu sync_head %llu head %llu kind %d",
 						act[i]->t->id, act[i]->state, (unsigned long long)act[i]->clock,
 						(unsigned long long)act[i]->tail, (unsigned long long)act[i]->sync_head,
-						(unsigned long long)act[i]->head, act[i]->ring[act[i]->tail & (SEQ_RING - 1)].kind);
+						(unsigned long long)act[i]->head, act[i]->mring[act[i]->tail & (SEQ_RING - 1)].kind);
 			for (uint32_t h = 0; h < PARK_SLOTS; h++)
 				for (struct seq_log *l = parked[h]; l; l = l->next)
 					if (l->tail < l->sync_head)
