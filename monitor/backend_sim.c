@@ -425,10 +425,10 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, 
  * (sim_hit), with no call. Nothing armed. Returns the access's estimated
  * cycles.
  */
-uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t wfs,
-			    uint64_t *v)
+uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
+			    uint32_t wfs, uint64_t *v)
 {
-	struct mon_sim_core *c = t->backend_data;
+	struct mon_sim_core *c = core;
 	const unsigned flags = MON_FAST_FLAGS(wfs);
 
 	if (mon_likely(c && !mon_sim_whatif_kind) &&

@@ -119,6 +119,9 @@ struct seq_log {
 	uint64_t head_seen;		/* merger: the head it last read (<= head) */
 	const struct seq_ent *mring;	/* merger: ring, read from this line (the
 					 * thread's would miss after each entry) */
+	void *core;			/* merger: t->backend_data once set (the sim
+					 * core), kept here: t's record shares lines
+					 * with what its thread writes at every access */
 	int room_wait;			/* atomic: its thread waits for room in it */
 	uint32_t room_seq;		/* atomic futex word: bumped when room is made */
 	struct mon_thread *t;
@@ -725,8 +728,12 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 		const struct seq_ent *e = &l->mring[tl & (SEQ_RING - 1)];
 
 		if (mon_likely(direct && e->kind == SEQ_ACCESS && e->v && !(e->flags & MON_ACC_WARM))) {
-			uint64_t cyc = mon_sim_seq_access(l->t, e->obj_idx, e->addr,
-							  MON_FAST_WFS(0, e->flags, e->sz), e->v);
+			uint64_t cyc;
+
+			if (mon_unlikely(!l->core))
+				l->core = l->t->backend_data;	/* set for good, once */
+			cyc = mon_sim_seq_access(l->t, l->core, e->obj_idx, e->addr,
+						 MON_FAST_WFS(0, e->flags, e->sz), e->v);
 
 			clock += cyc ? cyc : 1;
 			tl++;

@@ -76,9 +76,10 @@ extern const struct mon_backend_ops mon_backend_sim_seq MON_HIDDEN;
 /* The merger's entry to the sim backend (backend_sim.c): t's logged access
  * to the object of index cookie, within one line, counted into v (t's
  * counter vector of it) with nothing armed (so no code address: only the
- * armed consumers want it); wfs = MON_FAST_WFS(0, flags, sz). Returns its
- * estimated cycles. */
-uint64_t mon_sim_seq_access(struct mon_thread *t, uint32_t cookie, uintptr_t addr, uint32_t wfs,
-			    uint64_t *v) MON_HIDDEN;
+ * armed consumers want it); wfs = MON_FAST_WFS(0, flags, sz); core is
+ * t->backend_data as the merger last read it (NULL: none yet, or not
+ * read). Returns its estimated cycles. */
+uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
+			    uint32_t wfs, uint64_t *v) MON_HIDDEN;
 
 #endif
