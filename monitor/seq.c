@@ -125,6 +125,8 @@ struct seq_log {
 	int room_wait;			/* atomic: its thread waits for room in it */
 	uint32_t room_seq;		/* atomic futex word: bumped when room is made */
 	struct mon_thread *t;
+	uint32_t id;			/* t->id, for the merger's ties (t's record shares
+					 * a line with what its thread writes per access) */
 	struct seq_log *next;		/* inbox, then the merger's park chain */
 	/* merger only */
 	uint64_t clock;			/* simulated cycles */
@@ -255,6 +257,7 @@ static struct seq_log *log_new(struct mon_thread *t)
 		return NULL;
 	l->ring = (struct seq_ent *)(m + SEQ_LOG_BYTES);
 	l->mring = l->ring;
+	l->id = t->id;
 	l->t = t;
 	return l;
 }
@@ -980,7 +983,7 @@ static int merge_round(int draining, int paused)
 			continue;
 		}
 		if (!best || l->clock < best->clock ||
-		    (l->clock == best->clock && l->t->id < best->t->id)) {
+		    (l->clock == best->clock && l->id < best->id)) {
 			if (best && best->clock < second)
 				second = best->clock;
 			best = l;
@@ -1093,7 +1096,7 @@ static int merge_running(uint64_t sync_seen)
 		for (uint32_t i = 1; i < n; i++) {
 			struct seq_log *l = act[i];
 
-			if (l->clock < best->clock || (l->clock == best->clock && l->t->id < best->t->id)) {
+			if (l->clock < best->clock || (l->clock == best->clock && l->id < best->id)) {
 				second = best->clock;
 				best = l;
 			} else if (l->clock < second) {
