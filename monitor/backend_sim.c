@@ -386,64 +386,6 @@ static void sim_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr
 		sim_plain(t, c, obj, addr, sz, flags, pc, ev);
 }
 
-/* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
- * the hit path then saves no register). The code address is 0: nothing is
- * armed, and only the armed consumers (credit_recv's) look at it. */
-static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t, uint32_t cookie,
-							  uintptr_t addr, uint32_t wfs, uint64_t *v)
-{
-	struct mon_sim_core *c = t->backend_data;
-	const unsigned flags = MON_FAST_FLAGS(wfs);
-	const uint32_t sz = MON_FAST_SZ(wfs);
-	struct mon_sim_events e;
-	struct mon_events ev = { .nr = 0, .counts = v };
-
-	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
-		uint64_t before = __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED);
-
-		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
-		return __atomic_load_n(&v[slot_of[AMEBA_M_EST_CYCLES]], __ATOMIC_RELAXED) - before;
-	}
-	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e)) {
-		mon_count_add(v, slot_of[AMEBA_M_MEM_REF], 1);
-		if (flags & MON_ACC_READ)
-			mon_count_add(v, slot_of[AMEBA_M_READS], 1);
-		if (flags & MON_ACC_WRITE)
-			mon_count_add(v, slot_of[AMEBA_M_WRITES], 1);
-		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], e.est_cycles);
-	} else {
-		mon_sim_report(t, c, &e, flags, 0, &ev);
-	}
-	return e.est_cycles;
-}
-
-/*
- * Ordered mode's merger (seq.c merge_run): t's logged access to the object
- * of index cookie, simulated and counted into v, t's counter vector of that
- * object - sim_access without the object record (only the what-if runs
- * need it), the indirect call and the events' copy; a plain L1 hit inline
- * (sim_hit), with no call. Nothing armed. Returns the access's estimated
- * cycles.
- */
-uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
-			    uint32_t wfs, uint64_t *v)
-{
-	struct mon_sim_core *c = core;
-	const unsigned flags = MON_FAST_FLAGS(wfs);
-
-	if (mon_likely(c && !mon_sim_whatif_kind) &&
-	    sim_hit(c, addr, MON_FAST_SZ(wfs), (flags & MON_ACC_WRITE) != 0, cookie, NULL)) {
-		mon_count_add(v, slot_of[AMEBA_M_MEM_REF], 1);
-		if (flags & MON_ACC_READ)
-			mon_count_add(v, slot_of[AMEBA_M_READS], 1);
-		if (flags & MON_ACC_WRITE)
-			mon_count_add(v, slot_of[AMEBA_M_WRITES], 1);
-		mon_count_add(v, slot_of[AMEBA_M_EST_CYCLES], c->l1_hit_cycles);
-		return c->l1_hit_cycles;
-	}
-	return seq_access_rest(t, cookie, addr, wfs, v);
-}
-
 /*
  * Object cache way w's tag for the L1 line of addr (mon_sim_access_tagged,
  * sim_hit): the object and t's counter vector of it, when the whole line
@@ -477,6 +419,53 @@ static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint
 								const struct mon_sim_core *c)
 {
 	count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+}
+
+/* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
+ * the hit path then saves no register). c: the core the merger passed
+ * (NULL: none yet - sim_access starts it). The code address is 0: nothing
+ * is armed, and only the armed consumers (credit_recv's) look at it. */
+static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
+							  struct mon_sim_core *c, uint32_t cookie,
+							  uintptr_t addr, uint32_t wfs, uint64_t *v)
+{
+	const unsigned flags = MON_FAST_FLAGS(wfs);
+	const uint32_t sz = MON_FAST_SZ(wfs);
+	struct mon_sim_events e;
+	struct mon_events ev = { .nr = 0, .counts = v };
+
+	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
+		uint64_t before = __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED);
+
+		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
+		return __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED) - before;
+	}
+	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
+		count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
+	else
+		mon_sim_report(t, c, &e, flags, 0, &ev);
+	return e.est_cycles;
+}
+
+/*
+ * Ordered mode's merger (seq.c merge_run): t's logged access to the object
+ * of index cookie, simulated and counted into v, t's counter vector of that
+ * object - sim_access without the object record (only the what-if runs
+ * need it), the indirect call and the events' copy; a plain L1 hit inline
+ * (sim_hit), with no call. Nothing armed. Returns the access's estimated
+ * cycles.
+ */
+uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
+			    uint32_t wfs, uint64_t *v)
+{
+	struct mon_sim_core *c = core;
+
+	if (mon_likely(c && !mon_sim_whatif_kind) &&
+	    sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
+		count_l1_hit(v, wfs, c);
+		return c->l1_hit_cycles;
+	}
+	return seq_access_rest(t, c, cookie, addr, wfs, v);
 }
 
 /* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as

@@ -338,6 +338,19 @@ static inline void log_commit(struct seq_log *l)
 		log_wake_merger(l);
 }
 
+/* An access's entry e: its words (the commit that publishes it follows). */
+static inline void log_access(struct seq_ent *e, uintptr_t addr, uintptr_t pc, uint64_t *v,
+			      uint32_t obj_idx, uint32_t sz, unsigned flags)
+{
+	e->addr = addr;
+	e->pc = pc;
+	e->v = v;
+	e->obj_idx = obj_idx;
+	e->sz = (uint16_t)sz;
+	e->flags = (uint8_t)flags;
+	e->kind = SEQ_ACCESS;
+}
+
 static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
 {
 	struct seq_ent *e = log_slot(l);
@@ -398,20 +411,12 @@ void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, u
 		    unsigned flags, uintptr_t pc, uint64_t *v)
 {
 	struct seq_log *l = t->seq;
-	struct seq_ent *e;
 
 	if (mon_unlikely(!l))
 		return;
 	if (!v)
 		v = mon_counts_get(t, obj->idx);	/* the owner makes it; the merger only adds */
-	e = log_slot(l);
-	e->addr = addr;
-	e->pc = pc;
-	e->v = v;
-	e->obj_idx = obj->idx;
-	e->sz = (uint16_t)sz;
-	e->flags = (uint8_t)flags;
-	e->kind = SEQ_ACCESS;
+	log_access(log_slot(l), addr, pc, v, obj->idx, sz, flags);
 	log_commit(l);
 }
 
@@ -428,7 +433,6 @@ void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, u
 void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
 	struct seq_log *l = t->seq;
-	struct seq_ent *e;
 	uint64_t *v, h;
 	int w;
 
@@ -442,14 +446,8 @@ void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintp
 		return;
 	}
 	mon_rt_enter(t);
-	e = &l->ring[h & (SEQ_RING - 1)];
-	e->addr = addr;
-	e->pc = pc;
-	e->v = v;
-	e->obj_idx = t->cache.obj[w]->idx;
-	e->sz = (uint16_t)MON_FAST_SZ(wfs);
-	e->flags = (uint8_t)MON_FAST_FLAGS(wfs);
-	e->kind = SEQ_ACCESS;
+	log_access(&l->ring[h & (SEQ_RING - 1)], addr, pc, v, t->cache.obj[w]->idx,
+		   MON_FAST_SZ(wfs), MON_FAST_FLAGS(wfs));
 	__atomic_store_n(&l->head, h + 1, __ATOMIC_RELEASE);
 	mon_rt_leave(t);
 	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)))
@@ -918,6 +916,21 @@ static void wait_for_log(struct seq_log *l)
 	__atomic_store_n(&l->merger_waits, 0, __ATOMIC_RELEASE);
 }
 
+/* The merger's pick, one candidate at a time: of best (NULL: none yet) and
+ * l, the smaller clock (ties: the lower thread id); second becomes the
+ * smallest clock of the others seen. */
+static inline struct seq_log *pick(struct seq_log *best, struct seq_log *l, uint64_t *second)
+{
+	if (!best || l->clock < best->clock || (l->clock == best->clock && l->id < best->id)) {
+		if (best && best->clock < *second)
+			*second = best->clock;
+		return l;
+	}
+	if (l->clock < *second)
+		*second = l->clock;
+	return best;
+}
+
 /* One round: resume what may resume, then merge the running log with the
  * smallest clock. Returns 1 if it merged something. */
 static int merge_round(int draining, int paused)
@@ -982,14 +995,7 @@ static int merge_round(int draining, int paused)
 			}
 			continue;
 		}
-		if (!best || l->clock < best->clock ||
-		    (l->clock == best->clock && l->id < best->id)) {
-			if (best && best->clock < second)
-				second = best->clock;
-			best = l;
-		} else if (l->clock < second) {
-			second = l->clock;
-		}
+		best = pick(best, l, &second);
 	}
 	if (!best)
 		return progress;
@@ -1093,16 +1099,8 @@ static int merge_running(uint64_t sync_seen)
 		struct seq_log *best = act[0];
 		uint64_t second = UINT64_MAX;
 
-		for (uint32_t i = 1; i < n; i++) {
-			struct seq_log *l = act[i];
-
-			if (l->clock < best->clock || (l->clock == best->clock && l->id < best->id)) {
-				second = best->clock;
-				best = l;
-			} else if (l->clock < second) {
-				second = l->clock;
-			}
-		}
+		for (uint32_t i = 1; i < n; i++)
+			best = pick(best, act[i], &second);
 		if (!log_pending(best))
 			break;		/* merge_round waits for it */
 		best->empty_since_ms = 0;

@@ -691,7 +691,7 @@ enum {
  * read from the geometry, or as constants; FIT_8_16_64 the 8- and 16-way
  * kind with 64-byte L1 lines, 4-byte words, no TLB model and sets in
  * powers of two (the cachegrind geometry, the line filter's): its shifts
- * constants and its set masks sure as well */
+ * and set masks constants as well */
 enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16, SIM_LEAN_FIT_8_16_64 };
 #define SIM_OWN_MEMO 16	/* a power of two */
 
