@@ -1,5 +1,5 @@
 /*
- * kernels.c - long single-threaded kernels for timing the exact simulator
+ * kernels.c - long kernels for timing the exact simulator
  * against cachegrind where start-up does not count (bench/sim_speed_long,
  * issue 24): each runs 20-40 s under cachegrind on the development VM.
  *
@@ -19,12 +19,22 @@
  *   hashtab  open-addressing hash table (1 Mi slots of key and value, 16
  *            MiB): 90 M inserts and lookups of random keys, linear probing
  *
+ * and two with two threads (pthreads; cachegrind runs them one at a time,
+ * the simulator in time order):
+ *
+ *   jacobi_2t  jacobi's grids and sweeps, each thread updating half of the
+ *              rows, a barrier after every sweep (the rows at the seam are
+ *              read by both)
+ *   rmw_2t     rmw with each thread on its own 8 MiB of counters, 60 M
+ *              updates each
+ *
  * SCALE (default 1) multiplies the repetitions: a quick check runs at a
  * fraction of a second natively with a small one. Prints one checksum line
  * (the bench compares the instrumented build's with the native one's).
  * Written the plain way other people's C is: malloc'd arrays, index loops,
  * no intrinsics.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +211,109 @@ static uint64_t hashtab(void)
 	return hits;
 }
 
+/* ---- two threads ---- */
+
+struct half {
+	pthread_barrier_t *bar;
+	double *u, *v;		/* jacobi_2t: the grids */
+	uint64_t *a;		/* rmw_2t: the thread's counters */
+	int n, first, last;	/* jacobi_2t: the rows [first, last) it updates */
+	uint64_t reps, seed;
+	double out;
+};
+
+static void *jacobi_half(void *p)
+{
+	struct half *h = p;
+	double *u = h->u, *v = h->v;
+	const int n = h->n;
+
+	for (uint64_t s = 0; s < h->reps; s++) {
+		for (int i = h->first; i < h->last; i++)
+			for (int j = 1; j < n - 1; j++)
+				v[i * n + j] = 0.2 * (u[i * n + j] + u[(i - 1) * n + j] +
+						      u[(i + 1) * n + j] + u[i * n + j - 1] +
+						      u[i * n + j + 1]);
+		double *t = u;
+
+		u = v;
+		v = t;
+		pthread_barrier_wait(h->bar);
+	}
+	h->out = 0;
+	for (int i = h->first; i < h->last; i++)
+		for (int j = 0; j < n; j++)
+			h->out += u[i * n + j];
+	return NULL;
+}
+
+static void *rmw_half(void *p)
+{
+	struct half *h = p;
+	const size_t n = (8u << 20) / sizeof(uint64_t);
+	uint64_t *a = h->a, x = h->seed;
+
+	for (size_t i = 0; i < n; i++)
+		a[i] = 0;
+	for (uint64_t o = 0; o < h->reps; o++)
+		a[xs(&x) & (n - 1)] += 1;
+	h->out = 0;
+	for (size_t i = 0; i < n; i++)
+		h->out += (double)(a[i] * (i & 15));
+	return NULL;
+}
+
+/* Runs fn on two threads with h[0], h[1]; their outs' sum */
+static uint64_t two(void *(*fn)(void *), struct half h[2])
+{
+	pthread_barrier_t bar;
+	pthread_t t[2];
+
+	pthread_barrier_init(&bar, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		h[i].bar = &bar;
+		if (pthread_create(&t[i], NULL, fn, &h[i])) {
+			fprintf(stderr, "kernels: pthread_create failed\n");
+			exit(2);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&bar);
+	return (uint64_t)(h[0].out + h[1].out);
+}
+
+static uint64_t jacobi_2t(void)
+{
+	const int n = 2000;
+	double *u = xmalloc(sizeof(double) * n * n), *v = xmalloc(sizeof(double) * n * n);
+	struct half h[2] = {
+		{ .u = u, .v = v, .n = n, .first = 1, .last = n / 2, .reps = reps(60) },
+		{ .u = u, .v = v, .n = n, .first = n / 2, .last = n - 1, .reps = reps(60) },
+	};
+	uint64_t sum;
+
+	for (int i = 0; i < n * n; i++)
+		u[i] = v[i] = (double)((i * 7) % 101);
+	sum = two(jacobi_half, h);
+	free(u);
+	free(v);
+	return sum;
+}
+
+static uint64_t rmw_2t(void)
+{
+	struct half h[2] = {
+		{ .a = xmalloc(8u << 20), .reps = reps(60000000), .seed = 88172645463325252ull },
+		{ .a = xmalloc(8u << 20), .reps = reps(60000000), .seed = 0x2545f4914f6cdd1dull },
+	};
+	uint64_t sum = two(rmw_half, h);
+
+	free(h[0].a);
+	free(h[1].a);
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -209,11 +322,12 @@ int main(int argc, char **argv)
 	} k[] = {
 		{ "gemm", gemm }, { "jacobi", jacobi }, { "stream", stream },
 		{ "rmw", rmw },	  { "chase", chase },	{ "hashtab", hashtab },
+		{ "jacobi_2t", jacobi_2t }, { "rmw_2t", rmw_2t },
 	};
 
 	if (argc < 2 || argc > 3 || (argc == 3 && (scale = atof(argv[2])) <= 0)) {
-		fprintf(stderr, "usage: %s gemm|jacobi|stream|rmw|chase|hashtab [SCALE > 0]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s gemm|jacobi|stream|rmw|chase|hashtab|jacobi_2t|rmw_2t"
+			" [SCALE > 0]\n", argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)

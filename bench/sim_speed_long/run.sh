@@ -14,10 +14,14 @@
 # --D1=32768,8,64 --LL=8388608,16,64.
 #
 # Per kernel k (LONG_KERNELS, default: gemm jacobi stream rmw chase
-# hashtab): the native checksum first (the instrumented run must print it),
-# then LONG_ROUNDS (default 3) rounds of cachegrind and the simulator, the
-# two back to back in each round so that they share the machine's load, in
-# CPU seconds (user + system). Prints
+# hashtab jacobi_2t rmw_2t): the native checksum first (the instrumented
+# run must print it), then LONG_ROUNDS (default 3) rounds of cachegrind and
+# the simulator, the two back to back in each round so that they share the
+# machine's load, in CPU seconds (user + system) - wall seconds for the
+# 2-thread kernels (*_2t: cachegrind runs their threads one at a time, the
+# simulator's threads and merger run side by side; what the user waits for
+# is the wall time). Prints
+#   time_base_<k>             cpu or wall
 #   native_s_<k>              one native run
 #   cachegrind_s_<k>, sim_s_<k>   the best round of each, and the spread
 #   cachegrind_spread_<k>, sim_spread_<k>   (worst - best) / best
@@ -46,11 +50,12 @@ command -v valgrind >/dev/null || { echo "run.sh: valgrind not found" >&2; exit 
 	echo "run.sh: $dir/long_native or long_ameba missing (cmake --build build --target bench-sim-speed-long)" >&2
 	exit 1; }
 
-# secs CMD...: CPU seconds (user + system) of one run; its stdout in $tmp/out
+# secs CMD...: CPU seconds (user + system) of one run, or wall seconds when
+# base is wall; its stdout in $tmp/out
 secs() {
-	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" ||
+	/usr/bin/time -f "%U %S %e" -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" ||
 		{ echo "run.sh: $* failed" >&2; tail -n 5 "$tmp/err" >&2; return 1; }
-	awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/time"
+	awk -v b="$base" '{ printf "%.3f\n", (b == "wall") ? $3 : $1 + $2 }' "$tmp/time"
 }
 
 # stats V...: "best spread" of the values
@@ -59,6 +64,8 @@ stats() {
 }
 
 for k in $kernels; do
+	case $k in *_2t) base=wall ;; *) base=cpu ;; esac
+	echo "time_base_$k: $base"
 	t=$(secs "$dir/long_native" "$k" "$scale") || { status=1; continue; }
 	want=$(cat "$tmp/out")
 	echo "native_s_$k: $t"
