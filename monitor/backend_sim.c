@@ -403,22 +403,11 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
 }
 
-/* A plain L1 hit's events (an access; rd, wr: 1 for a read, a write; its
- * cycles) into the object's counter vector v. */
-static inline __attribute__((always_inline)) void count_plain(uint64_t *v, unsigned rd, unsigned wr,
-							       uint64_t cycles)
-{
-	mon_count_add(v, SLOT_MEM_REF, 1);
-	mon_count_add(v, SLOT_READS, rd);
-	mon_count_add(v, SLOT_WRITES, wr);
-	mon_count_add(v, SLOT_EST_CYCLES, cycles);
-}
-
 /* An L1 hit on the fast paths: the core's hit latency. */
 static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint32_t wfs,
 								const struct mon_sim_core *c)
 {
-	count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
 }
 
 /* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
@@ -441,7 +430,7 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 		return __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED) - before;
 	}
 	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
-		count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
+		mon_sim_count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
 	else
 		mon_sim_report(t, c, &e, flags, 0, &ev);
 	return e.est_cycles;
@@ -453,19 +442,25 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
  * object - sim_access without the object record (only the what-if runs
  * need it), the indirect call and the events' copy; a plain L1 hit inline
  * (sim_hit), with no call. Nothing armed. Returns the access's estimated
- * cycles.
+ * cycles (at least 1), the line's entry in the merger's filter written.
  */
 uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
 			    uint32_t wfs, uint64_t *v)
 {
 	struct mon_sim_core *c = core;
+	uint64_t cyc;
 
-	if (mon_likely(c && !mon_sim_whatif_kind) &&
-	    sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
-		count_l1_hit(v, wfs, c);
-		return c->l1_hit_cycles;
+	if (mon_likely(c && !mon_sim_whatif_kind)) {
+		if (sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
+			sim_mf_note(c, addr, MON_FAST_SZ(wfs));
+			count_l1_hit(v, wfs, c);
+			return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
+		}
 	}
-	return seq_access_rest(t, c, cookie, addr, wfs, v);
+	cyc = seq_access_rest(t, c, cookie, addr, wfs, v);
+	if (c && !mon_sim_whatif_kind)
+		sim_mf_note(c, addr, MON_FAST_SZ(wfs));
+	return cyc ? cyc : 1;
 }
 
 /* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as
@@ -478,7 +473,7 @@ static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsign
 	unsigned wr = (flags & MON_ACC_WRITE) >> 1, lvl = o & 3;
 	uint32_t cyc = c->lean_cyc[o];
 
-	count_plain(v, flags & MON_ACC_READ, wr, cyc);
+	mon_sim_count_plain(v, flags & MON_ACC_READ, wr, cyc);
 	if (mon_likely(!o))
 		return;
 	if (lvl) {
@@ -538,7 +533,7 @@ static __attribute__((noinline)) void sim_piece(struct mon_thread *t, uintptr_t 
 	} else if (line_tag(t, c->l1.line_shift, addr, w, tag),
 		   !mon_sim_access_tagged(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e,
 					  tag[0], tag[1])) {
-		count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
+		mon_sim_count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
 	} else {
 		count_events(t, c, v, &e, flags, pc);
 	}
@@ -652,7 +647,7 @@ static __attribute__((noinline)) void held_general(struct mon_thread *t, struct 
 	struct mon_sim_events e;
 
 	if (!mon_sim_access_held(c, addr, MON_FAST_SZ(wfs), wr, t->cache.obj[w]->idx, &e))
-		count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
+		mon_sim_count_plain(v, flags & MON_ACC_READ, (unsigned)wr, e.est_cycles);
 	else
 		count_events(t, c, v, &e, flags, pc);
 	mon_rt_leave(t);

@@ -9,12 +9,23 @@
 #include <stdint.h>
 
 #include "mon.h"
-#include "sim/sim.h"	/* struct mon_sim_lf: the line filter */
+#include "sim/sim_core.h"	/* struct mon_sim_lf: the line filter; sim_mf_hit */
 
 struct mon_sim_core;
 
 /* The counter slots of a plain L1 hit's metrics (backend_sim.c: slot_of) */
 enum { SLOT_MEM_REF = 0, SLOT_READS = 1, SLOT_WRITES = 2, SLOT_EST_CYCLES = 24 };
+
+/* A plain access's counts into the object's counter vector v: an access;
+ * rd, wr: 1 for a read, a write; its cycles */
+static inline __attribute__((always_inline)) void mon_sim_count_plain(uint64_t *v, unsigned rd,
+								       unsigned wr, uint64_t cycles)
+{
+	mon_count_add(v, SLOT_MEM_REF, 1);
+	mon_count_add(v, SLOT_READS, rd);
+	mon_count_add(v, SLOT_WRITES, wr);
+	mon_count_add(v, SLOT_EST_CYCLES, cycles);
+}
 
 /* The C line entry, and its miss half (the core held, in_rt raised) */
 void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
@@ -123,6 +134,26 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		mon_count_add(v, SLOT_WRITES, 1);
 	mon_count_add(v, SLOT_EST_CYCLES, f->hit_cycles);
 	return 1;
+}
+
+/*
+ * Ordered mode's merger (seq.c merge_run), before mon_sim_seq_access: the
+ * L1 hit of a logged access (wfs) to the object of index cookie by the
+ * thread of sim core `core`, counted into v, when the merger's filter
+ * takes it (sim_core.h sim_mf_hit) - inline, no call. Returns its cycles
+ * (at least 1: what the merger's clock advances by), 0 when not taken.
+ */
+static inline __attribute__((always_inline)) uint64_t mon_sim_seq_hit(void *core, uint32_t cookie,
+								       uintptr_t addr, uint32_t wfs,
+								       uint64_t *v)
+{
+	struct mon_sim_core *c = core;
+
+	if (__atomic_load_n(&mon_sim_whatif_kind, __ATOMIC_RELAXED) ||
+	    !sim_mf_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie))
+		return 0;
+	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+	return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
 }
 
 /* A decimal environment value in [lo, hi], or -1 (absent or bad: logged) */

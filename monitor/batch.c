@@ -149,16 +149,6 @@ static void set_end(uint64_t *end)
 	divert();
 }
 
-/* Counts an L1 hit into v, as backend_sim.c's count_l1_hit. */
-static inline __attribute__((always_inline)) void count_hit(uint64_t *v, uint32_t wfs,
-							     uint32_t cycles)
-{
-	mon_count_add(v, SLOT_MEM_REF, 1);
-	mon_count_add(v, SLOT_READS, wfs & MON_ACC_READ);
-	mon_count_add(v, SLOT_WRITES, (wfs & MON_ACC_WRITE) >> 1);
-	mon_count_add(v, SLOT_EST_CYCLES, cycles);
-}
-
 /*
  * The records [p, e) through the sim backend's line entry, its L1 hit
  * inline: what sim_line_fast_x86 does for each, with the core held and
@@ -198,7 +188,8 @@ static inline __attribute__((always_inline)) int hit_one(struct mon_sim_core *c,
 		return STALE;
 	if (mon_unlikely(!sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1)))
 		return MISS;
-	count_hit((uint64_t *)c->l0.tag[j][1], wfs, c->l1_hit_cycles);
+	mon_sim_count_plain((uint64_t *)c->l0.tag[j][1], wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1,
+			    c->l1_hit_cycles);
 	return HIT;
 }
 

@@ -71,6 +71,7 @@
 
 #include "mon.h"
 #include "seq.h"
+#include "backend_sim.h"	/* mon_sim_seq_hit: the merger's filter */
 
 #define SEQ_RING (1u << 14)		/* entries per thread log */
 #define SEQ_BATCH 512			/* entries merged before the next pick at most */
@@ -90,7 +91,9 @@
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT, SEQ_CREATE };
+/* SEQ_PLAIN: an access with a counter vector, not a replay (merge_run's
+ * direct entry); SEQ_ACCESS: any other */
+enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT, SEQ_CREATE, SEQ_PLAIN };
 
 struct seq_ent {
 	uintptr_t addr;		/* access: address; markers: sync object key (EXIT:
@@ -98,10 +101,22 @@ struct seq_ent {
 	uintptr_t pc;		/* access: code address; REL/UNBLOCK/EXIT: sequence number */
 	uint64_t *v;		/* access: the thread's counter vector of the object */
 	uint32_t obj_idx;
-	uint16_t sz;
-	uint8_t flags;
-	uint8_t kind;		/* enum seq_kind */
+	union {
+		struct {
+			uint8_t flags;
+			uint8_t kind;	/* enum seq_kind */
+			uint16_t sz;
+		};
+		/* the three as one word: MON_FAST_WFS(kind, flags, sz), what
+		 * mon_sim_seq_access takes (it ignores the way's byte) */
+		uint32_t wfs;
+	};
 };
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+	       offsetof(struct seq_ent, flags) == offsetof(struct seq_ent, wfs) &&
+	       offsetof(struct seq_ent, kind) == offsetof(struct seq_ent, wfs) + 1 &&
+	       offsetof(struct seq_ent, sz) == offsetof(struct seq_ent, wfs) + 2,
+	       "struct seq_ent: wfs is MON_FAST_WFS(kind, flags, sz)");
 
 enum seq_state { ST_NEW, ST_RUN, ST_BLOCKED, ST_IDLE, ST_DONE };
 
@@ -178,6 +193,8 @@ static struct {
 	uint64_t nr_sleeps;		/* merger: empty logs left out because the OS said
 					 * their thread slept */
 	uint64_t idle_skip;		/* merger: cycles such threads jumped on resuming */
+	uint64_t nr_plain, nr_mf;	/* merger: plain accesses merged directly, and
+					 * the L1 hits of them its filter took */
 	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
 	uint64_t sync_done;		/* atomic: requests up to this one are served */
 	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
@@ -340,15 +357,15 @@ static inline void log_commit(struct seq_log *l)
 
 /* An access's entry e: its words (the commit that publishes it follows). */
 static inline void log_access(struct seq_ent *e, uintptr_t addr, uintptr_t pc, uint64_t *v,
-			      uint32_t obj_idx, uint32_t sz, unsigned flags)
+			      uint32_t obj_idx, uint32_t wfs)
 {
+	const uint32_t kind = v && !(wfs & MON_ACC_WARM) ? SEQ_PLAIN : SEQ_ACCESS;
+
 	e->addr = addr;
 	e->pc = pc;
 	e->v = v;
 	e->obj_idx = obj_idx;
-	e->sz = (uint16_t)sz;
-	e->flags = (uint8_t)flags;
-	e->kind = SEQ_ACCESS;
+	e->wfs = (wfs & ~MON_FAST_WFS(0xffu, 0, 0)) | MON_FAST_WFS(kind, 0, 0);
 }
 
 static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
@@ -416,7 +433,7 @@ void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, u
 		return;
 	if (!v)
 		v = mon_counts_get(t, obj->idx);	/* the owner makes it; the merger only adds */
-	log_access(log_slot(l), addr, pc, v, obj->idx, sz, flags);
+	log_access(log_slot(l), addr, pc, v, obj->idx, MON_FAST_WFS(0, flags, sz));
 	log_commit(l);
 }
 
@@ -446,8 +463,7 @@ void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintp
 		return;
 	}
 	mon_rt_enter(t);
-	log_access(&l->ring[h & (SEQ_RING - 1)], addr, pc, v, t->cache.obj[w]->idx,
-		   MON_FAST_SZ(wfs), MON_FAST_FLAGS(wfs));
+	log_access(&l->ring[h & (SEQ_RING - 1)], addr, pc, v, t->cache.obj[w]->idx, wfs);
 	__atomic_store_n(&l->head, h + 1, __ATOMIC_RELEASE);
 	mon_rt_leave(t);
 	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)))
@@ -623,6 +639,23 @@ static inline int log_pending(struct seq_log *l)
 	return l->tail != l->head_seen;
 }
 
+/* Whether blocked log l's wait is over: its next entry logged, and when
+ * that is the UNBLOCK of a sync object, the releases it waits for merged
+ * (try_resume's test; no change but log_pending's). */
+static int blocked_may_resume(struct seq_log *l)
+{
+	const struct seq_ent *e;
+	const struct seq_sync *s;
+
+	if (!log_pending(l))
+		return 0;
+	e = &l->mring[l->tail & (SEQ_RING - 1)];
+	if (e->kind != SEQ_UNBLOCK || !e->addr || seq.force)
+		return 1;
+	s = sync_slot(e->addr);
+	return !s || __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) >= e->pc;
+}
+
 /* Resumes a waiting log whose wait is over (ST_NEW, ST_BLOCKED); 1 if it did. */
 static int try_resume(struct seq_log *l)
 {
@@ -642,7 +675,7 @@ static int try_resume(struct seq_log *l)
 		l->state = ST_RUN;
 		return 1;
 	}
-	if (!log_pending(l))
+	if (!blocked_may_resume(l))
 		return 0;
 	const struct seq_ent *e = &l->mring[l->tail & (SEQ_RING - 1)];
 	if (e->kind != SEQ_UNBLOCK) {	/* cannot happen: BLOCK is always followed by UNBLOCK */
@@ -651,8 +684,6 @@ static int try_resume(struct seq_log *l)
 	}
 	if (e->addr) {
 		s = sync_slot(e->addr);
-		if (s && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < e->pc && !seq.force)
-			return 0;
 		if (s && s->clock > l->clock)
 			l->clock = s->clock;
 	} else if (seq.frontier > l->clock) {
@@ -716,7 +747,8 @@ static void release(struct seq_log *l, uintptr_t key)
 
 static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 {
-	uint64_t tl = l->tail, clock = l->clock, stop;
+	uint64_t tl = l->tail, clock = l->clock, stop, plain = 0, mf = 0;
+	void *core = l->core;
 	/* the common entry, an access to simulate as it is, goes straight to
 	 * mon_sim_seq_access, its clock in a register (armed or not is taken
 	 * once per run: an arm takes effect at a run's boundary) */
@@ -728,21 +760,25 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 	while (tl != stop && clock <= limit) {
 		const struct seq_ent *e = &l->mring[tl & (SEQ_RING - 1)];
 
-		if (mon_likely(direct && e->kind == SEQ_ACCESS && e->v && !(e->flags & MON_ACC_WARM))) {
+		if (mon_likely(direct && e->kind == SEQ_PLAIN)) {
+			const uint32_t wfs = e->wfs;
 			uint64_t cyc;
 
-			if (mon_unlikely(!l->core))
-				l->core = l->t->backend_data;	/* set for good, once */
-			cyc = mon_sim_seq_access(l->t, l->core, e->obj_idx, e->addr,
-						 MON_FAST_WFS(0, e->flags, e->sz), e->v);
-
-			clock += cyc ? cyc : 1;
+			if (mon_unlikely(!core))
+				core = l->core = l->t->backend_data;	/* set for good, once */
+			plain++;
+			if (core && (cyc = mon_sim_seq_hit(core, e->obj_idx, e->addr, wfs, e->v)))
+				mf++;
+			else
+				cyc = mon_sim_seq_access(l->t, core, e->obj_idx, e->addr, wfs, e->v);
+			clock += cyc;
 			tl++;
 			continue;
 		}
 		l->clock = clock;
 		switch (e->kind) {
 		case SEQ_ACCESS:
+		case SEQ_PLAIN:
 			if (drop && !(e->flags & MON_ACC_WARM))
 				drop_access(l);
 			else	/* a replayed address warms even past the cut */
@@ -772,6 +808,8 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 			break;
 	}
 	l->clock = clock;
+	seq.nr_plain += plain;
+	seq.nr_mf += mf;
 	/* a release store and a plain load, not the locked pair that would
 	 * order them: a wait for room that began just as the tail moved is
 	 * seen at the next run of this (full) log, or ends by its 1 ms
@@ -1076,14 +1114,17 @@ static inline int merger_called(uint64_t sync_seen)
 }
 
 /*
- * merge_round's common case in a loop of its own: every live log runs,
- * and nothing else needs the merger. Each turn picks the smallest clock
- * (ties: the lower id) and merges it up to the next smallest, as
- * merge_round does, without its checks of states, waits and drains: two
- * threads in step take turns every entry or two, and those checks cost
- * more than the turn (dense_2t: ~70 instructions per access). Back to
- * merge_round when the smallest has nothing logged, a log stops running,
- * a thread starts, or merger_called. Returns 1 if it merged anything.
+ * merge_round's common case in a loop of its own: every live log runs or
+ * is blocked, and nothing else needs the merger. Each turn picks the
+ * smallest clock of the running logs (ties: the lower id) and merges it up
+ * to the next smallest, as merge_round does, without its checks of states,
+ * waits and drains: two threads in step take turns every entry or two,
+ * and those checks cost more than the turn (dense_2t: ~70 instructions per
+ * access). A blocked log (a main thread in pthread_join, a worker at a
+ * barrier) is passed over while its wait lasts, as merge_round's
+ * try_resume passes it over. Back to merge_round when a blocked log may
+ * resume, the smallest has nothing logged, a log stops running, a thread
+ * starts, or merger_called. Returns 1 if it merged anything.
  */
 static int merge_running(uint64_t sync_seen)
 {
@@ -1093,15 +1134,21 @@ static int merge_running(uint64_t sync_seen)
 	if (n < 2 || seq.cut || seq.uncut || seq.nr_done)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (act[i]->state != ST_RUN)
+		if (act[i]->state != ST_RUN && act[i]->state != ST_BLOCKED)
 			return 0;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
-		struct seq_log *best = act[0];
+		struct seq_log *best = NULL;
 		uint64_t second = UINT64_MAX;
 
-		for (uint32_t i = 1; i < n; i++)
-			best = pick(best, act[i], &second);
-		if (!log_pending(best))
+		for (uint32_t i = 0; i < n; i++) {
+			struct seq_log *l = act[i];
+
+			if (mon_likely(l->state == ST_RUN))
+				best = pick(best, l, &second);
+			else if (blocked_may_resume(l))
+				return merged;	/* merge_round resumes it */
+		}
+		if (!best || !log_pending(best))
 			break;		/* merge_round waits for it */
 		best->empty_since_ms = 0;
 		best->resume_ns = 0;
@@ -1308,10 +1355,12 @@ static void seq_atexit(void)
 			mon_log("ordered simulation: frontier %llu cycles, %llu running threads given "
 				"up on after %d ms of CPU time without logging, %llu left out while the OS said "
 				"they slept (%llu cycles skipped on resuming), %llu reads that did "
-				"not wait for the merger", (unsigned long long)seq.frontier,
+				"not wait for the merger; %llu plain accesses merged directly, %llu "
+				"of them L1 hits the merger's filter took", (unsigned long long)seq.frontier,
 				(unsigned long long)seq.nr_stalls, SEQ_STALL_MS,
 				(unsigned long long)seq.nr_sleeps, (unsigned long long)seq.idle_skip,
-				(unsigned long long)seq.nr_sync_late);
+				(unsigned long long)seq.nr_sync_late, (unsigned long long)seq.nr_plain,
+				(unsigned long long)seq.nr_mf);
 	}
 	if (t)
 		t->in_rt--;

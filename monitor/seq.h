@@ -76,9 +76,11 @@ extern const struct mon_backend_ops mon_backend_sim_seq MON_HIDDEN;
 /* The merger's entry to the sim backend (backend_sim.c): t's logged access
  * to the object of index cookie, within one line, counted into v (t's
  * counter vector of it) with nothing armed (so no code address: only the
- * armed consumers want it); wfs = MON_FAST_WFS(0, flags, sz); core is
- * t->backend_data as the merger last read it (NULL: none yet, or not
- * read). Returns its estimated cycles. */
+ * armed consumers want it); wfs = MON_FAST_WFS(w, flags, sz), w ignored;
+ * core is t->backend_data as the merger last read it (NULL: none yet, or
+ * not read). Returns its estimated cycles, at least 1 (what the merger's
+ * clock advances by). Writes the line's entry in the merger's filter
+ * (backend_sim.h mon_sim_seq_hit, tried first). */
 uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
 			    uint32_t wfs, uint64_t *v) MON_HIDDEN;
 

@@ -222,6 +222,8 @@ static void core_free(struct mon_sim_core *c)
 	sim_cache_fini(&c->tlb2);
 	if (c->lf.ent)
 		sim_unmap(c->lf.ent, sizeof(*c->lf.ent) << MON_SIM_LF_BITS);
+	if (c->mf)
+		sim_unmap(c->mf, sizeof(*c->mf) << SIM_MF_BITS);
 	sim_unmap(c->ring, sizeof(*c->ring));
 	sim_unmap(c->recv, SIM_RING_CAP * sizeof(struct mon_sim_recv));
 	if (c->shadow.map)
@@ -289,6 +291,33 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	for (uint64_t i = 0; i < n; i++)
 		c->lf.ent[i].line = UINT64_MAX;
 	c->lf.on = c->solo && s->barrier_cmd;
+}
+
+/* (sim_core.h) c's L1 holds the line at key index i, not invalidated:
+ * its entry in the merger's filter (mapped at the first) */
+void sim_mf_note(struct mon_sim_core *c, uintptr_t addr, uint32_t size)
+{
+	const struct sim_cache *k = &c->l1;
+	const uint64_t line = addr >> k->line_shift;
+	uint64_t set, i;
+	int w;
+
+	if (!c->mf_ok || line != (addr + size - 1) >> k->line_shift)
+		return;
+	if (!c->mf) {
+		if (!(c->mf = sim_map(sizeof(*c->mf) << SIM_MF_BITS))) {
+			c->mf_ok = 0;
+			return;
+		}
+		for (uint64_t j = 0; j < 1u << SIM_MF_BITS; j++)
+			c->mf[j].line = UINT64_MAX;
+	}
+	set = sim_likely(k->pow2) ? (line & k->set_mask) : (line % k->nr_sets);
+	w = sim_find(k, set, line);
+	if (w < 0 || SIM_ST(k->key[set * k->stride + (uint64_t)w]) == SIM_I)
+		return;
+	i = set * k->stride + (uint64_t)w;
+	c->mf[sim_mf_slot(line)] = (struct sim_mf_ent){ .line = line, .want = k->key[i], .i = i };
 }
 
 /* (sim.h) The core's owner is not in the simulator, or the caller is
@@ -360,6 +389,8 @@ static struct mon_sim_core *core_new(struct mon_sim *s, uint32_t id)
 					  g->tlb2.assoc, s->tlb_shift, MRI_GEOM_LRU, 0))
 		goto err;
 	lf_init(s, c);
+	/* the merger's filter: no TLB touch, no 3C shadow (sim_mf_hit) */
+	c->mf_ok = !s->no_lf && !g->tlb1.nr_entries && !g->three_c;
 	c->ring = sim_map(sizeof(*c->ring));
 	c->recv = sim_map(SIM_RING_CAP * sizeof(struct mon_sim_recv));
 	if (!c->ring || !c->recv)

@@ -779,7 +779,25 @@ struct mon_sim_core {
 	int lean;
 	uint32_t lean_cyc[SIM_LEAN_NR];
 	struct mon_sim_lf lf;	/* the line filter (sim.h) */
+	/* The merger's filter (sim_mf_hit; ordered mode): NULL until its
+	 * first entry, never when mf_ok is 0 (a TLB model or 3C) */
+	struct sim_mf_ent *mf;
+	int mf_ok;
 };
+
+/* An entry of the merger's filter: L1 line `line` was at key index i with
+ * key word want (its state not I) when the merger last simulated an access
+ * to it */
+struct sim_mf_ent {
+	uint64_t line;		/* UINT64_MAX: empty */
+	uint64_t want;
+	uint64_t i;
+};
+#define SIM_MF_BITS 9
+static inline uint64_t sim_mf_slot(uint64_t line)
+{
+	return (line ^ (line >> 16)) & ((1u << SIM_MF_BITS) - 1);
+}
 
 /* c->shared: the core is shared by threads (all users lock, for good), or
  * another core holds it still while it reads the core's caches (a page
@@ -1125,6 +1143,54 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 
 	return j >= 0 && sim_l0_hit_at(c, line, j, mru, is_write, cookie, no_calls);
 }
+
+/*
+ * The merger's filter (ordered mode, backend_sim.c mon_sim_seq_access):
+ * the L1 hit of an access within one line whose entry in c->mf says where
+ * the line is, the key word there unchanged (the line has not left, lost
+ * rights or been invalidated since), nothing pending from other cores.
+ * Makes sim_l0_hit_at's changes - the LRU stamp, the cookie, a write's
+ * dirty bit; no TLB or 3C shadow (mf_ok: neither is modelled) - and
+ * forgets the last-line memo (the line entries' guess that it is most
+ * recently used no longer holds); a write needs M, untracked (E -> M and
+ * tracked words take the general path). 1 if it did, else 0, nothing
+ * changed.
+ */
+static inline __attribute__((always_inline)) int sim_mf_hit(struct mon_sim_core *c, uintptr_t addr,
+							     uint32_t size, int is_write,
+							     uint32_t cookie)
+{
+	const uint32_t shift = c->l1.line_shift;
+	const uint64_t line = addr >> shift;
+	const struct sim_mf_ent *e;
+	uint64_t i, key;
+
+	if (!c->mf)
+		return 0;
+	e = &c->mf[sim_mf_slot(line)];
+	if (e->line != line || line != (addr + size - 1) >> shift)
+		return 0;
+	i = e->i;
+	key = c->l1.key[i];
+	if (key != e->want || (is_write && (SIM_ST(key) != SIM_M || c->l1.meta[i].track)))
+		return 0;
+	if (sim_unlikely(!sim_core_try_enter(c)))
+		return 0;
+	if (!c->solo && __atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
+		sim_core_exit(c, 0);
+		return 0;
+	}
+	sim_touch_at(&c->l1, i);
+	c->l1.meta[i].cookie = cookie;
+	c->l1.meta[i].dirty |= (uint8_t)is_write;
+	c->last_line = UINT64_MAX;
+	sim_core_exit(c, 0);
+	return 1;
+}
+
+/* The merger's filter: the entry of c's access just simulated, within one
+ * line (sim.c). */
+void sim_mf_note(struct mon_sim_core *c, uintptr_t addr, uint32_t size) SIM_HIDDEN;
 
 /*
  * The common case of mon_sim_access, inline for a caller that wants no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# line_filter.sh KEEP REST BIN[:ARG]...: the sim backend's line filter
+# line_filter.sh KEEP REST MERGED BIN[:ARG]...: the sim backend's line filter
 # (monitor/sim/sim.h, backend_sim.h mon_sim_lf_access: an L1 hit taken in
 # the hook) and the solo thread's mode (backend_sim_lf.c: filter, single or
 # batch, chosen by time) against the simulator taking every access
@@ -16,9 +16,13 @@
 # the batch runs pinned; REST (mostly misses), chosen, probes every mode
 # and takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
 # (skylake-sp) never look. ASLR off (setarch -R) and environments of one
-# size, so that both runs see the same addresses.
+# size, so that both runs see the same addresses. MERGED (two threads in
+# time order, a program of hits): the merger's filter
+# (sim_core.h sim_mf_hit) takes at least half of its directly merged
+# accesses with the TLB model off, none with it on or AMEBA_SIM_FILTER=0
+# (ordered mode's statistics, AMEBA_SIM_VERBOSE=1).
 #
-# usage: line_filter.sh KEEP REST BIN[:ARG]...
+# usage: line_filter.sh KEEP REST MERGED BIN[:ARG]...
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=oracle_lib.sh
@@ -44,8 +48,8 @@ looks() { trace looks mon_sim_lf_look "%d %lu %lu" "c->lf.on, c->lf.hits, c->lf.
 chosen() { trace chosen mode_chosen "%d %lu %lu %lu" "m, st.cost[0], st.cost[1], st.cost[2]" "$@"; }
 
 status=0
-keep=$1 rest=$2
-shift 2
+keep=$1 rest=$2 merged=$3
+shift 3
 for spec in "$@"; do
 	parse_spec "$spec"
 	same_both_ways AMEBA_SIM_FILTER filter || status=1
@@ -80,6 +84,27 @@ looks AMEBA_SIM_FILTER=0
 [ ! -s "$out/looks" ] || { echo "line_filter: $name: AMEBA_SIM_FILTER=0 ran the filter" >&2; status=1; }
 looks AMEBA_PRESET=skylake-sp
 [ ! -s "$out/looks" ] || { echo "line_filter: $name: the filter ran with an L2" >&2; status=1; }
+
+# merger TLB VAR=VALUE...: "plain taken" of the merger's statistics
+merger() {
+	local tlb=$1
+	shift
+	env AMEBA_SIM_TLB="$tlb" AMEBA_SIM_VERBOSE=1 AMEBA_ORACLE="$out/probe.json" "$@" \
+		"$bin" "${arg[@]}" 2>&1 >/dev/null |
+		sed -n 's/.* \([0-9]*\) plain accesses merged directly, \([0-9]*\) of them.*/\1 \2/p'
+}
+parse_spec "$merged"
+read -r plain taken < <(merger 0) || true
+echo "line_filter: $name: the merger's filter took ${taken:-?} of ${plain:-?} accesses"
+[ -n "${plain:-}" ] && [ "$plain" -gt 100000 ] && [ $((2 * taken)) -ge "$plain" ] ||
+	{ echo "line_filter: $name: the merger's filter took ${taken:-?} of ${plain:-?}" \
+		"(want half)" >&2; status=1; }
+for off in "1" "0 AMEBA_SIM_FILTER=0"; do
+	# shellcheck disable=SC2086  # the TLB setting, then the variable
+	read -r plain taken < <(merger $off) || true
+	[ "${taken:-x}" = 0 ] ||
+		{ echo "line_filter: $name: the merger's filter took ${taken:-?} with TLB=$off" >&2; status=1; }
+done
 
 parse_spec "$rest"
 chosen

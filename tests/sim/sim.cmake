@@ -49,6 +49,8 @@ set_tests_properties(sim_lean_path PROPERTIES LABELS sim TIMEOUT 600)
 # batch of mostly misses (chase) rests, one of few (batch_hits.c) does not.
 ameba_instrumented(NAME sim_batch_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/batch_sync.c)
 ameba_instrumented(NAME sim_batch_hits COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/batch_hits.c)
+ameba_instrumented(NAME sim_merger_filter COMPILER gcc OPT -O1
+  SOURCES ${AMEBA_FRAGMENT_DIR}/merger_filter.c)
 add_test(NAME sim_batch
   COMMAND ${AMEBA_FRAGMENT_DIR}/batch.sh ${k}:chase ${AMEBA_TEST_BIN}/sim_batch_hits
           ${AMEBA_TEST_BIN}/sim_batch_sync
@@ -59,8 +61,11 @@ set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
 # simulator would, through frees and reuse, mmap, atomics, a packed field
 # across lines and a second thread (batch_sync.c), with either line entry;
 # and the modes: pinned, each runs (stencil); chosen, the cheapest (random).
+# The merger's filter (ordered mode): the same counts with a second thread
+# (batch_sync.c), and it takes the hits of two threads (merger_filter.c).
 add_test(NAME sim_line_filter
   COMMAND ${AMEBA_FRAGMENT_DIR}/line_filter.sh ${k}:stencil ${k}:random
+          ${AMEBA_TEST_BIN}/sim_merger_filter
           ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/sim_line_tags
