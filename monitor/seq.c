@@ -198,6 +198,13 @@ static struct {
 	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
 	uint64_t sync_done;		/* atomic: requests up to this one are served */
 	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
+	/* merger: a creation merged before its thread's log was known - the
+	 * others merge nothing from the new thread's start clock on until
+	 * the log comes (await_done) */
+	int awaiting;
+	uint32_t await_id;
+	uint64_t await_clock, await_since_ms;
+	uint64_t nr_await, nr_await_late;	/* such waits, and those given up (2 s) */
 	int debug_dump;
 	pthread_t merger;
 } seq = { .mode = -1 };
@@ -695,6 +702,7 @@ static int try_resume(struct seq_log *l)
 }
 
 static void unpark(uintptr_t key);
+static void await_log(uint32_t id, uint64_t clock);
 
 /* The creation clock of thread id (merger only; grows as ids do). */
 static void born_set(uint32_t id, uint64_t clock)
@@ -800,11 +808,12 @@ static void merge_run(struct seq_log *l, uint64_t limit, int drop)
 		case SEQ_CREATE:
 			born_set((uint32_t)e->addr, l->clock);
 			unpark((uintptr_t)e->addr + 1);
+			await_log((uint32_t)e->addr, l->clock);
 			break;
 		}
 		clock = l->clock;
 		tl++;
-		if (l->state != ST_RUN)
+		if (l->state != ST_RUN || seq.awaiting)
 			break;
 	}
 	l->clock = clock;
@@ -917,6 +926,56 @@ static void unpark(uintptr_t key)
 		if (key)
 			break;
 	}
+}
+
+/* Whether thread id's log is known to the merger (running, or parked). */
+static int log_known(uint32_t id)
+{
+	for (uint32_t i = 0; i < nr_act; i++)
+		if (act[i]->t->id == id)
+			return 1;
+	for (const struct seq_log *l = parked[park_hash((uintptr_t)id + 1)]; l; l = l->next)
+		if (l->t->id == id)
+			return 1;
+	return 0;
+}
+
+/* The creation of id's thread, at its creator's clock, was merged: unless
+ * its log is known, nothing is merged from that clock on until it is
+ * (await_done). Had the log come a moment later, the thread would have
+ * started behind what the others merged meanwhile: how far behind, the
+ * host's timing. */
+static void await_log(uint32_t id, uint64_t clock)
+{
+	if (seq.force || log_known(id))
+		return;
+	seq.awaiting = 1;
+	seq.await_id = id;
+	seq.await_clock = clock;
+	seq.await_since_ms = 0;
+	seq.nr_await++;
+}
+
+/* Whether the wait of await_log is over: the log came (adopted), or
+ * SEQ_STALL_WALL_MS went by (a thread that never logs). */
+static int await_done(void)
+{
+	uint64_t now;
+
+	adopt_inbox();
+	if (seq.force || log_known(seq.await_id)) {
+		seq.awaiting = 0;
+		return 1;
+	}
+	now = mono_ms();
+	if (!seq.await_since_ms) {
+		seq.await_since_ms = now;
+	} else if (now - seq.await_since_ms > SEQ_STALL_WALL_MS) {
+		seq.awaiting = 0;
+		seq.nr_await_late++;
+		return 1;
+	}
+	return 0;
 }
 
 /* Removes the ended logs from act[] and frees them. */
@@ -1037,6 +1096,15 @@ static int merge_round(int draining, int paused)
 	}
 	if (!best)
 		return progress;
+	if (seq.awaiting && !paused && !draining && !await_done()) {
+		/* a new thread's log is awaited (await_log): up to its start */
+		if (best->clock >= seq.await_clock) {
+			nap(SEQ_SLEEP_NS);
+			return progress;
+		}
+		if (second > seq.await_clock - 1)
+			second = seq.await_clock - 1;
+	}
 	if (!log_pending(best)) {
 		/* the slowest running thread has logged nothing new: wait for
 		 * it, unless the OS says it sleeps (blocked where no interposer
@@ -1131,7 +1199,7 @@ static int merge_running(uint64_t sync_seen)
 	const uint32_t n = nr_act;
 	int merged = 0;
 
-	if (n < 2 || seq.cut || seq.uncut || seq.nr_done)
+	if (n < 2 || seq.cut || seq.uncut || seq.nr_done || seq.awaiting)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (act[i]->state != ST_RUN && act[i]->state != ST_BLOCKED)
@@ -1156,7 +1224,7 @@ static int merge_running(uint64_t sync_seen)
 			seq.frontier = best->clock;
 		merge_run(best, second, 0);
 		merged = 1;
-		if (best->state != ST_RUN || nr_act != n || merger_called(sync_seen))
+		if (best->state != ST_RUN || nr_act != n || seq.awaiting || merger_called(sync_seen))
 			break;
 	}
 	return merged;
@@ -1356,11 +1424,13 @@ static void seq_atexit(void)
 				"up on after %d ms of CPU time without logging, %llu left out while the OS said "
 				"they slept (%llu cycles skipped on resuming), %llu reads that did "
 				"not wait for the merger; %llu plain accesses merged directly, %llu "
-				"of them L1 hits the merger's filter took", (unsigned long long)seq.frontier,
+				"of them L1 hits the merger's filter took; %llu new threads' logs "
+				"awaited, %llu given up on", (unsigned long long)seq.frontier,
 				(unsigned long long)seq.nr_stalls, SEQ_STALL_MS,
 				(unsigned long long)seq.nr_sleeps, (unsigned long long)seq.idle_skip,
 				(unsigned long long)seq.nr_sync_late, (unsigned long long)seq.nr_plain,
-				(unsigned long long)seq.nr_mf);
+				(unsigned long long)seq.nr_mf, (unsigned long long)seq.nr_await,
+				(unsigned long long)seq.nr_await_late);
 	}
 	if (t)
 		t->in_rt--;
