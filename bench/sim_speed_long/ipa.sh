@@ -5,7 +5,8 @@
 # the access path before bench-sim-speed-long times it.
 #
 # BIN_DIR holds long_ameba (run.sh's instrumented build). Each kernel k
-# (LONG_KERNELS, default: gemm jacobi stream rmw chase hashtab) runs once
+# (LONG_KERNELS, default: gemm jacobi stream rmw chase hashtab jacobi_2t
+# rmw_2t; the 2-thread ones' merger counts as other, all threads summed) runs once
 # under callgrind at scale IPA_SCALE (default 0.02: ~7-36 million
 # accesses, 10-60 s each) in run.sh's setting: the sim backend and the
 # oracle, bench/sim_validate/cachegrind.conf, 3C and the TLB model off,

@@ -99,6 +99,15 @@ static uint64_t gemm(void)
 	return (uint64_t)sum;
 }
 
+/* One sweep of rows [first, last) of the 5-point Jacobi: u into v */
+static void jacobi_rows(const double *u, double *v, int n, int first, int last)
+{
+	for (int i = first; i < last; i++)
+		for (int j = 1; j < n - 1; j++)
+			v[i * n + j] = 0.2 * (u[i * n + j] + u[(i - 1) * n + j] + u[(i + 1) * n + j] +
+					      u[i * n + j - 1] + u[i * n + j + 1]);
+}
+
 static uint64_t jacobi(void)
 {
 	const int n = 2000;
@@ -109,11 +118,7 @@ static uint64_t jacobi(void)
 	for (int i = 0; i < n * n; i++)
 		u[i] = v[i] = (double)((i * 7) % 101);
 	for (uint64_t s = 0; s < sweeps; s++) {
-		for (int i = 1; i < n - 1; i++)
-			for (int j = 1; j < n - 1; j++)
-				v[i * n + j] = 0.2 * (u[i * n + j] + u[(i - 1) * n + j] +
-						      u[(i + 1) * n + j] + u[i * n + j - 1] +
-						      u[i * n + j + 1]);
+		jacobi_rows(u, v, n, 1, n - 1);
 		double *t = u;
 
 		u = v;
@@ -229,11 +234,7 @@ static void *jacobi_half(void *p)
 	const int n = h->n;
 
 	for (uint64_t s = 0; s < h->reps; s++) {
-		for (int i = h->first; i < h->last; i++)
-			for (int j = 1; j < n - 1; j++)
-				v[i * n + j] = 0.2 * (u[i * n + j] + u[(i - 1) * n + j] +
-						      u[(i + 1) * n + j] + u[i * n + j - 1] +
-						      u[i * n + j + 1]);
+		jacobi_rows(u, v, n, h->first, h->last);
 		double *t = u;
 
 		u = v;
