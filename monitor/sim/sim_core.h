@@ -780,7 +780,8 @@ struct mon_sim_core {
 	uint32_t lean_cyc[SIM_LEAN_NR];
 	struct mon_sim_lf lf;	/* the line filter (sim.h) */
 	/* The merger's filter (sim_mf_hit; ordered mode): NULL until its
-	 * first entry, never when mf_ok is 0 (a TLB model or 3C) */
+	 * first entry, never when mf_ok is 0 (a TLB model, 3C, or
+	 * AMEBA_SIM_FILTER=0) */
 	struct sim_mf_ent *mf;
 	int mf_ok;
 };
@@ -1145,7 +1146,8 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 }
 
 /*
- * The merger's filter (ordered mode, backend_sim.c mon_sim_seq_access):
+ * The merger's filter (ordered mode: seq.c merge_run through backend_sim.h
+ * mon_sim_seq_hit; entries written by mon_sim_seq_access, sim_mf_note):
  * the L1 hit of an access within one line whose entry in c->mf says where
  * the line is, the key word there unchanged (the line has not left, lost
  * rights or been invalidated since), nothing pending from other cores.
