@@ -16,10 +16,14 @@
 #   instructions_per_access_<k>   all instructions / accesses simulated
 #   ipa_<part>_<k>                the same for each part, by function with
 #                                 what it inlines: miss (the miss half and
-#                                 the lean path), entry (the single entry's
-#                                 hit, sim_line_fast_x86), batch (the
-#                                 batch's hits), hooks (__tsan_*), program
-#                                 (kernels.c), other
+#                                 the lean path; in ordered mode the
+#                                 merger's misses), entry (the single
+#                                 entry's hit, sim_line_fast_x86), batch
+#                                 (the batch's hits), hooks (__tsan_*), log
+#                                 (ordered mode's threads: mon_seq_*),
+#                                 merger (its loop, turns and filter, the
+#                                 hits through the remembered lines),
+#                                 program (kernels.c), other
 #   accesses_<k>                  mem_ref over every object of the oracle
 # Exits 1 when a tool is missing or a run fails.
 set -u
@@ -57,7 +61,9 @@ k, ann, oracle = sys.argv[1:4]
 acc = sum(o["total"].get("mem_ref", 0) for o in json.load(open(oracle))["objects"])
 if acc == 0:
     sys.exit(f"ipa.sh: {k}: no accesses in the oracle")
-parts = dict.fromkeys(("miss", "entry", "batch", "hooks", "program", "other"), 0)
+parts = dict.fromkeys(("miss", "entry", "batch", "hooks", "log", "merger", "program", "other"), 0)
+merger = ("merge_run", "merge_round", "merge_running", "merger_main", "try_resume",
+          "blocked_may_resume", "seq_access_rest", "sim_mf_note")
 total = 0
 for line in open(ann):
     m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(PROGRAM TOTALS|(\S+):(\S+))", line)
@@ -68,7 +74,11 @@ for line in open(ann):
         total = n
         continue
     src, fn = m.group(3), m.group(4)
-    if "line_miss" in fn or "lf_miss" in fn or "lean" in fn or "mon_sim_access" in fn or "llc_" in fn:
+    if fn in merger or fn.startswith("mon_sim_seq_access"):
+        part = "merger"
+    elif fn.startswith("mon_seq_"):
+        part = "log"
+    elif "line_miss" in fn or "lf_miss" in fn or "lean" in fn or "mon_sim_access" in fn or "llc_" in fn:
         part = "miss"
     elif fn.startswith("sim_line_fast"):
         part = "entry"
