@@ -403,13 +403,6 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
 }
 
-/* An L1 hit on the fast paths: the core's hit latency. */
-static inline __attribute__((always_inline)) void count_l1_hit(uint64_t *v, uint32_t wfs,
-								const struct mon_sim_core *c)
-{
-	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
-}
-
 /* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
  * the hit path then saves no register). c: the core the merger passed
  * (NULL: none yet - sim_access starts it). The code address is 0: nothing
@@ -453,7 +446,7 @@ uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, u
 	if (mon_likely(c && !mon_sim_whatif_kind)) {
 		if (sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
 			sim_mf_note(c, addr, MON_FAST_SZ(wfs));
-			count_l1_hit(v, wfs, c);
+			mon_sim_count_l1_hit(v, wfs, c);
 			return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
 		}
 	}
@@ -562,7 +555,7 @@ static void sim_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 		hit = sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0,
 			      t->cache.obj[w]->idx, tag);
 		if (mon_likely(hit))
-			count_l1_hit(t->cache.counts[w], wfs, c);
+			mon_sim_count_l1_hit(t->cache.counts[w], wfs, c);
 		mon_rt_leave(t);
 		if (mon_likely(hit))
 			return;
@@ -597,7 +590,7 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 	uint64_t *v = (uint64_t *)c->l0.tag[c->last_j][1];
 
 	sim_core_exit(c, 0);
-	count_l1_hit(v, wfs, c);
+	mon_sim_count_l1_hit(v, wfs, c);
 	mon_rt_leave(t);
 }
 

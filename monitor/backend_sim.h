@@ -27,6 +27,13 @@ static inline __attribute__((always_inline)) void mon_sim_count_plain(uint64_t *
 	mon_count_add(v, SLOT_EST_CYCLES, cycles);
 }
 
+/* An L1 hit on the fast paths into v: the core's hit latency */
+static inline __attribute__((always_inline)) void mon_sim_count_l1_hit(uint64_t *v, uint32_t wfs,
+									const struct mon_sim_core *c)
+{
+	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+}
+
 /* The C line entry, and its miss half (the core held, in_rt raised) */
 void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
@@ -76,7 +83,7 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  * needs, in a live object that holds the whole line - having made the
  * hit's one change (the line's LRU stamp; the memo of the last line
  * forgotten: the line entries' guess that it is most recently used no
- * longer holds) and counted its events (count_l1_hit's); else straight
+ * longer holds) and counted its events (mon_sim_count_l1_hit's); else straight
  * from here (what the hook's general side would have done after the same
  * tests) to the filter's miss while it is on, to the backend's line entry
  * while it rests. A hit does not look at the filter's user: every entry
@@ -152,7 +159,7 @@ static inline __attribute__((always_inline)) uint64_t mon_sim_seq_hit(void *core
 	if (__atomic_load_n(&mon_sim_whatif_kind, __ATOMIC_RELAXED) ||
 	    !sim_mf_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie))
 		return 0;
-	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, c->l1_hit_cycles);
+	mon_sim_count_l1_hit(v, wfs, c);
 	return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
 }
 

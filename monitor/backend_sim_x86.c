@@ -12,7 +12,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
  * The line entry in assembly (x86-64): mon_sim_line_fast_c's L1 hit -
- * sim_l0_hit_at with no_calls, line_hit and count_l1_hit - and nothing
+ * sim_l0_hit_at with no_calls, line_hit and mon_sim_count_l1_hit - and nothing
  * else; any other case jumps to mon_sim_line_fast_c with the arguments as
  * they came, having changed nothing (or undone what it changed: in_rt and
  * busy), and that takes it from the top.
@@ -305,7 +305,7 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	mov	%r11, 40(%rax)\n" \
 	"13:\n"
 
-/* count_l1_hit into the remembered line's counter vector (wfs in edx;
+/* mon_sim_count_l1_hit into the remembered line's counter vector (wfs in edx;
  * entry j in r10, the core in r8) */
 #define A_COUNT \
 	"	shl	$4, %r10\n" \
@@ -357,7 +357,7 @@ __asm__(
 	      "	mov	" A_S(A_O_IDX) "(%rax), %eax\n"
 	      "	mov	%eax, -32(%rsp)\n"
 	      , "-32(%rsp)", A_NOT_LEAN)
-	/* sim_core_exit, count_l1_hit into the entry's counter vector, mon_rt_leave */
+	/* sim_core_exit, mon_sim_count_l1_hit into the entry's counter vector, mon_rt_leave */
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	A_COUNT
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"

@@ -188,8 +188,7 @@ static inline __attribute__((always_inline)) int hit_one(struct mon_sim_core *c,
 		return STALE;
 	if (mon_unlikely(!sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1)))
 		return MISS;
-	mon_sim_count_plain((uint64_t *)c->l0.tag[j][1], wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1,
-			    c->l1_hit_cycles);
+	mon_sim_count_l1_hit((uint64_t *)c->l0.tag[j][1], wfs, c);
 	return HIT;
 }
 
