@@ -20,6 +20,8 @@
  *                  its own, in the order the host runs them
  *   AMEBA_SIM_ASM  0 uses the C line entry instead of the x86-64 assembly
  *                  one (same counts; read when the backend is chosen)
+ *   AMEBA_SIM_SSE41  0 chooses the L1's victim with SSE2 alone where the
+ *                  host has SSE4.1 (same counts; for tests)
  *
  * inval_recv: an invalidation is caused by one thread's write but received
  * by another thread's cached copy, which belongs to whatever object that
@@ -151,6 +153,7 @@ static int sim_activate(void)
 		mon_sim_lean(s, 0);
 	if (mon_sim_env_num("AMEBA_SIM_FILTER", 0, 1) == 0)
 		mon_sim_lf_enable(s, 0);
+	mon_sim_sse41(mon_sim_env_num("AMEBA_SIM_SSE41", 0, 1) != 0);
 	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
@@ -340,6 +343,7 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 {
 	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !mon_sim_whatif_kind &&
 	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
+		mon_sim_lf->thread = t;	/* the hooks' mon_self, one load nearer */
 		mon_sim_lf->tick = mon_sim_lf->window = mon_sim_lf_window();
 		mon_sim_lf->hits = mon_sim_lf->notes = 0;
 	}

@@ -88,7 +88,7 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  * tests) to the filter's miss while it is on, to the backend's line entry
  * while it rests. A hit does not look at the filter's user: every entry
  * is written by the owner while the filter is on, and the filter goes off
- * for good (user NULL) only with its generation bumped (sim.c), and the
+ * for good (user NULL) only with every entry forgotten (sim.c), and the
  * backend changes only to ordered mode, which the gate says - so the
  * backend test is the miss side's.
  */
@@ -98,28 +98,36 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	struct mon_sim_lf *f = mon_sim_lf;
 	const struct mon_backend_ops *b;
 	const struct mon_sim_lf_ent *e;
+	struct mon_sim_core *c;
 	struct mon_thread *t;
 	uint64_t line = addr >> MON_LINE_SHIFT, *v;
 
 	if (!f)
 		return 0;
 	e = &f->ent[mon_sim_lf_slot(line)];
-	t = mon_self;	/* set before the filter (sim_thread_start) */
+	t = f->thread;	/* mon_self: only its owner's pointer is set */
 	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
 		return 0;
-	if (e->line != line || e->gen != __atomic_load_n(&f->gen, __ATOMIC_RELAXED) ||
+	if (e->line != line ||
 	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
 	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
 	      MON_OBJF_LIVE)) {
-		/* (user is NULL once the filter is off: sim.c clears both) */
+		__builtin_prefetch((const void *)addr);
+		/* on: the miss half, which takes the core and checks it is
+		 * still solo (the filter goes off for good with the core
+		 * held); resting: the backend's line entry. The backend
+		 * changes only to ordered mode, on the owner's own thread
+		 * (its second thread), whose accesses the gate then keeps
+		 * from here; user is NULL once the filter is off for good,
+		 * stored after on (sim.c) */
+		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
+			mon_sim_lf_miss(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+			return 1;
+		}
 		b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
 		if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED))
 			return 0;
-		__builtin_prefetch((const void *)addr);
-		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED))
-			mon_sim_lf_miss(t, addr, MON_FAST_WFS(0, flags, sz), pc);
-		else
-			b->line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+		b->line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
 		return 1;
 	}
 	if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE) {
@@ -130,8 +138,11 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
 		w->wok = 1;
 	}
-	f->key[e->i + f->assoc] = ++*f->clock;	/* the L1 is LRU */
-	*f->last_line = UINT64_MAX;
+	/* f is its core's (sim.c lf_init: clock and last_line are the core's,
+	 * at fixed offsets from f: no pointer to load) */
+	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
+	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
+	c->last_line = UINT64_MAX;
 	f->hits++;
 	v = (uint64_t *)e->tag[1];
 	mon_count_add(v, SLOT_MEM_REF, 1);

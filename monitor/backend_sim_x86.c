@@ -65,9 +65,8 @@
 #define A_C_HAS_L2 1024
 #define A_C_LEAN 1248
 #define A_C_LF_ENT 1304
-#define A_C_LF_GEN 1312
-#define A_C_LF_ON 1316
-#define A_C_LF_NOTES 1376
+#define A_C_LF_ON 1312
+#define A_C_LF_NOTES 1368
 #define A_M_COOKIE 8
 #define A_M_DIRTY 20
 #define A_M_TRACK 21
@@ -111,16 +110,14 @@ A_FIELD(struct mon_sim_core, tlb1.assoc, A_C_TLB1_ASSOC, 4);
 A_FIELD(struct mon_sim_core, has_l2, A_C_HAS_L2, 4);
 A_FIELD(struct mon_sim_core, lean, A_C_LEAN, 4);
 A_FIELD(struct mon_sim_core, lf.ent, A_C_LF_ENT, 8);
-A_FIELD(struct mon_sim_core, lf.gen, A_C_LF_GEN, 4);
 A_FIELD(struct mon_sim_core, lf.on, A_C_LF_ON, 4);
 A_FIELD(struct mon_sim_core, lf.notes, A_C_LF_NOTES, 8);
 A_FIELD(struct mon_sim_lf_ent, line, 0, 8);
 A_FIELD(struct mon_sim_lf_ent, want, 8, 8);
 A_FIELD(struct mon_sim_lf_ent, i, 16, 4);
-A_FIELD(struct mon_sim_lf_ent, gen, 20, 4);
 A_FIELD(struct mon_sim_lf_ent, wok, 24, 4);
 A_FIELD(struct mon_sim_lf_ent, tag, 32, 16);
-_Static_assert(sizeof(struct mon_sim_lf_ent) == 48, "sim_line_fast_x86: struct mon_sim_lf_ent resized");
+_Static_assert(sizeof(struct mon_sim_lf_ent) == 64, "sim_line_fast_x86: struct mon_sim_lf_ent resized");
 _Static_assert(MON_SIM_LF_BITS == 8, "sim_line_fast_x86: the line filter resized (movzbl)");
 A_FIELD(struct sim_meta, cookie, A_M_COOKIE, 4);
 A_FIELD(struct sim_meta, dirty, A_M_DIRTY, 1);
@@ -281,8 +278,7 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	shr	$16, %rax\n" \
 	"	xor	%r9, %rax\n" \
 	"	movzbl	%al, %eax\n" \
-	"	lea	(%rax,%rax,2), %rax\n" \
-	"	shl	$4, %rax\n"				/* 48 bytes an entry */ \
+	"	shl	$6, %rax\n"				/* 64 bytes an entry */ \
 	"	add	" A_S(A_C_LF_ENT) "(%r8), %rax\n" \
 	"	mov	%r9, (%rax)\n"				/* line */ \
 	"	mov	" A_S(A_C_L1_KEY) "(%r8), %rsi\n" \
@@ -295,8 +291,6 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	and	" A_S(A_M_DIRTY) "(%r11), %sil\n" \
 	"	movzbl	%sil, %esi\n" \
 	"	mov	%esi, 24(%rax)\n"			/* wok */ \
-	"	mov	" A_S(A_C_LF_GEN) "(%r8), %esi\n" \
-	"	mov	%esi, 20(%rax)\n"			/* gen */ \
 	"	mov	%r10, %rsi\n" \
 	"	shl	$4, %rsi\n" \
 	"	mov	" A_S(A_C_L0_TAG) "(%r8,%rsi), %r11\n" \

@@ -467,12 +467,15 @@ struct mon_thread *mon_thread_get(uint32_t id) MON_HIDDEN;
  *   sampling      sampled mode (sampled.c): the hooks tally
  *   ordered       the backend went to ordered mode (rt.c: seq_choose):
  *                 every access is logged for the merger
- *   gate          all six as one word: zero when an access may be
- *                 delivered as it comes, without a condition, stream,
- *                 sample, diversion or log (the line filter's one test, in
- *                 the hooks); a relaxed load of an aligned 8-byte word is
- *                 single-copy atomic on the targets (x86-64, aarch64), so
- *                 it sees each flag whole
+ *   dormant       active's opposite, kept with it (rt.c mon_set_active)
+ *   gate          all seven as one word: zero when the hooks deliver and
+ *                 an access may be delivered as it comes, without a
+ *                 condition, stream, sample, diversion or log (the plain
+ *                 hooks' one test before the line filter: with dormant in
+ *                 it, the active hooks' path tests one word, not two); a
+ *                 relaxed load of an aligned 8-byte word is single-copy
+ *                 atomic on the targets (x86-64, aarch64), so it sees each
+ *                 flag whole
  *   backend       the active backend
  * The flags are bytes, each 0 or 1, stored atomically on their own.
  */
@@ -496,6 +499,7 @@ struct mon_hot {
 			};
 			uint8_t sampling;
 			uint8_t ordered;
+			uint8_t dormant;
 		};
 		uint64_t gate;
 	};
@@ -506,12 +510,20 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 /* The bits of mon_hot.gate that are mon_hot.diverted's (its first two bytes) */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define MON_HOT_DIVERTED 0xffffull
+#define MON_HOT_DORMANT (0xffull << 48)
 #else
 #define MON_HOT_DIVERTED 0xffff000000000000ull
+#define MON_HOT_DORMANT (0xffull << 8)
 #endif
 _Static_assert(__builtin_offsetof(struct mon_hot, diverted) ==
 		       __builtin_offsetof(struct mon_hot, gate),
 	       "mon_hot.diverted: the gate's first two bytes");
+_Static_assert(__builtin_offsetof(struct mon_hot, dormant) ==
+		       __builtin_offsetof(struct mon_hot, gate) + 6,
+	       "mon_hot.dormant: the gate's seventh byte (MON_HOT_DORMANT)");
+/* mon_hot.active and .dormant together: the hooks stop delivering before
+ * active drops (rt.c) */
+void mon_set_active(int on) MON_HIDDEN;
 #define mon_active (mon_hot.active)
 #define mon_cond_armed (mon_hot.cond_armed)
 #define mon_sample_armed (mon_hot.sample_armed)

@@ -32,7 +32,24 @@
 
 static const struct mon_backend_ops *seq_choose(const struct mon_backend_ops *b);
 
-struct mon_hot mon_hot;
+/* dormant until an analysis attaches (mon_set_active) */
+struct mon_hot mon_hot = { .dormant = 1 };
+
+/*
+ * The plain hooks test mon_hot.gate alone, whose dormant byte is active's
+ * opposite; the others, and the dual path, test active. Off: dormant
+ * first, so that no hook delivers once active is 0; on: active first.
+ */
+void mon_set_active(int on)
+{
+	if (on) {
+		__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&mon_hot.dormant, 0, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&mon_hot.dormant, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&mon_active, 0, __ATOMIC_SEQ_CST);
+	}
+}
 
 /*
  * The dual path's switch (docs/dual-path.md): code that `ameba cc` built
@@ -416,7 +433,7 @@ static void rt_exit(void)
 	if (t)
 		t->in_rt++;
 	/* Stop delivering: counts are final from here on. */
-	__atomic_store_n(&mon_active, 0, __ATOMIC_SEQ_CST);
+	mon_set_active(0);
 	path = oracle_expand(oracle_path);
 	if (path) {
 		int err = mon_oracle_write(path, NULL, 1);
@@ -531,7 +548,7 @@ static int rt_activate(const struct mon_backend_ops *b)
 	if (mon_thread_nr() > 1)
 		b = seq_choose(b);
 	mon_backend = b;
-	__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
+	mon_set_active(1);
 	return 0;
 }
 
@@ -551,7 +568,7 @@ int mon_activate(const char *name)
 		return AMEBA_EBUSY;
 	}
 	if (mon_backend == b) {
-		__atomic_store_n(&mon_active, 1, __ATOMIC_RELEASE);
+		mon_set_active(1);
 		pthread_mutex_unlock(&thread_lock);
 		return 0;
 	}
@@ -564,7 +581,7 @@ int mon_activate(const char *name)
 
 void mon_deactivate(void)
 {
-	__atomic_store_n(&mon_active, 0, __ATOMIC_RELEASE);
+	mon_set_active(0);
 }
 
 int mon_oracle_wanted(void)

@@ -277,8 +277,6 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 
 	c->lf.hit_cycles = g->lat.l1_hit;
 	c->lf.key = l1->key;
-	c->lf.clock = &l1->clock;
-	c->lf.last_line = &c->last_line;
 	c->lf.dirty = &l1->meta[0].dirty;
 	_Static_assert(sizeof(struct sim_meta) == MON_SIM_META_BYTES && (SIM_E | 1) == SIM_M,
 		       "the line filter's E -> M (backend_sim.h mon_sim_lf_access)");
@@ -326,10 +324,11 @@ void mon_sim_core_lf_forget(struct mon_sim_core *c)
 {
 	if (!c->lf.ent)
 		return;
-	/* wrapped: an old entry could match again */
-	if (__atomic_add_fetch(&c->lf.gen, 1, __ATOMIC_RELAXED) == 0)
-		for (uint64_t i = 0; i < 1ull << MON_SIM_LF_BITS; i++)
-			c->lf.ent[i].line = UINT64_MAX;
+	/* 256 stores, where a generation to compare cost every hit three
+	 * instructions: forgetting is rare (a mode switch, a fold, a new
+	 * owner, a fork, the filter off for good) */
+	for (uint64_t i = 0; i < 1ull << MON_SIM_LF_BITS; i++)
+		c->lf.ent[i].line = UINT64_MAX;
 }
 
 void mon_sim_lf_enable(struct mon_sim *s, int on)
@@ -456,7 +455,7 @@ static void core_make_shared(struct mon_sim *s, struct mon_sim_core *c)
 	__atomic_store_n(&c->lf.on, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&c->lf.user, NULL, __ATOMIC_SEQ_CST);
 	core_flag_wait(s, c, SIM_SHARED);
-	/* the hooks' hits test the entries' generation, not the user: every
+	/* the hooks' hits test neither the user nor on: every
 	 * entry invalid, once no entry can be written (the owner out of the
 	 * simulator, the filter seen off), before the owner's next access */
 	if (c->lf.ent) {

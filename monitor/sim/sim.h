@@ -71,34 +71,40 @@ uint32_t mon_sim_core_node(const struct mon_sim_core *c);
  * or a write when the line is M and dirty - is an L1 hit whose only change
  * to the simulator is the LRU stamp (mon_sim_lf_touch): the caller makes
  * it and counts the hit without entering the simulator. Every access the
- * simulator takes writes its line's entry. An entry is valid while its gen
- * is the filter's (bumped when the core's tags are forgotten, it gets a new
- * owner, or the program forks) and `on` holds (cleared for good, with the
- * core held, when the core stops running solo). Read and written by the
- * core's owner thread only.
+ * simulator takes writes its line's entry. An entry is valid until the
+ * filter forgets every entry (mon_sim_core_lf_forget: when the core's tags
+ * are forgotten, it gets a new owner, the program forks, the mode changes,
+ * and with the core held when the core stops running solo, which turns
+ * `on` off for good). Read and written by the core's owner thread only,
+ * but for that last forgetting (ordered by a membarrier before the
+ * owner's next access).
  */
 struct mon_sim_lf_ent {
 	uint64_t line;		/* L1 line; UINT64_MAX: none */
 	uint64_t want;		/* its L1 key word when written */
 	uint32_t i;		/* its L1 key index */
-	uint32_t gen;		/* the filter's gen when written */
+	uint32_t pad0;
 	uint32_t wok;		/* a write: 0 misses; 1 hits (the line is M and
 				 * dirty); MON_SIM_LF_UPGRADE hits, making it M
 				 * and dirty (E, private, untracked, no L2) */
 	uint32_t pad;
 	uintptr_t tag[2];	/* the line's tag (never 0 0 in a valid entry) */
+	uint64_t pad2[2];	/* one host line an entry: its index a shift, and
+				 * a hit reads one line, not two (48 bytes: every
+				 * other entry straddled two) */
 };
-#define MON_SIM_LF_BITS 8	/* 256 entries: 12 KiB of the host's L1 */
+#define MON_SIM_LF_BITS 8	/* 256 entries: 16 KiB of the host's L1 */
 #define MON_SIM_LF_UPGRADE 2
 #define MON_SIM_META_BYTES 24	/* the L1's metadata per line (sim_core.h) */
 struct mon_sim_lf {
 	struct mon_sim_lf_ent *ent;	/* [1 << MON_SIM_LF_BITS] (mon_sim_lf_slot);
 					 * NULL: no filter */
-	uint32_t gen;
 	int on;				/* atomic: entries may be used */
-	uint64_t *key;			/* the L1's key words (stamps at + assoc) */
-	uint64_t *clock;		/* the L1's LRU clock */
-	uint64_t *last_line;		/* the core's memo of the last line */
+	uint64_t *key;			/* the L1's key words (stamps at + assoc); the
+					 * L1's clock and the memo of the last line
+					 * are the core's (struct mon_sim_core's lf) */
+	void *thread;			/* the caller's: the owner thread, the one
+					 * whose pointer to the filter is set */
 	uint64_t assoc;			/* the L1's ways */
 	uint64_t hit_cycles;		/* an L1 hit's est_cycles */
 	const void *user;		/* the caller's (the backend that installed it);
@@ -199,6 +205,10 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
 /* Whether cores created from now on may take the lean path (default 1;
  * 0 for the general path alone: tests compare the two). */
 void mon_sim_lean(struct mon_sim *s, int on);
+/* Whether the L1's victim may be chosen with SSE4.1's pminsd (default 1;
+ * used only where the host has it; the same victim either way: tests
+ * compare the two) */
+void mon_sim_sse41(int on);
 
 /* Whether the line of addr is in the LLC of another node than c's: a
  * lookup that changes nothing (the what-if of a parallel first touch). */

@@ -12,6 +12,9 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "sim_int.h"
 
@@ -136,6 +139,20 @@ int sim_cache_init(struct sim_cache *k, uint64_t nr_sets, uint32_t assoc, uint32
 }
 
 uint64_t sim_stamp_renumber_at = SIM_STAMP_RENUMBER;
+
+int sim_sse41;
+
+void mon_sim_sse41(int on)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+
+	sim_sse41 = on && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1);
+#else
+	(void)on;
+	sim_sse41 = 0;
+#endif
+}
 
 void sim_lru_renumber(struct sim_cache *k)
 {

@@ -20,7 +20,13 @@
 
 /* ---- the stub mon layer ---- */
 
-struct mon_hot mon_hot;	/* mon_active and friends live here */
+struct mon_hot mon_hot = { .dormant = 1 };	/* mon_active and friends live here */
+/* as rt.c's: the plain hooks test the dormant byte, the others active */
+void mon_set_active(int on)
+{
+	mon_hot.active = on;
+	mon_hot.dormant = !on;
+}
 struct mon_tally *mon_tally_tab;	/* sampled mode: never on here */
 __thread struct mon_tally *mon_tslot;
 void mon_sampled_due(struct mon_tally *c)
@@ -207,12 +213,12 @@ static void test_access_hooks(void)
 		const char *addr = buf + 3 + i % 8;
 
 		/* dormant: nothing reaches the monitor */
-		mon_active = 0;
+		mon_set_active(0);
 		reset();
 		call_hook(r->fn, addr);
 		CHECK_AT(r->line, nr_delivered == 0);
 
-		mon_active = 1;
+		mon_set_active(1);
 		reset();
 		call_hook(r->fn, addr);
 		CHECK_AT(r->line, nr_delivered == 1);
@@ -224,7 +230,7 @@ static void test_access_hooks(void)
 		CHECK_AT(r->line, log_buf[0].flags == r->flags);
 		CHECK_AT(r->line, pc_in_call_hook(log_buf[0].pc));
 	}
-	mon_active = 0;
+	mon_set_active(0);
 }
 
 static void test_pc_and_range_hooks(void)
@@ -232,7 +238,7 @@ static void test_pc_and_range_hooks(void)
 	static char buf[256];
 	void *pc = (void *)(uintptr_t)0x1234567;
 
-	mon_active = 1;
+	mon_set_active(1);
 	reset();
 	nr_notes = 0;
 	__tsan_read4_pc(buf, pc);
@@ -276,7 +282,7 @@ static void test_pc_and_range_hooks(void)
 	__tsan_func_entry(pc);
 	__tsan_func_exit();
 	CHECK_EQ_U64(nr_delivered, 0);
-	mon_active = 0;
+	mon_set_active(0);
 }
 
 static void test_ignore_and_init(void)
@@ -288,7 +294,7 @@ static void test_ignore_and_init(void)
 	__tsan_init();
 	CHECK_EQ_U64(nr_init_calls - before, 2);
 
-	mon_active = 1;
+	mon_set_active(1);
 	reset();
 	__tsan_ignore_thread_begin();
 	__tsan_ignore_thread_begin();
@@ -305,7 +311,7 @@ static void test_ignore_and_init(void)
 	CHECK_EQ_U64(mon_self->ignore, 0);
 	__tsan_write4(&x);
 	CHECK_EQ_U64(nr_delivered, 2);
-	mon_active = 0;
+	mon_set_active(0);
 }
 
 /* ---- atomics ---- */
@@ -338,7 +344,7 @@ static void test_atomic##N(void)						\
 	U ua = a, ub = b;							\
 	T x, r, e;								\
 										\
-	mon_active = 1;								\
+	mon_set_active(1);								\
 	for (size_t k = 0; k < NR_ROWS(orders); k++) {				\
 		int mo = orders[k];						\
 										\
@@ -401,7 +407,7 @@ static void test_atomic##N(void)						\
 		}								\
 	}									\
 	/* dormant: same results, nothing delivered */				\
-	mon_active = 0;								\
+	mon_set_active(0);								\
 	x = (T)ua; reset();							\
 	r = __tsan_atomic##N##_fetch_nand(&x, (T)ub, TSAN_MO_SEQ_CST);		\
 	CHECK((U)r == a && (U)x == (U)~(a & b) && nr_delivered == 0);		\

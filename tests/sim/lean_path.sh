@@ -7,7 +7,8 @@
 # thread - under the bench geometry (bench/sim_validate/cachegrind.conf: no
 # L2, 3C off, the geometry the lean path serves) with the TLB model on and
 # off (AMEBA_SIM_TLB=0), and the lean path is the one that ran (gdb stops in
-# one of its inline copies by default, never with AMEBA_SIM_LEAN=0). Under
+# one of its inline copies by default, never with AMEBA_SIM_LEAN=0), and the
+# same with the L1 victim chosen by SSE2 alone (AMEBA_SIM_SSE41=0). Under
 # skylake-sp (an L2) it never runs. ASLR off (setarch -R) and environments of one size, so that
 # both runs see the same addresses.
 set -euo pipefail
@@ -25,6 +26,8 @@ for spec in "$@"; do
 	expect_ran "not hit" sim_lean_body "the lean path ran with an L2" \
 		AMEBA_PRESET=skylake-sp || status=1
 	same_both_ways AMEBA_SIM_LEAN lean || status=1
+	# the victim by pminsd (where the host has SSE4.1) or SSE2 alone
+	same_both_ways AMEBA_SIM_SSE41 "the SSE4.1 victim" || status=1
 	# the TLB model off: no tlb_miss counted, every other count the same
 	# as with it on but the cycles (the runs above)
 	python3 - "$out/1.json" <<'PY' || { echo "lean_path: $name: tlb_miss counted with the TLB off" >&2; status=1; }
