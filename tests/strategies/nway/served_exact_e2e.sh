@@ -27,7 +27,8 @@ for scale in 8 20; do
 	echo "SCALE $scale: the search did not end before the program"
 done
 
-python3 - "$tmp/r.json" "$tmp/o.json" <<'PY'
+status=0
+python3 - "$tmp/r.json" "$tmp/o.json" <<'PY' || status=$?
 import json, sys
 r = json.load(open(sys.argv[1]))
 objs = r["objects"]
@@ -58,3 +59,18 @@ if len(objs) < 5:
     print("FAIL: %d objects, want the 7 of hot_arrays" % len(objs)); bad = 1
 sys.exit(bad)
 PY
+if [ "$status" != 0 ]; then
+	# what the run said, for a failure seen once in a clean CI (every
+	# object 0.02% short: a slice of the run missing at one end)
+	echo "the run's last lines (ameba run -v):"
+	tail -n 12 "$tmp/err"
+	python3 - "$tmp/r.json" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("report: %s" % {k: r.get(k) for k in ("reason", "iterations", "interval_ms", "target")})
+for o in r["objects"][:2]:
+    w = {k: v for k, v in o["window"].items() if k != "totals"}
+    print("  %s window %s" % (o["name"], w))
+PY
+fi
+exit "$status"
