@@ -23,7 +23,15 @@
  *     looked at once per batch: the whole batch is simulated in the state
  *     found at its end, as if the change had come at the batch's first
  *     record - at most MON_BATCH_RECS accesses from where it came, which
- *     the agent, running on another thread, cannot tell apart.
+ *     the agent, running on another thread, cannot tell apart. But no
+ *     batch is simulated while a counter set is armed (mon_batch_hold,
+ *     around cond.c's arm): a batch simulated between the served counters'
+ *     snapshot and an exact mark's reading (the mark, then) made the two
+ *     disagree (a window's report 27 accesses above the oracle's exit
+ *     minus mark, a program of hits in batch mode);
+ *   - the exit event's reading (mri_server.c) comes after the exiting
+ *     thread's batch is simulated (without, up to MON_BATCH_RECS of its
+ *     last accesses counted in the oracle at exit and not in the report).
  * pc is not recorded: the lean path counts nothing by code address (only
  * sampled mode, sample streams, what-ifs and invalidations received do,
  * and none of them batches). A signal handler's accesses are delivered at
@@ -31,6 +39,7 @@
  * between a hook's load of pos and its store loses its own accesses
  * (the interrupted hook writes the same slot).
  */
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -274,13 +283,40 @@ static void run_sim(struct mon_thread *t, struct mon_sim_core *c, const uint64_t
  * signal handler's accesses are delivered at once, a flush they would
  * start does nothing, the lean path does not turn the batch on); leaves it
  * off, empty. */
+void mon_batch_hold(int on)
+{
+	if (!on) {
+		__atomic_store_n(&mon_batch.hold, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&mon_batch.hold, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&mon_batch.running, __ATOMIC_SEQ_CST))
+		sched_yield();	/* a batch is a few microseconds */
+}
+
+/* The batch's side of mon_batch_hold: running, unless an arm holds it */
+static void run_begin(void)
+{
+	for (;;) {
+		__atomic_store_n(&mon_batch.running, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&mon_batch.hold, __ATOMIC_SEQ_CST))
+			return;
+		__atomic_store_n(&mon_batch.running, 0, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&mon_batch.hold, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+}
+
 static void simulate(struct mon_thread *t)
 {
-	const uint64_t *p = mon_batch.base, *e = mon_batch.pos;
+	const uint64_t *p, *e;
 	const struct mon_backend_ops *b;
 	void (*lf)(struct mon_thread *, uintptr_t, uint32_t, uintptr_t);
 	struct mon_sim_core *c = t->backend_data;
 
+	run_begin();
+	p = mon_batch.base;
+	e = mon_batch.pos;
 	set_end(NULL);
 	mon_batch.pos = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -299,6 +335,7 @@ static void simulate(struct mon_thread *t)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mon_batch.pos = mon_batch.base;
 	divert();
+	__atomic_store_n(&mon_batch.running, 0, __ATOMIC_RELEASE);
 }
 
 void mon_batch_flush(struct mon_thread *t)

@@ -857,6 +857,11 @@ static int arm_set(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen
 			return err;
 	}
 
+	/* the batch (batch.c) simulates nothing while the set changes, so
+	 * that the old set's final read, the served counters' snapshot and
+	 * then() see one instant; taken before cond_lock, which a batch being
+	 * simulated may need (a thread adopting a set) */
+	mon_batch_hold(1);
 	pthread_mutex_lock(&cond_lock);
 	old = cond_cur;
 	if (s) {
@@ -931,6 +936,7 @@ static int arm_set(const struct mon_cond_spec *specs, uint32_t nr, uint64_t *gen
 		pthread_spin_unlock(&ts->lock);
 	}
 	pthread_mutex_unlock(&cond_lock);
+	mon_batch_hold(0);
 	return 0;
 }
 

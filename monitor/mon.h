@@ -983,12 +983,19 @@ struct mon_batch {
 	uint32_t tick;		/* lean misses until batch.c looks again (mon_batch_tick) */
 	uint32_t rest;		/* the next rest's length in lean misses (batch.c) */
 	int chooser;		/* MON_BATCH_*: who turns it on (backend_sim_lf.c) */
+	int hold;		/* atomic: a set is being armed (mon_batch_hold) */
+	int running;		/* atomic: the owner is simulating its batch */
 } __attribute__((aligned(64)));
 /* mon_batch.chooser: the batch's own rule (a batch of many misses rests),
  * or the solo thread's mode chosen by time (backend_sim_lf.c): on, or off */
 enum { MON_BATCH_RULE, MON_BATCH_CHOSEN_ON, MON_BATCH_CHOSEN_OFF };
 extern struct mon_batch mon_batch MON_HIDDEN;
 void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;
+/* on: from when it returns until mon_batch_hold(0), no batch is simulated
+ * (one that is waits to finish; the next waits to start), so that what the
+ * batch counts falls before or after an arm's readings, not among them.
+ * Called by the arming thread, which holds no lock the batch takes. */
+void mon_batch_hold(int on) MON_HIDDEN;
 /* The batch simulated and off until the lean path turns it on again. */
 void mon_batch_off(struct mon_thread *t) MON_HIDDEN;
 /* The tick ran out (the lean path, the core held): the batch on, if

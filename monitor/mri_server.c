@@ -1072,6 +1072,10 @@ static void server_atexit(void)
 
 	if (getpid() != srv.pid || !__atomic_load_n(&srv.running, __ATOMIC_ACQUIRE))
 		return;
+	/* the exiting thread's batched accesses count in the last reading:
+	 * this handler runs before rt.c's (registered later), whose flush
+	 * would count them in the oracle only */
+	mon_batch_sync(t);
 	if (t)
 		t->in_rt++;
 	mon_sampled_exit();	/* a burst being measured counts in the last reading */

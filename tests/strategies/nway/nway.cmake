@@ -39,6 +39,16 @@ set_tests_properties(strategy_nway_window PROPERTIES LABELS "strategy;e2e" TIMEO
 add_test(NAME strategy_served_exact
   COMMAND ${AMEBA_FRAGMENT_DIR}/served_exact_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN})
 set_tests_properties(strategy_served_exact PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
+# The same in batch mode (the access batch holds up to 256 accesses before
+# simulating them): batch_tail's mem_ref, its last accesses batched at exit.
+ameba_instrumented(NAME nway_batch_tail COMPILER gcc OPT -O1
+  SOURCES ${AMEBA_FRAGMENT_DIR}/batch_tail.c)
+add_test(NAME strategy_served_exact_batch
+  COMMAND env AMEBA_PRESET=${CMAKE_SOURCE_DIR}/bench/sim_validate/cachegrind.conf
+          AMEBA_SIM_MODE=batch
+          ${AMEBA_FRAGMENT_DIR}/served_exact_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
+          ${AMEBA_TEST_BIN}/nway_batch_tail mem_ref "40 100" 2)
+set_tests_properties(strategy_served_exact_batch PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
 
 add_test(NAME strategy_nway_churn
   COMMAND ${AMEBA_FRAGMENT_DIR}/nway_bins_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}

@@ -4,33 +4,43 @@
 # istic wl_hot_arrays with AMEBA_ORACLE (sim backend). The final window
 # starts with an exact oracle mark (docs/oracle.md, "Marks"); its counters
 # on whole objects and bins are read from the per-object counts (cond.c,
-# "Served counters", the default). Every object of the report must have the l1d_miss of
-# the oracle at exit minus the mark: exactly, but for the one access the
+# "Served counters", the default). Every object of the report must have
+# the count (l1d_miss) of the oracle at exit minus the mark: exactly, but
+# for the one access the
 # program's single thread may have in flight while the experiment starts
 # (docs/oracle.md, "Exact marks"): at most 1 event over all objects.
 #
-#   served_exact_e2e.sh AMEBA WORKLOAD_BIN_DIR
+#   served_exact_e2e.sh AMEBA WORKLOAD_BIN_DIR [PROGRAM METRIC SCALES MIN_OBJECTS]
+#
+# By default wl_hot_arrays (in WORKLOAD_BIN_DIR), l1d_miss, SCALE 8 then
+# 20, at least 5 objects; the batch's test (strategy_served_exact_batch)
+# runs batch_tail on mem_ref in batch mode.
 set -eu
 ameba=$1
 bin=$2
+prog=${3:-$bin/wl_hot_arrays}
+metric=${4:-l1d_miss}
+scales=${5:-8 20}
+min_objects=${6:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The search must end before the program does: SCALE 8, else 20.
-for scale in 8 20; do
+# The search must end before the program does: the first SCALE, else the next.
+for scale in $scales; do
 	rm -f "$tmp"/o.json*
-	AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric l1d_miss \
+	AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric "$metric" \
 		--strategy nway:n=10,final_intervals=0 --output "$tmp/r.json" \
-		-- "$bin/wl_hot_arrays" $scale >"$tmp/out" 2>"$tmp/err" || {
+		-- "$prog" "$scale" >"$tmp/out" 2>"$tmp/err" || {
 		echo "ameba run failed:"; cat "$tmp/err"; exit 1; }
 	grep -q "oracle mark" "$tmp/err" && break
 	echo "SCALE $scale: the search did not end before the program"
 done
 
 status=0
-python3 - "$tmp/r.json" "$tmp/o.json" <<'PY' || status=$?
+python3 - "$tmp/r.json" "$tmp/o.json" "$metric" "$min_objects" <<'PY' || status=$?
 import json, sys
 r = json.load(open(sys.argv[1]))
+metric, min_objects = sys.argv[3], int(sys.argv[4])
 objs = r["objects"]
 marks = {o["window"]["mark"] for o in objs}
 if len(marks) != 1 or None in marks:
@@ -41,22 +51,22 @@ def counts(path):
     d = json.load(open(path))
     by = {}
     for o in d["objects"]:
-        by[o["name"]] = by.get(o["name"], 0) + o["total"].get("l1d_miss", 0)
+        by[o["name"]] = by.get(o["name"], 0) + o["total"].get(metric, 0)
     for b in d.get("bins", []):
-        by[b["name"]] = b["total"].get("l1d_miss", 0)
+        by[b["name"]] = b["total"].get(metric, 0)
     return by
 end, start = counts(sys.argv[2]), counts(sys.argv[2] + ".mark-" + mark)
 bad = off = 0
 for o in objs:
     want = end.get(o["name"], 0) - start.get(o["name"], 0)
-    got = o["totals"]["l1d_miss"]
+    got = o["totals"][metric]
     print("  %-32s report %10d  oracle (exit - mark) %10d" % (o["name"], got, want))
     off += abs(got - want)
 if off > 1:
     print("FAIL: the report is %d events off the oracle (at most 1: the access in flight)" % off)
     bad = 1
-if len(objs) < 5:
-    print("FAIL: %d objects, want the 7 of hot_arrays" % len(objs)); bad = 1
+if len(objs) < min_objects:
+    print("FAIL: %d objects, want at least %d" % (len(objs), min_objects)); bad = 1
 sys.exit(bad)
 PY
 if [ "$status" != 0 ]; then
