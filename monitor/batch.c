@@ -279,10 +279,6 @@ static void run_sim(struct mon_thread *t, struct mon_sim_core *c, const uint64_t
 	run_sim_c(t, c, p, e);
 }
 
-/* Simulates [base, pos) with the batch off and pos NULL meanwhile (a
- * signal handler's accesses are delivered at once, a flush they would
- * start does nothing, the lean path does not turn the batch on); leaves it
- * off, empty. */
 void mon_batch_hold(int on)
 {
 	if (!on) {
@@ -292,6 +288,14 @@ void mon_batch_hold(int on)
 	__atomic_store_n(&mon_batch.hold, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&mon_batch.running, __ATOMIC_SEQ_CST))
 		sched_yield();	/* a batch is a few microseconds */
+}
+
+/* In a fork's child: the thread that held the batch or ran it may not
+ * have survived */
+void mon_batch_after_fork(void)
+{
+	__atomic_store_n(&mon_batch.hold, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&mon_batch.running, 0, __ATOMIC_RELAXED);
 }
 
 /* The batch's side of mon_batch_hold: running, unless an arm holds it */
@@ -307,6 +311,10 @@ static void run_begin(void)
 	}
 }
 
+/* Simulates [base, pos) with the batch off and pos NULL meanwhile (a
+ * signal handler's accesses are delivered at once, a flush they would
+ * start does nothing, the lean path does not turn the batch on); leaves it
+ * off, empty. */
 static void simulate(struct mon_thread *t)
 {
 	const uint64_t *p, *e;

@@ -996,6 +996,7 @@ void mon_batch_flush(struct mon_thread *t) MON_HIDDEN;
  * batch counts falls before or after an arm's readings, not among them.
  * Called by the arming thread, which holds no lock the batch takes. */
 void mon_batch_hold(int on) MON_HIDDEN;
+void mon_batch_after_fork(void) MON_HIDDEN;	/* in a fork's child */
 /* The batch simulated and off until the lean path turns it on again. */
 void mon_batch_off(struct mon_thread *t) MON_HIDDEN;
 /* The tick ran out (the lean path, the core held): the batch on, if

@@ -311,6 +311,7 @@ static void rt_fork_child(void)
 
 	pthread_mutex_init(&thread_lock, NULL);
 	mon_cond_after_fork();
+	mon_batch_after_fork();
 	mon_sample_after_fork();
 	/* Only the forking thread lives on in the child. */
 	for (uint32_t id = 0; id < nr; id++) {
