@@ -47,7 +47,7 @@ add_test(NAME strategy_served_exact_batch
   COMMAND env AMEBA_PRESET=${CMAKE_SOURCE_DIR}/bench/sim_validate/cachegrind.conf
           AMEBA_SIM_MODE=batch
           ${AMEBA_FRAGMENT_DIR}/served_exact_e2e.sh ${CMAKE_BINARY_DIR}/bin/ameba ${AMEBA_TEST_BIN}
-          ${AMEBA_TEST_BIN}/nway_batch_tail mem_ref "40 100" 2)
+          ${AMEBA_TEST_BIN}/nway_batch_tail mem_ref "150 400" 2)
 set_tests_properties(strategy_served_exact_batch PROPERTIES LABELS "strategy;e2e" TIMEOUT 300)
 
 add_test(NAME strategy_nway_churn

@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 for scale in $scales; do
 	rm -f "$tmp"/o.json*
 	AMEBA_BACKEND=sim AMEBA_ORACLE="$tmp/o.json" "$ameba" run -v --backend sim --metric "$metric" \
-		--strategy nway:n=10,final_intervals=0 --output "$tmp/r.json" \
+		--strategy nway:n=10,final_intervals=0 --what-if 0 --output "$tmp/r.json" \
 		-- "$prog" "$scale" >"$tmp/out" 2>"$tmp/err" || {
 		echo "ameba run failed:"; cat "$tmp/err"; exit 1; }
 	grep -q "oracle mark" "$tmp/err" && break
