@@ -345,7 +345,8 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
 		mon_sim_lf->thread = t;	/* the hooks' mon_self, one load nearer */
 		mon_sim_lf->tick = mon_sim_lf->window = mon_sim_lf_window();
-		mon_sim_lf->hits = mon_sim_lf->notes = 0;
+		mon_sim_lf->clock0 = c->l1.clock;
+		mon_sim_lf->notes = 0;
 	}
 }
 
@@ -615,17 +616,17 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 static inline __attribute__((always_inline)) int lean_access(struct mon_sim_core *c,
 							      uintptr_t addr, uint32_t size,
 							      int is_write, uint32_t cookie,
-							      const int lean)
+							      const int lean, const int solo)
 {
 	switch (lean) {
 	case SIM_LEAN_FIT_8_16_64:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1);
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, solo);
 	case SIM_LEAN_FIT_8_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0);
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, solo);
 	case SIM_LEAN_FIT_12_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0);
+		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, solo);
 	case SIM_LEAN_FIT:
-		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0);
+		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, solo);
 	}
 	return mon_sim_access_lean(c, addr, size, is_write, cookie);
 }
@@ -673,9 +674,14 @@ static inline __attribute__((always_inline)) int line_hit_shadow(struct mon_thre
 	return 1;
 }
 
+/* line_rest's held for a core its caller has seen solo while holding it
+ * (solo changes only with the core held: the lean path need not look again) */
+#define LINE_HELD_SOLO 2
+
 /*
  * The line entry's miss half: an access the L1 hit did not take, held
- * (the core entered and in_rt raised by the caller) or not, retry when the
+ * (the core entered and in_rt raised by the caller; LINE_HELD_SOLO) or not,
+ * retry when the
  * line was found and would hit but for its tag (see mon_sim_line_fast_c);
  * lean as lean_access's.
  */
@@ -686,7 +692,10 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 {
 	int w, whole = 0;
 
-	if (held && !retry && c->three_c && line_hit_shadow(t, c, addr, wfs))
+	/* a lean kind as a constant is c->lean (the callers'), whose geometry
+	 * has no 3C (lean_fits) */
+	if ((lean < 0 || lean == SIM_LEAN_NO) && held && !retry && c->three_c &&
+	    line_hit_shadow(t, c, addr, wfs))
 		return;
 	if (lean == SIM_LEAN_FIT_8_16_64 && held && !retry) {
 		/* the usual miss: its whole 64-byte line in the live object of
@@ -718,7 +727,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 				unsigned flags = MON_FAST_FLAGS(wfs);
 				int o = lean_access(c, addr, MON_FAST_SZ(wfs),
 						    (flags & MON_ACC_WRITE) != 0,
-						    t->cache.obj[w]->idx, lean);
+						    t->cache.obj[w]->idx, lean,
+						    held == LINE_HELD_SOLO);
 				if (mon_likely(o >= 0)) {
 					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_batch_lean_miss(t);
@@ -826,7 +836,8 @@ LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
  * and in the runtime - inline for the filter's usual geometry - but for a
  * core a second one took (the C entry).
  */
-void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+LINE_FAST_ATTR void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+				     uintptr_t pc)
 {
 	struct mon_sim_core *c = t->backend_data;
 
@@ -835,7 +846,8 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 		if (mon_likely(c->solo)) {
 			/* leaves the core and the runtime */
 			if (mon_likely(c->lean == SIM_LEAN_FIT_8_16_64))
-				line_rest(t, c, addr, wfs, pc, 1, 0, SIM_LEAN_FIT_8_16_64);
+				line_rest(t, c, addr, wfs, pc, LINE_HELD_SOLO, 0,
+					  SIM_LEAN_FIT_8_16_64);
 			else
 				mon_sim_line_miss_c(t, addr, wfs, pc);
 			return;

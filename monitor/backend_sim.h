@@ -143,7 +143,6 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
 	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
 	c->last_line = UINT64_MAX;
-	f->hits++;
 	v = (uint64_t *)e->tag[1];
 	mon_count_add(v, SLOT_MEM_REF, 1);
 	if (flags & MON_ACC_READ)

@@ -208,7 +208,8 @@ void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
 		return;
 	}
 	f->tick = f->window;
-	f->hits = f->notes = 0;
+	f->clock0 = c->l1.clock;
+	f->notes = 0;
 	st.tsc = now;
 	if (pin < MODES) {
 		set_mode(t, c, pin == MODE_BATCH && !batch_possible(t) ? MODE_SINGLE : pin);

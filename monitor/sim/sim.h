@@ -109,8 +109,11 @@ struct mon_sim_lf {
 	uint64_t hit_cycles;		/* an L1 hit's est_cycles */
 	const void *user;		/* the caller's (the backend that installed it);
 					 * NULL once the filter is off for good */
-	uint64_t hits;			/* the caller's: hits through the filter */
-	uint64_t notes;			/* entries written (the simulator's accesses) */
+	uint64_t clock0;		/* the caller's: the L1's clock at the last look */
+	uint64_t notes;			/* entries written (the simulator's accesses)
+					 * since then; the hits through the filter are
+					 * the clock's steps less these (a hit counts
+					 * nothing of its own: one store less) */
 	uint32_t tick, window;		/* the caller's: when it looks next; its period */
 	uint8_t *dirty;			/* line i's dirty byte: dirty[i * MON_SIM_META_BYTES] */
 };

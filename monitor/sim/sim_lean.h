@@ -93,11 +93,13 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  * general path). Returns SIM_LEAN_* (level | TLB part), or -1 having changed
  * nothing when the access needs the general path (a core not solo, a
  * state solo mode does not make, sampled mode's cold LLC sets). Called
- * with the core held (sim_core_try_enter); leaves it, but on -1.
+ * with the core held (sim_core_try_enter); leaves it, but on -1. solo:
+ * the caller saw c solo after it took the core (which solo cannot leave
+ * meanwhile), so it is not read again.
  */
 static inline __attribute__((always_inline)) int
 sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
-	      const uint32_t a1, const uint32_t a3, const int c64)
+	      const uint32_t a1, const uint32_t a3, const int c64, const int solo)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -113,7 +115,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	uint64_t *keys = l1->key + base;
 	int w = a1 ? sim_find_n(keys, a1, SIM_KEY(line)) : sim_find_in(keys, assoc, line), out = 0;
 
-	if (sim_unlikely(!c->solo || s->settle_cold) ||
+	if (sim_unlikely((!solo && !c->solo) || s->settle_cold) ||
 	    (w >= 0 && sim_unlikely(SIM_ST(keys[w]) < SIM_E || l1->meta[base + (uint32_t)w].track)))
 		return -1;
 	if (!c64 && page != c->memo_page) {

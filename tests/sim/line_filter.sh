@@ -41,8 +41,14 @@ trace() {
 	 gdb -q -batch -x "$out/$name.gdb" --args "$bin" "${arg[@]}" 2>&1) |
 		awk -v n="$name" '$1 == n { sub(/^[^ ]+ /, ""); print }' >"$out/$name"
 }
-# looks VAR=VALUE...: "on hits notes" per look of the filter, in $out/looks
-looks() { trace looks mon_sim_lf_look "%d %lu %lu" "c->lf.on, c->lf.hits, c->lf.notes" "$@"; }
+# looks VAR=VALUE...: "on hits notes" per look of the filter, in $out/looks;
+# the hits are the L1 clock's steps since the last look less the entries
+# written (every access the L1 takes steps it once; without an entry
+# written since the entries were cleared, nothing can hit: 0)
+looks() {
+	trace looks mon_sim_lf_look "%d %lu %lu" \
+		"c->lf.on, c->lf.notes ? c->l1.clock - c->lf.clock0 - c->lf.notes : 0, c->lf.notes" "$@"
+}
 # chosen VAR=VALUE...: "mode filter single batch" per choice (the costs,
 # 18446744073709551615 for a mode not probed), in $out/chosen
 chosen() { trace chosen mode_chosen "%d %lu %lu %lu" "m, st.cost[0], st.cost[1], st.cost[2]" "$@"; }
