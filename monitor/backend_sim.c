@@ -94,6 +94,47 @@ long mon_sim_env_num(const char *name, long lo, long hi)
 	return x;
 }
 
+/*
+ * The line filter's outcome rows (backend_sim.h SLOT_OUTCOME): what
+ * count_lean and mon_sim_count_l1_hit add for each kind, the latencies the
+ * cores' lean_cyc and hit cycles take (sim_lean_init, lf_init: the
+ * geometry's, no TLB part where the filter runs). Docs: simulator.md,
+ * "Counting by outcome".
+ */
+static void outcome_rows(const struct mri_geom_lat *lat)
+{
+	struct mon_outcome_row r[MON_OUTCOMES];
+
+	memset(r, 0, sizeof(r));
+	for (int k = 0; k < MON_OUTCOMES; k++) {
+		const int lvl = k >> 1, wr = k & 1;
+		const uint64_t cyc = lvl == SIM_LEAN_LLC ? lat->llc_hit :
+				     lvl == SIM_LEAN_MEM ? lat->mem_local : lat->l1_hit;
+		struct mon_outcome_row *o = &r[k];
+#define ROW(metric, n) (o->slot[o->nr] = slot_of[metric], o->add[o->nr++] = (n))
+		ROW(AMEBA_M_MEM_REF, 1);
+		ROW(wr ? AMEBA_M_WRITES : AMEBA_M_READS, 1);
+		ROW(AMEBA_M_EST_CYCLES, cyc);
+		if (lvl) {
+			ROW(AMEBA_M_L1D_MISS, 1);
+			ROW(wr ? AMEBA_M_L1D_MISS_WR : AMEBA_M_L1D_MISS_RD, 1);
+			ROW(AMEBA_M_L2_MISS, 1);
+			ROW(wr ? AMEBA_M_L2_MISS_WR : AMEBA_M_L2_MISS_RD, 1);
+			ROW(AMEBA_M_EST_STALL_CYCLES, cyc - lat->l1_hit);
+		}
+		if (lvl == SIM_LEAN_MEM) {
+			ROW(AMEBA_M_LLC_MISS, 1);
+			ROW(wr ? AMEBA_M_LLC_MISS_WR : AMEBA_M_LLC_MISS_RD, 1);
+			ROW(AMEBA_M_MEM_LOCAL, 1);
+		}
+#undef ROW
+	}
+	_Static_assert(SIM_LEAN_LLC == 1 && SIM_LEAN_MEM == 2 && MON_OUTCOMES == 6 &&
+			       MON_OUTCOME_ROW >= 11,
+		       "backend_sim.h SLOT_OUTCOME's kinds");
+	mon_counts_outcomes(r, MON_OUTCOMES);
+}
+
 static int sim_activate(void)
 {
 	struct mri_geom g;
@@ -155,6 +196,20 @@ static int sim_activate(void)
 		mon_sim_lf_enable(s, 0);
 	mon_sim_sse41(mon_sim_env_num("AMEBA_SIM_SSE41", 0, 1) != 0);
 	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
+	/* the outcome slots whether or not a filter will use them: the
+	 * runtime's counter arenas come from the program's heap, and vectors
+	 * of one length keep its blocks where they are with the filter on or
+	 * off, the lean path on or off, the TLB model on or off (test
+	 * sim_line_filter compares them: batch_sync's reallocs moved by a
+	 * line, a miss from one block to the next) */
+	if (mon_nr_slots != SLOT_OUTCOME) {
+		mon_log("sim: %d counter slots, the line filter's outcomes expect %d "
+			"(fix SLOT_OUTCOME in backend_sim.h to follow sim_metrics)",
+			mon_nr_slots, (int)SLOT_OUTCOME);
+		mon_sim_destroy(s);
+		return AMEBA_EINVAL;
+	}
+	outcome_rows(&g.lat);
 	__atomic_store_n(&sim, s, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -610,6 +665,14 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 #define LINE_FAST_ATTR
 #endif
 
+/* count_lean's counts as one add (the filter's miss, whose vectors have
+ * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
+static inline __attribute__((always_inline)) void count_outcome(uint64_t *v, unsigned flags,
+								 unsigned o)
+{
+	mon_count_add(v, SLOT_OUTCOME + (int)(o & 3) * 2 + ((flags & MON_ACC_WRITE) != 0), 1);
+}
+
 /* The lean path for c, lean its c->lean as a constant (SIM_LEAN_FIT_*:
  * sim_lean_body inline, the associativities constants), or -1: read it
  * (mon_sim_access_lean, a call). */
@@ -730,7 +793,12 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 						    t->cache.obj[w]->idx, lean,
 						    held == LINE_HELD_SOLO);
 				if (mon_likely(o >= 0)) {
-					count_lean(t->cache.counts[w], flags, (unsigned)o, c);
+					/* the filter's miss: by outcome (its level
+					 * only: c64 has no TLB model) */
+					if (held == LINE_HELD_SOLO && lean == SIM_LEAN_FIT_8_16_64)
+						count_outcome(t->cache.counts[w], flags, (unsigned)o);
+					else
+						count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_batch_lean_miss(t);
 					if (mon_unlikely(--c->lf.tick == 0))
 						mon_sim_lf_look(t, c);

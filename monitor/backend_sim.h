@@ -15,6 +15,13 @@ struct mon_sim_core;
 
 /* The counter slots of a plain L1 hit's metrics (backend_sim.c: slot_of) */
 enum { SLOT_MEM_REF = 0, SLOT_READS = 1, SLOT_WRITES = 2, SLOT_EST_CYCLES = 24 };
+/*
+ * The line filter's outcome slots (mon.h mon_counts_outcomes), after the
+ * backend's 26 metrics: kind 2 * level + write, level 0 an L1 hit, 1 an
+ * LLC hit, 2 memory (SIM_LEAN_*: no L2, no TLB model, one node where the
+ * filter runs); backend_sim.c sim_activate sets their rows.
+ */
+enum { SLOT_OUTCOME = 26 };
 
 /* A plain access's counts into the object's counter vector v: an access;
  * rd, wr: 1 for a read, a write; its cycles */
@@ -143,13 +150,10 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
 	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
 	c->last_line = UINT64_MAX;
+	/* the L1 hit's one add: its outcome (a plain hook's access reads or
+	 * writes, never both) */
 	v = (uint64_t *)e->tag[1];
-	mon_count_add(v, SLOT_MEM_REF, 1);
-	if (flags & MON_ACC_READ)
-		mon_count_add(v, SLOT_READS, 1);
-	if (flags & MON_ACC_WRITE)
-		mon_count_add(v, SLOT_WRITES, 1);
-	mon_count_add(v, SLOT_EST_CYCLES, f->hit_cycles);
+	mon_count_add(v, SLOT_OUTCOME + ((flags & MON_ACC_WRITE) != 0), 1);
 	return 1;
 }
 

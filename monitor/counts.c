@@ -3,7 +3,9 @@
  *
  * Notes:
  *  - Each thread owns an open-addressing hash table from object index to a
- *    counter vector of mon_nr_slots uint64_t. Only the owner inserts and
+ *    counter vector of mon_nr_slots uint64_t (then the outcome slots, when a
+ *    backend set them: mon_counts_outcomes; readers see them expanded into
+ *    the metrics, mon_counts_for_each). Only the owner inserts and
  *    increments; so no two threads ever write one cache line of counters and
  *    the access path takes no shared lock.
  *  - Vectors live in per-thread arenas and never move, so a pointer returned
@@ -26,6 +28,10 @@
 int mon_nr_slots;
 int mon_metric_of_slot[AMEBA_M_NR];
 int mon_slot_of_metric[AMEBA_M_NR];
+/* the outcome kinds' rows (mon_counts_outcomes) and how many: each vector
+ * made from then on has as many slots after its metrics' */
+static struct mon_outcome_row outcome_row[MON_OUTCOMES];
+static int nr_outcomes;
 
 /* Arenas start small (most threads touch few objects) and double up to a cap. */
 #define ARENA_MIN_BYTES 512u
@@ -69,6 +75,48 @@ int mon_counts_configure(const int *metrics, int nr)
 	return 0;
 }
 
+void mon_counts_outcomes(const struct mon_outcome_row *rows, int nr)
+{
+	if (nr < 0 || nr > MON_OUTCOMES)
+		return;
+	memcpy(outcome_row, rows, (size_t)nr * sizeof(*rows));
+	nr_outcomes = nr;
+}
+
+/* A new vector's length: the metrics' slots, then the outcome kinds' */
+static inline uint32_t vec_len(void)
+{
+	return (uint32_t)(mon_nr_slots + nr_outcomes);
+}
+
+/*
+ * v (len slots) as its metrics: NULL when none of its outcome slots has
+ * counted (v is then what it says), else out (mon_nr_slots values): the
+ * metric slots plus each kind's count times its row. Relaxed loads, as
+ * every reader's: a reader on another thread sees each access's one add
+ * whole, where it could see part of the metrics an access adds to.
+ */
+static const uint64_t *expand(const uint64_t *v, uint32_t len, uint64_t *out)
+{
+	uint64_t n[MON_OUTCOMES], any = 0;
+	uint32_t k, nk = len - (uint32_t)mon_nr_slots;
+
+	if (len <= (uint32_t)mon_nr_slots)
+		return NULL;
+	if (nk > (uint32_t)nr_outcomes)
+		nk = (uint32_t)nr_outcomes;
+	for (k = 0; k < nk; k++)
+		any |= n[k] = __atomic_load_n(&v[mon_nr_slots + (int)k], __ATOMIC_RELAXED);
+	if (!any)
+		return NULL;
+	for (int s = 0; s < mon_nr_slots; s++)
+		out[s] = __atomic_load_n(&v[s], __ATOMIC_RELAXED);
+	for (k = 0; k < nk; k++)
+		for (uint32_t j = 0; n[k] && j < outcome_row[k].nr; j++)
+			out[outcome_row[k].slot[j]] += n[k] * outcome_row[k].add[j];
+	return out;
+}
+
 static inline uint32_t hash_idx(uint32_t key)
 {
 	return key * 0x9e3779b1u;
@@ -100,7 +148,8 @@ static struct mon_counts *counts_new(void)
 
 static uint64_t *arena_alloc(struct mon_counts *c, uint32_t key)
 {
-	size_t need = (size_t)(mon_nr_slots + 1) * sizeof(uint64_t);
+	const uint32_t len = vec_len();
+	size_t need = (size_t)(len + 1) * sizeof(uint64_t);
 	struct counts_arena *a = c->arena;
 
 	if (c->fold && c->fold->free_v) {
@@ -108,8 +157,8 @@ static uint64_t *arena_alloc(struct mon_counts *c, uint32_t key)
 		uint64_t *v = c->fold->free_v;
 
 		c->fold->free_v = (uint64_t *)(uintptr_t)v[0];
-		memset(v, 0, (size_t)mon_nr_slots * sizeof(uint64_t));
-		v[-1] = HDR(key, (uint32_t)mon_nr_slots);
+		memset(v, 0, (size_t)len * sizeof(uint64_t));
+		v[-1] = HDR(key, len);
 		return v;
 	}
 
@@ -129,7 +178,7 @@ static uint64_t *arena_alloc(struct mon_counts *c, uint32_t key)
 	}
 	uint64_t *v = (uint64_t *)((char *)a->data + a->used);
 	a->used += need;
-	v[0] = HDR(key, (uint32_t)mon_nr_slots);
+	v[0] = HDR(key, len);
 	return v + 1;
 }
 
@@ -250,9 +299,12 @@ static void table_fold_locked(struct mon_counts *c, uint32_t i, uint64_t *into)
 {
 	uint32_t mask = c->cap - 1, j;
 	uint64_t *v = c->vals[i];
+	uint32_t len = HDR_LEN(v[-1]) < HDR_LEN(into[-1]) ? HDR_LEN(v[-1]) : HDR_LEN(into[-1]);
 
-	for (int s = 0; s < mon_nr_slots; s++)
-		mon_count_add(into, s, __atomic_load_n(&v[s], __ATOMIC_RELAXED));
+	/* the outcome slots as they are (the sum of the expansions is the
+	 * expansion of the sum) */
+	for (uint32_t s = 0; s < len; s++)
+		mon_count_add(into, (int)s, __atomic_load_n(&v[s], __ATOMIC_RELAXED));
 	/* linear probing: shift back the entries whose probe passed slot i */
 	for (j = i;;) {
 		uint32_t home;
@@ -359,6 +411,7 @@ void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg)
 {
 	struct mon_counts *c = __atomic_load_n(&t->counts, __ATOMIC_ACQUIRE);
+	uint64_t x[AMEBA_M_NR];
 
 	if (!c)
 		return;
@@ -369,10 +422,14 @@ void mon_counts_for_each(struct mon_thread *t,
 		size_t off = 0;
 
 		while (off < a->used) {
-			const uint64_t *h = (const uint64_t *)((const char *)a->data + off);
+			const uint64_t *h = (const uint64_t *)((const char *)a->data + off), *v;
 
-			if (HDR_KEY(*h) && cb(HDR_KEY(*h) - 1, h + 1, arg))
-				goto out;
+			if (HDR_KEY(*h)) {
+				if (!(v = expand(h + 1, HDR_LEN(*h), x)))
+					v = h + 1;
+				if (cb(HDR_KEY(*h) - 1, v, arg))
+					goto out;
+			}
 			off += (size_t)(HDR_LEN(*h) + 1) * sizeof(uint64_t);
 		}
 	}

@@ -6,7 +6,8 @@
  * Notes:
  *  - Why. A program that allocates without end keeps a small live heap, but
  *    every block it touched left a record (64 bytes) and a counter vector per
- *    thread that touched it (27 words under the sim backend): 10,000,000
+ *    thread that touched it (33 words under the sim backend: 26 metrics,
+ *    six outcome slots, a header): 10,000,000
  *    allocations cost 2.8 GB. Nothing reads a freed small block's counts
  *    apart from its site bin's, the thread totals and the served counters
  *    (cond.c), which see the same sums when the counts move to a record of

@@ -751,7 +751,27 @@ extern int mon_slot_of_metric[AMEBA_M_NR] MON_HIDDEN;	/* -1 when not provided */
 
 /* Sets the metric slots; only before any counter exists. */
 int mon_counts_configure(const int *metrics, int nr) MON_HIDDEN;
-/* The counter vector (mon_nr_slots entries) of (t, obj), created on first use;
+/*
+ * Outcome slots (docs/simulator.md, "Counting by outcome"): a backend's
+ * hottest paths may count an access by what happened to it - one of
+ * MON_OUTCOMES kinds, one add to slot mon_nr_slots + kind - instead of
+ * adding to each metric it changes. A kind's row lists those metrics'
+ * slots and what one access adds to each; every reader sees the metrics
+ * (mon_counts_for_each passes the vector with each kind's count times its
+ * row added; a fold adds the kinds' slots as they are). Set once, at the
+ * backend's activation, before any counter exists (the vectors made after
+ * have the nr kinds' slots); the rows never change after.
+ */
+#define MON_OUTCOMES 6
+#define MON_OUTCOME_ROW 12
+struct mon_outcome_row {
+	uint32_t nr;
+	uint16_t slot[MON_OUTCOME_ROW];
+	uint64_t add[MON_OUTCOME_ROW];
+};
+void mon_counts_outcomes(const struct mon_outcome_row *rows, int nr) MON_HIDDEN;
+/* The counter vector (mon_nr_slots entries, then the outcome slots) of (t, obj),
+ * created on first use;
  * NULL only on allocation failure. Owner thread only. */
 uint64_t *mon_counts_get(struct mon_thread *t, uint32_t obj_idx) MON_HIDDEN;
 /* The counter vector of (t, obj) if it exists, else NULL; any thread (takes
@@ -780,7 +800,9 @@ uint32_t mon_counts_nr(struct mon_thread *t) MON_HIDDEN;
 /* Thread t's estimated cycles so far, over all its objects (0 without a
  * latency model). */
 uint64_t mon_counts_cycles(struct mon_thread *t) MON_HIDDEN;
-/* Iterates (obj_idx, counters) of thread t; the callback returns non-zero to stop. */
+/* Iterates (obj_idx, counters) of thread t, the counters its metrics (mon_nr_slots,
+ * outcomes expanded: the pointer may be to a copy, valid during the call); the
+ * callback returns non-zero to stop. */
 void mon_counts_for_each(struct mon_thread *t,
 			 int (*cb)(uint32_t obj_idx, const uint64_t *v, void *arg), void *arg) MON_HIDDEN;
 /*
