@@ -109,11 +109,12 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	struct mon_thread *t;
 	uint64_t line = addr >> MON_LINE_SHIFT, *v;
 
+	_Static_assert(sizeof(*e) == 64 && MON_LINE_SHIFT == 6, "mon_sim_lf_slot_off");
 	if (!f)
 		return 0;
-	e = &f->ent[mon_sim_lf_slot(line)];
+	e = (const struct mon_sim_lf_ent *)((const char *)f->ent + mon_sim_lf_slot_off(addr));
 	t = f->thread;	/* mon_self: only its owner's pointer is set */
-	if ((t->in_rt | t->ignore) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
+	if (mon_thread_quiet(t) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
 		return 0;
 	if (e->line != line ||
 	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||

@@ -125,6 +125,14 @@ static inline uint64_t mon_sim_lf_slot(uint64_t line)
 {
 	return (line ^ (line >> 16)) & ((1u << MON_SIM_LF_BITS) - 1);
 }
+/* The byte offset of address addr's entry (64-byte lines, 64-byte
+ * entries): mon_sim_lf_slot(addr >> 6) * 64 from the address itself - its
+ * bits 6-13 are the line's low byte, those of addr >> 16 the byte 4 MiB up
+ * (the hooks' hit: a shift, a xor and a mask, not five) */
+static inline uint64_t mon_sim_lf_slot_off(uint64_t addr)
+{
+	return (addr ^ (addr >> 16)) & (((1u << MON_SIM_LF_BITS) - 1) << 6);
+}
 /* c's line filter for its owner thread tid, user the caller's word for it
  * (set in it), when c has one and it is on; else NULL */
 struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user);
