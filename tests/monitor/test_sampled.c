@@ -627,7 +627,13 @@ static void test_time(void)
 	CHECK(q_off > 0.05 && q_on > 0.05 && q_n3 > 0.05);
 	CHECK(q_p3 >= 0 && q_p3 < 0.05);
 	CHECK(off > 0.2 && k_off < 1.3);
-	CHECK(on < 0.18 && on < 0.7 * off && k_on > 1.5);
+	/* the mark lowers the share: below it, or, where a loaded host keeps
+	 * the share above it with the gaps already stretched the most they
+	 * may be (8: sampled_cost.c SMP_STRETCH_MAX; a clean CI saw 0.208 at
+	 * 8.00 against 0.401 off while its other jobs ran, 0.10-0.13 at
+	 * 3.5-5.5 here beside two busy loops), that stretch and a share
+	 * still well under the one without a mark */
+	CHECK((on < 0.18 || k_on > 7.99) && on < 0.7 * off && k_on > 1.5);
 	/* the precise estimates' lower mark shows in the share, or, where a
 	 * loaded host cut the gaps short (a preempted worker's rate step ends
 	 * a gap: CI saw the precise share 0.230 at stretch 7.76 against the
