@@ -743,10 +743,9 @@ static inline __attribute__((always_inline)) int line_hit_shadow(struct mon_thre
 
 /*
  * The line entry's miss half: an access the L1 hit did not take, held
- * (the core entered and in_rt raised by the caller; LINE_HELD_SOLO) or not,
- * retry when the
- * line was found and would hit but for its tag (see mon_sim_line_fast_c);
- * lean as lean_access's.
+ * (the core entered and in_rt raised by the caller; LINE_HELD_SOLO) or
+ * not, retry when the line was found and would hit but for its tag (see
+ * mon_sim_line_fast_c); lean as lean_access's.
  */
 static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t,
 							     struct mon_sim_core *c, uintptr_t addr,
