@@ -66,7 +66,7 @@
 #define A_C_LEAN 1248
 #define A_C_LF_ENT 1304
 #define A_C_LF_ON 1312
-#define A_C_LF_NOTES 1368
+#define A_C_LF_NOTES 1360
 #define A_M_COOKIE 8
 #define A_M_DIRTY 20
 #define A_M_TRACK 21

@@ -275,7 +275,6 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	struct sim_cache *l1 = &c->l1;
 	const uint64_t n = 1ull << MON_SIM_LF_BITS;
 
-	c->lf.hit_cycles = g->lat.l1_hit;
 	c->lf.key = l1->key;
 	c->lf.dirty = &l1->meta[0].dirty;
 	_Static_assert(sizeof(struct sim_meta) == MON_SIM_META_BYTES && (SIM_E | 1) == SIM_M,

@@ -106,7 +106,6 @@ struct mon_sim_lf {
 	void *thread;			/* the caller's: the owner thread, the one
 					 * whose pointer to the filter is set */
 	uint64_t assoc;			/* the L1's ways */
-	uint64_t hit_cycles;		/* an L1 hit's est_cycles */
 	const void *user;		/* the caller's (the backend that installed it);
 					 * NULL once the filter is off for good */
 	uint64_t clock0;		/* the caller's: the L1's clock at the last look */
