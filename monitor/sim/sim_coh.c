@@ -374,16 +374,16 @@ int sim_llc_init(struct mon_sim *s)
 		struct sim_llc *L = &s->llc[i];
 		L->assoc = g->assoc;
 		/* PLRU: the tree word after the keys. LRU up to 16 ways: the
-		 * fingerprints of sim_lru16_ref before the keys, in the host
-		 * cache line of the lock and the order word, and sets of whole
-		 * host cache lines: a miss touches two of them, a hit one or
-		 * two (with the fingerprints after the keys, often three) */
+		 * fingerprints before the keys, in the host cache line of the
+		 * lock and the set's clock, the stamps after them
+		 * (sim_llc16_ref), and sets of whole host cache lines */
 		L->stride = 2 + g->assoc;
 		L->lru16 = g->repl == MRI_GEOM_LRU && g->assoc <= 16;
 		if (g->repl != MRI_GEOM_LRU)
 			L->stride += 1;
-		else if (L->lru16)
-			L->stride = (L->stride + (g->assoc + 7) / 8 + 7) & ~(uint64_t)7;
+		else if (L->lru16)	/* + fingerprints, + 16-bit stamps */
+			L->stride = (L->stride + (g->assoc + 7) / 8 + (g->assoc + 3) / 4 + 7) &
+				    ~(uint64_t)7;
 		L->keys_off = L->lru16 ? 2 + (g->assoc + 7) / 8 : 2;
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
@@ -450,6 +450,26 @@ static inline __attribute__((always_inline)) int mem_access(struct mon_sim_core 
 	return SIM_SRV_REMOTE;
 }
 
+uint32_t sim_llc16_renumber(uint64_t *clock, uint16_t *st, uint32_t n)
+{
+	uint16_t old[16];
+	uint32_t k = 0;
+
+	__builtin_memcpy(old, st, n * sizeof(*st));
+	for (uint32_t w = 0; w < n; w++) {
+		uint32_t r = 1;
+
+		if (!old[w])
+			continue;	/* an empty way stays 0 */
+		for (uint32_t v = 0; v < n; v++)
+			r += old[v] && old[v] < old[w];
+		st[w] = (uint16_t)r;
+		k++;
+	}
+	*clock = k;
+	return k + 1;
+}
+
 /* The way of set block b of L holding line, or -1. */
 static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t line)
 {
@@ -506,14 +526,13 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 	if (L->repl == MRI_GEOM_LRU) {
-		/* no stamps (fewer host cache lines): the recency order in
-		 * b[1] (up to 16 ways), else the keys kept in that order */
+		/* up to 16 ways: 16-bit stamps; else the keys kept in
+		 * recency order */
 		uint64_t victim = 0;
-		int w = L->lru16 ? sim_lru16_ref(keys, (uint8_t *)(b + 2), &b[1],
-						       L->assoc, line, SIM_KEY(line) | SIM_S,
-						       &victim, s->g.nr_nodes > 1)
-				       : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
-						     &victim, s->g.nr_nodes > 1);
+		int w = L->lru16 ? sim_llc16_ref(b, L->keys_off, L->assoc, line,
+						 SIM_KEY(line) | SIM_S, &victim)
+				 : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
+					       &victim, s->g.nr_nodes > 1);
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
 		llc_unlock_set(c, b);
@@ -604,8 +623,10 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 			if (SIM_ST(keys[w]) == SIM_M)
 				f->nr_wb++;
 			keys[w] = 0;
-			if (L->lru16)
-				((uint8_t *)(b + 2))[w] = 0;	/* an empty way */
+			if (L->lru16) {	/* an empty way */
+				((uint8_t *)(b + 2))[w] = 0;
+				((uint16_t *)(void *)(keys + L->assoc))[w] = 0;
+			}
 		}
 		llc_unlock_set(c, b);
 	}

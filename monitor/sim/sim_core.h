@@ -404,8 +404,8 @@ static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uin
 }
 
 /*
- * The same exact LRU for sets of at most 16 ways (the LLC, the L2 TLB of
- * the presets) with the keys left in their ways, found through a byte of
+ * The same exact LRU for sets of at most 16 ways (the L2 TLB of the
+ * presets; the LLC's: sim_llc16_ref, below) with the keys left in their ways, found through a byte of
  * fingerprint per way, and the recency order in one word: nibble k names
  * the way at recency position k (0 the most recently used). A reference
  * compares 8 fingerprints per word operation, checks the key of each
@@ -577,6 +577,126 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 		return sim_lru16_ref_n(keys, fp, order, 8, line, new_key, victim, holes);
 	}
 	return sim_lru16_ref_n(keys, fp, order, assoc, line, new_key, victim, holes);
+}
+
+/*
+ * The LLC's sets of at most 16 LRU ways (struct sim_llc, lru16): keys and
+ * fingerprints as sim_lru16_ref's, the recency as a 16-bit stamp per way
+ * after the keys, taken from the set's own clock (word 1 of its block: the
+ * last stamp given). A hit writes one stamp where moving a nibble of the
+ * order word to the front first had to find its position (~28 -> ~6
+ * instructions an LLC hit, chase); a miss takes the way of the smallest
+ * stamp. Stamps of valid ways are distinct and at least 1; an empty way's
+ * (key 0: never filled, or invalidated by another node) is 0, so the
+ * smallest stamp is an empty way's when the set has one (the lowest
+ * numbered) and else the least recently used way's - the hits, misses and
+ * victims of sim_mru_ref (test sim_unit). A set's clock at
+ * SIM_LLC16_CLOCK_MAX renumbers its stamps 1 .. k in their order
+ * (sim_llc16_renumber, once per ~65,000 references to the set).
+ */
+#define SIM_LLC16_CLOCK_MAX 0xffffu
+uint32_t sim_llc16_renumber(uint64_t *clock, uint16_t *st, uint32_t n) SIM_HIDDEN;
+
+/* Way w of the set whose clock is *clock and stamps st (n ways) is now
+ * the most recently used */
+static inline __attribute__((always_inline)) void sim_llc16_touch(uint64_t *clock, uint16_t *st,
+								   uint32_t n, uint32_t w)
+{
+	uint64_t t = *clock + 1;
+
+	if (sim_unlikely(t > SIM_LLC16_CLOCK_MAX))
+		t = sim_llc16_renumber(clock, st, n);
+	*clock = t;
+	st[w] = (uint16_t)t;
+}
+
+/* The lowest-numbered way of the smallest of n stamps. 16 ways: two
+ * phminposuw where the host has SSE4.1 (sim_sse41), else with SSE2 the
+ * minimum of the stamps biased to signed words, then its first way. */
+static inline __attribute__((always_inline)) uint32_t sim_llc16_min_n(const uint16_t *st,
+								       uint32_t n)
+{
+#ifdef __SSE2__
+	if (__builtin_constant_p(n) && n == 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)st);
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(st + 8));
+
+		if (sim_likely(sim_sse41)) {
+			__m128i ra, rb;
+
+			__asm__("phminposuw %1, %0" : "=x"(ra) : "x"(a));
+			__asm__("phminposuw %1, %0" : "=x"(rb) : "x"(b));
+			uint32_t x = (uint32_t)_mm_cvtsi128_si32(ra);
+			uint32_t y = (uint32_t)_mm_cvtsi128_si32(rb);
+			/* bits 0-15 the minimum, 16-18 its first lane */
+			return (y & 0xffff) < (x & 0xffff) ? 8 + (y >> 16) : x >> 16;
+		}
+		const __m128i bias = _mm_set1_epi16((short)0x8000);
+		__m128i sa = _mm_xor_si128(a, bias), sb = _mm_xor_si128(b, bias);
+		__m128i m = _mm_min_epi16(sa, sb);
+
+		m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+		m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+		m = _mm_min_epi16(m, _mm_srli_epi32(m, 16));
+		m = _mm_shuffle_epi32(_mm_shufflelo_epi16(m, 0), 0);
+		unsigned mask = (unsigned)_mm_movemask_epi8(
+			_mm_packs_epi16(_mm_cmpeq_epi16(sa, m), _mm_cmpeq_epi16(sb, m)));
+		return (uint32_t)__builtin_ctz(mask);
+	}
+#endif
+	uint32_t best = 0, best_st = UINT32_MAX;
+
+#pragma GCC unroll 16
+	for (uint32_t w = 0; w < n; w++) {
+		uint32_t s = st[w];
+		best = s < best_st ? w : best;
+		best_st = s < best_st ? s : best_st;
+	}
+	return best;
+}
+
+/*
+ * A reference to line in LLC set block b (n ways, keys from word koff):
+ * its way on a hit; on a miss -1, new_key filled into an empty way or the
+ * least recently used one, whose key (0 if empty) goes to *victim. Both
+ * make the way most recently used. n a constant in the unrolled versions.
+ */
+static inline __attribute__((always_inline)) int sim_llc16_ref_n(uint64_t *b, uint64_t koff,
+								  uint32_t n, uint64_t line,
+								  uint64_t new_key,
+								  uint64_t *victim)
+{
+	uint64_t *keys = b + koff;
+	uint8_t *fp = (uint8_t *)(b + 2);
+	uint16_t *st = (uint16_t *)(void *)(keys + n);
+	int hit = sim_lru16_find_n(keys, fp, n, line);
+	uint32_t w;
+
+	if (hit >= 0) {
+		sim_llc16_touch(&b[1], st, n, (uint32_t)hit);
+		return hit;
+	}
+	w = sim_llc16_min_n(st, n);
+	*victim = keys[w];
+	keys[w] = new_key;
+	fp[w] = sim_fp(line);
+	sim_llc16_touch(&b[1], st, n, w);
+	return -1;
+}
+
+/* sim_llc16_ref_n, unrolled for the usual associativities */
+static inline int sim_llc16_ref(uint64_t *b, uint64_t koff, uint32_t assoc, uint64_t line,
+				uint64_t new_key, uint64_t *victim)
+{
+	switch (assoc) {
+	case 16:
+		return sim_llc16_ref_n(b, koff, 16, line, new_key, victim);
+	case 11:
+		return sim_llc16_ref_n(b, koff, 11, line, new_key, victim);
+	case 8:
+		return sim_llc16_ref_n(b, koff, 8, line, new_key, victim);
+	}
+	return sim_llc16_ref_n(b, koff, assoc, line, new_key, victim);
 }
 
 /* Empties (key 0) or invalidates (key with state SIM_I) way index i of a
@@ -855,12 +975,13 @@ struct sim_dir {
 
 /* ---- shared LLC of one node ----
  * One block of 64-bit words per set, so that a lookup touches few host
- * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the recency
- * order of sim_lru16_ref, [2 ..) the fingerprints, then the keys from
- * keys_off, the block padded to whole host cache lines; else [2 .. 2+assoc)
- * the keys - for LRU in most-to-least recently used order - then, for
- * PLRU, the tree word. A key's state is SIM_S (clean) or SIM_M (dirty);
- * invalidated ways are 0 (fingerprint 0). */
+ * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the set's clock
+ * (sim_llc16_ref), [2 ..) the fingerprints, then the keys from keys_off,
+ * then a 16-bit stamp per way, the block padded to whole host cache
+ * lines; else [2 .. 2+assoc) the keys - for LRU in most-to-least recently
+ * used order - then, for PLRU, the tree word. A key's state is SIM_S
+ * (clean) or SIM_M (dirty); invalidated ways are 0 (fingerprint 0, stamp
+ * 0). */
 struct sim_llc {
 	uint64_t *blk;
 	uint64_t stride;	/* words per set */

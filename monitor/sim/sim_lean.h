@@ -168,11 +168,11 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (!a3 && !L) {
 		out |= SIM_LEAN_MEM;
 	} else {
-		uint64_t victim = 0, *lk = b + (a3 == 16 ? SIM_LLC16_KEYS : L->keys_off);
-		int hw = a3 ? sim_lru16_ref_n(lk, (uint8_t *)(b + 2), &b[1], a3, line,
-					      SIM_KEY(line) | SIM_S, &victim, 0)
-				 : sim_lru16_ref(lk, (uint8_t *)(b + 2), &b[1], L->assoc, line,
-						 SIM_KEY(line) | SIM_S, &victim, 0);
+		uint64_t victim = 0;
+		int hw = a3 ? sim_llc16_ref_n(b, a3 == 16 ? SIM_LLC16_KEYS : L->keys_off, a3, line,
+					      SIM_KEY(line) | SIM_S, &victim)
+			    : sim_llc16_ref(b, L->keys_off, L->assoc, line, SIM_KEY(line) | SIM_S,
+					    &victim);
 		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
 	}
 	if (is_write) {

@@ -294,6 +294,52 @@ static void test_lru16_random(void)
 	CHECK(!bad);
 }
 
+/* The LLC's sets (sim_llc16_ref: fingerprints, 16-bit stamps from the
+ * set's clock): random references and invalidations to sets of 1..16
+ * ways give the hits, misses and victims of sim_mru_ref; long enough
+ * (200,000 references a set) that each set's clock passes
+ * SIM_LLC16_CLOCK_MAX and its stamps are renumbered three times. */
+static void test_llc16_random(void)
+{
+	uint64_t x = 2463534242ull, checked = 0;
+	int bad = 0;
+
+	for (uint32_t assoc = 1; assoc <= 16 && !bad; assoc++) {
+		/* the block: lock, clock, 2 words of fingerprints, keys, stamps */
+		uint64_t blk[2 + 2 + 16 + 4] = { 0 }, ref[16] = { 0 }, renumbered = 0;
+		uint64_t *keys = blk + 4;
+
+		for (int i = 0; i < 200000 && !bad; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t line = x % (2 * assoc + 1), st = (x >> 20) & 1 ? SIM_M : SIM_S;
+			if ((x >> 32) % 8 == 0) {	/* another node takes it */
+				int a = sim_find_in(ref, assoc, line);
+				int b = sim_lru16_find_n(keys, (const uint8_t *)(blk + 2), assoc, line);
+				if (a >= 0)
+					ref[a] = 0;
+				if (b >= 0) {	/* as llc_invalidate_others */
+					keys[b] = 0;
+					((uint8_t *)(blk + 2))[b] = 0;
+					((uint16_t *)(void *)(keys + assoc))[b] = 0;
+				}
+				bad |= (a >= 0) != (b >= 0);
+				continue;
+			}
+			uint64_t va = 0, vb = 0, before = blk[1];
+			int a = sim_mru_ref(ref, assoc, line, SIM_KEY(line) | st, &va, 1);
+			int b = sim_llc16_ref(blk, 4, assoc, line, SIM_KEY(line) | st, &vb);
+			bad |= (a >= 0) != (b >= 0) || (a < 0 && va != vb);
+			renumbered += blk[1] < before;
+			checked++;
+		}
+		CHECK_AT(__LINE__, renumbered >= 2);
+	}
+	CHECK(!bad);
+	CHECK(checked > 16 * 150000);
+}
+
 /* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
 static void test_set_mapping(void)
 {
@@ -1138,6 +1184,7 @@ int main(void)
 	test_lean_renumber();
 	test_lru16_order();
 	test_lru16_random();
+	test_llc16_random();
 	test_set_mapping();
 	test_writeback();
 	test_tlb();
