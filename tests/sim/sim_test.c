@@ -298,12 +298,15 @@ static void test_lru16_random(void)
  * set's clock): random references and invalidations to sets of 1..16
  * ways give the hits, misses and victims of sim_mru_ref; long enough
  * (200,000 references a set) that each set's clock passes
- * SIM_LLC16_CLOCK_MAX and its stamps are renumbered three times. */
-static void test_llc16_random(void)
+ * SIM_LLC16_CLOCK_MAX and its stamps are renumbered three times. The
+ * 16-way victim both ways: phminposuw (where the host has SSE4.1) and
+ * SSE2's minimum. */
+static void test_llc16_random(int sse41)
 {
 	uint64_t x = 2463534242ull, checked = 0;
 	int bad = 0;
 
+	mon_sim_sse41(sse41);
 	for (uint32_t assoc = 1; assoc <= 16 && !bad; assoc++) {
 		/* the block: lock, clock, 2 words of fingerprints, keys, stamps */
 		uint64_t blk[2 + 2 + 16 + 4] = { 0 }, ref[16] = { 0 }, renumbered = 0;
@@ -338,6 +341,7 @@ static void test_llc16_random(void)
 	}
 	CHECK(!bad);
 	CHECK(checked > 16 * 150000);
+	mon_sim_sse41(0);	/* as the other cases run */
 }
 
 /* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
@@ -1184,7 +1188,8 @@ int main(void)
 	test_lean_renumber();
 	test_lru16_order();
 	test_lru16_random();
-	test_llc16_random();
+	test_llc16_random(1);
+	test_llc16_random(0);
 	test_set_mapping();
 	test_writeback();
 	test_tlb();
