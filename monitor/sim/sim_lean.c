@@ -53,7 +53,8 @@ void sim_lean_init(struct mon_sim_core *c)
 	static __attribute__((noinline)) int name(struct mon_sim_core *c, uintptr_t addr,  \
 						  uint32_t size, int is_write, uint32_t cookie) \
 	{                                                                                  \
-		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64, 0);     \
+		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64, 0,      \
+				     c->cur_tag[0], c->cur_tag[1]);                        \
 	}
 LEAN_VARIANT(lean_8_16_64, 8, 16, 1)
 LEAN_VARIANT(lean_8_16, 8, 16, 0)

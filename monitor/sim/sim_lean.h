@@ -35,17 +35,25 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
  * most recently used no longer holds */
 static inline __attribute__((always_inline)) void sim_memo_lf(struct mon_sim_core *c,
 							       uint64_t line, uint64_t i,
-							       uint64_t want, uint32_t wok)
+							       uint64_t want, uint32_t wok,
+							       uintptr_t tag0, uintptr_t tag1)
 {
+	const uintptr_t tag[2] = { tag0, tag1 };
+
 	c->last_line = UINT64_MAX;
-	sim_lf_write_key(c, line, i, want, c->cur_tag, wok);
+	sim_lf_write_key(c, line, i, want, tag, wok);
 }
-static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
+/* sim_memo_insert with the line's tag given (c->cur_tag's words, or the
+ * caller's own: the lean path's from the filter's miss, in registers) */
+static inline __attribute__((always_inline)) void sim_memo_insert_tag(struct mon_sim_core *c,
+								       uint64_t line, uint64_t i,
+								       int filled, uintptr_t tag0,
+								       uintptr_t tag1)
 {
 	int j;
 
 	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED)) {
-		sim_memo_lf(c, line, i, c->l1.key[i], sim_lf_wok(c, i));
+		sim_memo_lf(c, line, i, c->l1.key[i], sim_lf_wok(c, i), tag0, tag1);
 		return;
 	}
 	j = filled ? -1 : sim_l0_search(c, line);
@@ -58,11 +66,15 @@ static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64
 	c->l0.idx[j] = (uint32_t)i;
 	c->l0.page[j] = c->memo_page;
 	c->l0.tidx[j] = (uint32_t)c->memo_tidx;
-	c->l0.tag[j][0] = c->cur_tag[0];
-	c->l0.tag[j][1] = c->cur_tag[1];
+	c->l0.tag[j][0] = tag0;
+	c->l0.tag[j][1] = tag1;
 	c->last_line = line;
 	c->last_i = i;
 	c->last_j = (uint32_t)j;	/* (the filter is off: only its owner, here, turns it on) */
+}
+static inline void sim_memo_insert(struct mon_sim_core *c, uint64_t line, uint64_t i, int filled)
+{
+	sim_memo_insert_tag(c, line, i, filled, c->cur_tag[0], c->cur_tag[1]);
 }
 
 /* The LLC set of line `line`: sim_llc_set, or with c64 (sim_lean_body) a
@@ -95,11 +107,14 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  * state solo mode does not make, sampled mode's cold LLC sets). Called
  * with the core held (sim_core_try_enter); leaves it, but on -1. solo:
  * the caller saw c solo after it took the core (which solo cannot leave
- * meanwhile), so it is not read again.
+ * meanwhile), so it is not read again. tag0, tag1: the line's two words for
+ * its remembered entry (c->cur_tag's, or the caller's own: then c->cur_tag
+ * is left as it was).
  */
 static inline __attribute__((always_inline)) int
 sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
-	      const uint32_t a1, const uint32_t a3, const int c64, const int solo)
+	      const uint32_t a1, const uint32_t a3, const int c64, const int solo,
+	      uintptr_t tag0, uintptr_t tag1)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -132,7 +147,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		keys[assoc + (uint32_t)w] = ++l1->clock;
 		l1->meta[i].cookie = cookie;
 		l1->meta[i].dirty |= (uint8_t)is_write;
-		sim_memo_insert(c, line, i, 0);
+		sim_memo_insert_tag(c, line, i, 0, tag0, tag1);
 		sim_core_exit(c, 0);
 		return out;
 	}
@@ -190,9 +205,9 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	 * just written, and a write's rights - M and dirty, or E, private,
 	 * untracked, no L2: the silent upgrade (reloaded: ~5 instructions) */
 	if (__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED))
-		sim_memo_lf(c, line, i, key, is_write ? 1 : MON_SIM_LF_UPGRADE);
+		sim_memo_lf(c, line, i, key, is_write ? 1 : MON_SIM_LF_UPGRADE, tag0, tag1);
 	else
-		sim_memo_insert(c, line, i, 1);
+		sim_memo_insert_tag(c, line, i, 1, tag0, tag1);
 	sim_core_exit(c, 0);
 	return out;
 }
