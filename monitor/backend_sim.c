@@ -937,7 +937,8 @@ static inline __attribute__((always_inline)) int lf_miss_whole(struct mon_thread
 	if (mon_unlikely(out < 0))
 		return 0;
 	count_outcome(v, flags, (unsigned)out);
-	mon_batch_lean_miss(t);
+	/* (no tick of the batch's: in filter mode its chooser keeps it off,
+	 * and a switch to the batch sets its tick - backend_sim_lf.c set_mode) */
 	if (mon_unlikely(--c->lf.tick == 0))
 		mon_sim_lf_look(t, c);
 	mon_rt_leave(t);
