@@ -374,9 +374,9 @@ int sim_llc_init(struct mon_sim *s)
 		struct sim_llc *L = &s->llc[i];
 		L->assoc = g->assoc;
 		/* PLRU: the tree word after the keys. LRU up to 16 ways: the
-		 * fingerprints before the keys, in the host cache line of the
-		 * lock and the set's clock, the stamps after them
-		 * (sim_llc16_ref), and sets of whole host cache lines */
+		 * fingerprints and the stamps (sim_llc16_ref) before the keys,
+		 * in the host cache line of the lock and the set's clock, and
+		 * sets of whole host cache lines */
 		L->stride = 2 + g->assoc;
 		L->lru16 = g->repl == MRI_GEOM_LRU && g->assoc <= 16;
 		if (g->repl != MRI_GEOM_LRU)
@@ -384,7 +384,7 @@ int sim_llc_init(struct mon_sim *s)
 		else if (L->lru16)	/* + fingerprints, + 16-bit stamps */
 			L->stride = (L->stride + (g->assoc + 7) / 8 + (g->assoc + 3) / 4 + 7) &
 				    ~(uint64_t)7;
-		L->keys_off = L->lru16 ? 2 + (g->assoc + 7) / 8 : 2;
+		L->keys_off = L->lru16 ? 2 + (g->assoc + 7) / 8 + (g->assoc + 3) / 4 : 2;
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
@@ -625,7 +625,7 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 			keys[w] = 0;
 			if (L->lru16) {	/* an empty way */
 				((uint8_t *)(b + 2))[w] = 0;
-				((uint16_t *)(void *)(keys + L->assoc))[w] = 0;
+				sim_llc16_stamps(b, L->assoc)[w] = 0;
 			}
 		}
 		llc_unlock_set(c, b);

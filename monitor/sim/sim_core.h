@@ -582,8 +582,9 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
 /*
  * The LLC's sets of at most 16 LRU ways (struct sim_llc, lru16): keys and
  * fingerprints as sim_lru16_ref's, the recency as a 16-bit stamp per way
- * after the keys, taken from the set's own clock (word 1 of its block: the
- * last stamp given). A hit writes one stamp where moving a nibble of the
+ * between the fingerprints and the keys, taken from the set's own clock
+ * (word 1 of its block: the last stamp given) - what a reference decides
+ * by in one host line, the keys in the next two. A hit writes one stamp where moving a nibble of the
  * order word to the front first had to find its position (~28 -> ~6
  * instructions an LLC hit, chase); a miss takes the way of the smallest
  * stamp. Stamps of valid ways are distinct and at least 1; an empty way's
@@ -595,6 +596,12 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
  * (sim_llc16_renumber, once per ~65,000 references to the set).
  */
 #define SIM_LLC16_CLOCK_MAX 0xffffu
+/* The stamps of set block b of n ways: after the fingerprints, in the
+ * block's first host line with them (a 16-way set: words 4-7) */
+static inline uint16_t *sim_llc16_stamps(uint64_t *b, uint32_t n)
+{
+	return (uint16_t *)(void *)(b + 2 + (n + 7) / 8);
+}
 uint32_t sim_llc16_renumber(uint64_t *clock, uint16_t *st, uint32_t n) SIM_HIDDEN;
 
 /* Way w of the set whose clock is *clock and stamps st (n ways) is now
@@ -668,7 +675,7 @@ static inline __attribute__((always_inline)) int sim_llc16_ref_n(uint64_t *b, ui
 {
 	uint64_t *keys = b + koff;
 	uint8_t *fp = (uint8_t *)(b + 2);
-	uint16_t *st = (uint16_t *)(void *)(keys + n);
+	uint16_t *st = sim_llc16_stamps(b, n);
 	int hit = sim_lru16_find_n(keys, fp, n, line);
 	uint32_t w;
 
@@ -976,8 +983,8 @@ struct sim_dir {
 /* ---- shared LLC of one node ----
  * One block of 64-bit words per set, so that a lookup touches few host
  * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the set's clock
- * (sim_llc16_ref), [2 ..) the fingerprints, then the keys from keys_off,
- * then a 16-bit stamp per way, the block padded to whole host cache
+ * (sim_llc16_ref), [2 ..) the fingerprints, then a 16-bit stamp per way,
+ * then the keys from keys_off, the block padded to whole host cache
  * lines; else [2 .. 2+assoc) the keys - for LRU in most-to-least recently
  * used order - then, for PLRU, the tree word. A key's state is SIM_S
  * (clean) or SIM_M (dirty); invalidated ways are 0 (fingerprint 0, stamp
@@ -1055,10 +1062,10 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
 }
 
-/* A 16-way LRU LLC's set (sim_coh.c: llc_init): the lock and order words,
- * two words of fingerprints, the 16 keys, padded to whole host lines */
+/* A 16-way LRU LLC's set (sim_coh.c: llc_init): the lock and the clock,
+ * two words of fingerprints, four of stamps, the 16 keys: three host lines */
 #define SIM_LLC16_STRIDE 24
-#define SIM_LLC16_KEYS 4
+#define SIM_LLC16_KEYS 8
 /* The set block of coherence line `line` in LLC L */
 static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
 {

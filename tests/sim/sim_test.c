@@ -308,9 +308,9 @@ static void test_llc16_random(int sse41)
 
 	mon_sim_sse41(sse41);
 	for (uint32_t assoc = 1; assoc <= 16 && !bad; assoc++) {
-		/* the block: lock, clock, 2 words of fingerprints, keys, stamps */
-		uint64_t blk[2 + 2 + 16 + 4] = { 0 }, ref[16] = { 0 }, renumbered = 0;
-		uint64_t *keys = blk + 4;
+		/* the block: lock, clock, fingerprints, stamps, keys */
+		uint64_t blk[2 + 2 + 4 + 16] = { 0 }, ref[16] = { 0 }, renumbered = 0;
+		uint64_t koff = 2 + (assoc + 7) / 8 + (assoc + 3) / 4, *keys = blk + koff;
 
 		for (int i = 0; i < 200000 && !bad; i++) {
 			x ^= x << 13;
@@ -325,14 +325,14 @@ static void test_llc16_random(int sse41)
 				if (b >= 0) {	/* as llc_invalidate_others */
 					keys[b] = 0;
 					((uint8_t *)(blk + 2))[b] = 0;
-					((uint16_t *)(void *)(keys + assoc))[b] = 0;
+					sim_llc16_stamps(blk, assoc)[b] = 0;
 				}
 				bad |= (a >= 0) != (b >= 0);
 				continue;
 			}
 			uint64_t va = 0, vb = 0, before = blk[1];
 			int a = sim_mru_ref(ref, assoc, line, SIM_KEY(line) | st, &va, 1);
-			int b = sim_llc16_ref(blk, 4, assoc, line, SIM_KEY(line) | st, &vb);
+			int b = sim_llc16_ref(blk, koff, assoc, line, SIM_KEY(line) | st, &vb);
 			bad |= (a >= 0) != (b >= 0) || (a < 0 && va != vb);
 			renumbered += blk[1] < before;
 			checked++;
