@@ -405,16 +405,16 @@ static inline int sim_mru_ref(uint64_t *keys, uint32_t assoc, uint64_t line, uin
 
 /*
  * The same exact LRU for sets of at most 16 ways (the L2 TLB of the
- * presets; the LLC's: sim_llc16_ref, below) with the keys left in their ways, found through a byte of
- * fingerprint per way, and the recency order in one word: nibble k names
- * the way at recency position k (0 the most recently used). A reference
- * compares 8 fingerprints per word operation, checks the key of each
- * match and moves one nibble, where sim_mru_ref compares and shifts key
- * by key: random kernel, ~176 -> ~50 instructions per LLC or L2 TLB
- * lookup. *order holds the order XOR SIM_LRU16_ID, so that a zeroed set
- * starts as the identity permutation; nibbles at positions >= assoc hold
- * ways >= assoc and never move. fp: assoc bytes, 0 for an empty way, in
- * (assoc + 7) / 8 words.
+ * presets; the LLC's: sim_llc16_ref, below) with the keys left in their
+ * ways, found through a byte of fingerprint per way, and the recency
+ * order in one word: nibble k names the way at recency position k (0 the
+ * most recently used). A reference compares 8 fingerprints per word
+ * operation, checks the key of each match and moves one nibble, where
+ * sim_mru_ref compares and shifts key by key: random kernel, ~176 -> ~50
+ * instructions per LLC or L2 TLB lookup. *order holds the order XOR
+ * SIM_LRU16_ID, so that a zeroed set starts as the identity permutation;
+ * nibbles at positions >= assoc hold ways >= assoc and never move. fp:
+ * assoc bytes, 0 for an empty way, in (assoc + 7) / 8 words.
  *
  * Same hits, misses and victims as sim_mru_ref: a miss fills an empty way
  * when there is one (any: only the relative order of the valid keys
@@ -584,10 +584,10 @@ static inline int sim_lru16_ref(uint64_t *keys, uint8_t *fp, uint64_t *order, ui
  * fingerprints as sim_lru16_ref's, the recency as a 16-bit stamp per way
  * between the fingerprints and the keys, taken from the set's own clock
  * (word 1 of its block: the last stamp given) - what a reference decides
- * by in one host line, the keys in the next two. A hit writes one stamp where moving a nibble of the
- * order word to the front first had to find its position (~28 -> ~6
- * instructions an LLC hit, chase); a miss takes the way of the smallest
- * stamp. Stamps of valid ways are distinct and at least 1; an empty way's
+ * by in one host line, the keys in the next two. A hit writes one stamp
+ * where moving a nibble of the order word to the front first had to find
+ * its position (~28 -> ~8 instructions an LLC hit, chase); a miss takes
+ * the way of the smallest stamp. Stamps of valid ways are distinct and at least 1; an empty way's
  * (key 0: never filled, or invalidated by another node) is 0, so the
  * smallest stamp is an empty way's when the set has one (the lowest
  * numbered) and else the least recently used way's - the hits, misses and
@@ -619,7 +619,8 @@ static inline __attribute__((always_inline)) void sim_llc16_touch(uint64_t *cloc
 
 /* The lowest-numbered way of the smallest of n stamps. 16 ways: two
  * phminposuw where the host has SSE4.1 (sim_sse41), else with SSE2 the
- * minimum of the stamps biased to signed words, then its first way. */
+ * minimum of the stamps biased to signed words, then its first way;
+ * other counts (the general path's) widened for sim_lru_min_n. */
 static inline __attribute__((always_inline)) uint32_t sim_llc16_min_n(const uint16_t *st,
 								       uint32_t n)
 {
@@ -651,15 +652,11 @@ static inline __attribute__((always_inline)) uint32_t sim_llc16_min_n(const uint
 		return (uint32_t)__builtin_ctz(mask);
 	}
 #endif
-	uint32_t best = 0, best_st = UINT32_MAX;
+	uint64_t wide[16];
 
-#pragma GCC unroll 16
-	for (uint32_t w = 0; w < n; w++) {
-		uint32_t s = st[w];
-		best = s < best_st ? w : best;
-		best_st = s < best_st ? s : best_st;
-	}
-	return best;
+	for (uint32_t w = 0; w < n; w++)
+		wide[w] = st[w];
+	return sim_lru_min_n(wide, n);
 }
 
 /*
