@@ -127,6 +127,8 @@ struct seq_log {
 	uint64_t head;			/* next entry the thread writes (release) */
 	uint64_t tail_seen;		/* thread: the tail it last read (<= tail) */
 	int merger_waits;		/* atomic: the merger sleeps on head (log_commit wakes) */
+	int gone;			/* atomic: the thread's last touch of the log, after
+					 * its end's entry (reap frees the log only then) */
 	/* the merger's line: written by the merger; the thread reads it only
 	 * when its log looks full (tail_seen), so that the two cores do not
 	 * pass one line back and forth at every entry */
@@ -491,6 +493,10 @@ void mon_seq_thread_exit(struct mon_thread *t)
 	struct seq_sync *s = sync_slot((uintptr_t)pthread_self());
 	uint64_t n = s ? __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL) : 0;
 	log_marker(l, SEQ_EXIT, s ? (uintptr_t)pthread_self() : 0, n);
+	/* the end's commit still reads the log (log_commit: the merger's
+	 * wake) after the merger may have merged the end: this store, the
+	 * last, lets reap unmap it */
+	__atomic_store_n(&l->gone, 1, __ATOMIC_RELEASE);
 	t->seq = NULL;		/* what it still does (TLS destructors) is not logged */
 }
 
@@ -978,17 +984,27 @@ static int await_done(void)
 	return 0;
 }
 
-/* Removes the ended logs from act[] and frees them. */
-static void reap(void)
+/* Removes the ended logs from act[] and frees them, once their threads are
+ * gone from them too: a thread reads its log after it published its end
+ * (log_commit's wake), and a log unmapped then was a SIGSEGV in the
+ * program (strategy_sampling_e2e_churn, ~1 run in 10 under load). Returns
+ * the ended logs it kept for that (the next round reaps them). */
+static uint64_t reap(void)
 {
+	uint64_t kept = 0;
+
 	for (uint32_t i = 0; i < nr_act;) {
-		if (act[i]->state == ST_DONE) {
+		if (act[i]->state != ST_DONE) {
+			i++;
+		} else if (!__atomic_load_n(&act[i]->gone, __ATOMIC_ACQUIRE)) {
+			kept++;
+			i++;
+		} else {
 			log_free(act[i]);
 			act[i] = act[--nr_act];
-		} else {
-			i++;
 		}
 	}
+	return kept;
 }
 
 
@@ -1306,10 +1322,8 @@ static void *merger_main(void *arg)
 		}
 		if (__atomic_load_n(&seq.sync_done, __ATOMIC_ACQUIRE) != sync_seen && merged_up_to(1))
 			__atomic_store_n(&seq.sync_done, sync_seen, __ATOMIC_RELEASE);
-		if (seq.nr_done) {
-			reap();
-			seq.nr_done = 0;
-		}
+		if (seq.nr_done)
+			seq.nr_done = reap();
 		if (!draining && __atomic_load_n(&seq.sync_done, __ATOMIC_RELAXED) == sync_seen &&
 		    !merger_called(sync_seen) && merge_running(sync_seen)) {
 			idle = 0;
