@@ -127,8 +127,7 @@ struct seq_log {
 	uint64_t head;			/* next entry the thread writes (release) */
 	uint64_t tail_seen;		/* thread: the tail it last read (<= tail) */
 	int merger_waits;		/* atomic: the merger sleeps on head (log_commit wakes) */
-	int gone;			/* atomic: the thread's last touch of the log, after
-					 * its end's entry (reap frees the log only then) */
+	int gone;			/* atomic: the thread's last touch (reap, after) */
 	/* the merger's line: written by the merger; the thread reads it only
 	 * when its log looks full (tail_seen), so that the two cores do not
 	 * pass one line back and forth at every entry */
@@ -493,9 +492,8 @@ void mon_seq_thread_exit(struct mon_thread *t)
 	struct seq_sync *s = sync_slot((uintptr_t)pthread_self());
 	uint64_t n = s ? __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL) : 0;
 	log_marker(l, SEQ_EXIT, s ? (uintptr_t)pthread_self() : 0, n);
-	/* the end's commit still reads the log (log_commit: the merger's
-	 * wake) after the merger may have merged the end: this store, the
-	 * last, lets reap unmap it */
+	/* the commit reads the log after the merger may have merged the end
+	 * (the wake): this store, the last, lets reap unmap it */
 	__atomic_store_n(&l->gone, 1, __ATOMIC_RELEASE);
 	t->seq = NULL;		/* what it still does (TLS destructors) is not logged */
 }
@@ -985,10 +983,9 @@ static int await_done(void)
 }
 
 /* Removes the ended logs from act[] and frees them, once their threads are
- * gone from them too: a thread reads its log after it published its end
- * (log_commit's wake), and a log unmapped then was a SIGSEGV in the
- * program (strategy_sampling_e2e_churn, ~1 run in 10 under load). Returns
- * the ended logs it kept for that (the next round reaps them). */
+ * gone from them too (log_commit reads the log after publishing the end:
+ * unmapped, a SIGSEGV in the program, ~1 run in 10 of thread churn under
+ * load). Returns the ended logs it kept (the next round reaps them). */
 static uint64_t reap(void)
 {
 	uint64_t kept = 0;
