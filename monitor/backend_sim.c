@@ -738,6 +738,18 @@ static inline __attribute__((always_inline)) int line_hit_shadow(struct mon_thre
 	return 1;
 }
 
+/* Whether addr's whole 64-byte line lies in the live object of the object
+ * cache's hint (line_rest's and lf_miss_whole's usual miss) */
+static inline __attribute__((always_inline)) int hint_whole64(const struct mon_thread *t,
+							       uintptr_t addr)
+{
+	uint32_t h = t->cache.hint;
+	uintptr_t lo = addr & ~(uintptr_t)63;
+
+	return lo >= t->cache.start[h] && lo + 64 <= t->cache.end[h] &&
+	       (__atomic_load_n(&t->cache.obj[h]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE);
+}
+
 /* line_rest's held for a core its caller has seen solo while holding it
  * (solo changes only with the core held: the lean path need not look again) */
 #define LINE_HELD_SOLO 2
@@ -765,12 +777,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 		 * the cache's hint, which then holds the access (within one line
 		 * on every path here) and is its tag - one range test for the
 		 * object cache's and the line tag's (~10 instructions) */
-		uint32_t h = t->cache.hint;
-		uintptr_t lo = addr & ~(uintptr_t)63;
-
-		w = (int)h;
-		whole = lo >= t->cache.start[h] && lo + 64 <= t->cache.end[h] &&
-			(__atomic_load_n(&t->cache.obj[h]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE);
+		w = (int)t->cache.hint;
+		whole = hint_whole64(t, addr);
 	}
 	/* what mon_access_cached would do first, without the calls */
 	if (mon_likely(whole || ((w = mon_objcache_way(t, addr)) >= 0 &&
@@ -907,7 +915,6 @@ LINE_MISS_VARIANT(line_miss_any, SIM_LEAN_FIT)
 LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
 #undef LINE_MISS_VARIANT
 
-
 /*
  * The filter's usual miss (c solo and held, in the runtime, its lean kind
  * SIM_LEAN_FIT_8_16_64): the access's whole 64-byte line in the live
@@ -923,14 +930,12 @@ static inline __attribute__((always_inline)) int lf_miss_whole(struct mon_thread
 								uintptr_t addr, uint32_t wfs)
 {
 	uint32_t h = t->cache.hint;
-	uintptr_t lo = addr & ~(uintptr_t)63;
 	const struct mon_obj *o = t->cache.obj[h];
 	uint64_t *v = t->cache.counts[h];
 	unsigned flags = MON_FAST_FLAGS(wfs);
 	int out;
 
-	if (lo < t->cache.start[h] || lo + 64 > t->cache.end[h] ||
-	    !(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE) || !v)
+	if (!hint_whole64(t, addr) || !v)
 		return 0;
 	out = sim_lean_body(c, addr, MON_FAST_SZ(wfs), (flags & MON_ACC_WRITE) != 0, o->idx, 8,
 			    16, 1, 1, (uintptr_t)o, (uintptr_t)v);
