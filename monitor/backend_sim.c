@@ -463,6 +463,14 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
 }
 
+/* count_lean's counts as one add (the filter's miss, whose vectors have
+ * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
+static inline __attribute__((always_inline)) void count_outcome(uint64_t *v, unsigned flags,
+								 unsigned o)
+{
+	mon_count_add(v, SLOT_OUTCOME + (int)(o & 3) * 2 + ((flags & MON_ACC_WRITE) != 0), 1);
+}
+
 /* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
  * the hit path then saves no register). c: the core the merger passed
  * (NULL: none yet - sim_access starts it). The code address is 0: nothing
@@ -474,18 +482,32 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 	const unsigned flags = MON_FAST_FLAGS(wfs);
 	const uint32_t sz = MON_FAST_SZ(wfs);
 	struct mon_sim_events e;
-	struct mon_events ev = { .nr = 0, .counts = v };
+	struct mon_events ev;	/* counts set: its event arrays stay unused */
 
+	ev.nr = 0;
+	ev.counts = v;
 	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
 		uint64_t before = __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED);
 
 		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
 		return __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED) - before;
 	}
+	/* the filter's geometry: the lean path where no directory is involved
+	 * (which writes the merger's filter entry itself), counted by outcome
+	 * (count_outcome's one add) */
+	if (c->lean == SIM_LEAN_FIT_8_16_64) {
+		int o = mon_sim_access_lean_coh(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie);
+
+		if (o >= 0) {
+			count_outcome(v, flags, (unsigned)o);
+			return c->lean_cyc[o];
+		}
+	}
 	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
 		mon_sim_count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
 	else
 		mon_sim_report(t, c, &e, flags, 0, &ev);
+	sim_mf_note(c, addr, sz);
 	return e.est_cycles;
 }
 
@@ -506,13 +528,11 @@ uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, u
 	if (mon_likely(c && !mon_sim_whatif_kind)) {
 		if (sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
 			sim_mf_note(c, addr, MON_FAST_SZ(wfs));
-			mon_sim_count_l1_hit(v, wfs, c);
+			count_outcome(v, wfs, 0);
 			return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
 		}
 	}
 	cyc = seq_access_rest(t, c, cookie, addr, wfs, v);
-	if (c && !mon_sim_whatif_kind)
-		sim_mf_note(c, addr, MON_FAST_SZ(wfs));
 	return cyc ? cyc : 1;
 }
 
@@ -665,14 +685,6 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 #define LINE_FAST_ATTR
 #endif
 
-/* count_lean's counts as one add (the filter's miss, whose vectors have
- * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
-static inline __attribute__((always_inline)) void count_outcome(uint64_t *v, unsigned flags,
-								 unsigned o)
-{
-	mon_count_add(v, SLOT_OUTCOME + (int)(o & 3) * 2 + ((flags & MON_ACC_WRITE) != 0), 1);
-}
-
 /* The lean path for c, lean its c->lean as a constant (SIM_LEAN_FIT_*:
  * sim_lean_body inline, the associativities constants), or -1: read it
  * (mon_sim_access_lean, a call). */
@@ -684,13 +696,17 @@ static inline __attribute__((always_inline)) int lean_access(struct mon_sim_core
 {
 	switch (lean) {
 	case SIM_LEAN_FIT_8_16_64:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, solo, tag0, tag1);
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, solo, tag0, tag1,
+				     0);
 	case SIM_LEAN_FIT_8_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, solo, tag0, tag1);
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, solo, tag0, tag1,
+				     0);
 	case SIM_LEAN_FIT_12_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, solo, tag0, tag1);
+		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, solo, tag0, tag1,
+				     0);
 	case SIM_LEAN_FIT:
-		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, solo, tag0, tag1);
+		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, solo, tag0, tag1,
+				     0);
 	}
 	return mon_sim_access_lean(c, addr, size, is_write, cookie);
 }
@@ -938,7 +954,7 @@ static inline __attribute__((always_inline)) int lf_miss_whole(struct mon_thread
 	if (!hint_whole64(t, addr) || !v)
 		return 0;
 	out = sim_lean_body(c, addr, MON_FAST_SZ(wfs), (flags & MON_ACC_WRITE) != 0, o->idx, 8,
-			    16, 1, 1, (uintptr_t)o, (uintptr_t)v);
+			    16, 1, 1, (uintptr_t)o, (uintptr_t)v, 0);
 	if (mon_unlikely(out < 0))
 		return 0;
 	count_outcome(v, flags, (unsigned)out);

@@ -576,6 +576,21 @@ static inline int core_enter(struct mon_sim_core *c)
 	return sim_core_try_enter(c) ? 0 : core_enter_slow(c);
 }
 
+/* sim_int.h: page_private_slow's lookup, for the merger's lean path too */
+int sim_page_owned(struct mon_sim_core *c, uint64_t page)
+{
+	uint32_t m = sim_own_memo_of(page);
+	uint64_t *e = sim_own_slot(c->sim, page, c->id);
+	uint32_t st = e ? (uint32_t)(__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) : SIM_OWN_SHARED;
+
+	if (st == c->id + 1 || st == SIM_OWN_SHARED) {
+		c->own_page[m] = page + 1;
+		c->own_priv[m] = st != SIM_OWN_SHARED;
+		return c->own_priv[m];
+	}
+	return -1;
+}
+
 /*
  * MULTI mode, before c fetches coherence line cline: 1 when the line's page
  * is private to c (claimed now when nobody had it), 0 when it is shared.
@@ -592,19 +607,17 @@ static inline int core_enter(struct mon_sim_core *c)
 static int page_private_slow(struct mon_sim_core *c, uint64_t page)
 {
 	struct mon_sim *s = c->sim;
-	uint32_t m = sim_own_memo_of(page);
-	uint64_t *e = sim_own_slot(s, page, c->id);
-	uint32_t st = e ? (uint32_t)(__atomic_load_n(e, __ATOMIC_ACQUIRE) & 0xff) : SIM_OWN_SHARED;
+	int r = sim_page_owned(c, page);
 
-	if (st == c->id + 1 || st == SIM_OWN_SHARED) {
-		c->own_page[m] = page + 1;
-		c->own_priv[m] = st != SIM_OWN_SHARED;
-		return c->own_priv[m];
-	}
+	if (r >= 0)
+		return r;
+	/* another core's: its slot again (found, not claimed: it has an owner) */
+	uint64_t *e = sim_own_slot(s, page, c->id);
+
 	sim_core_exit(c, c->locked);
 	sim_lock(&s->create_lock);
 	uint64_t v = __atomic_load_n(e, __ATOMIC_ACQUIRE);
-	st = (uint32_t)(v & 0xff);
+	uint32_t st = (uint32_t)(v & 0xff);
 	if (st != SIM_OWN_SHARED) {
 		struct mon_sim_core *o = sim_core_at(s, st - 1);
 		core_hold(s, o);

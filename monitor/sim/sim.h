@@ -212,6 +212,14 @@ int mon_sim_access_held(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
  * needs mon_sim_access_held (then call that). */
 int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie);
+/* mon_sim_access_lean for ordered mode's merger (the core not held, and
+ * perhaps not solo: then only a line of a page private to the core, and a
+ * victim without directory entry, in the SIM_LEAN_FIT_8_16_64 geometry):
+ * the outcome, the core left, the merger's filter entry written (as
+ * sim_mf_note); or -1 having changed nothing, the core not held (then the
+ * general path, and sim_mf_note) */
+int mon_sim_access_lean_coh(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			    uint32_t cookie);
 /* Whether cores created from now on may take the lean path (default 1;
  * 0 for the general path alone: tests compare the two). */
 void mon_sim_lean(struct mon_sim *s, int on);

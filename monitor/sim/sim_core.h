@@ -834,6 +834,9 @@ enum {
  * powers of two (the cachegrind geometry, the line filter's): its shifts
  * and set masks constants as well */
 enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16, SIM_LEAN_FIT_8_16_64 };
+/* sim_lean_body's coh (sim_lean.h): the merger's lean path for a core
+ * that need not be solo, and the line's page known private to it */
+enum { SIM_LEAN_COH = 1, SIM_LEAN_COH_PRIV = 2 };
 #define SIM_OWN_MEMO 16	/* a power of two */
 
 struct mon_sim_core {

@@ -68,6 +68,11 @@ void sim_dir_register(struct mon_sim_core *c) SIM_HIDDEN;
 int sim_owners_init(struct mon_sim *s) SIM_HIDDEN;
 void sim_owners_fini(struct mon_sim *s) SIM_HIDDEN;
 uint64_t *sim_own_slot(struct mon_sim *s, uint64_t page, uint32_t id) SIM_HIDDEN;
+/* sim.c: MULTI mode, the owner table's word on page for c, without making
+ * another core's page shared: 1 private to c (claimed when nobody had it),
+ * 0 shared, -1 another core's (sim_page_private shares it); c's memo of
+ * the table updated (c held) */
+int sim_page_owned(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
 void sim_dir_register_page(struct mon_sim_core *c, uint64_t page) SIM_HIDDEN;
 /* The entry of page in a core's memo of the owner table (own_page): the
  * low bits, so that pages near each other never collide (a multiplicative

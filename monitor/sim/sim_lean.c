@@ -54,7 +54,7 @@ void sim_lean_init(struct mon_sim_core *c)
 						  uint32_t size, int is_write, uint32_t cookie) \
 	{                                                                                  \
 		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64, 0,      \
-				     c->cur_tag[0], c->cur_tag[1]);                        \
+				     c->cur_tag[0], c->cur_tag[1], 0);                     \
 	}
 LEAN_VARIANT(lean_8_16_64, 8, 16, 1)
 LEAN_VARIANT(lean_8_16, 8, 16, 0)
@@ -76,6 +76,50 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
 		return lean_12_16(c, addr, size, is_write, cookie);
 	}
 	return lean_any(c, addr, size, is_write, cookie);
+}
+
+/*
+ * The ordered mode's merger (issue 24): the lean path for a core that need
+ * not be solo, in the filter's geometry (SIM_LEAN_FIT_8_16_64). The core
+ * entered without its lock (as the line entries do), no mail pending, and
+ * on an L1 miss the line's page private to the core: by its memo of the
+ * owner table, else by the table (sim_page_owned: what the general path's
+ * miss asks first, and claims a page nobody had). sim_lean_body then takes
+ * what needs no directory; -1, having changed nothing the general path
+ * would not change the same, for the rest.
+ */
+int mon_sim_access_lean_coh(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
+			    uint32_t cookie)
+{
+	int coh = SIM_LEAN_COH, o;
+
+	if (c->lean != SIM_LEAN_FIT_8_16_64 || !size || (addr & 63) + size > 64 ||
+	    !sim_core_try_enter(c))
+		return -1;
+	if (!c->solo) {
+		/* c64: the coherence line is the L1's */
+		uint64_t line = addr >> 6, page = sim_own_page(c->sim, line);
+		uint32_t m = sim_own_memo_of(page);
+
+		if (__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
+			sim_core_exit(c, 0);
+			return -1;
+		}
+		if (c->own_page[m] == page + 1) {
+			coh |= c->own_priv[m] ? SIM_LEAN_COH_PRIV : 0;
+		} else {
+			const uint64_t *keys = c->l1.key + (line & c->l1.set_mask) * 16;
+			int w = sim_find_n(keys, 8, SIM_KEY(line));
+
+			/* the general path looks the page up on a miss only */
+			if ((w < 0 || SIM_ST(keys[w]) == SIM_I) && sim_page_owned(c, page) == 1)
+				coh |= SIM_LEAN_COH_PRIV;
+		}
+	}
+	o = sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, 0, 0, 0, coh);
+	if (o < 0)
+		sim_core_exit(c, 0);
+	return o;
 }
 
 void mon_sim_lean(struct mon_sim *s, int on)

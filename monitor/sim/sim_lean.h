@@ -85,6 +85,20 @@ static inline __attribute__((always_inline)) uint64_t *lean_llc_set(const struct
 	return c64 ? L->blk + (line & L->set_mask) * SIM_LLC16_STRIDE : sim_llc_set(L, line);
 }
 
+/* The words of its coherence line that an access within one line touches
+ * (c64: 64-byte lines of 4-byte words) */
+static inline __attribute__((always_inline)) uint64_t sim_lean_wmask(const struct mon_sim *s,
+								      uintptr_t addr, uint32_t size,
+								      const int c64)
+{
+	uint64_t coh_mask = (1ull << (c64 ? 6 : s->coh_shift)) - 1;
+	uint32_t wsh = c64 ? 2 : s->word_shift;
+	uint32_t w0 = (uint32_t)((addr & coh_mask) >> wsh);
+	uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> wsh);
+
+	return (~0ull >> (63 - w1)) & (~0ull << w0);
+}
+
 /* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB
  * hit; sets ev->tlb1_miss, ev->tlb_miss. known_miss: the caller just
  * found page missing in the L1 TLB. */
@@ -109,12 +123,19 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  * the caller saw c solo after it took the core (which solo cannot leave
  * meanwhile), so it is not read again. tag0, tag1: the line's two words for
  * its remembered entry (c->cur_tag's, or the caller's own: then c->cur_tag
- * is left as it was).
+ * is left as it was). coh: 0 (a constant) as above; else the ordered
+ * mode's merger (mon_sim_access_lean_coh), for a core that need not be
+ * solo, with no mail pending: SIM_LEAN_COH, | SIM_LEAN_COH_PRIV when the
+ * line's page is known private to c. A core not solo then takes only what
+ * needs no directory: a hit (a write to E only on a line without a
+ * directory entry), a miss on a private page whose L1 victim has no
+ * directory entry either, the LLC's sets locked (sim_coh.c llc_lock_set's
+ * lock) as the general path locks them.
  */
 static inline __attribute__((always_inline)) int
 sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
 	      const uint32_t a1, const uint32_t a3, const int c64, const int solo,
-	      uintptr_t tag0, uintptr_t tag1)
+	      uintptr_t tag0, uintptr_t tag1, const int coh)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1;
@@ -130,9 +151,31 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	uint64_t *keys = l1->key + base;
 	int w = a1 ? sim_find_n(keys, a1, SIM_KEY(line)) : sim_find_in(keys, assoc, line), out = 0;
 
-	if (sim_unlikely((!solo && !c->solo) || s->settle_cold) ||
-	    (w >= 0 && sim_unlikely(SIM_ST(keys[w]) < SIM_E || l1->meta[base + (uint32_t)w].track)))
+	/* not solo (coh): a read hit may find the line S or tracked as well
+	 * (the general path's hit); a write on S upgrades it, on E with a
+	 * directory entry or on a tracked line with words not yet published
+	 * publishes them (write_owned), and a miss claims or shares its page:
+	 * the general path's, unless the line or its page needs none of it */
+	const int multi = coh && !c->solo;
+	if (sim_unlikely((!solo && !coh && !c->solo) || s->settle_cold))
 		return -1;
+	if (w >= 0) {
+		uint64_t st = SIM_ST(keys[w]);
+		const struct sim_meta *m = &l1->meta[base + (uint32_t)w];
+
+		if (!multi) {
+			if (sim_unlikely(st < SIM_E || m->track))
+				return -1;
+		} else if (st == SIM_I) {
+			return -1;
+		} else if (is_write && (st == SIM_S || (st == SIM_E && !m->priv) ||
+					(m->track && (st != SIM_M || (sim_lean_wmask(s, addr, size, c64) &
+								       ~m->wpub))))) {
+			return -1;
+		}
+	} else if (multi && !(coh & SIM_LEAN_COH_PRIV)) {
+		return -1;
+	}
 	if (!c64 && page != c->memo_page) {
 		struct mon_sim_events e;
 
@@ -167,15 +210,24 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		     : a1    ? sim_lru_min_n(keys + a1, a1)
 			     : sim_lru_min(keys + assoc, assoc);
 	uint64_t i = base + v, old = keys[v], wmask = 0;
+	/* (renumbering keeps the stamps' order: no change to undo) */
+	if (multi && old && !l1->meta[i].priv)
+		return -1;	/* the victim leaves the directory: sim_coh_evict */
 	if (old && SIM_ST(old) == SIM_M) {
 		if (a3) {
-			/* sim_llc_writeback inline: solo (no set lock), one node */
+			/* sim_llc_writeback inline: one node; the set locked
+			 * only when the core is not solo */
 			uint64_t vl = SIM_KEY_LINE(old), ko = a3 == 16 ? SIM_LLC16_KEYS : L->keys_off;
 			uint64_t *vb = lean_llc_set(L, vl, c64);
+
+			if (multi)
+				sim_lock((uint32_t *)vb);
 			int vw = sim_lru16_find_n(vb + ko, (const uint8_t *)(vb + 2), a3, vl);
 
 			if (vw >= 0)
 				vb[ko + (uint32_t)vw] = SIM_KEY(vl) | SIM_M;
+			if (multi)
+				sim_unlock((uint32_t *)vb);
 		} else {
 			sim_llc_writeback(c, SIM_KEY_LINE(old));
 		}
@@ -184,19 +236,19 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		out |= SIM_LEAN_MEM;
 	} else {
 		uint64_t victim = 0;
+
+		if (multi)
+			sim_lock((uint32_t *)b);
 		int hw = a3 ? sim_llc16_ref_n(b, a3 == 16 ? SIM_LLC16_KEYS : L->keys_off, a3, line,
 					      SIM_KEY(line) | SIM_S, &victim)
 			    : sim_llc16_ref(b, L->keys_off, L->assoc, line, SIM_KEY(line) | SIM_S,
 					    &victim);
+		if (multi)
+			sim_unlock((uint32_t *)b);
 		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
 	}
-	if (is_write) {
-		uint64_t coh_mask = (1ull << (c64 ? 6 : s->coh_shift)) - 1;
-		uint32_t wsh = c64 ? 2 : s->word_shift;
-		uint32_t w0 = (uint32_t)((addr & coh_mask) >> wsh);
-		uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> wsh);
-		wmask = (~0ull >> (63 - w1)) & (~0ull << w0);
-	}
+	if (is_write)
+		wmask = sim_lean_wmask(s, addr, size, c64);
 	uint64_t key = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
 	keys[v] = key;
 	sim_meta_fill_priv(&l1->meta[i], wmask, cookie, is_write);

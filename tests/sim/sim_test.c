@@ -227,6 +227,101 @@ static void test_lean_renumber(void)
 	}
 }
 
+/* The merger's lean path (mon_sim_access_lean_coh) against the general
+ * path alone: three cores in MULTI mode from the start, each with a
+ * private region (a hot part and four times the L1), a region all of them
+ * share, and the first pages of each other's regions (which become shared
+ * pages). Every access: the same events and cycles; where the lean path
+ * took it, none that needs a directory; after, the same lines in the same
+ * ways of every L1, the same victims, the same LLC, and both simulators
+ * consistent. */
+static void test_lean_coh(void)
+{
+	struct mri_geom g = small_geom(32 * 1024, 8);
+	struct mon_sim *s[2];
+	struct mon_sim_core *c[2][3];
+	uint64_t r = 99991, diff = 0, lean = 0, lean_miss = 0, dir = 0, tot_miss = 0;
+
+	g.llc = (struct mri_geom_cache){ 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
+	g.three_c = 0;
+	g.nr_cores = 3;
+	g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
+	for (int k = 0; k < 2; k++) {
+		s[k] = new_sim(&g);
+		for (uint32_t i = 0; i < 3; i++)
+			c[k][i] = mon_sim_core_get(s[k], i, i);
+		CHECK(c[k][0]->lean == SIM_LEAN_FIT_8_16_64);
+	}
+	for (int n = 0; n < 300000; n++) {
+		struct mon_sim_events ev[2];
+		int o;
+
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		uint32_t i = (uint32_t)(r >> 60) % 3, kind = (uint32_t)(r >> 50) % 20;
+		uintptr_t a = BASE + (uintptr_t)i * (8u << 20) +
+			      (r % 4 ? r % (8 * 1024) : r % (64 * 1024)) / 4 * 4;
+		if (kind == 0)	/* the region all share */
+			a = BASE + (32u << 20) + r % (16 * 1024) / 4 * 4;
+		else if (kind == 1)	/* another core's first pages */
+			a = BASE + (uintptr_t)((i + 1) % 3) * (8u << 20) + r % (4 * 4096) / 4 * 4;
+		uint32_t sz = (r >> 20) % 4 ? 8 : 4;
+		int wr = (r >> 40) % 3 == 0;
+
+		if (a % LINE + sz > LINE)
+			a -= 4;
+		mon_sim_access(c[0][i], a, sz, wr, 7, &ev[0]);
+		if (sim_hit(c[1][i], a, sz, wr, 7, NULL)) {
+			ev[1] = (struct mon_sim_events){ .est_cycles = c[1][i]->l1_hit_cycles };
+		} else if ((o = mon_sim_access_lean_coh(c[1][i], a, sz, wr, 7)) >= 0) {
+			ev[1] = (struct mon_sim_events){ .l1_miss = (o & 3) != 0,
+							 .llc_miss = (o & 3) == SIM_LEAN_MEM,
+							 .est_cycles = c[1][i]->lean_cyc[o] };
+			lean++;
+			lean_miss += (o & 3) != 0;
+			dir += ev[0].inval_sent || ev[0].inval_recv || ev[0].intervention ||
+			       ev[0].coh || ev[0].mem_remote;
+		} else {
+			mon_sim_access_rest(c[1][i], a, sz, wr, 7, &ev[1]);
+		}
+		tot_miss += ev[0].l1_miss;
+		diff += ev[0].l1_miss != ev[1].l1_miss || ev[0].llc_miss != ev[1].llc_miss ||
+			ev[0].est_cycles != ev[1].est_cycles;
+	}
+	CHECK_EQ_U64(diff, 0);
+	CHECK_EQ_U64(dir, 0);
+	CHECK(lean > 100000);
+	CHECK(lean_miss > tot_miss / 8);	/* 13,374 of 69,063 */
+	for (uint32_t i = 0; i < 3; i++) {
+		const struct sim_cache *l0 = &c[0][i]->l1, *l1 = &c[1][i]->l1;
+
+		for (uint64_t j = 0; j < l0->nr_sets * l0->stride; j += l0->stride) {
+			CHECK_AT(__LINE__, !memcmp(l0->key + j, l1->key + j, 8 * sizeof(uint64_t)));
+			CHECK_AT(__LINE__, sim_lru_min_n(l0->key + j + 8, 8) ==
+						   sim_lru_min_n(l1->key + j + 8, 8));
+			for (uint64_t w = j; w < j + 8; w++) {
+				const struct sim_meta *m0 = &l0->meta[w], *m1 = &l1->meta[w];
+
+				CHECK_AT(__LINE__, !l0->key[w] ||
+					 (m0->wpub == m1->wpub && m0->cookie == m1->cookie &&
+					  m0->dent == m1->dent && m0->dirty == m1->dirty &&
+					  m0->track == m1->track && m0->priv == m1->priv));
+			}
+		}
+	}
+	const struct sim_llc *L0 = &s[0]->llc[0], *L1 = &s[1]->llc[0];
+	for (uint64_t j = 0; j < L0->nr_sets; j++) {
+		const uint64_t *b0 = L0->blk + j * L0->stride, *b1 = L1->blk + j * L1->stride;
+
+		CHECK_AT(__LINE__, !memcmp(b0 + L0->keys_off, b1 + L1->keys_off, 16 * 8));
+		CHECK_AT(__LINE__, sim_llc16_min_n(sim_llc16_stamps((uint64_t *)b0, 16), 16) ==
+					   sim_llc16_min_n(sim_llc16_stamps((uint64_t *)b1, 16), 16));
+	}
+	for (int k = 0; k < 2; k++) {
+		verify(s[k], __LINE__);
+		mon_sim_destroy(s[k]);
+	}
+}
+
 /* ---- the LLC / L2 TLB set: fingerprints and a nibble order word ---- */
 
 /* The hand-computed sequence of test_lru_order on one 4-way set. */
@@ -1186,6 +1281,7 @@ int main(void)
 	test_find_far_lines();
 	test_lru_min8();
 	test_lean_renumber();
+	test_lean_coh();
 	test_lru16_order();
 	test_lru16_random();
 	test_llc16_random(1);
