@@ -37,10 +37,12 @@ add_test(NAME sim_asm_entry
           ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/wl_phased_solver ${AMEBA_TEST_BIN}/sim_line_tags
           ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_asm_entry PROPERTIES LABELS sim TIMEOUT 600)
-# The lean miss path (issue 24) against the general one: the same counts.
+# The lean miss path (issue 24) against the general one: the same counts;
+# with a second thread (batch_sync.c, ordered mode), the merger's as well.
 add_test(NAME sim_lean_path
   COMMAND ${AMEBA_FRAGMENT_DIR}/lean_path.sh ${AMEBA_TEST_BIN}/wl_tlb_transpose
           ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/wl_hash_table ${AMEBA_TEST_BIN}/wl_conflict
+          ${AMEBA_TEST_BIN}/sim_batch_sync
           ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_lean_path PROPERTIES LABELS sim TIMEOUT 600)
 # The access batch (issue 24) against the hooks delivering each access: the
