@@ -85,8 +85,9 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
  * on an L1 miss the line's page private to the core: by its memo of the
  * owner table, else by the table (sim_page_owned: what the general path's
  * miss asks first, and claims a page nobody had). sim_lean_body then takes
- * what needs no directory; -1, having changed nothing the general path
- * would not change the same, for the rest.
+ * what needs no directory, and the merger's filter gets the line's entry;
+ * -1, having changed nothing the general path would not change the same,
+ * for the rest.
  */
 int mon_sim_access_lean_coh(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			    uint32_t cookie)
@@ -117,8 +118,19 @@ int mon_sim_access_lean_coh(struct mon_sim_core *c, uintptr_t addr, uint32_t siz
 		}
 	}
 	o = sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, 0, 0, 0, coh);
-	if (o < 0)
+	if (o < 0) {
 		sim_core_exit(c, 0);
+		return o;
+	}
+	/* the merger's filter entry (sim_mf_note's), from the key index the
+	 * body remembered (sim_memo_insert, the line filter off) */
+	uint64_t line = addr >> 6;
+
+	if (c->mf && c->last_line == line)
+		c->mf[sim_mf_slot(line)] =
+			(struct sim_mf_ent){ .line = line, .want = c->l1.key[c->last_i], .i = c->last_i };
+	else
+		sim_mf_note(c, addr, size);
 	return o;
 }
 
