@@ -463,79 +463,6 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 	tag[1] = whole ? (uintptr_t)t->cache.counts[w] : 0;
 }
 
-/* count_lean's counts as one add (the filter's miss, whose vectors have
- * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
-static inline __attribute__((always_inline)) void count_outcome(uint64_t *v, unsigned flags,
-								 unsigned o)
-{
-	mon_count_add(v, SLOT_OUTCOME + (int)(o & 3) * 2 + ((flags & MON_ACC_WRITE) != 0), 1);
-}
-
-/* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
- * the hit path then saves no register). c: the core the merger passed
- * (NULL: none yet - sim_access starts it). The code address is 0: nothing
- * is armed, and only the armed consumers (credit_recv's) look at it. */
-static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
-							  struct mon_sim_core *c, uint32_t cookie,
-							  uintptr_t addr, uint32_t wfs, uint64_t *v)
-{
-	const unsigned flags = MON_FAST_FLAGS(wfs);
-	const uint32_t sz = MON_FAST_SZ(wfs);
-	struct mon_sim_events e;
-	struct mon_events ev;	/* counts set: its event arrays stay unused */
-
-	ev.nr = 0;
-	ev.counts = v;
-	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
-		uint64_t before = __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED);
-
-		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
-		return __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED) - before;
-	}
-	/* the filter's geometry: the lean path where no directory is involved
-	 * (which writes the merger's filter entry itself), counted by outcome
-	 * (count_outcome's one add) */
-	if (c->lean == SIM_LEAN_FIT_8_16_64) {
-		int o = mon_sim_access_lean_coh(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie);
-
-		if (o >= 0) {
-			count_outcome(v, flags, (unsigned)o);
-			return c->lean_cyc[o];
-		}
-	}
-	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
-		mon_sim_count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
-	else
-		mon_sim_report(t, c, &e, flags, 0, &ev);
-	sim_mf_note(c, addr, sz);
-	return e.est_cycles;
-}
-
-/*
- * Ordered mode's merger (seq.c merge_run): t's logged access to the object
- * of index cookie, simulated and counted into v, t's counter vector of that
- * object - sim_access without the object record (only the what-if runs
- * need it), the indirect call and the events' copy; a plain L1 hit inline
- * (sim_hit), with no call. Nothing armed. Returns the access's estimated
- * cycles (at least 1), the line's entry in the merger's filter written.
- */
-uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
-			    uint32_t wfs, uint64_t *v)
-{
-	struct mon_sim_core *c = core;
-	uint64_t cyc;
-
-	if (mon_likely(c && !mon_sim_whatif_kind)) {
-		if (sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
-			sim_mf_note(c, addr, MON_FAST_SZ(wfs));
-			count_outcome(v, wfs, 0);
-			return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
-		}
-	}
-	cyc = seq_access_rest(t, c, cookie, addr, wfs, v);
-	return cyc ? cyc : 1;
-}
-
 /* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as
  * report_to counts the same access's events: no L2 (an L1 miss missed the
  * private caches), one node (memory is local), no coherence, no 3C. */
@@ -565,6 +492,74 @@ static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsign
 		mon_count_add(v, slot_of[AMEBA_M_TLB_MISS], 1);
 	mon_count_add(v, slot_of[AMEBA_M_EST_STALL_CYCLES], cyc - c->l1_hit_cycles);
 }
+
+/* mon_sim_seq_access's every case but a plain L1 hit (a call of its own:
+ * the hit path then saves no register). c: the core the merger passed
+ * (NULL: none yet - sim_access starts it). The code address is 0: nothing
+ * is armed, and only the armed consumers (credit_recv's) look at it. */
+static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
+							  struct mon_sim_core *c, uint32_t cookie,
+							  uintptr_t addr, uint32_t wfs, uint64_t *v)
+{
+	const unsigned flags = MON_FAST_FLAGS(wfs);
+	const uint32_t sz = MON_FAST_SZ(wfs);
+	struct mon_sim_events e;
+	struct mon_events ev;	/* counts set: its event arrays stay unused */
+
+	ev.nr = 0;
+	ev.counts = v;
+	if (mon_unlikely(!c || mon_sim_whatif_kind)) {
+		uint64_t before = __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED);
+
+		sim_access(t, mon_objmap_get(cookie), addr, sz, flags, 0, &ev);
+		return __atomic_load_n(&v[SLOT_EST_CYCLES], __ATOMIC_RELAXED) - before;
+	}
+	/* the filter's geometry: the lean path where no directory is involved
+	 * (which writes the merger's filter entry itself), counted into the
+	 * metrics (count_lean: the outcome slots, counted into the logging
+	 * threads' vectors by the merger, made test_sampled's swaps estimate
+	 * low in 2 runs of 12 under load - not understood; docs/simulator.md) */
+	if (c->lean == SIM_LEAN_FIT_8_16_64) {
+		int o = mon_sim_access_lean_coh(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie);
+
+		if (o >= 0) {
+			count_lean(v, flags, (unsigned)o, c);
+			return c->lean_cyc[o];
+		}
+	}
+	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
+		mon_sim_count_plain(v, flags & MON_ACC_READ, (flags & MON_ACC_WRITE) >> 1, e.est_cycles);
+	else
+		mon_sim_report(t, c, &e, flags, 0, &ev);
+	sim_mf_note(c, addr, sz);
+	return e.est_cycles;
+}
+
+/*
+ * Ordered mode's merger (seq.c merge_run): t's logged access to the object
+ * of index cookie, simulated and counted into v, t's counter vector of that
+ * object - sim_access without the object record (only the what-if runs
+ * need it), the indirect call and the events' copy; a plain L1 hit inline
+ * (sim_hit), with no call. Nothing armed. Returns the access's estimated
+ * cycles (at least 1), the line's entry in the merger's filter written.
+ */
+uint64_t mon_sim_seq_access(struct mon_thread *t, void *core, uint32_t cookie, uintptr_t addr,
+			    uint32_t wfs, uint64_t *v)
+{
+	struct mon_sim_core *c = core;
+	uint64_t cyc;
+
+	if (mon_likely(c && !mon_sim_whatif_kind)) {
+		if (sim_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie, NULL)) {
+			sim_mf_note(c, addr, MON_FAST_SZ(wfs));
+			mon_sim_count_l1_hit(v, wfs, c);
+			return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
+		}
+	}
+	cyc = seq_access_rest(t, c, cookie, addr, wfs, v);
+	return cyc ? cyc : 1;
+}
+
 
 /* Any other access's events e into v (the miss halves), then the
  * inval_recv credit. */
@@ -684,6 +679,14 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 #else
 #define LINE_FAST_ATTR
 #endif
+
+/* count_lean's counts as one add (the filter's miss, whose vectors have
+ * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
+static inline __attribute__((always_inline)) void count_outcome(uint64_t *v, unsigned flags,
+								 unsigned o)
+{
+	mon_count_add(v, SLOT_OUTCOME + (int)(o & 3) * 2 + ((flags & MON_ACC_WRITE) != 0), 1);
+}
 
 /* The lean path for c, lean its c->lean as a constant (SIM_LEAN_FIT_*:
  * sim_lean_body inline, the associativities constants), or -1: read it

@@ -174,9 +174,7 @@ static inline __attribute__((always_inline)) uint64_t mon_sim_seq_hit(void *core
 	if (__atomic_load_n(&mon_sim_whatif_kind, __ATOMIC_RELAXED) ||
 	    !sim_mf_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie))
 		return 0;
-	/* by outcome (the L1 hit's row: the geometry's hit latency, which is
-	 * c->l1_hit_cycles; counts.c expands it) */
-	mon_count_add(v, SLOT_OUTCOME + ((wfs & MON_ACC_WRITE) != 0), 1);
+	mon_sim_count_l1_hit(v, wfs, c);
 	return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
 }
 

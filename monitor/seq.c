@@ -1226,8 +1226,7 @@ static int merge_running(uint64_t sync_seen)
 
 			if (mon_likely(l->state == ST_RUN))
 				best = pick(best, l, &second);
-			else if (l->tail != __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) &&
-				 blocked_may_resume(l))	/* (nothing logged: it cannot) */
+			else if (blocked_may_resume(l))
 				return merged;	/* merge_round resumes it */
 		}
 		if (!best || !log_pending(best))
