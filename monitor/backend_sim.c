@@ -516,9 +516,9 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 	}
 	/* the filter's geometry: the lean path where no directory is involved
 	 * (which writes the merger's filter entry itself), counted into the
-	 * metrics (count_lean: the outcome slots, counted into the logging
-	 * threads' vectors by the merger, made test_sampled's swaps estimate
-	 * low in 2 runs of 12 under load - not understood; docs/simulator.md) */
+	 * metrics as the merger's other paths count (with the merger counting
+	 * by outcome, test_sampled's swaps went low more often under load, not
+	 * understood: docs/simulator.md, "The merger's lean path") */
 	if (c->lean == SIM_LEAN_FIT_8_16_64) {
 		int o = mon_sim_access_lean_coh(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie);
 
