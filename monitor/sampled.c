@@ -171,6 +171,8 @@ static struct {
 	uint64_t warm_min;	/* the warm-up's floor in accesses per thread
 				 * (warm_floor; AMEBA_SAMPLED_WARM_MIN) */
 	int kick;		/* a set was armed: the next burst now */
+	uint64_t swap_burst_us;	/* a swap's bursts after an unusable one last this
+				 * (0: cfg.burst_us; mon_sampled_swap) */
 	uint32_t bursts_total;	/* measured since the start, over all sets */
 	/* the replaced set's last reading (a swap reads it, then arms) */
 	uint64_t prev_gen;
@@ -884,10 +886,16 @@ static struct timespec deadline(struct timespec now, uint64_t us)
 
 #define SMP_SWAP_BURST_US 10000	/* a swap's burst lasts this at most */
 
+/* The next burst's length in us: the configured one, or a swap's longer. */
+static uint64_t burst_len(void)
+{
+	return smp.swap_burst_us > smp.cfg.burst_us ? smp.swap_burst_us : smp.cfg.burst_us;
+}
+
 static void burst_first(int force)
 {
 	struct timespec now, until;
-	uint64_t want = smp.bursts_ended + 1;
+	uint64_t want = smp.bursts_ended + 1, b = burst_len();
 
 	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mon_mono_ns())))
 		return;
@@ -903,8 +911,7 @@ static void burst_first(int force)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &until) == ETIMEDOUT)
 			return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	until = deadline(now, smp.cfg.burst_us < SMP_SWAP_BURST_US ? smp.cfg.burst_us + 50000 :
-								     SMP_SWAP_BURST_US);
+	until = deadline(now, b <= SMP_SWAP_BURST_US ? b + 50000 : SMP_SWAP_BURST_US);
 	while (smp.bursts_ended < want && !smp.stop)
 		if (pthread_cond_timedwait(&smp.wake, &smp.lock, &until) == ETIMEDOUT)
 			break;
@@ -960,11 +967,23 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 		burst_first(0);
 	}
 	/* a counter that ends with no ratio would lose what waits: bursts
-	 * until it has one (the cut, a starved CPU: a 400 us burst of a busy
-	 * host often simulates nothing), for SMP_SWAP_WAIT_US at most */
-	while (smp.gen && !smp.stop && swap_unknown() &&
-	       mon_mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull)
+	 * until it has one, for SMP_SWAP_WAIT_US at most, each twice as long
+	 * as the last up to SMP_SWAP_BURST_US. On a busy host a 400 us burst
+	 * often simulates nothing: in ordered mode one thread's log fills and
+	 * it waits for room while the merger waits for the other, which the
+	 * host has not scheduled, and the burst ends before it is (the cut
+	 * drops the rest). With bursts of the configured length alone, 5 of
+	 * 22 runs of test_sampled beside the suite's ctest -j2 had a swap end
+	 * with none usable in 100 ms (25 in a row simulating ~35 accesses
+	 * each), losing that set's C_ALL; a few ms outlast the host's time
+	 * slice (none of 24; docs/simulator.md, Sampled simulation). */
+	for (uint64_t len = smp.cfg.burst_us; smp.gen && !smp.stop && swap_unknown() &&
+					       mon_mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull;) {
 		burst_first(1);
+		len *= 2;
+		smp.swap_burst_us = len < SMP_SWAP_BURST_US ? len : SMP_SWAP_BURST_US;
+	}
+	smp.swap_burst_us = 0;
 	/* with a usable burst just now (the swap's, or the reading's before
 	 * it), the new set waits for the next one; else it begins with one (a
 	 * cycle of long bursts cut by swaps) */
@@ -1211,7 +1230,7 @@ static void *ctl_main(void *arg)
 			/* what the floor and a late replay added comes out of
 			 * the burst (half of it at most): the cycle costs what
 			 * it did */
-			uint64_t over = (mon_mono_ns() - t_floor) / 1000 + late, b = smp.cfg.burst_us;
+			uint64_t over = (mon_mono_ns() - t_floor) / 1000 + late, b = burst_len();
 
 			burst_us = over < b / 2 ? b - over : b - b / 2;
 		}
