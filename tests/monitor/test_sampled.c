@@ -612,12 +612,35 @@ static double time_share_of(int precise, double m, double *stretch, double *prec
 	return share;
 }
 
+/*
+ * The mark lowers the share: below it, or, where a loaded host keeps the
+ * share above it with the gaps already stretched the most they may be (8:
+ * sampled_cost.c SMP_STRETCH_MAX; a clean CI saw 0.208 at 8.00 against
+ * 0.401 off while its other jobs ran, 0.10-0.13 at 3.5-5.5 here beside two
+ * busy loops), that stretch and a share still well under the one without
+ * a mark.
+ */
+static int mark_held(double on, double k_on, double off)
+{
+	return (on < 0.18 || k_on > 7.99) && on < 0.7 * off && k_on > 1.5;
+}
+
 static void test_time(void)
 {
 	double off, on, p3, n3, k_off, k_on, k_p3, k_n3, q_off, q_on, q_p3, q_n3;
 
 	off = time_share_of(0, 1, &k_off, &q_off);
 	on = time_share_of(0, 0.12, &k_on, &q_on);
+	if (!mark_held(on, k_on, off)) {
+		/* the stretch follows the last 250 ms window's share, so a
+		 * load that rises in the measured second leaves it behind:
+		 * beside the suite's ctest -j2, 2 of 43 runs had 0.192 at
+		 * 2.97 and 0.243 at 3.97 (off 0.31-0.34). Once more; a mark
+		 * that does not act fails both */
+		fprintf(stderr, "time: at 0.12 %.3f (stretch %.2f) against %.3f off: again\n", on,
+			k_on, off);
+		on = time_share_of(0, 0.12, &k_on, &q_on);
+	}
 	n3 = time_share_of(0, 0.3, &k_n3, &q_n3);
 	p3 = time_share_of(1, 0.3, &k_p3, &q_p3);
 	fprintf(stderr, "time: noisy: off %.3f of the second second simulating (stretch %.2f,"
@@ -627,13 +650,7 @@ static void test_time(void)
 	CHECK(q_off > 0.05 && q_on > 0.05 && q_n3 > 0.05);
 	CHECK(q_p3 >= 0 && q_p3 < 0.05);
 	CHECK(off > 0.2 && k_off < 1.3);
-	/* the mark lowers the share: below it, or, where a loaded host keeps
-	 * the share above it with the gaps already stretched the most they
-	 * may be (8: sampled_cost.c SMP_STRETCH_MAX; a clean CI saw 0.208 at
-	 * 8.00 against 0.401 off while its other jobs ran, 0.10-0.13 at
-	 * 3.5-5.5 here beside two busy loops), that stretch and a share
-	 * still well under the one without a mark */
-	CHECK((on < 0.18 || k_on > 7.99) && on < 0.7 * off && k_on > 1.5);
+	CHECK(mark_held(on, k_on, off));
 	/* the precise estimates' lower mark shows in the share, or, where a
 	 * loaded host cut the gaps short (a preempted worker's rate step ends
 	 * a gap: CI saw the precise share 0.230 at stretch 7.76 against the
