@@ -90,7 +90,7 @@ for k in $kernels; do
 	echo "sim_spread_$k: $sim_spread"
 	awk -v c="$cg_best" -v s="$sim_best" -v k="$k" -v a="$acc" 'BEGIN {
 		printf "speedup_vs_cachegrind_%s: %.2f\n", k, (s > 0) ? c / s : 0
-		printf "accesses_%s: %d\n", k, a
+		printf "accesses_%s: %.0f\n", k, a
 		printf "ns_per_access_%s: %.1f\n", k, (a > 0) ? s / a * 1e9 : 0 }'
 done
 exit $status
