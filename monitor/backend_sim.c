@@ -516,9 +516,8 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 	}
 	/* the filter's geometry: the lean path where no directory is involved
 	 * (which writes the merger's filter entry itself), counted into the
-	 * metrics as the merger's other paths count (with the merger counting
-	 * by outcome, test_sampled's swaps went low more often under load, not
-	 * understood: docs/simulator.md, "The merger's lean path") */
+	 * metrics as the merger's other paths count (counting by outcome stays
+	 * undone: docs/simulator.md, "The merger's lean path") */
 	if (c->lean == SIM_LEAN_FIT_8_16_64) {
 		int o = mon_sim_access_lean_coh(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie);
 

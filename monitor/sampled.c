@@ -977,11 +977,12 @@ void mon_sampled_swap(const uint64_t *keys, uint32_t nr)
 	 * with none usable in 100 ms (25 in a row simulating ~35 accesses
 	 * each), losing that set's C_ALL; a few ms outlast the host's time
 	 * slice (none of 24; docs/simulator.md, Sampled simulation). */
-	for (uint64_t len = smp.cfg.burst_us; smp.gen && !smp.stop && swap_unknown() &&
-					       mon_mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull;) {
+	while (smp.gen && !smp.stop && swap_unknown() &&
+	       mon_mono_ns() - t0 <= SMP_SWAP_WAIT_US * 1000ull) {
 		burst_first(1);
-		len *= 2;
-		smp.swap_burst_us = len < SMP_SWAP_BURST_US ? len : SMP_SWAP_BURST_US;
+		uint64_t next = 2 * burst_len();
+
+		smp.swap_burst_us = next < SMP_SWAP_BURST_US ? next : SMP_SWAP_BURST_US;
 	}
 	smp.swap_burst_us = 0;
 	/* with a usable burst just now (the swap's, or the reading's before

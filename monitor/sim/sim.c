@@ -315,7 +315,7 @@ void sim_mf_note(struct mon_sim_core *c, uintptr_t addr, uint32_t size)
 	if (w < 0 || SIM_ST(k->key[set * k->stride + (uint64_t)w]) == SIM_I)
 		return;
 	i = set * k->stride + (uint64_t)w;
-	c->mf[sim_mf_slot(line)] = (struct sim_mf_ent){ .line = line, .want = k->key[i], .i = i };
+	sim_mf_put(c, line, i);
 }
 
 /* (sim.h) The core's owner is not in the simulator, or the caller is

@@ -1337,6 +1337,12 @@ static inline __attribute__((always_inline)) int sim_mf_hit(struct mon_sim_core 
 /* The merger's filter: the entry of c's access just simulated, within one
  * line (sim.c). */
 void sim_mf_note(struct mon_sim_core *c, uintptr_t addr, uint32_t size) SIM_HIDDEN;
+/* sim_mf_note's entry, for a caller that knows the line's key index i in
+ * the L1 (c->mf mapped) */
+static inline void sim_mf_put(struct mon_sim_core *c, uint64_t line, uint64_t i)
+{
+	c->mf[sim_mf_slot(line)] = (struct sim_mf_ent){ .line = line, .want = c->l1.key[i], .i = i };
+}
 
 /*
  * The common case of mon_sim_access, inline for a caller that wants no

@@ -127,8 +127,7 @@ int mon_sim_access_lean_coh(struct mon_sim_core *c, uintptr_t addr, uint32_t siz
 	uint64_t line = addr >> 6;
 
 	if (c->mf && c->last_line == line)
-		c->mf[sim_mf_slot(line)] =
-			(struct sim_mf_ent){ .line = line, .want = c->l1.key[c->last_i], .i = c->last_i };
+		sim_mf_put(c, line, c->last_i);
 	else
 		sim_mf_note(c, addr, size);
 	return o;
