@@ -391,6 +391,8 @@ __attribute__((noinline)) void mon_sim_report(struct mon_thread *t, struct mon_s
 		credit_recv(t, c, pc);
 }
 
+int mon_sim_lf_asm;
+
 /* t's line filter (sim.h): its core c's, when t owns c (ordered mode's
  * merger starts others') and b has a line entry (not what-if's) */
 static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
@@ -398,6 +400,10 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 {
 	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !mon_sim_whatif_kind &&
 	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
+		/* the assembly miss with the assembly line entry (AMEBA_SIM_ASM=0:
+		 * the C one, which the tests compare) */
+		__atomic_store_n(&mon_sim_lf_asm, b == &mon_backend_sim && sim_sse41,
+				 __ATOMIC_RELAXED);
 		mon_sim_lf->thread = t;	/* the hooks' mon_self, one load nearer */
 		mon_sim_lf->tick = mon_sim_lf->window = mon_sim_lf_window();
 		mon_sim_lf->clock0 = c->l1.clock;

@@ -78,6 +78,18 @@ extern __thread struct mon_sim_lf *mon_sim_lf MON_HIDDEN
  * not keep */
 void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
+/* The same in x86-64 assembly for the usual case (backend_sim_x86.c), which
+ * jumps to mon_sim_lf_miss for any other; it serves while mon_sim_lf_asm
+ * (set where the filter is installed: the backend's assembly line entry
+ * and a host with SSE4.1) is not 0 */
+#if defined(__x86_64__) && defined(__GNUC__)
+void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+#define SIM_LF_MISS sim_lf_miss_x86
+#else
+#define SIM_LF_MISS mon_sim_lf_miss
+#endif
+extern int mon_sim_lf_asm MON_HIDDEN;
 
 /*
  * The hooks' line filter (tsan_abi.c, DEFINE_ACCESS): an access of sz
@@ -129,7 +141,7 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		 * from here; user is NULL once the filter is off for good,
 		 * stored after on (sim.c) */
 		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
-			mon_sim_lf_miss(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+			SIM_LF_MISS(t, addr, MON_FAST_WFS(0, flags, sz), pc);
 			return 1;
 		}
 		b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);

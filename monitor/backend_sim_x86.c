@@ -73,6 +73,19 @@
 #define A_M_PRIV 22
 #define A_O_IDX 0
 #define A_O_FLAGS 5
+/* the filter's miss (sim_lf_miss_x86) */
+#define A_T_CACHE_START 56
+#define A_T_CACHE_END 88
+#define A_T_CACHE_OBJ 120
+#define A_T_CACHE_COUNTS 152
+#define A_T_CACHE_HINT 188
+#define A_C_SIM 0
+#define A_C_L1_SET_MASK 736
+#define A_C_LF_TICK 1368
+#define A_S_LLC 784
+#define A_S_SETTLE_COLD 968
+#define A_L_BLK 0
+#define A_L_SET_MASK 24
 
 /* field at offset off, of size sz, as the assembly below assumes */
 #define A_FIELD(type, field, off, sz)                                                    \
@@ -124,6 +137,22 @@ A_FIELD(struct sim_meta, dirty, A_M_DIRTY, 1);
 A_FIELD(struct sim_meta, track, A_M_TRACK, 1);
 A_FIELD(struct sim_meta, priv, A_M_PRIV, 1);
 A_FIELD(struct mon_obj, idx, A_O_IDX, 4);
+A_FIELD(struct mon_thread, cache.start, A_T_CACHE_START, 32);
+A_FIELD(struct mon_thread, cache.end, A_T_CACHE_END, 32);
+A_FIELD(struct mon_thread, cache.obj, A_T_CACHE_OBJ, 32);
+A_FIELD(struct mon_thread, cache.counts, A_T_CACHE_COUNTS, 32);
+A_FIELD(struct mon_thread, cache.hint, A_T_CACHE_HINT, 4);
+A_FIELD(struct mon_sim_core, sim, A_C_SIM, 8);
+A_FIELD(struct mon_sim_core, l1.set_mask, A_C_L1_SET_MASK, 8);
+A_FIELD(struct mon_sim_core, lf.tick, A_C_LF_TICK, 4);
+A_FIELD(struct mon_sim, llc, A_S_LLC, 8);
+A_FIELD(struct mon_sim, settle_cold, A_S_SETTLE_COLD, 4);
+A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
+A_FIELD(struct sim_llc, set_mask, A_L_SET_MASK, 8);
+_Static_assert(MON_OBJCACHE_WAYS == 4 && SIM_LEAN_FIT_8_16_64 == 4 && SLOT_OUTCOME == 26 &&
+		       SIM_LEAN_LLC == 1 && SIM_LEAN_MEM == 2 && MON_SIM_LF_UPGRADE == 2 &&
+		       SIM_LLC16_STRIDE == 24 && SIM_LLC16_KEYS == 8 && SIM_LLC16_CLOCK_MAX == 0xffff,
+	       "sim_lf_miss_x86: a constant changed");
 A_FIELD(struct mon_obj, flags, A_O_FLAGS, 1);
 _Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
 _Static_assert(sizeof(struct sim_meta) == 24, "sim_line_fast_x86: struct sim_meta resized");
@@ -477,6 +506,357 @@ __asm__(
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"	.size	sim_batch_hits_x86, .-sim_batch_hits_x86\n"
+	"	.popsection\n");
+/*
+ * The filter's miss (backend_sim.h mon_sim_lf_access, the filter on, its
+ * tests passed): what mon_sim_lf_miss does for the usual case in the
+ * usual geometry (SIM_LEAN_FIT_8_16_64: an 8-way LRU L1 and a 16-way LLC
+ * of one node, 64-byte lines, no TLB model, no 3C) - the whole 64-byte
+ * line in a live object of the object cache (the hint first:
+ * lf_miss_whole, then the other ways: lf_miss_rest), an L1 miss, the
+ * victim written back into the LLC when dirty, the LLC's reference, the
+ * fill, the filter's entry, the count by outcome (sim_lean_body with
+ * c64, solo, the tag in registers; count_outcome). Anything else jumps to
+ * mon_sim_lf_miss with the arguments as they came, having changed nothing
+ * but the object cache's hint (a guess) or undone what it changed (in_rt,
+ * busy): a core not solo or shared, another lean kind, the filter off, the
+ * tick running out (mon_sim_lf_look), no such object, a way of the set
+ * whose key's low half is the line's (a hit, an invalidated line or a
+ * twin 2^30 lines away), sampled mode's cold sets, a stamp to renumber
+ * in the L1 (sim_lru_renumber) or in the LLC's set (its clock at the
+ * maximum). Only where the host has SSE4.1 (pminsd, phminposuw, pshufb:
+ * mon_sim_lf_asm, set with the filter, also 0 with AMEBA_SIM_ASM=0).
+ *
+ * Why: gcc keeps t, the core, the line, the two sets, the object, its
+ * vector, the way and the flags live across the whole miss, saves five
+ * callee-saved registers and spills eight more (~40 of its ~190
+ * instructions, gemm); this one needs no frame: a leaf, it parks what it
+ * needs later in the red zone and keeps the core, the line, the L1 set and
+ * the LLC set in registers (docs/simulator.md, "The filter's miss in
+ * assembly").
+ *
+ * Registers: r8 the core, rsi the line, r9 the L1 set's keys, r10 the LLC
+ * set; rax, rcx, rdx, rdi, r11 scratch. Red zone: -8 t, -16 addr, -24 pc,
+ * -32 wfs, -40 the object, -48 its counter vector, -56 the set's first
+ * key index, then the victim's (i), -64 the victim's way.
+ */
+__asm__(
+	"	.pushsection .rodata\n"
+	"	.p2align 4\n"
+	".Llfm_not3:\n"
+	"	.long	-4, -4, -4, -4\n"
+	"	.popsection\n"
+	"	.pushsection .text\n"
+	"	.p2align 4\n"
+	"	.globl	sim_lf_miss_x86\n"
+	"	.hidden	sim_lf_miss_x86\n"
+	"	.type	sim_lf_miss_x86, @function\n"
+	"sim_lf_miss_x86:\n"
+	"	.cfi_startproc\n"
+	"	cmpl	$0, mon_sim_lf_asm(%rip)\n"
+	"	je	mon_sim_lf_miss\n"
+	"	mov	" A_S(A_T_BACKEND_DATA) "(%rdi), %r8\n"
+	"	addl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"	/* mon_rt_enter */
+	"	movl	$1, " A_S(A_C_BUSY) "(%r8)\n"	/* sim_core_try_enter */
+	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
+	"	jne	.Llfm_out\n"
+	"	cmpl	$0, " A_S(A_C_SOLO) "(%r8)\n"
+	"	je	.Llfm_out\n"
+	"	cmpl	$4, " A_S(A_C_LEAN) "(%r8)\n"	/* SIM_LEAN_FIT_8_16_64 */
+	"	jne	.Llfm_out\n"
+	"	cmpl	$0, " A_S(A_C_LF_ON) "(%r8)\n"
+	"	je	.Llfm_out\n"
+	"	cmpl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"	/* the look: C */
+	"	je	.Llfm_out\n"
+	/* the way of the object cache whose object holds the whole line: the
+	 * hint, else the next ones (mon_objcache_way's order) */
+	"	mov	%rsi, %r9\n"
+	"	and	$-64, %r9\n"
+	"	lea	64(%r9), %r10\n"
+	"	mov	" A_S(A_T_CACHE_HINT) "(%rdi), %eax\n"
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r9\n"
+	"	jb	1f\n"
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r10\n"
+	"	jbe	.Llfm_obj\n"
+	"1:\n"
+#define A_LFM_WAY \
+	"	add	$1, %eax\n" \
+	"	and	$3, %eax\n" \
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r9\n" \
+	"	jb	1f\n" \
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r10\n" \
+	"	jbe	.Llfm_hint\n" \
+	"1:\n"
+	A_LFM_WAY A_LFM_WAY A_LFM_WAY
+#undef A_LFM_WAY
+	"	jmp	.Llfm_out\n"
+	".Llfm_hint:\n"
+	"	mov	%eax, " A_S(A_T_CACHE_HINT) "(%rdi)\n"
+	".Llfm_obj:\n"
+	"	mov	" A_S(A_T_CACHE_OBJ) "(%rdi,%rax,8), %r10\n"
+	"	testb	$1, " A_S(A_O_FLAGS) "(%r10)\n"	/* MON_OBJF_LIVE */
+	"	jz	.Llfm_out\n"
+	"	mov	" A_S(A_T_CACHE_COUNTS) "(%rdi,%rax,8), %r11\n"
+	"	test	%r11, %r11\n"
+	"	jz	.Llfm_out\n"
+	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
+	"	cmpl	$0, " A_S(A_S_SETTLE_COLD) "(%rax)\n"
+	"	jne	.Llfm_out\n"
+	"	mov	%rdi, -8(%rsp)\n"
+	"	mov	%rsi, -16(%rsp)\n"
+	"	mov	%rcx, -24(%rsp)\n"
+	"	mov	%edx, -32(%rsp)\n"
+	"	mov	%r10, -40(%rsp)\n"
+	"	mov	%r11, -48(%rsp)\n"
+	"	shr	$6, %rsi\n"				/* the line */
+	/* the LLC set (24 words): its three host lines load meanwhile */
+	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
+	"	mov	" A_S(A_L_SET_MASK) "(%rax), %r10\n"
+	"	and	%rsi, %r10\n"
+	"	lea	(%r10,%r10,2), %r10\n"
+	"	shl	$6, %r10\n"
+	"	add	" A_S(A_L_BLK) "(%rax), %r10\n"
+	"	prefetcht0	(%r10)\n"
+	"	prefetcht0	64(%r10)\n"
+	"	prefetcht0	128(%r10)\n"
+	/* the L1 set: eight keys, then eight stamps */
+	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r9\n"
+	"	and	%rsi, %r9\n"
+	"	shl	$4, %r9\n"
+	"	mov	%r9, -56(%rsp)\n"
+	"	shl	$3, %r9\n"
+	"	add	" A_S(A_C_L1_KEY) "(%r8), %r9\n"
+	/* sim_find_n: no way whose key's low half, state cleared, is the line's */
+	"	lea	4(,%rsi,4), %eax\n"			/* SIM_KEY(line), low half */
+	"	movd	%eax, %xmm0\n"
+	"	pshufd	$0, %xmm0, %xmm0\n"
+	"	movups	(%r9), %xmm1\n"
+	"	movups	16(%r9), %xmm2\n"
+	"	movups	32(%r9), %xmm3\n"
+	"	movups	48(%r9), %xmm4\n"
+	"	shufps	$0x88, %xmm2, %xmm1\n"
+	"	shufps	$0x88, %xmm4, %xmm3\n"
+	"	andps	.Llfm_not3(%rip), %xmm1\n"
+	"	andps	.Llfm_not3(%rip), %xmm3\n"
+	"	pcmpeqd	%xmm0, %xmm1\n"
+	"	pcmpeqd	%xmm0, %xmm3\n"
+	"	por	%xmm3, %xmm1\n"
+	"	pmovmskb	%xmm1, %eax\n"
+	"	test	%eax, %eax\n"
+	"	jnz	.Llfm_back\n"
+	/* nothing to renumber: the L1's stamps below 2^31 (sim_lru_min8),
+	 * the LLC set's clock below its maximum (sim_llc16_touch) */
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
+	"	cmp	sim_stamp_renumber_at(%rip), %rax\n"
+	"	jae	.Llfm_back\n"
+	"	cmpq	$0xffff, 8(%r10)\n"
+	"	jae	.Llfm_back\n"
+	/* sim_lru_min8: the lowest-numbered way of the smallest stamp */
+	"	movups	64(%r9), %xmm1\n"
+	"	movups	80(%r9), %xmm2\n"
+	"	movups	96(%r9), %xmm3\n"
+	"	movups	112(%r9), %xmm4\n"
+	"	shufps	$0x88, %xmm2, %xmm1\n"			/* ways 0-3 */
+	"	shufps	$0x88, %xmm4, %xmm3\n"			/* ways 4-7 */
+	"	movdqa	%xmm1, %xmm0\n"
+	"	pminsd	%xmm3, %xmm0\n"
+	"	pshufd	$0x4e, %xmm0, %xmm2\n"
+	"	pminsd	%xmm2, %xmm0\n"
+	"	pshufd	$0xb1, %xmm0, %xmm2\n"
+	"	pminsd	%xmm2, %xmm0\n"
+	"	pcmpeqd	%xmm0, %xmm1\n"
+	"	pcmpeqd	%xmm0, %xmm3\n"
+	"	packssdw	%xmm3, %xmm1\n"
+	"	pmovmskb	%xmm1, %eax\n"
+	"	bsf	%eax, %eax\n"
+	"	shr	$1, %eax\n"				/* the victim's way */
+	"	mov	%rax, -64(%rsp)\n"
+	"	mov	(%r9,%rax,8), %rcx\n"			/* its key */
+	"	mov	%ecx, %edx\n"
+	"	and	$3, %edx\n"
+	"	cmp	$3, %edx\n"				/* M: written back */
+	"	je	.Llfm_dirty\n"
+	".Llfm_ref:\n"
+	/* sim_llc16_ref_n: the line's fingerprint against the set's 16 */
+	"	movabs	$0x9e3779b97f4a7c15, %rcx\n"
+	"	imul	%rsi, %rcx\n"
+	"	shr	$57, %rcx\n"
+	"	add	$1, %ecx\n"				/* sim_fp */
+	"	movd	%ecx, %xmm0\n"
+	"	pxor	%xmm1, %xmm1\n"
+	"	pshufb	%xmm1, %xmm0\n"
+	"	movdqu	16(%r10), %xmm1\n"
+	"	pcmpeqb	%xmm0, %xmm1\n"
+	"	pmovmskb	%xmm1, %edi\n"
+	"	lea	4(,%rsi,4), %r11\n"			/* SIM_KEY(line) */
+	"2:\n"
+	"	test	%edi, %edi\n"
+	"	jz	.Llfm_llc_miss\n"
+	"	bsf	%edi, %eax\n"
+	"	btr	%eax, %edi\n"
+	"	mov	64(%r10,%rax,8), %rdx\n"
+	"	and	$-4, %rdx\n"
+	"	cmp	%r11, %rdx\n"
+	"	jne	2b\n"
+	/* an LLC hit: the way most recently used (sim_llc16_touch) */
+	"	mov	8(%r10), %rdx\n"
+	"	add	$1, %rdx\n"
+	"	mov	%rdx, 8(%r10)\n"
+	"	mov	%dx, 32(%r10,%rax,2)\n"
+	"	mov	$1, %edi\n"				/* SIM_LEAN_LLC */
+	"	jmp	.Llfm_fill\n"
+	".Llfm_llc_miss:\n"
+	/* sim_llc16_min_n: the lowest-numbered way of the smallest stamp,
+	 * the line's key and fingerprint there, most recently used */
+	"	movdqu	32(%r10), %xmm0\n"
+	"	movdqu	48(%r10), %xmm1\n"
+	"	phminposuw	%xmm0, %xmm0\n"
+	"	phminposuw	%xmm1, %xmm1\n"
+	"	movd	%xmm0, %eax\n"
+	"	movd	%xmm1, %edx\n"
+	"	cmp	%ax, %dx\n"
+	"	jb	3f\n"
+	"	shr	$16, %eax\n"
+	"	jmp	4f\n"
+	"3:\n"
+	"	shr	$16, %edx\n"
+	"	lea	8(%rdx), %eax\n"
+	"4:\n"
+	"	lea	1(%r11), %rdx\n"			/* | SIM_S */
+	"	mov	%rdx, 64(%r10,%rax,8)\n"
+	"	mov	%cl, 16(%r10,%rax)\n"
+	"	mov	8(%r10), %rdx\n"
+	"	add	$1, %rdx\n"
+	"	mov	%rdx, 8(%r10)\n"
+	"	mov	%dx, 32(%r10,%rax,2)\n"
+	"	mov	$2, %edi\n"				/* SIM_LEAN_MEM */
+	".Llfm_fill:\n"
+	/* (a symbol for the tests: gdb stops here when this miss, not the C,
+	 * filled a line - tests/sim/line_filter.sh) */
+	"	.globl	sim_lf_miss_x86_fill\n"
+	"	.hidden	sim_lf_miss_x86_fill\n"
+	"sim_lf_miss_x86_fill:\n"
+	/* a write: the 4-byte words of the line it touches (sim_lean_wmask) */
+	"	mov	-32(%rsp), %edx\n"			/* wfs */
+	"	xor	%r10d, %r10d\n"
+	"	test	$2, %dl\n"
+	"	jz	5f\n"
+	"	mov	-16(%rsp), %rcx\n"			/* addr */
+	"	shr	$16, %edx\n"				/* size */
+	"	lea	-1(%rcx,%rdx), %rdx\n"
+	"	and	$63, %edx\n"
+	"	shr	$2, %edx\n"				/* the last word */
+	"	and	$63, %ecx\n"
+	"	shr	$2, %ecx\n"				/* the first */
+	"	mov	$63, %eax\n"
+	"	sub	%edx, %eax\n"
+	"	mov	$-1, %r10\n"
+	"	shl	%cl, %r10\n"
+	"	mov	%eax, %ecx\n"
+	"	mov	$-1, %rdx\n"
+	"	shr	%cl, %rdx\n"
+	"	and	%rdx, %r10\n"
+	"	mov	-32(%rsp), %edx\n"
+	"5:\n"
+	/* the fill: key E, or M for a write; the way's metadata private
+	 * (sim_meta_fill_priv); the most recent stamp */
+	"	shr	$1, %edx\n"
+	"	and	$1, %edx\n"				/* a write */
+	"	lea	2(%r11,%rdx), %r11\n"			/* the key: | E, | M */
+	"	mov	-64(%rsp), %rax\n"
+	"	mov	%r11, (%r9,%rax,8)\n"
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rcx\n"
+	"	add	$1, %rcx\n"
+	"	mov	%rcx, " A_S(A_C_L1_CLOCK) "(%r8)\n"
+	"	mov	%rcx, 64(%r9,%rax,8)\n"
+	"	add	-56(%rsp), %rax\n"			/* i */
+	"	lea	(%rax,%rax,2), %rcx\n"
+	"	shl	$3, %rcx\n"
+	"	add	" A_S(A_C_L1_META) "(%r8), %rcx\n"
+	"	mov	%r10, (%rcx)\n"				/* wpub */
+	"	mov	-40(%rsp), %r9\n"			/* the object */
+	"	mov	" A_S(A_O_IDX) "(%r9), %r10d\n"
+	"	mov	%r10, 8(%rcx)\n"			/* cookie; dent 0 */
+	"	mov	%rdx, %r10\n"
+	"	shl	$32, %r10\n"				/* dirty */
+	"	bts	$48, %r10\n"				/* priv */
+	"	mov	%r10, 16(%rcx)\n"
+	/* the filter's entry (sim_memo_lf): its key word and a write's
+	 * rights (M dirty; E the silent upgrade); the memo of the last line
+	 * forgotten */
+	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
+	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
+	"	mov	%rsi, %rcx\n"				/* mon_sim_lf_slot */
+	"	shr	$16, %rcx\n"
+	"	xor	%rsi, %rcx\n"
+	"	movzbl	%cl, %ecx\n"
+	"	shl	$6, %rcx\n"
+	"	add	" A_S(A_C_LF_ENT) "(%r8), %rcx\n"
+	"	mov	%rsi, (%rcx)\n"				/* line */
+	"	mov	%r11, 8(%rcx)\n"			/* want */
+	"	mov	%eax, 16(%rcx)\n"			/* i */
+	"	mov	$2, %eax\n"
+	"	sub	%edx, %eax\n"
+	"	mov	%eax, 24(%rcx)\n"			/* wok: 1, or UPGRADE */
+	"	mov	-48(%rsp), %rax\n"			/* the counter vector */
+	"	mov	%r9, 32(%rcx)\n"
+	"	mov	%rax, 40(%rcx)\n"
+	/* sim_core_exit; count_outcome; the tick (not 1: no look); mon_rt_leave */
+	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
+	"	lea	(%rdx,%rdi,2), %rdx\n"
+	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + out * 2 + write */
+	"	subl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"
+	"	mov	-8(%rsp), %rdi\n"
+	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
+	"	ret\n"
+	/* the victim M (rcx its key): sim_llc_writeback inline - into its
+	 * LLC set, M, if it is there (no lock: the core solo, one node) */
+	".Llfm_dirty:\n"
+	"	mov	%rcx, %rdi\n"
+	"	and	$-4, %rdi\n"				/* SIM_KEY(victim line) */
+	"	shr	$2, %rcx\n"
+	"	sub	$1, %rcx\n"				/* SIM_KEY_LINE */
+	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
+	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
+	"	mov	" A_S(A_L_SET_MASK) "(%rax), %r11\n"
+	"	and	%rcx, %r11\n"
+	"	lea	(%r11,%r11,2), %r11\n"
+	"	shl	$6, %r11\n"
+	"	add	" A_S(A_L_BLK) "(%rax), %r11\n"
+	"	movabs	$0x9e3779b97f4a7c15, %rax\n"
+	"	imul	%rax, %rcx\n"
+	"	shr	$57, %rcx\n"
+	"	add	$1, %ecx\n"
+	"	movd	%ecx, %xmm0\n"
+	"	pxor	%xmm1, %xmm1\n"
+	"	pshufb	%xmm1, %xmm0\n"
+	"	movdqu	16(%r11), %xmm1\n"
+	"	pcmpeqb	%xmm0, %xmm1\n"
+	"	pmovmskb	%xmm1, %ecx\n"
+	"6:\n"
+	"	test	%ecx, %ecx\n"
+	"	jz	.Llfm_ref\n"
+	"	bsf	%ecx, %eax\n"
+	"	btr	%eax, %ecx\n"
+	"	mov	64(%r11,%rax,8), %rdx\n"
+	"	and	$-4, %rdx\n"
+	"	cmp	%rdi, %rdx\n"
+	"	jne	6b\n"
+	"	or	$3, %rdi\n"
+	"	mov	%rdi, 64(%r11,%rax,8)\n"
+	"	jmp	.Llfm_ref\n"
+	/* not the usual miss: undo, and the C */
+	".Llfm_back:\n"
+	"	mov	-8(%rsp), %rdi\n"
+	"	mov	-16(%rsp), %rsi\n"
+	"	mov	-24(%rsp), %rcx\n"
+	"	mov	-32(%rsp), %edx\n"
+	".Llfm_out:\n"
+	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
+	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
+	"	jmp	mon_sim_lf_miss\n"
+	"	.cfi_endproc\n"
+	"	.size	sim_lf_miss_x86, .-sim_lf_miss_x86\n"
 	"	.popsection\n");
 #undef A_S
 #undef A_S_
