@@ -1,7 +1,9 @@
 /*
  * backend_sim_x86.c - the sim backend's line entry in x86-64 assembly
  * (sim_line_fast_x86): the L1 hit of backend_sim.c's C line entry
- * (mon_sim_line_fast_c), which it falls back on for anything else.
+ * (mon_sim_line_fast_c), which it falls back on for anything else; the
+ * batch's hits (sim_batch_hits_x86); and the line filter's usual miss
+ * (sim_lf_miss_x86), which falls back on mon_sim_lf_miss.
  */
 #include <stddef.h>
 
