@@ -18,8 +18,9 @@
  *                  thread simulates every thread's logged accesses in
  *                  simulated-time order (seq.c); host: each thread simulates
  *                  its own, in the order the host runs them
- *   AMEBA_SIM_ASM  0 uses the C line entry instead of the x86-64 assembly
- *                  one (same counts; read when the backend is chosen)
+ *   AMEBA_SIM_ASM  0 uses the C line entry and the C filter miss instead of
+ *                  the x86-64 assembly ones (same counts; read when the
+ *                  backend is chosen)
  *   AMEBA_SIM_SSE41  0 chooses the L1's victim with SSE2 alone where the
  *                  host has SSE4.1 (same counts; for tests)
  *
@@ -393,6 +394,46 @@ __attribute__((noinline)) void mon_sim_report(struct mon_thread *t, struct mon_s
 
 int mon_sim_lf_asm;
 
+/* The filter installed last: the only one that can be on (a second thread
+ * turns it off for good, its entries forgotten) */
+static struct mon_sim_lf *lf_last;
+
+/*
+ * Object o has died (mon_obj_dead_hook, objmap.c): the entries of the
+ * filter whose tag is o - lines wholly inside o, in the entries of their
+ * slots, or anywhere when o spans the filter's size or more - forgotten.
+ * A hit through the filter then needs no test that its object lives (a
+ * block freed and its address reused at once: the hit would count into
+ * the dead record). Entries are written only with a live object's tag
+ * (the object cache's and the remembered lines' tests), so every entry's
+ * object lives. On the owner's thread, the only program thread while the
+ * filter is on; from another (a runtime thread) one store of the line as
+ * a hit reads it, as a flag cleared during a hit was before.
+ */
+static void lf_obj_dead(const struct mon_obj *o)
+{
+	struct mon_sim_lf *f = __atomic_load_n(&lf_last, __ATOMIC_ACQUIRE);
+	uintptr_t start = __atomic_load_n(&o->start, __ATOMIC_RELAXED);
+	uintptr_t end = __atomic_load_n(&o->end, __ATOMIC_RELAXED);
+	uint64_t first = (start + MON_LINE_SIZE - 1) >> MON_LINE_SHIFT, stop = end >> MON_LINE_SHIFT;
+	const uint64_t n = 1ull << MON_SIM_LF_BITS;
+
+	if (!f || end <= start || stop <= first)
+		return;	/* no line wholly inside */
+	if (stop - first >= n) {
+		for (uint64_t i = 0; i < n; i++)
+			if (f->ent[i].tag[0] == (uintptr_t)o)
+				__atomic_store_n(&f->ent[i].line, UINT64_MAX, __ATOMIC_RELAXED);
+		return;
+	}
+	for (uint64_t line = first; line < stop; line++) {
+		struct mon_sim_lf_ent *e = &f->ent[mon_sim_lf_slot(line)];
+
+		if (e->tag[0] == (uintptr_t)o)
+			__atomic_store_n(&e->line, UINT64_MAX, __ATOMIC_RELAXED);
+	}
+}
+
 /* t's line filter (sim.h): its core c's, when t owns c (ordered mode's
  * merger starts others') and b has a line entry (not what-if's) */
 static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
@@ -404,6 +445,8 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 		 * the C one, which the tests compare) */
 		__atomic_store_n(&mon_sim_lf_asm, b == &mon_backend_sim && sim_sse41,
 				 __ATOMIC_RELAXED);
+		__atomic_store_n(&lf_last, mon_sim_lf, __ATOMIC_RELEASE);
+		__atomic_store_n(&mon_obj_dead_hook, lf_obj_dead, __ATOMIC_RELEASE);
 		mon_sim_lf->thread = t;	/* the hooks' mon_self, one load nearer */
 		mon_sim_lf->tick = mon_sim_lf->window = mon_sim_lf_window();
 		mon_sim_lf->clock0 = c->l1.clock;
@@ -655,7 +698,7 @@ static inline __attribute__((always_inline)) int line_hit(struct mon_sim_core *c
 	if (mon_likely(o != NULL) &&
 	    mon_likely(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
 		return sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx,
-				     no_calls);
+				     no_calls, c->l0.tag[j]);
 	*retry = 1;
 	return 0;
 }

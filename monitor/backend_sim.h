@@ -99,7 +99,9 @@ extern int mon_sim_lf_asm MON_HIDDEN;
  * two lines, the backend not the filter's): nothing done. Else 1, the
  * access delivered: when the filter says it hits the L1 of the thread's
  * core - the line still where its entry says, with the rights the access
- * needs, in a live object that holds the whole line - having made the
+ * needs, in the object of its tag, which holds the whole line and lives
+ * (the entries of a dead object are forgotten when it dies: backend_sim.c
+ * lf_obj_dead, so the hit tests no flag of it) - having made the
  * hit's one change (the line's LRU stamp; the memo of the last line
  * forgotten: the line entries' guess that it is most recently used no
  * longer holds) and counted its events (mon_sim_count_l1_hit's); else straight
@@ -129,9 +131,7 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	if (mon_thread_quiet(t) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
 		return 0;
 	if (e->line != line ||
-	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want ||
-	    !(__atomic_load_n(&((const struct mon_obj *)e->tag[0])->flags, __ATOMIC_RELAXED) &
-	      MON_OBJF_LIVE)) {
+	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want) {
 		__builtin_prefetch((const void *)addr);
 		/* on: the miss half, which takes the core and checks it is
 		 * still solo (the filter goes off for good with the core

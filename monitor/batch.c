@@ -195,7 +195,8 @@ static inline __attribute__((always_inline)) int hit_one(struct mon_sim_core *c,
 	o = (const struct mon_obj *)c->l0.tag[j][0];
 	if (mon_unlikely(!o || !(__atomic_load_n(&o->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE)))
 		return STALE;
-	if (mon_unlikely(!sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1)))
+	if (mon_unlikely(!sim_l0_hit_at(c, line, j, mru, (wfs & MON_ACC_WRITE) != 0, o->idx, 1,
+					c->l0.tag[j])))
 		return MISS;
 	mon_sim_count_l1_hit((uint64_t *)c->l0.tag[j][1], wfs, c);
 	return HIT;

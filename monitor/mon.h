@@ -169,6 +169,13 @@ struct mon_obj {
 				 * others: NULL (named by site / kind) */
 };
 
+/* Called by objmap.c for an object that was accessed, once it has died
+ * (LIVE cleared; whoever freed it, under the lock of its index): the sim
+ * backend's line filter forgets the lines it counts into o (backend_sim.c),
+ * so that a hit through the filter needs no test that its object lives.
+ * NULL: nothing to call. */
+extern void (*mon_obj_dead_hook)(const struct mon_obj *o) MON_HIDDEN;
+
 #define MON_HOLDER_MANY UINT32_MAX
 #define MON_EXTRA_MAX 64		/* extra holders fold.c lists per record */
 #define MON_EXTRA_SAT UINT16_MAX

@@ -178,9 +178,12 @@ enum { KILL_KEEP, KILL_RECYCLE, KILL_FOLD };
  * (it was live and never accessed), KILL_FOLD when it may be once its counts
  * are folded (fold.c: an accessed heap block, or an anonymous mapping; a
  * file's view must stay readable, see mri_server.c), else KILL_KEEP. */
+void (*mon_obj_dead_hook)(const struct mon_obj *o);
+
 static int obj_kill(struct mon_obj *o)
 {
 	uint8_t f = LOAD_RLX(&o->flags);
+	void (*dead)(const struct mon_obj *);
 
 	do {
 		if (!(f & MON_OBJF_LIVE))
@@ -188,6 +191,9 @@ static int obj_kill(struct mon_obj *o)
 	} while (!__atomic_compare_exchange_n(&o->flags, &f, (uint8_t)(f & ~MON_OBJF_LIVE), 0,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 	__atomic_fetch_add(&obj_nr_killed, 1, __ATOMIC_RELEASE);
+	/* (a record never accessed is in no cache) */
+	if ((f & MON_OBJF_ACCESSED) && (dead = __atomic_load_n(&mon_obj_dead_hook, __ATOMIC_ACQUIRE)))
+		dead(o);
 	if (o->kind != MON_OBJ_HEAP && o->kind != MON_OBJ_MMAP)
 		return KILL_KEEP;
 	if (!(f & MON_OBJF_ACCESSED))

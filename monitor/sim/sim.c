@@ -1247,7 +1247,7 @@ static inline __attribute__((always_inline)) int access_full(struct mon_sim_core
 	 * needed a call (3C), or messages changed things since. (A mode switch
 	 * in between, SOLO -> MULTI, only makes them stricter.) */
 	if (one_line && (!(flags & (SIM_AF_ENTERED | SIM_AF_TRIED)) || ret || c->three_c) &&
-	    sim_l0_hit(c, line, is_write, cookie, 0)) {
+	    sim_l0_hit(c, line, is_write, cookie, 0, c->cur_tag)) {
 		ev->est_cycles = s->g.lat.l1_hit;
 		sim_core_exit(c, locked);
 		return ret;

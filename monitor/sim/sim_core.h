@@ -1220,13 +1220,21 @@ static inline __attribute__((always_inline)) void sim_lf_note(struct mon_sim_cor
  * checked against the keys, so they need no upkeep when lines or TLB
  * entries move or lose rights. no_calls: also return 0 when the 3C shadow
  * needs an update (a call): the caller then needs no registers saved
- * around one.
+ * around one. tag: the line's tag for the filter's entry (the caller's
+ * words for the object holding the line, which lives: the entry's tag
+ * then serves hits that test no flag of it; the sim backend forgets a
+ * dead object's entries), or NULL: the line's entry in the filter made
+ * invalid. Not the entry's remembered tag, unless the caller checked
+ * that its object lives: a dead one's stays there until the line is
+ * tagged again (sim_hit).
  */
 static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_core *c,
 								uint64_t line, int j, int mru,
 								int is_write, uint32_t cookie,
-								int no_calls)
+								int no_calls, const uintptr_t *tag)
 {
+	static const uintptr_t none[2];
+
 	uint64_t *const keys = c->l1.key;
 	uint64_t i = mru ? c->last_i : c->l0.idx[j], key;
 
@@ -1275,18 +1283,18 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 		keys[i] = key | SIM_M;	/* E -> M, or M already */
 	m->cookie = cookie;
 	m->dirty |= (uint8_t)is_write;
-	sim_lf_note(c, line, i, c->l0.tag[j]);
+	sim_lf_note(c, line, i, tag ? tag : none);
 	return 1;
 }
 
-/* sim_l0_find, then sim_l0_hit_at */
+/* sim_l0_find, then sim_l0_hit_at (tag for the filter's entry: its) */
 static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core *c, uint64_t line,
 							     int is_write, uint32_t cookie,
-							     int no_calls)
+							     int no_calls, const uintptr_t *tag)
 {
 	int mru, j = sim_l0_find(c, line, &mru);
 
-	return j >= 0 && sim_l0_hit_at(c, line, j, mru, is_write, cookie, no_calls);
+	return j >= 0 && sim_l0_hit_at(c, line, j, mru, is_write, cookie, no_calls, tag);
 }
 
 /*
@@ -1366,7 +1374,7 @@ static inline __attribute__((always_inline)) int sim_hit(struct mon_sim_core *c,
 		return 0;
 	if ((c->solo || !__atomic_load_n(&c->mail, __ATOMIC_RELAXED)) &&
 	    (j = sim_l0_find(c, line, &mru)) >= 0 &&
-	    (hit = sim_l0_hit_at(c, line, j, mru, is_write, cookie, 1)) && tag) {
+	    (hit = sim_l0_hit_at(c, line, j, mru, is_write, cookie, 1, tag)) && tag) {
 		c->l0.tag[j][0] = tag[0];
 		c->l0.tag[j][1] = tag[1];
 	}
