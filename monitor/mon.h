@@ -1281,6 +1281,9 @@ int mon_sampled_read(uint64_t gen, uint64_t *total, uint64_t *before, uint32_t n
 /* What the last mon_sampled_read of gen gave besides the values. */
 struct mon_sampled_info {
 	uint32_t bursts, bursts_read;	/* bursts since the arm, in the last reading */
+	uint32_t bursts_empty;		/* since the start, ended with none or too few
+					 * accesses simulated to count (their threads
+					 * off the CPU: a busy host, or asleep) */
 	double fraction;		/* accesses simulated in bursts / all, since the arm */
 	uint64_t accesses;		/* all accesses since the arm (tallied + simulated) */
 	double stretch;			/* the gaps' stretch now (1: none; sampled.c gap_stretch) */

@@ -174,6 +174,8 @@ static struct {
 	uint64_t swap_burst_us;	/* a swap's bursts after an unusable one last this
 				 * (0: cfg.burst_us; mon_sampled_swap) */
 	uint32_t bursts_total;	/* measured since the start, over all sets */
+	uint32_t bursts_empty;	/* since the start, too few accesses to be one, or
+				 * none simulated */
 	/* the replaced set's last reading (a swap reads it, then arms) */
 	uint64_t prev_gen;
 	uint32_t prev_nr;
@@ -311,6 +313,7 @@ static int thr_cover(void)
 static void info_of(struct mon_sampled_info *info)
 {
 	info->bursts = smp.bursts_total;
+	info->bursts_empty = smp.bursts_empty;
 	info->bursts_read = smp.bursts_read;
 	info->accesses = (uint64_t)smp.calls_all;
 	info->fraction = smp.calls_all > 0 ? smp.sim_all / smp.calls_all : 0;
@@ -648,6 +651,7 @@ static void burst_end(void)
 	if (smp_too_few(a, b)) {
 		smp.sim_all += a;
 		smp.s0_gen = 0;
+		smp.bursts_empty++;
 		return;		/* no burst: all of it waits for the next */
 	}
 	{
@@ -729,8 +733,10 @@ static void burst_end(void)
 	}
 	smp.nsnap = 1;
 	smp.s0_gen = 0;
-	if (a <= 0)
+	if (a <= 0) {
+		smp.bursts_empty++;	/* nothing simulated (the threads asleep) */
 		return;
+	}
 	smp.a_all += a;
 	smp.sim_all += a;
 	smp.bursts_total++;
@@ -1294,7 +1300,7 @@ int mon_sampled_start(const struct mon_sampled_cfg *cfg)
 	smp.bursts_ended = smp.last_end_ns = 0;
 	smp.gap_ns = smp.end_ns = 0;	/* no rates yet: the first gap has no dues */
 	smp.swapped = 0;
-	smp.bursts_total = 0;
+	smp.bursts_total = smp.bursts_empty = 0;
 	smp.sim_all = smp.calls_all = smp.floor_all = 0;
 	smp.sim_ns = 0;
 	smp.start_ns = mon_mono_ns();

@@ -62,6 +62,7 @@ struct outcome {
 	double refs;		/* accesses estimated over those made */
 	uint64_t replayed;	/* addresses the thread replayed */
 	uint32_t bursts;
+	uint32_t empty;		/* bursts with too few accesses to count (a busy host) */
 	double excess;		/* L2 misses per burst over the exact rate's */
 };
 
@@ -110,6 +111,7 @@ static struct outcome run(int on, int floor)
 		o.replayed += mon_tally_tab[i].replayed;
 	o.replayed -= before;
 	o.bursts = info.bursts;
+	o.empty = info.bursts_empty;
 	exact = (double)turns * LINES;	/* a miss per line, first sweep */
 	o.l2 = (double)total[0] / exact;
 	o.refs = (double)total[1] / ((double)turns * SWEEPS * WORDS);
@@ -117,10 +119,12 @@ static struct outcome run(int on, int floor)
 	 * (a burst that crosses into the next array has its first sweep:
 	 * counted in both) */
 	o.excess = (meas[0] - meas[1] * LINES / (SWEEPS * WORDS)) / (info.bursts ? info.bursts : 1);
-	fprintf(stderr, "replay %s, floor %s: %" PRIu64 " turns, %u bursts, %" PRIu64 " addresses replayed, "
+	fprintf(stderr, "replay %s, floor %s: %" PRIu64 " turns, %u bursts (%u empty), %" PRIu64
+		" addresses replayed, "
 		"L2 misses %" PRIu64 " estimated (first sweeps' %.0f: %.2fx), %.0f in %.0f accesses "
 		"measured (%.0f simulated): %.0f extra a burst; accesses %.4fx\n",
-		on ? "on" : "off", floor ? "on" : "off", turns, o.bursts, o.replayed, total[0], exact, o.l2,
+		on ? "on" : "off", floor ? "on" : "off", turns, o.bursts, o.empty, o.replayed, total[0],
+		exact, o.l2,
 		meas[0], meas[1], sim, o.excess, o.refs);
 	return o;
 }
@@ -138,9 +142,12 @@ int main(void)
 	 * warm-up goes on for a sweep of the array in use, so the burst finds
 	 * it in the L2 */
 	fl = run(0, 1);
-	/* the replay ran before (nearly) every warm-up, a full ring each */
+	/* the replay ran before (nearly) every warm-up, a full ring each -
+	 * those of bursts too empty to count too (on a busy host the thread
+	 * can be off the CPU for a whole burst: 68 bursts and 69.3 rings
+	 * replayed in a CI run) */
 	CHECK(on.replayed >= (uint64_t)(on.bursts / 2) * MON_RING_LEN);
-	CHECK(on.replayed <= (uint64_t)(on.bursts + 1) * MON_RING_LEN);
+	CHECK(on.replayed <= (uint64_t)(on.bursts + on.empty + 1) * MON_RING_LEN);
 	CHECK(off.replayed == 0);
 	/* replayed accesses are neither tallied nor counted */
 	CHECK(on.refs > 0.99 && on.refs < 1.01);
