@@ -174,12 +174,13 @@ struct mon_obj *mon_objmap_obj_new(struct mon_obj **free_list, int kind, uintptr
 
 enum { KILL_KEEP, KILL_RECYCLE, KILL_FOLD };
 
-/* Clears LIVE. Returns KILL_RECYCLE when the record may be recycled at once
+void (*mon_obj_dead_hook)(const struct mon_obj *o);
+
+/* Clears LIVE (and calls mon_obj_dead_hook for a record that was accessed).
+ * Returns KILL_RECYCLE when the record may be recycled at once
  * (it was live and never accessed), KILL_FOLD when it may be once its counts
  * are folded (fold.c: an accessed heap block, or an anonymous mapping; a
  * file's view must stay readable, see mri_server.c), else KILL_KEEP. */
-void (*mon_obj_dead_hook)(const struct mon_obj *o);
-
 static int obj_kill(struct mon_obj *o)
 {
 	uint8_t f = LOAD_RLX(&o->flags);

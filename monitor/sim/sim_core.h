@@ -1287,7 +1287,7 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 	return 1;
 }
 
-/* sim_l0_find, then sim_l0_hit_at (tag for the filter's entry: its) */
+/* sim_l0_find, then sim_l0_hit_at (tag: the filter entry's, as there) */
 static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core *c, uint64_t line,
 							     int is_write, uint32_t cookie,
 							     int no_calls, const uintptr_t *tag)
