@@ -518,15 +518,16 @@ __asm__(
  * lf_miss_whole, then the other ways: lf_miss_rest), an L1 miss, the
  * victim written back into the LLC when dirty, the LLC's reference, the
  * fill, the filter's entry, the count by outcome (sim_lean_body with
- * c64, solo, the tag in registers; count_outcome). Anything else jumps to
- * mon_sim_lf_miss with the arguments as they came, having changed nothing
- * but the object cache's hint (a guess) or undone what it changed (in_rt,
- * busy): a core not solo or shared, another lean kind, the filter off, the
- * tick running out (mon_sim_lf_look), no such object, a way of the set
- * whose key's low half is the line's (a hit, an invalidated line or a
- * twin 2^30 lines away), sampled mode's cold sets, a stamp to renumber
- * in the L1 (sim_lru_renumber) or in the LLC's set (its clock at the
- * maximum). Only where the host has SSE4.1 (pminsd, phminposuw, pshufb:
+ * c64, solo, the tag in registers; count_outcome); and an L1 hit the
+ * filter did not hold, E or M and untracked (its entry another line's).
+ * Anything else jumps to mon_sim_lf_miss with the arguments as they came,
+ * having changed nothing but the object cache's hint (a guess) or undone
+ * what it changed (in_rt, busy): a core not solo or shared, another lean
+ * kind, the filter off, the tick running out (mon_sim_lf_look), no such
+ * object, a way in I or S or tracked, a way whose key's low half alone is
+ * the line's (a twin 2^30 lines away), sampled mode's cold sets, a stamp
+ * to renumber in the L1 (sim_lru_renumber) or in the LLC's set (its clock
+ * at the maximum). Only where the host has SSE4.1 (pminsd, phminposuw, pshufb:
  * mon_sim_lf_asm, set with the filter, also 0 with AMEBA_SIM_ASM=0).
  *
  * Why: gcc keeps t, the core, the line, the two sets, the object, its
@@ -628,7 +629,8 @@ __asm__(
 	"	mov	%r9, -56(%rsp)\n"
 	"	shl	$3, %r9\n"
 	"	add	" A_S(A_C_L1_KEY) "(%r8), %r9\n"
-	/* sim_find_n: no way whose key's low half, state cleared, is the line's */
+	/* sim_find_n: the ways whose key's low half, state cleared, is the
+	 * line's (two mask bits a way): none, a miss */
 	"	lea	4(,%rsi,4), %eax\n"			/* SIM_KEY(line), low half */
 	"	movd	%eax, %xmm0\n"
 	"	pshufd	$0, %xmm0, %xmm0\n"
@@ -642,10 +644,10 @@ __asm__(
 	"	andps	.Llfm_not3(%rip), %xmm3\n"
 	"	pcmpeqd	%xmm0, %xmm1\n"
 	"	pcmpeqd	%xmm0, %xmm3\n"
-	"	por	%xmm3, %xmm1\n"
+	"	packssdw	%xmm3, %xmm1\n"
 	"	pmovmskb	%xmm1, %eax\n"
 	"	test	%eax, %eax\n"
-	"	jnz	.Llfm_back\n"
+	"	jnz	.Llfm_l1hit\n"
 	/* nothing to renumber: the L1's stamps below 2^31 (sim_lru_min8),
 	 * the LLC set's clock below its maximum (sim_llc16_touch) */
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
@@ -807,6 +809,95 @@ __asm__(
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	lea	(%rdx,%rdi,2), %rdx\n"
 	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + out * 2 + write */
+	"	subl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"
+	"	mov	-8(%rsp), %rdi\n"
+	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
+	"	ret\n"
+	/* an L1 hit the filter did not hold (its entry taken by another
+	 * line): the first candidate whose whole key is the line's, in E or M
+	 * and untracked (sim_lean_body's hit), else the C. Registers as the
+	 * miss's; rcx the way, r11 its key, rdi its metadata */
+	".Llfm_l1hit:\n"
+	"	lea	4(,%rsi,4), %rdx\n"			/* SIM_KEY(line) */
+	"7:\n"
+	"	bsf	%eax, %ecx\n"
+	"	shr	$1, %ecx\n"
+	"	mov	(%r9,%rcx,8), %r11\n"
+	"	mov	%r11, %rdi\n"
+	"	and	$-4, %rdi\n"
+	"	cmp	%rdx, %rdi\n"
+	"	je	8f\n"
+	"	lea	-1(%rax), %edi\n"			/* the way's two bits off */
+	"	and	%edi, %eax\n"
+	"	lea	-1(%rax), %edi\n"
+	"	and	%edi, %eax\n"
+	"	jnz	7b\n"
+	"	jmp	.Llfm_back\n"				/* a twin: the C */
+	"8:\n"
+	/* (for the tests: gdb stops here when this hit is found) */
+	"	.globl	sim_lf_miss_x86_hit\n"
+	"	.hidden	sim_lf_miss_x86_hit\n"
+	"sim_lf_miss_x86_hit:\n"
+	"	mov	%r11d, %edi\n"
+	"	and	$3, %edi\n"
+	"	cmp	$2, %edi\n"				/* I or S: the C */
+	"	jb	.Llfm_back\n"
+	"	mov	-56(%rsp), %rax\n"
+	"	add	%rcx, %rax\n"				/* i */
+	"	lea	(%rax,%rax,2), %rdi\n"
+	"	shl	$3, %rdi\n"
+	"	add	" A_S(A_C_L1_META) "(%r8), %rdi\n"
+	"	cmpb	$0, " A_S(A_M_TRACK) "(%rdi)\n"	/* tracked: the C */
+	"	jne	.Llfm_back\n"
+	/* E -> M on a write, the stamp, the cookie, the dirty bit */
+	"	mov	-32(%rsp), %edx\n"
+	"	shr	$1, %edx\n"
+	"	and	$1, %edx\n"				/* a write */
+	"	jz	9f\n"
+	"	or	$3, %r11\n"
+	"	mov	%r11, (%r9,%rcx,8)\n"
+	"	orb	$1, " A_S(A_M_DIRTY) "(%rdi)\n"
+	"9:\n"
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %r10\n"
+	"	add	$1, %r10\n"
+	"	mov	%r10, " A_S(A_C_L1_CLOCK) "(%r8)\n"
+	"	mov	%r10, 64(%r9,%rcx,8)\n"
+	"	mov	-40(%rsp), %r9\n"			/* the object */
+	"	mov	" A_S(A_O_IDX) "(%r9), %r10d\n"
+	"	mov	%r10d, " A_S(A_M_COOKIE) "(%rdi)\n"
+	/* sim_lf_wok: M, its dirty bit; E, private: the silent upgrade */
+	"	mov	%r11d, %r10d\n"
+	"	and	$3, %r10d\n"
+	"	cmp	$3, %r10d\n"
+	"	jne	10f\n"
+	"	cmpb	$0, " A_S(A_M_DIRTY) "(%rdi)\n"
+	"	setne	%r10b\n"
+	"	jmp	11f\n"
+	"10:\n"
+	"	cmpb	$0, " A_S(A_M_PRIV) "(%rdi)\n"
+	"	setne	%r10b\n"
+	"	add	%r10b, %r10b\n"			/* MON_SIM_LF_UPGRADE */
+	"11:\n"
+	"	movzbl	%r10b, %r10d\n"
+	/* the filter's entry, as the fill's */
+	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
+	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
+	"	mov	%rsi, %rcx\n"
+	"	shr	$16, %rcx\n"
+	"	xor	%rsi, %rcx\n"
+	"	movzbl	%cl, %ecx\n"
+	"	shl	$6, %rcx\n"
+	"	add	" A_S(A_C_LF_ENT) "(%r8), %rcx\n"
+	"	mov	%rsi, (%rcx)\n"
+	"	mov	%r11, 8(%rcx)\n"
+	"	mov	%eax, 16(%rcx)\n"
+	"	mov	%r10d, 24(%rcx)\n"
+	"	mov	-48(%rsp), %rax\n"
+	"	mov	%r9, 32(%rcx)\n"
+	"	mov	%rax, 40(%rcx)\n"
+	/* sim_core_exit; count_outcome (an L1 hit); the tick; mon_rt_leave */
+	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
+	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + write */
 	"	subl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"
 	"	mov	-8(%rsp), %rdi\n"
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"

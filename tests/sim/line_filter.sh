@@ -13,8 +13,8 @@
 # And each mode is what ran: where the owner looks (mon_sim_lf_look, every
 # window) KEEP (a program of hits), the filter pinned, has taken hits
 # through it (at least 3 per 4 entries written) and single finds it off;
-# the batch runs pinned, the assembly miss fills lines (x86-64, not with
-# AMEBA_SIM_ASM=0); REST (mostly misses), chosen, probes every mode
+# the batch runs pinned, the assembly miss fills lines and takes L1 hits
+# (x86-64, not with AMEBA_SIM_ASM=0); REST (mostly misses), chosen, probes every mode
 # and takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
 # (skylake-sp) never look. ASLR off (setarch -R) and environments of one
 # size, so that both runs see the same addresses. MERGED (two threads in
@@ -90,6 +90,9 @@ if [ "$(uname -m)" = x86_64 ]; then
 		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
 	expect_ran "not hit" sim_lf_miss_x86_fill "AMEBA_SIM_ASM=0 ran the assembly miss" \
 		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_SIM_ASM=0 || status=1
+	# and takes an L1 hit the filter did not hold (its entry another line's)
+	expect_ran hit sim_lf_miss_x86_hit "the assembly miss never took an L1 hit" \
+		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
 fi
 expect_ran hit mon_batch_flush "the batch never ran in batch mode" AMEBA_SIM_TLB=0 \
 	AMEBA_SIM_MODE=batch || status=1
