@@ -785,9 +785,13 @@ __asm__(
 	"	shl	$32, %r10\n"				/* dirty */
 	"	bts	$48, %r10\n"				/* priv */
 	"	mov	%r10, 16(%rcx)\n"
-	/* the filter's entry (sim_memo_lf): its key word and a write's
-	 * rights (M dirty; E the silent upgrade); the memo of the last line
-	 * forgotten */
+	"	mov	$2, %r10d\n"
+	"	sub	%edx, %r10d\n"			/* wok: 1, or UPGRADE */
+	/* the filter's entry (sim_memo_lf): the line, its key word, its key
+	 * index, a write's rights (r10d), the object and its vector; the memo
+	 * of the last line forgotten. Then sim_core_exit, count_outcome (rdi
+	 * the level, rdx a write), the tick (not 1: no look), mon_rt_leave */
+	".Llfm_entry:\n"
 	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
 	"	mov	%rsi, %rcx\n"				/* mon_sim_lf_slot */
@@ -799,13 +803,10 @@ __asm__(
 	"	mov	%rsi, (%rcx)\n"				/* line */
 	"	mov	%r11, 8(%rcx)\n"			/* want */
 	"	mov	%eax, 16(%rcx)\n"			/* i */
-	"	mov	$2, %eax\n"
-	"	sub	%edx, %eax\n"
-	"	mov	%eax, 24(%rcx)\n"			/* wok: 1, or UPGRADE */
+	"	mov	%r10d, 24(%rcx)\n"			/* wok */
 	"	mov	-48(%rsp), %rax\n"			/* the counter vector */
 	"	mov	%r9, 32(%rcx)\n"
 	"	mov	%rax, 40(%rcx)\n"
-	/* sim_core_exit; count_outcome; the tick (not 1: no look); mon_rt_leave */
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	lea	(%rdx,%rdi,2), %rdx\n"
 	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + out * 2 + write */
@@ -879,29 +880,8 @@ __asm__(
 	"	add	%r10b, %r10b\n"			/* MON_SIM_LF_UPGRADE */
 	"11:\n"
 	"	movzbl	%r10b, %r10d\n"
-	/* the filter's entry, as the fill's */
-	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
-	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
-	"	mov	%rsi, %rcx\n"
-	"	shr	$16, %rcx\n"
-	"	xor	%rsi, %rcx\n"
-	"	movzbl	%cl, %ecx\n"
-	"	shl	$6, %rcx\n"
-	"	add	" A_S(A_C_LF_ENT) "(%r8), %rcx\n"
-	"	mov	%rsi, (%rcx)\n"
-	"	mov	%r11, 8(%rcx)\n"
-	"	mov	%eax, 16(%rcx)\n"
-	"	mov	%r10d, 24(%rcx)\n"
-	"	mov	-48(%rsp), %rax\n"
-	"	mov	%r9, 32(%rcx)\n"
-	"	mov	%rax, 40(%rcx)\n"
-	/* sim_core_exit; count_outcome (an L1 hit); the tick; mon_rt_leave */
-	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
-	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + write */
-	"	subl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"
-	"	mov	-8(%rsp), %rdi\n"
-	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
-	"	ret\n"
+	"	xor	%edi, %edi\n"				/* the level: an L1 hit */
+	"	jmp	.Llfm_entry\n"
 	/* the victim M (rcx its key): sim_llc_writeback inline - into its
 	 * LLC set, M, if it is there (no lock: the core solo, one node) */
 	".Llfm_dirty:\n"
