@@ -543,6 +543,37 @@ __asm__(
  * -32 wfs, -40 the object, -48 its counter vector, -56 the set's first
  * key index, then the victim's (i), -64 the victim's way.
  */
+/* LLC set block SET (24 words) of line LINE in LLC: blk + (LINE & set_mask) * 192 */
+#define A_LFM_LLC_SET(LLC, LINE, SET) \
+	"	mov	" A_S(A_L_SET_MASK) "(" LLC "), " SET "\n" \
+	"	and	" LINE ", " SET "\n" \
+	"	lea	(" SET "," SET ",2), " SET "\n" \
+	"	shl	$6, " SET "\n" \
+	"	add	" A_S(A_L_BLK) "(" LLC "), " SET "\n"
+/* sim_lru16_find_n over set block SET for line LINE, whose key is WANT:
+ * its fingerprint in FP (sim_fp, in every byte of xmm0), the ways with
+ * that fingerprint in MASK, then the first whose key, state cleared, is
+ * WANT - its way in rax (rdx clobbered) - or a jump to NONE */
+#define A_LFM_LLC_FIND(LINE, FP, FP32, SET, MASK, WANT, NONE) \
+	"	movabs	$0x9e3779b97f4a7c15, " FP "\n" \
+	"	imul	" LINE ", " FP "\n" \
+	"	shr	$57, " FP "\n" \
+	"	add	$1, " FP32 "\n" \
+	"	movd	" FP32 ", %xmm0\n" \
+	"	pxor	%xmm1, %xmm1\n" \
+	"	pshufb	%xmm1, %xmm0\n" \
+	"	movdqu	16(" SET "), %xmm1\n" \
+	"	pcmpeqb	%xmm0, %xmm1\n" \
+	"	pmovmskb	%xmm1, " MASK "\n" \
+	"1:\n" \
+	"	test	" MASK ", " MASK "\n" \
+	"	jz	" NONE "\n" \
+	"	bsf	" MASK ", %eax\n" \
+	"	btr	%eax, " MASK "\n" \
+	"	mov	64(" SET ",%rax,8), %rdx\n" \
+	"	and	$-4, %rdx\n" \
+	"	cmp	" WANT ", %rdx\n" \
+	"	jne	1b\n"
 __asm__(
 	"	.pushsection .rodata\n"
 	"	.p2align 4\n"
@@ -614,11 +645,7 @@ __asm__(
 	"	shr	$6, %rsi\n"				/* the line */
 	/* the LLC set (24 words): its three host lines load meanwhile */
 	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
-	"	mov	" A_S(A_L_SET_MASK) "(%rax), %r10\n"
-	"	and	%rsi, %r10\n"
-	"	lea	(%r10,%r10,2), %r10\n"
-	"	shl	$6, %r10\n"
-	"	add	" A_S(A_L_BLK) "(%rax), %r10\n"
+	A_LFM_LLC_SET("%rax", "%rsi", "%r10")
 	"	prefetcht0	(%r10)\n"
 	"	prefetcht0	64(%r10)\n"
 	"	prefetcht0	128(%r10)\n"
@@ -681,27 +708,9 @@ __asm__(
 	"	cmp	$3, %edx\n"				/* M: written back */
 	"	je	.Llfm_dirty\n"
 	".Llfm_ref:\n"
-	/* sim_llc16_ref_n: the line's fingerprint against the set's 16 */
-	"	movabs	$0x9e3779b97f4a7c15, %rcx\n"
-	"	imul	%rsi, %rcx\n"
-	"	shr	$57, %rcx\n"
-	"	add	$1, %ecx\n"				/* sim_fp */
-	"	movd	%ecx, %xmm0\n"
-	"	pxor	%xmm1, %xmm1\n"
-	"	pshufb	%xmm1, %xmm0\n"
-	"	movdqu	16(%r10), %xmm1\n"
-	"	pcmpeqb	%xmm0, %xmm1\n"
-	"	pmovmskb	%xmm1, %edi\n"
+	/* sim_llc16_ref_n: the line in its set (its fingerprint stays in ecx) */
 	"	lea	4(,%rsi,4), %r11\n"			/* SIM_KEY(line) */
-	"2:\n"
-	"	test	%edi, %edi\n"
-	"	jz	.Llfm_llc_miss\n"
-	"	bsf	%edi, %eax\n"
-	"	btr	%eax, %edi\n"
-	"	mov	64(%r10,%rax,8), %rdx\n"
-	"	and	$-4, %rdx\n"
-	"	cmp	%r11, %rdx\n"
-	"	jne	2b\n"
+	A_LFM_LLC_FIND("%rsi", "%rcx", "%ecx", "%r10", "%edi", "%r11", ".Llfm_llc_miss")
 	/* an LLC hit: the way most recently used (sim_llc16_touch) */
 	"	mov	8(%r10), %rdx\n"
 	"	add	$1, %rdx\n"
@@ -891,30 +900,8 @@ __asm__(
 	"	sub	$1, %rcx\n"				/* SIM_KEY_LINE */
 	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
 	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
-	"	mov	" A_S(A_L_SET_MASK) "(%rax), %r11\n"
-	"	and	%rcx, %r11\n"
-	"	lea	(%r11,%r11,2), %r11\n"
-	"	shl	$6, %r11\n"
-	"	add	" A_S(A_L_BLK) "(%rax), %r11\n"
-	"	movabs	$0x9e3779b97f4a7c15, %rax\n"
-	"	imul	%rax, %rcx\n"
-	"	shr	$57, %rcx\n"
-	"	add	$1, %ecx\n"
-	"	movd	%ecx, %xmm0\n"
-	"	pxor	%xmm1, %xmm1\n"
-	"	pshufb	%xmm1, %xmm0\n"
-	"	movdqu	16(%r11), %xmm1\n"
-	"	pcmpeqb	%xmm0, %xmm1\n"
-	"	pmovmskb	%xmm1, %ecx\n"
-	"6:\n"
-	"	test	%ecx, %ecx\n"
-	"	jz	.Llfm_ref\n"
-	"	bsf	%ecx, %eax\n"
-	"	btr	%eax, %ecx\n"
-	"	mov	64(%r11,%rax,8), %rdx\n"
-	"	and	$-4, %rdx\n"
-	"	cmp	%rdi, %rdx\n"
-	"	jne	6b\n"
+	A_LFM_LLC_SET("%rax", "%rcx", "%r11")
+	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref")
 	"	or	$3, %rdi\n"
 	"	mov	%rdi, 64(%r11,%rax,8)\n"
 	"	jmp	.Llfm_ref\n"
@@ -931,6 +918,8 @@ __asm__(
 	"	.cfi_endproc\n"
 	"	.size	sim_lf_miss_x86, .-sim_lf_miss_x86\n"
 	"	.popsection\n");
+#undef A_LFM_LLC_FIND
+#undef A_LFM_LLC_SET
 #undef A_S
 #undef A_S_
 #endif
