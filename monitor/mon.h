@@ -697,6 +697,13 @@ static inline uint64_t mon_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* tid.c: thread tid's state letter in /proc/self/task/<tid>/stat (R
+ * running or runnable, S asleep, D in uninterruptible kernel work, T/t
+ * stopped, ...), 0 when it cannot tell (the thread is gone); the CPU time
+ * it has run in ms, 0 when unknown. */
+char mon_tid_state(pid_t tid) MON_HIDDEN;
+uint64_t mon_tid_cpu_ms(pid_t tid) MON_HIDDEN;
+
 /* The MON_LINE_SIZE lines [addr, addr + sz) covers, sz > 0. */
 static inline uint64_t mon_lines_of(uintptr_t addr, size_t sz)
 {

@@ -174,32 +174,13 @@ size_t mon_sampled_range(const struct mon_thread *t, uintptr_t addr, size_t sz)
 	return (((addr >> MON_LINE_SHIFT) + MON_RANGE_HEAD) << MON_LINE_SHIFT) - addr;
 }
 
-/*
- * 1 when thread id's state is R (running or waiting for a CPU, not asleep):
- * /proc/self/task/<tid>/stat, the letter after the name's closing ')'.
- * 0 when it cannot tell (exited, no record).
- */
+/* 1 when thread id's state is R (running or waiting for a CPU, not
+ * asleep); 0 when it cannot tell (exited, no record) */
 static int thread_runnable(uint32_t id)
 {
 	const struct mon_thread *t = mon_thread_get(id);
-	char path[48], buf[256], *p = NULL;
-	ssize_t n;
-	int fd;
 
-	if (!t || t->tid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)t->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (char *q = buf; (q = strchr(q, ')')); q++)
-		p = q;
-	return p && p[1] == ' ' && p[2] == 'R';
+	return t && t->tid > 0 && mon_tid_state(t->tid) == 'R';
 }
 
 /*
