@@ -584,7 +584,7 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 }
 
 /*
- * Ordered mode's merger (seq.c merge_run): t's logged access to the object
+ * Ordered mode's merger (seq_merge.c): t's logged access to the object
  * of index cookie, simulated and counted into v, t's counter vector of that
  * object - sim_access without the object record (only the what-if runs
  * need it), the indirect call and the events' copy; a plain L1 hit inline

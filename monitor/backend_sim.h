@@ -171,23 +171,67 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 }
 
 /*
- * Ordered mode's merger (seq.c merge_run), before mon_sim_seq_access: the
- * L1 hit of a logged access (wfs) to the object of index cookie by the
- * thread of sim core `core`, counted into v, when the merger's filter
- * takes it (sim_core.h sim_mf_hit) - inline, no call. Returns its cycles
- * (at least 1: what the merger's clock advances by), 0 when not taken.
+ * Ordered mode's merger (seq_merge.c plain_hits), before mon_sim_seq_access:
+ * the L1 hits the merger's filter takes (sim_core.h sim_mf_hit_run), inline,
+ * no call, for a run of logged accesses of the thread of sim core `core`.
+ * mon_sim_seq_hold enters the core into r (0: it cannot, nothing changed;
+ * a fix being simulated, no filter, the core held still); then each
+ * mon_sim_seq_hit, an access (wfs) to the object of index cookie counted
+ * into v, returns 1 when the filter takes it (the merger's clock then
+ * advances by mon_sim_seq_hit_cycles), else 0, nothing changed; then
+ * mon_sim_seq_unhold(core, r, hits) leaves. Holding the core over the run
+ * is what the merger's single thread allows: nothing else simulates while
+ * it runs, and a thread that would hold the core still waits for it to
+ * leave.
  */
-static inline __attribute__((always_inline)) uint64_t mon_sim_seq_hit(void *core, uint32_t cookie,
-								       uintptr_t addr, uint32_t wfs,
-								       uint64_t *v)
+static inline int mon_sim_seq_hold(void *core, struct sim_mf_run *r)
 {
-	struct mon_sim_core *c = core;
+	return !__atomic_load_n(&mon_sim_whatif_kind, __ATOMIC_RELAXED) &&
+	       sim_mf_hold((struct mon_sim_core *)core, r);
+}
 
-	if (__atomic_load_n(&mon_sim_whatif_kind, __ATOMIC_RELAXED) ||
-	    !sim_mf_hit(c, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie))
+/* Whether the merger's filter of core may take an access at addr (its
+ * entry is the line's): the test before mon_sim_seq_hold, so that a miss
+ * does not pay for holding the core */
+static inline int mon_sim_seq_maybe(const void *core, uintptr_t addr)
+{
+	const struct mon_sim_core *c = core;
+	const uint64_t line = addr >> c->l1.line_shift;
+
+	return c->mf && c->mf[sim_mf_slot(line)].line == line;
+}
+
+static inline __attribute__((always_inline)) int mon_sim_seq_hit(struct sim_mf_run *r,
+								  uint32_t cookie, uintptr_t addr,
+								  uint32_t wfs, uint64_t *v)
+{
+	if (!sim_mf_hit_run(r, addr, MON_FAST_SZ(wfs), (wfs & MON_ACC_WRITE) != 0, cookie))
 		return 0;
-	mon_sim_count_l1_hit(v, wfs, c);
-	return c->l1_hit_cycles ? c->l1_hit_cycles : 1;
+	mon_sim_count_plain(v, wfs & MON_ACC_READ, (wfs & MON_ACC_WRITE) >> 1, r->cycles);
+	return 1;
+}
+
+/* The merger's hits in assembly (backend_sim_x86.c): mon_sim_seq_hit over
+ * the log entries ring[(n + k) % SEQ_RING] (seq_int.h), k < max; returns
+ * the k it stopped at (an entry not plain, or not a hit). For 64-byte L1
+ * lines (r->shift 6). */
+#if defined(__x86_64__) && defined(__GNUC__)
+struct seq_ent;
+uint64_t sim_mf_hits_x86(struct sim_mf_run *r, const struct seq_ent *ring, uint64_t n,
+			 uint64_t max) MON_HIDDEN;
+#define SIM_MF_HITS sim_mf_hits_x86
+#endif
+
+/* The cycles a hit of r advances the merger's clock by: the L1's hit
+ * latency, at least 1 */
+static inline uint32_t mon_sim_seq_hit_cycles(const struct sim_mf_run *r)
+{
+	return r->cycles ? r->cycles : 1;
+}
+
+static inline void mon_sim_seq_unhold(void *core, const struct sim_mf_run *r, uint64_t hits)
+{
+	sim_mf_unhold((struct mon_sim_core *)core, r, hits);
 }
 
 /* A decimal environment value in [lo, hi], or -1 (absent or bad: logged) */

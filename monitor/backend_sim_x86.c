@@ -3,13 +3,15 @@
  * (sim_line_fast_x86): the L1 hit of backend_sim.c's C line entry
  * (mon_sim_line_fast_c), which it falls back on for anything else; the
  * batch's hits (sim_batch_hits_x86); and the line filter's usual miss
- * (sim_lf_miss_x86), which falls back on mon_sim_lf_miss.
+ * (sim_lf_miss_x86), which falls back on mon_sim_lf_miss; and the ordered
+ * mode merger's L1 hits (sim_mf_hits_x86).
  */
 #include <stddef.h>
 
 #include "mon.h"
 #include "sim/sim_core.h"
 #include "backend_sim.h"
+#include "seq_int.h"	/* struct seq_ent: sim_mf_hits_x86's log entries */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
@@ -164,7 +166,6 @@ _Static_assert(SIM_L0 == 8 && MON_LINE_SHIFT == 6 && MRI_GEOM_LRU == 0 && MON_OB
 		       SLOT_WRITES == 2 && SLOT_EST_CYCLES == 24,
 	       "sim_line_fast_x86: a constant changed");
 _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) * 4");
-#undef A_FIELD
 
 #define A_S_(x) #x
 #define A_S(x) A_S_(x)
@@ -920,6 +921,158 @@ __asm__(
 	"	.popsection\n");
 #undef A_LFM_LLC_FIND
 #undef A_LFM_LLC_SET
+
+/*
+ * The ordered mode merger's L1 hits (seq_merge.c merge_plain): the C loop
+ * of mon_sim_seq_hit over the log entries ring[(n + k) % SEQ_RING], k <
+ * max, with the core held (r: sim_mf_hold's copy of what a hit reads).
+ * Returns the k at which it stopped - an entry not plain, or one the
+ * merger's filter does not take - having changed nothing for that entry;
+ * r->clock is the L1's clock after the k hits. Only for 64-byte L1 lines
+ * (the caller checks r->shift). Why: gcc keeps the run's dozen values on
+ * the stack across the loop (~65 instructions a hit in jacobi_2t; here
+ * ~55, and no register to save: a run is often one hit, a read-modify-
+ * write's write). A leaf in the caller-saved registers: rdi r (its fields
+ * read where used), rsi ring, rdx n + k, rcx n + max (a write's state
+ * test borrows it), rax the entry (then its counter vector), r8 the way's
+ * metadata, r9 the filter's entry, r10 i, r11 the key. Red zone: -8 n,
+ * -16 n + max.
+ */
+#define A_R_MF 0
+#define A_R_KEY 8
+#define A_R_STAMP 16
+#define A_R_META 24
+#define A_R_MAIL 32
+#define A_R_CLOCK 40
+#define A_R_CYCLES 52
+#define A_R_E2M 56
+#define A_E_ADDR 0
+#define A_E_V 16
+#define A_E_OBJ 24
+#define A_E_FLAGS 28
+#define A_E_KIND 29
+#define A_E_SZ 30
+A_FIELD(struct sim_mf_run, mf, A_R_MF, 8);
+A_FIELD(struct sim_mf_run, key, A_R_KEY, 8);
+A_FIELD(struct sim_mf_run, stamp, A_R_STAMP, 8);
+A_FIELD(struct sim_mf_run, meta, A_R_META, 8);
+A_FIELD(struct sim_mf_run, mail, A_R_MAIL, 8);
+A_FIELD(struct sim_mf_run, clock, A_R_CLOCK, 8);
+A_FIELD(struct sim_mf_run, cycles, A_R_CYCLES, 4);
+A_FIELD(struct sim_mf_run, e2m, A_R_E2M, 4);
+A_FIELD(struct sim_mf_ent, line, 0, 8);
+A_FIELD(struct sim_mf_ent, want, 8, 8);
+A_FIELD(struct sim_mf_ent, i, 16, 8);
+A_FIELD(struct seq_ent, addr, A_E_ADDR, 8);
+A_FIELD(struct seq_ent, v, A_E_V, 8);
+A_FIELD(struct seq_ent, obj_idx, A_E_OBJ, 4);
+A_FIELD(struct seq_ent, flags, A_E_FLAGS, 1);
+A_FIELD(struct seq_ent, kind, A_E_KIND, 1);
+A_FIELD(struct seq_ent, sz, A_E_SZ, 2);
+_Static_assert(sizeof(struct seq_ent) == 32 && SEQ_RING == 0x4000 && SEQ_PLAIN == 6 &&
+		       sizeof(struct sim_mf_ent) == 24 && SIM_MF_BITS == 9 &&
+		       sizeof(struct sim_meta) == 24 && MON_ACC_READ == 1 && MON_ACC_WRITE == 2,
+	       "sim_mf_hits_x86: a log entry, the merger's filter or the metadata changed");
+
+__asm__(
+	"	.pushsection .text\n"
+	"	.p2align 4\n"
+	"	.globl	sim_mf_hits_x86\n"
+	"	.hidden	sim_mf_hits_x86\n"
+	"	.type	sim_mf_hits_x86, @function\n"
+	"sim_mf_hits_x86:\n"
+	"	.cfi_startproc\n"
+	"	mov	%rdx, -8(%rsp)\n"
+	"	add	%rdx, %rcx\n"				/* n + max */
+	"	mov	%rcx, -16(%rsp)\n"
+	"	cmp	%rdx, %rcx\n"
+	"	je	.Lmfh_end\n"
+	".Lmfh_loop:\n"
+	"	mov	%edx, %eax\n"
+	"	and	$0x3fff, %eax\n"
+	"	shl	$5, %rax\n"
+	"	add	%rsi, %rax\n"				/* the entry */
+	"	cmpb	$6, " A_S(A_E_KIND) "(%rax)\n"		/* SEQ_PLAIN */
+	"	jne	.Lmfh_end\n"
+	"	mov	" A_S(A_E_ADDR) "(%rax), %r8\n"
+	"	movzwl	" A_S(A_E_SZ) "(%rax), %r9d\n"
+	"	lea	-1(%r8,%r9), %r9\n"
+	"	shr	$6, %r8\n"				/* the line */
+	"	shr	$6, %r9\n"
+	"	cmp	%r9, %r8\n"				/* within it */
+	"	jne	.Lmfh_end\n"
+	"	mov	%r8, %r9\n"				/* sim_mf_slot */
+	"	shr	$16, %r9\n"
+	"	xor	%r8, %r9\n"
+	"	and	$0x1ff, %r9d\n"
+	"	imul	$24, %r9, %r9\n"
+	"	add	" A_S(A_R_MF) "(%rdi), %r9\n"		/* the filter's entry */
+	"	cmp	(%r9), %r8\n"
+	"	jne	.Lmfh_end\n"
+	"	mov	16(%r9), %r10\n"			/* i */
+	"	mov	" A_S(A_R_KEY) "(%rdi), %r11\n"
+	"	mov	(%r11,%r10,8), %r11\n"			/* the key */
+	"	cmp	8(%r9), %r11\n"				/* want */
+	"	jne	.Lmfh_end\n"
+	"	mov	" A_S(A_R_MAIL) "(%rdi), %r8\n"
+	"	cmpl	$0, (%r8)\n"				/* mail pending */
+	"	jne	.Lmfh_end\n"
+	"	imul	$24, %r10, %r8\n"
+	"	add	" A_S(A_R_META) "(%rdi), %r8\n"		/* the way's metadata */
+	"	testb	$2, " A_S(A_E_FLAGS) "(%rax)\n"		/* a write: M, untracked */
+	"	jz	2f\n"
+	"	mov	%r11, %rcx\n"
+	"	and	$3, %ecx\n"
+	"	cmp	$3, %ecx\n"
+	"	jne	1f\n"
+	"	cmpb	$0, " A_S(A_M_TRACK) "(%r8)\n"
+	"	je	3f\n"
+	"1:\n"							/* or E, private, no L2: E -> M */
+	"	cmp	$2, %ecx\n"
+	"	jne	.Lmfh_end_c\n"
+	"	cmpb	$0, " A_S(A_M_PRIV) "(%r8)\n"
+	"	je	.Lmfh_end_c\n"
+	"	cmpl	$0, " A_S(A_R_E2M) "(%rdi)\n"
+	"	je	.Lmfh_end_c\n"
+	"	or	$3, %r11\n"
+	"	mov	%r11, 8(%r9)\n"				/* the entry's word */
+	"	mov	" A_S(A_R_KEY) "(%rdi), %r9\n"
+	"	mov	%r11, (%r9,%r10,8)\n"			/* the key: M */
+	"3:\n"
+	"	mov	-16(%rsp), %rcx\n"
+	"2:\n"
+	"	mov	" A_S(A_R_CLOCK) "(%rdi), %r11\n"
+	"	add	$1, %r11\n"
+	"	mov	%r11, " A_S(A_R_CLOCK) "(%rdi)\n"
+	"	mov	" A_S(A_R_STAMP) "(%rdi), %r9\n"
+	"	mov	%r11, (%r9,%r10,8)\n"			/* the LRU stamp */
+	"	mov	" A_S(A_E_OBJ) "(%rax), %r9d\n"
+	"	mov	%r9d, " A_S(A_M_COOKIE) "(%r8)\n"
+	"	movzbl	" A_S(A_E_FLAGS) "(%rax), %r9d\n"
+	"	mov	" A_S(A_E_V) "(%rax), %rax\n"		/* mon_sim_count_plain */
+	"	addq	$1, (%rax)\n"				/* SLOT_MEM_REF */
+	"	mov	" A_S(A_R_CYCLES) "(%rdi), %r10d\n"
+	"	add	%r10, 192(%rax)\n"			/* SLOT_EST_CYCLES */
+	"	mov	%r9d, %r10d\n"
+	"	and	$1, %r10d\n"
+	"	add	%r10, 8(%rax)\n"			/* SLOT_READS */
+	"	shr	$1, %r9d\n"
+	"	and	$1, %r9d\n"
+	"	add	%r9, 16(%rax)\n"			/* SLOT_WRITES */
+	"	or	%r9b, " A_S(A_M_DIRTY) "(%r8)\n"
+	"	add	$1, %rdx\n"
+	"	cmp	%rdx, %rcx\n"
+	"	jne	.Lmfh_loop\n"
+	".Lmfh_end_c:\n"
+	"	mov	-16(%rsp), %rcx\n"
+	".Lmfh_end:\n"
+	"	mov	%rdx, %rax\n"
+	"	sub	-8(%rsp), %rax\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size	sim_mf_hits_x86, .-sim_mf_hits_x86\n"
+	"	.popsection\n");
+#undef A_FIELD
 #undef A_S
 #undef A_S_
 #endif

@@ -62,8 +62,9 @@ acc = sum(o["total"].get("mem_ref", 0) for o in json.load(open(oracle))["objects
 if acc == 0:
     sys.exit(f"ipa.sh: {k}: no accesses in the oracle")
 parts = dict.fromkeys(("miss", "entry", "batch", "hooks", "log", "merger", "program", "other"), 0)
-merger = ("merge_run", "merge_round", "merge_running", "merger_main", "try_resume",
-          "blocked_may_resume", "seq_access_rest", "sim_mf_note")
+merger = ("merge_run", "merge_round", "merge_running", "mon_seq_merger_main", "try_resume",
+          "blocked_may_resume", "seq_access_rest", "sim_mf_note", "merge_plain", "merge_duel",
+          "merge_entry", "run_end", "sim_mf_hits_x86")
 total = 0
 for line in open(ann):
     m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(PROGRAM TOTALS|(\S+):(\S+))", line)

@@ -1298,48 +1298,88 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
 }
 
 /*
- * The merger's filter (ordered mode: seq.c merge_run through backend_sim.h
+ * The merger's filter (ordered mode: seq_merge.c plain_hits through backend_sim.h
  * mon_sim_seq_hit; entries written by mon_sim_seq_access, sim_mf_note):
  * the L1 hit of an access within one line whose entry in c->mf says where
  * the line is, the key word there unchanged (the line has not left, lost
  * rights or been invalidated since), nothing pending from other cores.
  * Makes sim_l0_hit_at's changes - the LRU stamp, the cookie, a write's
- * dirty bit; no TLB or 3C shadow (mf_ok: neither is modelled) - and
- * forgets the last-line memo (the line entries' guess that it is most
- * recently used no longer holds); a write needs M, untracked (E -> M and
- * tracked words take the general path). 1 if it did, else 0, nothing
- * changed.
+ * dirty bit; no TLB or 3C shadow (mf_ok: neither is modelled); a write
+ * needs M, untracked, or E on a private line without an L2 (then M,
+ * silently: sim_l0_hit_at's rule); tracked words take the general path.
+ *
+ * A run of these holds the core: sim_mf_hold enters it and copies what
+ * the hits read into r, so that they stay in registers over the run (the
+ * stores to the counters could alias the core's fields for all gcc knows:
+ * it reloaded each of them at every hit); sim_mf_hit_run is one access, 1
+ * if it hit, else 0, nothing changed; sim_mf_unhold stores the L1's clock
+ * back, forgets the last-line memo after a hit (the line entries' guess
+ * that the line is most recently used no longer holds; nothing reads it
+ * in between) and leaves the core.
  */
-static inline __attribute__((always_inline)) int sim_mf_hit(struct mon_sim_core *c, uintptr_t addr,
-							     uint32_t size, int is_write,
-							     uint32_t cookie)
+struct sim_mf_run {
+	struct sim_mf_ent *mf;
+	uint64_t *key;
+	uint64_t *stamp;	/* the L1's LRU stamps: key + assoc */
+	struct sim_meta *meta;
+	const uint32_t *mail;	/* the core's, or a zero word when it is solo */
+	uint64_t clock;		/* the L1's */
+	uint32_t shift;
+	uint32_t cycles;	/* an L1 hit's */
+	uint32_t e2m;		/* a write may find E (on a private line): no L2 */
+};
+
+/* Enters c for a run of sim_mf_hit_run: 1 if it did, 0 with nothing
+ * changed when c has no merger's filter, its L1 is not LRU (a PLRU L1's
+ * hits take the general path) or another core holds it still */
+static inline int sim_mf_hold(struct mon_sim_core *c, struct sim_mf_run *r)
 {
-	const uint32_t shift = c->l1.line_shift;
-	const uint64_t line = addr >> shift;
-	const struct sim_mf_ent *e;
+	static const uint32_t no_mail;
+
+	if (!c->mf || c->l1.repl != MRI_GEOM_LRU || !sim_core_try_enter(c))
+		return 0;
+	*r = (struct sim_mf_run){ .mf = c->mf, .key = c->l1.key, .stamp = c->l1.key + c->l1.assoc,
+				  .meta = c->l1.meta, .mail = c->solo ? &no_mail : &c->mail,
+				  .clock = c->l1.clock, .shift = c->l1.line_shift,
+				  .cycles = c->l1_hit_cycles, .e2m = !c->has_l2 };
+	return 1;
+}
+
+static inline __attribute__((always_inline)) int sim_mf_hit_run(struct sim_mf_run *r,
+								 uintptr_t addr, uint32_t size,
+								 int is_write, uint32_t cookie)
+{
+	const uint64_t line = addr >> r->shift;
+	struct sim_mf_ent *e = &r->mf[sim_mf_slot(line)];
 	uint64_t i, key;
 
-	if (!c->mf)
-		return 0;
-	e = &c->mf[sim_mf_slot(line)];
-	if (e->line != line || line != (addr + size - 1) >> shift)
+	if (e->line != line || line != (addr + size - 1) >> r->shift)
 		return 0;
 	i = e->i;
-	key = c->l1.key[i];
-	if (key != e->want || (is_write && (SIM_ST(key) != SIM_M || c->l1.meta[i].track)))
+	key = r->key[i];
+	if (key != e->want || __atomic_load_n(r->mail, __ATOMIC_RELAXED))
 		return 0;
-	if (sim_unlikely(!sim_core_try_enter(c)))
-		return 0;
-	if (!c->solo && __atomic_load_n(&c->mail, __ATOMIC_RELAXED)) {
-		sim_core_exit(c, 0);
-		return 0;
+	if (is_write && (SIM_ST(key) != SIM_M || r->meta[i].track)) {
+		/* E -> M is silent on a line without a directory entry and
+		 * without an L2 (sim_l0_hit_at's rule): the key's state, and
+		 * the entry's word with it */
+		if (SIM_ST(key) != SIM_E || !r->meta[i].priv || !r->e2m)
+			return 0;
+		r->key[i] = e->want = key | SIM_M;
 	}
-	sim_touch_at(&c->l1, i);
-	c->l1.meta[i].cookie = cookie;
-	c->l1.meta[i].dirty |= (uint8_t)is_write;
-	c->last_line = UINT64_MAX;
-	sim_core_exit(c, 0);
+	r->stamp[i] = ++r->clock;
+	r->meta[i].cookie = cookie;
+	r->meta[i].dirty |= (uint8_t)is_write;
 	return 1;
+}
+
+static inline void sim_mf_unhold(struct mon_sim_core *c, const struct sim_mf_run *r,
+				 uint64_t hits)
+{
+	c->l1.clock = r->clock;
+	if (hits)
+		c->last_line = UINT64_MAX;
+	sim_core_exit(c, 0);
 }
 
 /* The merger's filter: the entry of c's access just simulated, within one
