@@ -1034,6 +1034,9 @@ __asm__(
 	"	je	.Lmfh_end_c\n"
 	"	cmpl	$0, " A_S(A_R_E2M) "(%rdi)\n"
 	"	je	.Lmfh_end_c\n"
+	"	.globl	sim_mf_hits_x86_e2m\n"			/* for the tests' gdb */
+	"	.hidden	sim_mf_hits_x86_e2m\n"
+	"sim_mf_hits_x86_e2m:\n"
 	"	or	$3, %r11\n"
 	"	mov	%r11, 8(%r9)\n"				/* the entry's word */
 	"	mov	" A_S(A_R_KEY) "(%rdi), %r9\n"
