@@ -86,6 +86,7 @@ struct seq_log {
 					 * core), kept here: t's record shares lines
 					 * with what its thread writes at every access */
 	int room_wait;			/* atomic: its thread waits for room in it */
+	uint64_t room_woke;		/* merger: its head when the merger last woke it */
 	uint32_t room_seq;		/* atomic futex word: bumped when room is made */
 	struct mon_thread *t;
 	uint32_t id;			/* t->id, for the merger's ties (t's record shares

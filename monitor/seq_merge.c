@@ -317,10 +317,19 @@ static void run_end(struct seq_log *l, uint64_t tl)
 	 * seen at the next run of this (full) log, or ends by its 1 ms
 	 * timeout */
 	__atomic_store_n(&l->tail, tl, __ATOMIC_RELEASE);
-	/* its thread sleeps for room (log_wait_room): wake it once there is enough */
-	if (__atomic_load_n(&l->room_wait, __ATOMIC_RELAXED) &&
-	    __atomic_load_n(&l->head, __ATOMIC_ACQUIRE) - tl <= SEQ_RING - SEQ_ROOM)
-		room_wake(l);
+	/* its thread sleeps for room (log_wait_room): wake it once there is
+	 * enough, once per wait - its head stays where it was until it wakes
+	 * (a wake at each run until then was a futex call for nothing: ~13%
+	 * of jacobi_2t's merger); a wake lost to the race above ends by the
+	 * wait's timeout */
+	if (__atomic_load_n(&l->room_wait, __ATOMIC_RELAXED)) {
+		uint64_t h = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+
+		if (h - tl <= SEQ_RING - SEQ_ROOM && h != l->room_woke) {
+			l->room_woke = h;
+			room_wake(l);
+		}
+	}
 	if (l->clock > __atomic_load_n(&mon_seq.max_clock, __ATOMIC_RELAXED))
 		__atomic_store_n(&mon_seq.max_clock, l->clock, __ATOMIC_RELAXED);
 	if (l->state == ST_DONE) {
