@@ -1,6 +1,8 @@
 /*
  * seq.c - threads interleaved in simulated time: the sim backend's ordered
- * mode (docs/simulator.md, "Threads in simulated time").
+ * mode (docs/simulator.md, "Threads in simulated time"). This file is the
+ * threads' side (their logs, the sync markers, engagement, sync, exit);
+ * the merger is seq_merge.c, what both share seq_int.h.
  *
  * Notes:
  * - Why. Run in parallel, each thread simulating its own accesses, the
