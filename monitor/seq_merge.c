@@ -217,13 +217,31 @@ static inline uint64_t plain_hits(struct sim_mf_run *r, const struct seq_ent *ri
 	return k;
 }
 
-/* At most as many hits of a run from clock, each c1 cycles, as keep it
- * <= limit, and at most left (>= 1): the run's max for plain_hits */
-static inline uint64_t hits_max(uint64_t clock, uint64_t limit, uint64_t c1, uint64_t left)
+/*
+ * The L1 hits the merger's filter takes from entry n (plain) of ring on,
+ * before stop, while *clock stays <= limit: how many, their cycles added
+ * to *clock. The first entry's filter entry is tested before the core is
+ * held (mon_sim_seq_maybe: a miss then pays nothing more); the core is
+ * held over the run; at most as many hits as keep the clock within limit
+ * (each adds the same cycles). 0 when core is NULL or it takes none.
+ */
+static inline __attribute__((always_inline)) uint64_t run_hits(void *core,
+								const struct seq_ent *ring,
+								uint64_t n, uint64_t stop,
+								uint64_t *clock, uint64_t limit)
 {
-	uint64_t room = (limit - clock) / c1;
+	struct sim_mf_run r;
+	uint64_t c1, room, k;
 
-	return room < left ? room + 1 : left;
+	if (!core || !mon_sim_seq_maybe(core, ring[n & (SEQ_RING - 1)].addr) ||
+	    !mon_sim_seq_hold(core, &r))
+		return 0;
+	c1 = mon_sim_seq_hit_cycles(&r);
+	room = (limit - *clock) / c1;
+	k = plain_hits(&r, ring, n, room < stop - n ? room + 1 : stop - n);
+	mon_sim_seq_unhold(core, &r, k);
+	*clock += k * c1;
+	return k;
 }
 
 /*
@@ -243,8 +261,7 @@ static __attribute__((noinline)) uint64_t merge_plain(struct seq_log *l, uint64_
 {
 	const struct seq_ent *ring = l->mring, *e;
 	void *core = l->core;
-	uint64_t n = tl, clk = *clock, hits = 0, k, max, c1;
-	struct sim_mf_run r;
+	uint64_t n = tl, clk = *clock, hits = 0, k;
 
 	if (mon_unlikely(!core))
 		core = l->core = l->t->backend_data;	/* set for good, once */
@@ -252,14 +269,9 @@ static __attribute__((noinline)) uint64_t merge_plain(struct seq_log *l, uint64_
 		e = &ring[n & (SEQ_RING - 1)];
 		if (e->kind != SEQ_PLAIN)
 			break;
-		if (core && mon_sim_seq_maybe(core, e->addr) && mon_sim_seq_hold(core, &r)) {
-			c1 = mon_sim_seq_hit_cycles(&r);
-			max = hits_max(clk, limit, c1, stop - n);
-			k = plain_hits(&r, ring, n, max);
-			mon_sim_seq_unhold(core, &r, k);
+		if ((k = run_hits(core, ring, n, stop, &clk, limit))) {
 			hits += k;
 			n += k;
-			clk += k * c1;
 			if (n == stop || clk > limit)
 				break;
 			e = &ring[n & (SEQ_RING - 1)];
@@ -736,7 +748,6 @@ struct duel_side {
 	struct seq_log *l;
 	void *core;
 	uint64_t tl, clock;
-	uint64_t plain, hits;
 };
 
 /*
@@ -756,14 +767,14 @@ static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 				  { .l = b, .core = b->core, .tl = b->tail, .clock = b->clock } };
 	struct duel_side *cur, *oth;
 	const uint32_t n = nr_act;
+	uint64_t plain = 0, hits = 0;
 	int merged = 0;
 
 	if (!d[0].core || !d[1].core)
 		return 0;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
 		const struct seq_ent *ring, *e;
-		uint64_t limit, stop, k, c1;
-		struct sim_mf_run r;
+		uint64_t limit, stop, k;
 		int ended = 0;
 
 		/* pick: the smaller clock, ties the lower id */
@@ -785,16 +796,11 @@ static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 		merged = 1;
 		while (cur->tl != stop && cur->clock <= limit) {
 			e = &ring[cur->tl & (SEQ_RING - 1)];
-			if (e->kind == SEQ_PLAIN && mon_sim_seq_maybe(cur->core, e->addr) &&
-			    mon_sim_seq_hold(cur->core, &r)) {
-				c1 = mon_sim_seq_hit_cycles(&r);
-				k = plain_hits(&r, ring, cur->tl,
-					       hits_max(cur->clock, limit, c1, stop - cur->tl));
-				mon_sim_seq_unhold(cur->core, &r, k);
-				cur->hits += k;
-				cur->plain += k;
+			if (e->kind == SEQ_PLAIN &&
+			    (k = run_hits(cur->core, ring, cur->tl, stop, &cur->clock, limit))) {
+				hits += k;
+				plain += k;
 				cur->tl += k;
-				cur->clock += k * c1;
 				if (cur->tl == stop || cur->clock > limit)
 					break;
 				e = &ring[cur->tl & (SEQ_RING - 1)];
@@ -802,7 +808,7 @@ static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 			if (e->kind == SEQ_PLAIN) {	/* not a hit: the general path */
 				cur->clock += mon_sim_seq_access(cur->l->t, cur->core, e->obj_idx, e->addr,
 								 e->wfs, e->v);
-				cur->plain++;
+				plain++;
 			} else {
 				cur->l->clock = cur->clock;
 				ended = merge_entry(cur->l, e, 0);
@@ -820,10 +826,8 @@ static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 			break;
 	}
 out:
-	for (int i = 0; i < 2; i++) {
-		mon_seq.nr_plain += d[i].plain;
-		mon_seq.nr_mf += d[i].hits;
-	}
+	mon_seq.nr_plain += plain;
+	mon_seq.nr_mf += hits;
 	return merged;
 }
 
