@@ -60,6 +60,18 @@ static inline void sim_unlock(uint32_t *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
+/* The words (of 1 << wsh bytes) of its coherence line (of 1 << shift
+ * bytes) that an access of size bytes at addr within that line touches */
+static inline __attribute__((always_inline)) uint64_t sim_words(uintptr_t addr, uint32_t size,
+								 uint32_t shift, uint32_t wsh)
+{
+	const uint64_t mask = (1ull << shift) - 1;
+	uint32_t w0 = (uint32_t)((addr & mask) >> wsh);
+	uint32_t w1 = (uint32_t)(((addr + size - 1) & mask) >> wsh);
+
+	return (~0ull >> (63 - w1)) & (~0ull << w0);
+}
+
 /* ---- one set-associative array (caches and TLBs) ----
  * Way keys: ((line + 1) << 2) | state, 0 = never used. State 0 with a
  * non-zero key is an invalidated tag kept for coherence-miss detection. */
@@ -1306,7 +1318,9 @@ static inline __attribute__((always_inline)) int sim_l0_hit(struct mon_sim_core 
  * Makes sim_l0_hit_at's changes - the LRU stamp, the cookie, a write's
  * dirty bit; no TLB or 3C shadow (mf_ok: neither is modelled); a write
  * needs M, untracked, or E on a private line without an L2 (then M,
- * silently: sim_l0_hit_at's rule); tracked words take the general path.
+ * silently: sim_l0_hit_at's rule), or M tracked without an L2 with the
+ * words it writes published already (write_owned then does nothing); a
+ * write of words still to publish takes the general path.
  *
  * A run of these holds the core: sim_mf_hold enters it and copies what
  * the hits read into r, so that they stay in registers over the run (the
@@ -1327,6 +1341,9 @@ struct sim_mf_run {
 	uint32_t shift;
 	uint32_t cycles;	/* an L1 hit's */
 	uint32_t e2m;		/* a write may find E (on a private line): no L2 */
+	uint32_t tw;		/* a write may find M tracked (its words published):
+				 * the word shift + 1; 0: an L2 (the L1 is not the
+				 * coherence level) */
 };
 
 /* Enters c for a run of sim_mf_hit_run: 1 if it did, 0 with nothing
@@ -1341,7 +1358,8 @@ static inline int sim_mf_hold(struct mon_sim_core *c, struct sim_mf_run *r)
 	*r = (struct sim_mf_run){ .mf = c->mf, .key = c->l1.key, .stamp = c->l1.key + c->l1.assoc,
 				  .meta = c->l1.meta, .mail = c->solo ? &no_mail : &c->mail,
 				  .clock = c->l1.clock, .shift = c->l1.line_shift,
-				  .cycles = c->l1_hit_cycles, .e2m = !c->has_l2 };
+				  .cycles = c->l1_hit_cycles, .e2m = !c->has_l2,
+				  .tw = c->has_l2 ? 0 : c->sim->word_shift + 1 };
 	return 1;
 }
 
@@ -1359,7 +1377,12 @@ static inline __attribute__((always_inline)) int sim_mf_hit_run(struct sim_mf_ru
 	key = r->key[i];
 	if (key != e->want || __atomic_load_n(r->mail, __ATOMIC_RELAXED))
 		return 0;
-	if (is_write && (SIM_ST(key) != SIM_M || r->meta[i].track)) {
+	if (is_write && SIM_ST(key) == SIM_M && r->meta[i].track) {
+		/* words other cores lost: the write publishes nothing when
+		 * they are all published already (write_owned's rule) */
+		if (!r->tw || (sim_words(addr, size, r->shift, r->tw - 1) & ~r->meta[i].wpub))
+			return 0;
+	} else if (is_write && SIM_ST(key) != SIM_M) {
 		/* E -> M is silent on a line without a directory entry and
 		 * without an L2 (sim_l0_hit_at's rule): the key's state, and
 		 * the entry's word with it */

@@ -91,12 +91,7 @@ static inline __attribute__((always_inline)) uint64_t sim_lean_wmask(const struc
 								      uintptr_t addr, uint32_t size,
 								      const int c64)
 {
-	uint64_t coh_mask = (1ull << (c64 ? 6 : s->coh_shift)) - 1;
-	uint32_t wsh = c64 ? 2 : s->word_shift;
-	uint32_t w0 = (uint32_t)((addr & coh_mask) >> wsh);
-	uint32_t w1 = (uint32_t)(((addr + size - 1) & coh_mask) >> wsh);
-
-	return (~0ull >> (63 - w1)) & (~0ull << w0);
+	return sim_words(addr, size, c64 ? 6 : s->coh_shift, c64 ? 2 : s->word_shift);
 }
 
 /* The L1 TLB and the L2 TLB for page (sim.c): the cycles beyond an L1 TLB

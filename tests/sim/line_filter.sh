@@ -22,7 +22,8 @@
 # (sim_core.h sim_mf_hit_run) takes at least half of its directly merged
 # accesses with the TLB model off, none with it on or AMEBA_SIM_FILTER=0
 # (ordered mode's statistics, AMEBA_SIM_VERBOSE=1); on x86-64 through the
-# assembly (a write's E -> M too), never with AMEBA_SIM_ASM=0.
+# assembly (a write's E -> M too, and a write to a tracked line), never with
+# AMEBA_SIM_ASM=0.
 #
 # usage: line_filter.sh KEEP REST MERGED BIN[:ARG]...
 set -euo pipefail
@@ -128,6 +129,9 @@ if [ "$(uname -m)" = x86_64 ]; then
 	# its hits in assembly (backend_sim_x86.c sim_mf_hits_x86), a write's
 	# E -> M among them; the C loop with AMEBA_SIM_ASM=0
 	expect_ran hit sim_mf_hits_x86_e2m "the merger's assembly hits never made E M" \
+		AMEBA_SIM_TLB=0 || status=1
+	# and writes to tracked lines whose words are published
+	expect_ran hit sim_mf_hits_x86_tw "the merger's assembly hits never took a tracked write" \
 		AMEBA_SIM_TLB=0 || status=1
 	expect_ran "not hit" sim_mf_hits_x86 "AMEBA_SIM_ASM=0 ran the merger's assembly hits" \
 		AMEBA_SIM_TLB=0 AMEBA_SIM_ASM=0 || status=1

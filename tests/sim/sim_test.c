@@ -234,13 +234,15 @@ static void test_lean_renumber(void)
  * pages). Every access: the same events and cycles; where the lean path
  * took it, none that needs a directory; after, the same lines in the same
  * ways of every L1, the same victims, the same LLC, and both simulators
- * consistent. */
-static void test_lean_coh(void)
+ * consistent. mf: the merger's filter before them (its writes to tracked
+ * lines whose words are published among its hits), as the merger has it. */
+static void test_lean_coh(int mf)
 {
 	struct mri_geom g = small_geom(32 * 1024, 8);
 	struct mon_sim *s[2];
 	struct mon_sim_core *c[2][3];
 	uint64_t r = 99991, diff = 0, lean = 0, lean_miss = 0, dir = 0, tot_miss = 0;
+	uint64_t mf_hits = 0, mf_tracked = 0;
 
 	g.llc = (struct mri_geom_cache){ 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
 	g.three_c = 0;
@@ -270,8 +272,36 @@ static void test_lean_coh(void)
 		if (a % LINE + sz > LINE)
 			a -= 4;
 		mon_sim_access(c[0][i], a, sz, wr, 7, &ev[0]);
+		/* mf: the merger's order (seq_merge.c, backend_sim.c
+		 * mon_sim_seq_access): its filter, then the remembered lines,
+		 * the lean path, the general one, each writing the filter's
+		 * entry; a write to a tracked line through the filter is one
+		 * whose words are all published */
+		struct sim_mf_run run;
+		struct mon_sim_core *m = c[1][i];
+		int tracked = 0;
+
+		if (mf && m->mf) {
+			uint64_t line = a >> 6;
+			const struct sim_mf_ent *e = &m->mf[sim_mf_slot(line)];
+
+			tracked = wr && e->line == line && m->l1.meta[e->i].track;
+		}
+		if (mf && m->mf && sim_mf_hold(m, &run)) {
+			int h = sim_mf_hit_run(&run, a, sz, wr, 7);
+
+			sim_mf_unhold(m, &run, (uint64_t)h);
+			if (h) {
+				ev[1] = (struct mon_sim_events){ .est_cycles = m->l1_hit_cycles };
+				mf_hits++;
+				mf_tracked += (uint64_t)tracked;
+				goto compare;
+			}
+		}
 		if (sim_hit(c[1][i], a, sz, wr, 7, NULL)) {
 			ev[1] = (struct mon_sim_events){ .est_cycles = c[1][i]->l1_hit_cycles };
+			if (mf)
+				sim_mf_note(m, a, sz);
 		} else if ((o = mon_sim_access_lean_coh(c[1][i], a, sz, wr, 7)) >= 0) {
 			ev[1] = (struct mon_sim_events){ .l1_miss = (o & 3) != 0,
 							 .llc_miss = (o & 3) == SIM_LEAN_MEM,
@@ -282,15 +312,22 @@ static void test_lean_coh(void)
 			       ev[0].coh || ev[0].mem_remote;
 		} else {
 			mon_sim_access_rest(c[1][i], a, sz, wr, 7, &ev[1]);
+			if (mf)
+				sim_mf_note(m, a, sz);
 		}
+compare:
 		tot_miss += ev[0].l1_miss;
 		diff += ev[0].l1_miss != ev[1].l1_miss || ev[0].llc_miss != ev[1].llc_miss ||
 			ev[0].est_cycles != ev[1].est_cycles;
 	}
 	CHECK_EQ_U64(diff, 0);
 	CHECK_EQ_U64(dir, 0);
-	CHECK(lean > 100000);
+	CHECK(lean > (mf ? 10000 : 100000));
 	CHECK(lean_miss > tot_miss / 8);	/* 13,374 of 69,063 */
+	if (mf)
+		printf("test_lean_coh: the merger's filter took %llu, %llu of them writes to tracked lines\n",
+		       (unsigned long long)mf_hits, (unsigned long long)mf_tracked);
+	CHECK(!mf || (mf_hits > 100000 && mf_tracked > 100));
 	for (uint32_t i = 0; i < 3; i++) {
 		const struct sim_cache *l0 = &c[0][i]->l1, *l1 = &c[1][i]->l1;
 
@@ -1281,7 +1318,8 @@ int main(void)
 	test_find_far_lines();
 	test_lru_min8();
 	test_lean_renumber();
-	test_lean_coh();
+	test_lean_coh(0);
+	test_lean_coh(1);
 	test_lru16_order();
 	test_lru16_random();
 	test_llc16_random(1);
