@@ -1032,7 +1032,8 @@ __asm__(
 	"	cmpb	$0, " A_S(A_M_TRACK) "(%r8)\n"
 	"	je	3f\n"
 	/* M tracked: the words it writes published already (write_owned's
-	 * rule; sim_words for 4-byte words of the 64-byte line), else the C */
+	 * rule; sim_words for 4-byte words of the 64-byte line), else the
+	 * run ends here and the general path takes the entry */
 	"	cmpl	$3, " A_S(A_R_TW) "(%rdi)\n"
 	"	jne	.Lmfh_end_c\n"
 	"	mov	" A_S(A_E_ADDR) "(%rax), %rcx\n"
