@@ -25,6 +25,16 @@
 #                                 hits through the remembered lines),
 #                                 program (kernels.c), other
 #   accesses_<k>                  mem_ref over every object of the oracle
+# With IPA_MARGINAL=1 each kernel runs again at twice the scale, and the
+# same figures prefixed marginal_ count only what the second run did
+# beyond the first (its instructions and accesses less the first's): the
+# steady state of a long run, without the start-up, the set-up of the
+# kernel's data and a first pass that differs from the others (stream at
+# 0.02: 177.7 an access with its array's initial writes, 220.4 marginal).
+# For the single-threaded kernels: the 2-thread ones' counts include the
+# merger's waits under callgrind's schedule (one thread at a time), which
+# a difference of two runs magnifies (jacobi_2t's merger, 0.04 less 0.02:
+# 198.4 and ~96 an access in two runs).
 # Exits 1 when a tool is missing or a run fails.
 set -u
 dir=${1:?usage: ipa.sh BIN_DIR}
@@ -42,22 +52,24 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_ipa.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 status=0
 
-for k in $kernels; do
-	echo "ipa.sh: $k at $scale under callgrind ..." >&2
+# measure K SCALE OUT: one callgrind run of kernel K at SCALE; its parts'
+# instructions and the accesses, as JSON, in OUT
+measure() {
+	local k=$1 sc=$2 out=$3
+	echo "ipa.sh: $k at $sc under callgrind ..." >&2
 	if ! env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
 		AMEBA_SIM_MODE="${IPA_MODE:-filter}" \
 		AMEBA_ORACLE="$tmp/oracle.json" valgrind --tool=callgrind \
-		--callgrind-out-file="$tmp/cg.out" "$dir/long_ameba" "$k" "$scale" \
+		--callgrind-out-file="$tmp/cg.out" "$dir/long_ameba" "$k" "$sc" \
 		>"$tmp/out" 2>"$tmp/err"; then
-		echo "ipa.sh: $k failed under callgrind:" >&2
+		echo "ipa.sh: $k failed under callgrind at $sc:" >&2
 		tail -n 5 "$tmp/err" >&2
-		status=1
-		continue
+		return 1
 	fi
 	callgrind_annotate --threshold=100 "$tmp/cg.out" >"$tmp/ann" 2>/dev/null
-	python3 - "$k" "$tmp/ann" "$tmp/oracle.json" <<'PY' || status=1
+	python3 - "$k" "$tmp/ann" "$tmp/oracle.json" "$out" <<'PY'
 import json, re, sys
-k, ann, oracle = sys.argv[1:4]
+k, ann, oracle, out = sys.argv[1:5]
 acc = sum(o["total"].get("mem_ref", 0) for o in json.load(open(oracle))["objects"])
 if acc == 0:
     sys.exit(f"ipa.sh: {k}: no accesses in the oracle")
@@ -92,10 +104,39 @@ for line in open(ann):
     else:
         part = "other"
     parts[part] += n
-print(f"instructions_per_access_{k}: {total / acc:.1f}")
-for p, n in parts.items():
-    print(f"ipa_{p}_{k}: {n / acc:.1f}")
-print(f"accesses_{k}: {acc}")
+json.dump({"total": total, "parts": parts, "acc": acc}, open(out, "w"))
 PY
+}
+
+# show PREFIX K A [B]: the figures of run A, or with B those of what B
+# added to A (its instructions and accesses beyond A's)
+show() {
+	python3 - "$@" <<'PY'
+import json, sys
+pre, k, fa = sys.argv[1:4]
+a = json.load(open(fa))
+if len(sys.argv) > 4:
+    b = json.load(open(sys.argv[4]))
+    acc = b["acc"] - a["acc"]
+    if acc <= 0:
+        sys.exit(f"ipa.sh: {k}: no more accesses at the second scale")
+    total = b["total"] - a["total"]
+    parts = {p: b["parts"][p] - a["parts"][p] for p in a["parts"]}
+else:
+    acc, total, parts = a["acc"], a["total"], a["parts"]
+print(f"{pre}instructions_per_access_{k}: {total / acc:.1f}")
+for p, n in parts.items():
+    print(f"{pre}ipa_{p}_{k}: {n / acc:.1f}")
+print(f"{pre}accesses_{k}: {acc}")
+PY
+}
+
+for k in $kernels; do
+	measure "$k" "$scale" "$tmp/a.json" || { status=1; continue; }
+	show "" "$k" "$tmp/a.json" || status=1
+	[ "${IPA_MARGINAL:-0}" = 1 ] || continue
+	sc2=$(awk -v s="$scale" 'BEGIN { print 2 * s }')
+	measure "$k" "$sc2" "$tmp/b.json" || { status=1; continue; }
+	show marginal_ "$k" "$tmp/a.json" "$tmp/b.json" || status=1
 done
 exit $status
