@@ -7,8 +7,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/mman.h>

@@ -11,9 +11,6 @@
  * hooks tally, and errno is kept across the wake-up.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
 #include <pthread.h>
 #include <time.h>
 #include <linux/futex.h>
