@@ -51,6 +51,9 @@ add_custom_target(bench-sim-speed-long
   DEPENDS ${SV_BIN}/long_native ${SV_BIN}/long_ameba ${SV_BIN}/kernels_native
           ${SV_BIN}/kernels_ameba
   COMMENT "cache simulator vs cachegrind on long runs" VERBATIM USES_TERMINAL)
+# Two builds of the runtime against each other in time, interleaved:
+# bench/sim_speed_long/ab.sh A_DIR B_DIR (no target: the directories are
+# the caller's).
 # bench-sim-ipa: the same kernels' instructions per simulated access under
 # callgrind (bench/sim_speed_long/ipa.sh; deterministic, ~5 minutes), by
 # part of the access path.

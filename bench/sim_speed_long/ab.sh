@@ -1,0 +1,130 @@
+#!/bin/bash
+# ab.sh A_DIR B_DIR - two builds of the runtime against each other on the
+# long kernels (issue 24): for judging a change to the access path in CPU
+# time on a host whose runs of one build spread by 10-50% within the hour.
+#
+# A_DIR and B_DIR each hold long_ameba (run.sh's instrumented build of
+# kernels.c, linked with the runtime to compare: `build/bin/ameba cc
+# --compiler gcc -O2 -g -pthread bench/sim_speed_long/kernels.c -o
+# DIR/long_ameba`). Each kernel (LONG_KERNELS, as run.sh) runs at
+# LONG_SCALE (default 0.3) for LONG_ROUNDS rounds (default 5), in run.sh's
+# setting (the sim backend and the oracle, cachegrind.conf, 3C and the TLB
+# model off), A and B next to each other in every round and in turns first
+# (A B, B A, A B ...), so that a host growing slower or faster over the
+# rounds weighs on both alike. Prints, for each kernel k:
+#   ab_a_s_<k>, ab_b_s_<k>   the best round of each (CPU s; wall for *_2t)
+#   ab_a_median_<k>, ab_b_median_<k>   their medians
+#   ab_ratio_<k>             the median over rounds of B / A, each round's
+#                            two runs minutes apart at most: below 1, B
+#                            is faster
+#   ab_b_faster_<k>          in how many rounds B took less time than A
+#                            ("4/5"); a change the host's noise cannot
+#                            tell apart lands near half
+# and one line per round on stderr while it runs. Each run's counts must
+# be those of the kernel's first run (the totals of every object the
+# kernel allocated, from the oracle file: the two builds simulate the
+# same accesses exactly; the 2-thread kernels' within 0.01%, as their
+# threads' start in the host's order moves a few misses from run to run
+# of one build), else ab.sh shows what differs, goes on with the next
+# kernel and exits 1. Exits 2 on bad usage.
+set -u
+usage() {
+	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
+[ $# = 2 ] || { echo "usage: ab.sh A_DIR B_DIR (ab.sh --help)" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=settings.sh
+. "$here/settings.sh"
+rounds=${LONG_ROUNDS:-5}
+scale=${LONG_SCALE:-0.3}
+case $rounds in '' | *[!0-9]* | 0) echo "ab.sh: LONG_ROUNDS=$rounds: a count of rounds, 1 or more" >&2
+	exit 2 ;; esac
+for d in "$1" "$2"; do
+	[ -x "$d/long_ameba" ] || { echo "ab.sh: $d/long_ameba missing or not executable" >&2; exit 2; }
+done
+[ -x /usr/bin/time ] || { echo "ab.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_ab.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# check WANT ORACLE TOL: the totals of every object the kernel allocated
+# (named by site; addresses and ids left out) in the oracle file ORACLE,
+# written to WANT if it does not exist, else compared with it: equal, or
+# each metric within TOL of it (a fraction). Not the stacks and [other]:
+# their lines move with the address space's layout and the start-up's
+# accesses from run to run, with the same build.
+check() {
+	python3 -c '
+import json, os, sys
+want_f, oracle_f, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+d = json.load(open(oracle_f))
+got = {o["name"]: o["total"] for o in d["objects"] if not o.get("name", "[").startswith("[")}
+if not os.path.exists(want_f):
+    json.dump(got, open(want_f, "w"))
+    sys.exit(0)
+want = json.load(open(want_f))
+bad = []
+for name in sorted(set(want) | set(got)):
+    w, g = want.get(name), got.get(name)
+    if w is None or g is None:
+        bad.append("%s: %s" % (name, "new" if w is None else "missing"))
+        continue
+    for m in sorted(set(w) | set(g)):
+        x, y = w.get(m, 0), g.get(m, 0)
+        if abs(x - y) > tol * max(abs(x), abs(y)):
+            bad.append("%s %s: %s, then %s" % (name, m, x, y))
+for line in bad[:8]:
+    print(line)
+sys.exit(1 if bad else 0)' "$@"
+}
+
+# run LABEL DIR K: one run's seconds on stdout; its counts checked against
+# the kernel's first run
+run() {
+	local o=$tmp/oracle.json
+	rm -f "$o"
+	/usr/bin/time -f "%U %S %e" -o "$tmp/time" env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" \
+		AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 AMEBA_ORACLE="$o" "$2/long_ameba" "$3" "$scale" \
+		>/dev/null 2>"$tmp/err" || { echo "ab.sh: $2/long_ameba $3 $scale failed:" >&2
+		tail -n 5 "$tmp/err" >&2; return 1; }
+	if ! check "$tmp/want.json" "$o" "$tol" >"$tmp/diff"; then
+		echo "ab.sh: $3: $1's counts differ from the first run's (tolerance $tol):" >&2
+		cat "$tmp/diff" >&2
+		return 1
+	fi
+	awk -v b="$base" '{ printf "%.3f\n", (b == "wall") ? $3 : $1 + $2 }' "$tmp/time"
+}
+
+status=0
+for k in $kernels; do
+	case $k in *_2t) base=wall tol=0.0001 ;; *) base=cpu tol=0 ;; esac
+	rm -f "$tmp/want.json"
+	a=() b=()
+	for r in $(seq 1 "$rounds"); do
+		if [ $((r % 2)) = 1 ]; then
+			ta=$(run A "$1" "$k") || { status=1; continue 2; }
+			tb=$(run B "$2" "$k") || { status=1; continue 2; }
+		else
+			tb=$(run B "$2" "$k") || { status=1; continue 2; }
+			ta=$(run A "$1" "$k") || { status=1; continue 2; }
+		fi
+		a+=("$ta") b+=("$tb")
+		echo "ab.sh: $k round $r/$rounds: A $ta s, B $tb s" >&2
+	done
+	paste -d' ' <(printf '%s\n' "${a[@]}") <(printf '%s\n' "${b[@]}") | awk -v k="$k" '
+		function median(x, n,   i, j, t) {
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
+			return (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+		}
+		{ a[NR] = $1; b[NR] = $2; q[NR] = ($1 > 0) ? $2 / $1 : 0; fast += ($2 < $1) }
+		END {
+			ab = a[1]; bb = b[1]
+			for (i = 2; i <= NR; i++) { if (a[i] < ab) ab = a[i]; if (b[i] < bb) bb = b[i] }
+			printf "ab_a_s_%s: %.3f\nab_b_s_%s: %.3f\n", k, ab, k, bb
+			printf "ab_a_median_%s: %.3f\nab_b_median_%s: %.3f\n", k, median(a, NR), k, median(b, NR)
+			printf "ab_ratio_%s: %.3f\n", k, median(q, NR)
+			printf "ab_b_faster_%s: %d/%d\n", k, fast, NR
+		}'
+done
+exit $status
