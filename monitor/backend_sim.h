@@ -141,6 +141,10 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		 * from here; user is NULL once the filter is off for good,
 		 * stored after on (sim.c) */
 		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
+			/* the LLC set the miss half looks up: from f, one load
+			 * away, where the miss half reaches it through four
+			 * (chase -3 to -6%; docs/simulator.md) */
+			__builtin_prefetch(f->llc_pf + (line & f->llc_pf_mask) * MON_SIM_LF_LLC_SET);
 			SIM_LF_MISS(t, addr, MON_FAST_WFS(0, flags, sz), pc);
 			return 1;
 		}

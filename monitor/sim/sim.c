@@ -270,6 +270,9 @@ static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, 
  * core is shared from the start). A failed mapping leaves the core without
  * one.
  */
+/* what the hooks prefetch where the LLC's sets are not the lean kind's */
+static const uint64_t lf_pf_none;
+
 static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 {
 	const struct mri_geom *g = &s->g;
@@ -281,6 +284,13 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	_Static_assert(sizeof(struct sim_meta) == MON_SIM_META_BYTES && (SIM_E | 1) == SIM_M,
 		       "the line filter's E -> M (backend_sim.h mon_sim_lf_access)");
 	c->lf.assoc = l1->assoc;
+	_Static_assert(MON_SIM_LF_LLC_SET == SIM_LLC16_STRIDE * sizeof(uint64_t), "llc_pf");
+	c->lf.llc_pf = (const char *)&lf_pf_none;
+	c->lf.llc_pf_mask = 0;
+	if (c->lean == SIM_LEAN_FIT_8_16_64) {
+		c->lf.llc_pf = (const char *)s->llc[0].blk;
+		c->lf.llc_pf_mask = s->llc[0].set_mask;
+	}
 	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
 		return;
 	c->lf.ent = sim_map(n * sizeof(*c->lf.ent));

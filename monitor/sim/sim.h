@@ -115,7 +115,14 @@ struct mon_sim_lf {
 					 * nothing of its own: one store less) */
 	uint32_t tick, window;		/* the caller's: when it looks next; its period */
 	uint8_t *dirty;			/* line i's dirty byte: dirty[i * MON_SIM_META_BYTES] */
+	const char *llc_pf;		/* where the hook prefetches a miss's LLC set: */
+	uint64_t llc_pf_mask;		/* llc_pf + (line & llc_pf_mask) * MON_SIM_LF_LLC_SET
+					 * (SIM_LEAN_FIT_8_16_64's LLC sets; else one
+					 * line of the caller's and 0) */
 };
+/* the bytes of an LLC set where the filter's miss is in assembly
+ * (SIM_LLC16_STRIDE words) */
+#define MON_SIM_LF_LLC_SET 192
 /* The entry of L1 line `line`: its low bits with those 4 MiB up, so that
  * consecutive lines take consecutive entries and arrays 4 MiB apart (mmap'd
  * blocks: bench/sim_validate's dense, all in one entry by the low bits
