@@ -262,6 +262,9 @@ static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, 
 			      sim_log2(g->line_bytes), g->repl, flags);
 }
 
+/* what the hooks prefetch where the LLC's sets are not the lean kind's */
+static const uint64_t lf_pf_none;
+
 /*
  * The line filter (sim.h) of a new core c, where its geometry allows one:
  * the lean path's (an LRU L1, no L2, no 3C, one node), no TLB model (a hit
@@ -270,9 +273,6 @@ static int cache_init_geom(struct sim_cache *k, const struct mri_geom_cache *g, 
  * core is shared from the start). A failed mapping leaves the core without
  * one.
  */
-/* what the hooks prefetch where the LLC's sets are not the lean kind's */
-static const uint64_t lf_pf_none;
-
 static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 {
 	const struct mri_geom *g = &s->g;
