@@ -544,6 +544,22 @@ __asm__(
  * -32 wfs, -40 the object, -48 its counter vector, -56 the set's first
  * key index, then the victim's (i), -64 the victim's way.
  */
+/* sim_words for 4-byte words of a 64-byte line: the mask in OUT of the
+ * words an access of SZ bytes at %rcx touches (rcx and SZ clobbered; SZ32
+ * SZ's low half) */
+#define A_WORDS64(SZ, SZ32, OUT) \
+	"	lea	-1(%rcx," SZ "), " SZ "\n" \
+	"	and	$63, " SZ32 "\n" \
+	"	shr	$2, " SZ32 "\n"			/* the last word */ \
+	"	and	$63, %ecx\n" \
+	"	shr	$2, %ecx\n"				/* the first */ \
+	"	mov	$-1, " OUT "\n" \
+	"	shl	%cl, " OUT "\n" \
+	"	mov	$63, %ecx\n" \
+	"	sub	" SZ32 ", %ecx\n" \
+	"	mov	$-1, " SZ "\n" \
+	"	shr	%cl, " SZ "\n" \
+	"	and	" SZ ", " OUT "\n"
 /* LLC set block SET (24 words) of line LINE in LLC: blk + (LINE & set_mask) * 192 */
 #define A_LFM_LLC_SET(LLC, LINE, SET) \
 	"	mov	" A_S(A_L_SET_MASK) "(" LLC "), " SET "\n" \
@@ -757,19 +773,7 @@ __asm__(
 	"	jz	5f\n"
 	"	mov	-16(%rsp), %rcx\n"			/* addr */
 	"	shr	$16, %edx\n"				/* size */
-	"	lea	-1(%rcx,%rdx), %rdx\n"
-	"	and	$63, %edx\n"
-	"	shr	$2, %edx\n"				/* the last word */
-	"	and	$63, %ecx\n"
-	"	shr	$2, %ecx\n"				/* the first */
-	"	mov	$63, %eax\n"
-	"	sub	%edx, %eax\n"
-	"	mov	$-1, %r10\n"
-	"	shl	%cl, %r10\n"
-	"	mov	%eax, %ecx\n"
-	"	mov	$-1, %rdx\n"
-	"	shr	%cl, %rdx\n"
-	"	and	%rdx, %r10\n"
+	A_WORDS64("%rdx", "%edx", "%r10")
 	"	mov	-32(%rsp), %edx\n"
 	"5:\n"
 	/* the fill: key E, or M for a write; the way's metadata private
@@ -1038,18 +1042,7 @@ __asm__(
 	"	jne	.Lmfh_end_c\n"
 	"	mov	" A_S(A_E_ADDR) "(%rax), %rcx\n"
 	"	movzwl	" A_S(A_E_SZ) "(%rax), %r9d\n"
-	"	lea	-1(%rcx,%r9), %r9\n"
-	"	and	$63, %r9d\n"
-	"	shr	$2, %r9d\n"				/* the last word */
-	"	and	$63, %ecx\n"
-	"	shr	$2, %ecx\n"				/* the first */
-	"	mov	$-1, %r11\n"
-	"	shl	%cl, %r11\n"
-	"	mov	$63, %ecx\n"
-	"	sub	%r9d, %ecx\n"
-	"	mov	$-1, %r9\n"
-	"	shr	%cl, %r9\n"
-	"	and	%r9, %r11\n"				/* the words */
+	A_WORDS64("%r9", "%r9d", "%r11")			/* the words */
 	"	mov	" A_S(A_M_WPUB) "(%r8), %r9\n"
 	"	not	%r9\n"
 	"	test	%r9, %r11\n"
@@ -1106,6 +1099,7 @@ __asm__(
 	"	.cfi_endproc\n"
 	"	.size	sim_mf_hits_x86, .-sim_mf_hits_x86\n"
 	"	.popsection\n");
+#undef A_WORDS64
 #undef A_FIELD
 #undef A_S
 #undef A_S_
