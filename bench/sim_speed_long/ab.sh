@@ -83,8 +83,8 @@ sys.exit(1 if bad else 0)' "$@"
 run() {
 	local o=$tmp/oracle.json
 	rm -f "$o"
-	/usr/bin/time -f "%U %S %e" -o "$tmp/time" env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" \
-		AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 AMEBA_ORACLE="$o" "$2/long_ameba" "$3" "$scale" \
+	/usr/bin/time -f "%U %S %e" -o "$tmp/time" env "${sim_env[@]}" \
+		AMEBA_ORACLE="$o" "$2/long_ameba" "$3" "$scale" \
 		>/dev/null 2>"$tmp/err" || { echo "ab.sh: $2/long_ameba $3 $scale failed:" >&2
 		tail -n 5 "$tmp/err" >&2; return 1; }
 	if ! check "$tmp/want.json" "$o" "$tol" >"$tmp/diff"; then

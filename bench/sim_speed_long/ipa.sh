@@ -57,7 +57,7 @@ status=0
 measure() {
 	local k=$1 sc=$2 out=$3
 	echo "ipa.sh: $k at $sc under callgrind ..." >&2
-	if ! env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
+	if ! env "${sim_env[@]}" \
 		AMEBA_SIM_MODE="${IPA_MODE:-filter}" \
 		AMEBA_ORACLE="$tmp/oracle.json" valgrind --tool=callgrind \
 		--callgrind-out-file="$tmp/cg.out" "$dir/long_ameba" "$k" "$sc" \

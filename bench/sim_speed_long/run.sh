@@ -73,7 +73,7 @@ for k in $kernels; do
 	for r in $(seq 1 "$rounds"); do
 		t=$(secs valgrind "${cg_opts[@]}" "$dir/long_native" "$k" "$scale") || { status=1; continue 2; }
 		cg+=("$t")
-		t=$(secs env AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0 \
+		t=$(secs env "${sim_env[@]}" \
 			AMEBA_ORACLE="$tmp/oracle.json" "$dir/long_ameba" "$k" "$scale") || { status=1; continue 2; }
 		sim+=("$t")
 		if [ "$(cat "$tmp/out")" != "$want" ]; then
