@@ -909,6 +909,11 @@ __asm__(
 	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref")
 	"	or	$3, %rdi\n"
 	"	mov	%rdi, 64(%r11,%rax,8)\n"
+	/* (for the tests: gdb stops here when a dirty victim was written
+	 * back; no count shows it, the LLC's M state feeds none) */
+	"	.globl	sim_lf_miss_x86_wb\n"
+	"	.hidden	sim_lf_miss_x86_wb\n"
+	"sim_lf_miss_x86_wb:\n"
 	"	jmp	.Llfm_ref\n"
 	/* not the usual miss: undo, and the C */
 	".Llfm_back:\n"

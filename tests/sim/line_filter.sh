@@ -13,9 +13,10 @@
 # And each mode is what ran: where the owner looks (mon_sim_lf_look, every
 # window) KEEP (a program of hits), the filter pinned, has taken hits
 # through it (at least 3 per 4 entries written) and single finds it off;
-# the batch runs pinned, the assembly miss fills lines and takes L1 hits
-# (x86-64, not with AMEBA_SIM_ASM=0); REST (mostly misses), chosen, probes every mode
-# and takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
+# the batch runs pinned, the assembly miss fills lines, takes L1 hits and
+# writes a dirty victim back, M in the LLC (x86-64, not with
+# AMEBA_SIM_ASM=0); REST (mostly misses), chosen, probes every mode and
+# takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
 # (skylake-sp) never look. ASLR off (setarch -R) and environments of one
 # size, so that both runs see the same addresses. MERGED (two threads in
 # time order, a program of hits): the merger's filter
@@ -95,6 +96,21 @@ if [ "$(uname -m)" = x86_64 ]; then
 	# and takes an L1 hit the filter did not hold (its entry another line's)
 	expect_ran hit sim_lf_miss_x86_hit "the assembly miss never took an L1 hit" \
 		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
+	# and writes a dirty victim back into its LLC set, M (which no count
+	# shows: the oracle cannot tell a writeback skipped): at the first,
+	# the LLC's way (r11 the set, rax the way) holds the victim's line,
+	# the L1's way of it (the victim's, parked at -64 from rsp) still M
+	# (never stopping, gdb fails on the registers: nothing printed)
+	# shellcheck disable=SC2016,SC2031  # gdb's $ variables; a subshell's exports
+	wb=$(export AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_ORACLE="$out/probe.json"
+	     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_lf_miss_x86_wb' \
+		-ex run -ex 'set $llc = *(unsigned long *)($r11 + 64 + 8 * $rax)' \
+		-ex 'set $l1 = *(unsigned long *)($r9 + 8 * *(unsigned long *)($rsp - 64))' \
+		-ex 'printf "wb %lu %lu %lu\n", $llc & 3, $l1 & 3, ($llc ^ $l1) >> 2' \
+		--args "$bin" "${arg[@]}" 2>&1 | awk '$1 == "wb" { print $2, $3, $4 }' || true)
+	[ "$wb" = "3 3 0" ] ||
+		{ echo "line_filter: $name: the assembly miss's dirty victim: '$wb', want '3 3 0'" \
+		       "(LLC state, L1 state, the lines' difference)" >&2; status=1; }
 fi
 expect_ran hit mon_batch_flush "the batch never ran in batch mode" AMEBA_SIM_TLB=0 \
 	AMEBA_SIM_MODE=batch || status=1
