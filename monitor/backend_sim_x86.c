@@ -86,6 +86,7 @@
 #define A_C_SIM 0
 #define A_C_L1_SET_MASK 736
 #define A_C_LF_TICK 1368
+#define A_C_NR_LLC_WB 1416
 #define A_S_LLC 784
 #define A_S_SETTLE_COLD 968
 #define A_L_BLK 0
@@ -149,6 +150,7 @@ A_FIELD(struct mon_thread, cache.hint, A_T_CACHE_HINT, 4);
 A_FIELD(struct mon_sim_core, sim, A_C_SIM, 8);
 A_FIELD(struct mon_sim_core, l1.set_mask, A_C_L1_SET_MASK, 8);
 A_FIELD(struct mon_sim_core, lf.tick, A_C_LF_TICK, 4);
+A_FIELD(struct mon_sim_core, nr_llc_wb, A_C_NR_LLC_WB, 8);
 A_FIELD(struct mon_sim, llc, A_S_LLC, 8);
 A_FIELD(struct mon_sim, settle_cold, A_S_SETTLE_COLD, 4);
 A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
@@ -899,6 +901,7 @@ __asm__(
 	/* the victim M (rcx its key): sim_llc_writeback inline - into its
 	 * LLC set, M, if it is there (no lock: the core solo, one node) */
 	".Llfm_dirty:\n"
+	"	addq	$1, " A_S(A_C_NR_LLC_WB) "(%r8)\n"
 	"	mov	%rcx, %rdi\n"
 	"	and	$-4, %rdi\n"				/* SIM_KEY(victim line) */
 	"	shr	$2, %rcx\n"

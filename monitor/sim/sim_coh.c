@@ -596,6 +596,7 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
 {
 	struct mon_sim *s = c->sim;
 
+	c->nr_llc_wb++;
 	if (!s->llc)
 		return;
 	struct sim_llc *L = &s->llc[c->node];

@@ -940,6 +940,11 @@ struct mon_sim_core {
 	 * AMEBA_SIM_FILTER=0) */
 	struct sim_mf_ent *mf;
 	int mf_ok;
+	/* Dirty lines this core offered its LLC (sim_llc_writeback, and the
+	 * lean path's and the filter's miss's copies of it), by its holder:
+	 * the LLC's M state feeds no count, so the tests compare this across
+	 * the paths (tests/sim/line_filter.sh) */
+	uint64_t nr_llc_wb;
 };
 
 /* An entry of the merger's filter: L1 line `line` was at key index i with
