@@ -216,7 +216,6 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 			uint64_t *vb = lean_llc_set(L, vl, c64);
 
 			c->nr_llc_wb++;
-
 			if (multi)
 				sim_lock((uint32_t *)vb);
 			int vw = sim_lru16_find_n(vb + ko, (const uint8_t *)(vb + 2), a3, vl);

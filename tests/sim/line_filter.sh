@@ -119,11 +119,8 @@ fi
 # state): the filter's miss, in assembly and in C, the line entries, the
 # batch, the general path
 wbs() {
-	# shellcheck disable=SC2031,SC2163  # a subshell's exports; the VAR=VALUE arguments
-	(export AMEBA_SIM_TLB=0 AMEBA_ORACLE="$out/probe.json" "$@"
-	 gdb -q -batch -ex 'break rt_exit' -ex run \
-		-ex 'printf "wbn %lu\n", ((struct mon_sim_core *)mon_self->backend_data)->nr_llc_wb' \
-		--args "$bin" "${arg[@]}" 2>&1 | awk '$1 == "wbn" { print $2 }' || true)
+	trace wbs rt_exit "%lu" "((struct mon_sim_core *)mon_self->backend_data)->nr_llc_wb" "$@"
+	cat "$out/wbs"
 }
 wb0=$(wbs AMEBA_SIM_MODE=filter) wbsame=1
 for v in "AMEBA_SIM_MODE=filter AMEBA_SIM_ASM=0" AMEBA_SIM_FILTER=0 AMEBA_SIM_MODE=single \
