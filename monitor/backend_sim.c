@@ -881,7 +881,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 					else
 						count_lean(t->cache.counts[w], flags, (unsigned)o, c);
 					mon_batch_lean_miss(t);
-					if (mon_unlikely(--c->lf.tick == 0))
+					/* the chooser's tick: misses only */
+					if ((o & 3) && mon_unlikely(--c->lf.tick == 0))
 						mon_sim_lf_look(t, c);
 					mon_rt_leave(t);
 					return;
@@ -1010,8 +1011,9 @@ static inline __attribute__((always_inline)) int lf_miss_whole(struct mon_thread
 		return 0;
 	count_outcome(v, flags, (unsigned)out);
 	/* (no tick of the batch's: in filter mode its chooser keeps it off,
-	 * and a switch to the batch sets its tick - backend_sim_lf.c set_mode) */
-	if (mon_unlikely(--c->lf.tick == 0))
+	 * and a switch to the batch sets its tick - backend_sim_lf.c set_mode;
+	 * the chooser's ticks on misses only, its windows' unit) */
+	if ((out & 3) && mon_unlikely(--c->lf.tick == 0))
 		mon_sim_lf_look(t, c);
 	mon_rt_leave(t);
 	return 1;

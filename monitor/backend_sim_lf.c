@@ -34,13 +34,21 @@ __thread struct mon_sim_lf *mon_sim_lf __attribute__((tls_model("initial-exec"))
  * Measured on the long kernels before the filter's misses skipped the
  * line entry, each was the fastest somewhere (hashtab: BATCH; stream,
  * gemm: FILTER; rmw, chase: SINGLE), by up to 18% of the time. So the
- * owner times them: every window of lean misses (4,096;
- * AMEBA_SIM_MODE_WINDOW) it reads the time stamp counter. A probe runs
- * each mode for PROBE_WINDOWS windows after one it does not measure (the
- * switch's), keeps each mode's cheapest window, and the cheapest mode then runs for `stay` windows:
- * STAY_MIN, doubling (up to STAY_MAX) while probes choose the same mode.
- * Every mode simulates the same accesses, so a window (a number of lean
- * misses) is the same work in each, wherever the program is steady.
+ * owner times them: every window of L1 misses (4,096;
+ * AMEBA_SIM_MODE_WINDOW) it reads the time stamp counter. Only misses
+ * count (not the L1 hits that a mode's own shortcut - the filter, the
+ * remembered lines - did not take, which differ by mode): the simulation
+ * is exact in every mode, so a window is the same accesses in each. A
+ * probe runs the incumbent (the running mode) and each challenger in
+ * turn, the incumbent again after each (I C1 I C2 I), each step
+ * PROBE_WINDOWS windows after one it does not measure (the switch's),
+ * keeping each step's cheapest window; a challenger wins when it was
+ * cheaper than both incumbent steps around it (probe_choice), the
+ * cheapest winner runs for `stay` windows: STAY_MIN, doubling (up to
+ * STAY_MAX) while probes choose the same mode. Comparing a challenger
+ * with the windows right before and after it, not with the incumbent's
+ * best anywhere in the probe, keeps a phased program from making the
+ * mode that happened to run in a cheap phase look cheap.
  * AMEBA_SIM_MODE=filter|single|batch pins a mode (auto: the default).
  */
 enum { MODE_FILTER, MODE_SINGLE, MODE_BATCH, MODES };
@@ -50,18 +58,36 @@ enum { MODE_FILTER, MODE_SINGLE, MODE_BATCH, MODES };
 
 static const char *const mode_names[MODES] = { "filter", "single", "batch" };
 
+/* a probe's steps: the incumbent, a challenger, the incumbent, ... */
+#define PROBE_STEPS (2 * MODES - 1)
+
 static __thread struct {
 	uint64_t tsc;			/* at the last look */
-	uint64_t cost[MODES];		/* the probe's cheapest window per mode */
-	uint32_t left;			/* windows left in this mode, or probe step */
+	uint64_t cost[PROBE_STEPS];	/* the probe's cheapest window per step */
+	uint32_t left;			/* windows left in this mode, or step */
 	uint32_t stay;			/* the last choice's stay */
 	uint8_t mode, chosen;		/* running; chosen by the last probe */
-	uint8_t probe;			/* the probe's step (1: order[0]), 0: none */
+	uint8_t probe;			/* in a probe: 1 + its step, 0: none */
 	uint8_t n;			/* the probe's modes */
-	uint8_t order[MODES];		/* the probe's modes, in turn */
+	uint8_t order[MODES];		/* the incumbent, then the challengers */
 	uint8_t skip;			/* the window ending next is a switch's */
 	uint8_t started;
 } st __attribute__((tls_model("initial-exec")));
+
+/* For AMEBA_SIM_VERBOSE=1: the windows run in each mode, the probes and
+ * how many of them left the incumbent (the owner's; read at exit) */
+static uint64_t nr_windows[MODES], nr_probes, nr_left;
+static int log_once;
+
+static void log_modes(void)
+{
+	mon_log("sim: the solo thread's mode: windows of %u L1 misses: %llu filter, %llu single, "
+		"%llu batch; %llu probes, %llu of them chose another mode", mon_sim_lf_window(),
+		(unsigned long long)nr_windows[MODE_FILTER],
+		(unsigned long long)nr_windows[MODE_SINGLE],
+		(unsigned long long)nr_windows[MODE_BATCH], (unsigned long long)nr_probes,
+		(unsigned long long)nr_left);
+}
 
 /* AMEBA_SIM_MODE: a pinned mode, or MODES for auto */
 static int pinned_mode(void)
@@ -138,7 +164,7 @@ static void set_mode(struct mon_thread *t, struct mon_sim_core *c, int m)
 	}
 }
 
-/* A probe chose m, its modes' cheapest windows in st.cost (a function of
+/* A probe chose m, its steps' cheapest windows in st.cost (a function of
  * its own: test sim_line_filter stops here) */
 static __attribute__((noinline)) void mode_chosen(int m)
 {
@@ -148,7 +174,8 @@ static __attribute__((noinline)) void mode_chosen(int m)
 	__asm__ __volatile__("" ::: "memory");
 }
 
-/* A probe from the running mode (its windows need no switch) */
+/* A probe from the running mode, the incumbent (its windows need no
+ * switch) */
 static void probe_start(struct mon_thread *t)
 {
 	st.n = 0;
@@ -156,36 +183,58 @@ static void probe_start(struct mon_thread *t)
 	for (int i = 0; i < MODES; i++)
 		if (i != st.mode && (i != MODE_BATCH || batch_possible(t)))
 			st.order[st.n++] = (uint8_t)i;
-	for (int i = 0; i < MODES; i++)
+	for (int i = 0; i < PROBE_STEPS; i++)
 		st.cost[i] = UINT64_MAX;
 	st.probe = 1;
 	st.left = PROBE_WINDOWS;
 }
 
+/* The probe's choice: the cheapest challenger that was cheaper than the
+ * incumbent both just before and just after it, else the incumbent. The
+ * steps that bracket a challenger are the nearest in time, so a program
+ * whose phases differ in cost does not make a challenger look cheaper
+ * for having run in a cheap phase. */
+static int probe_choice(void)
+{
+	int best = st.order[0];
+	uint64_t bc = UINT64_MAX;
+
+	for (int j = 1; j < st.n; j++) {
+		uint64_t x = st.cost[2 * j - 1];
+
+		if (x < st.cost[2 * j - 2] && x < st.cost[2 * j] && x < bc) {
+			best = st.order[j];
+			bc = x;
+		}
+	}
+	return best;
+}
+
 /* A measured window of d ticks in the running mode */
 static void window(struct mon_thread *t, struct mon_sim_core *c, uint64_t d)
 {
-	int best;
+	int best, step;
 
 	if (!st.probe) {
 		if (--st.left == 0)
 			probe_start(t);
 		return;
 	}
-	if (d < st.cost[st.mode])
-		st.cost[st.mode] = d;
+	step = st.probe - 1;
+	if (d < st.cost[step])
+		st.cost[step] = d;
 	if (--st.left)
 		return;
-	if (st.probe < st.n) {
-		set_mode(t, c, st.order[st.probe++]);
+	if (++step < 2 * st.n - 1) {	/* the next step, after a switch */
+		st.probe++;
+		set_mode(t, c, st.order[step & 1 ? (step + 1) / 2 : 0]);
 		st.left = PROBE_WINDOWS;
 		st.skip = 1;
 		return;
 	}
-	best = st.order[0];
-	for (int i = 1; i < st.n; i++)
-		if (st.cost[st.order[i]] < st.cost[best])
-			best = st.order[i];
+	best = probe_choice();
+	nr_probes++;
+	nr_left += best != st.order[0];
 	st.probe = 0;
 	mode_chosen(best);
 	set_mode(t, c, best);
@@ -210,6 +259,11 @@ void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
 	f->tick = f->window;
 	f->clock0 = c->l1.clock;
 	f->notes = 0;
+	if (st.started)
+		nr_windows[st.mode]++;
+	else if (!__atomic_exchange_n(&log_once, 1, __ATOMIC_RELAXED) &&
+		 mon_sim_env_num("AMEBA_SIM_VERBOSE", 0, 1) == 1)
+		atexit(log_modes);
 	st.tsc = now;
 	if (pin < MODES) {
 		set_mode(t, c, pin == MODE_BATCH && !batch_possible(t) ? MODE_SINGLE : pin);

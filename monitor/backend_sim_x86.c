@@ -806,7 +806,8 @@ __asm__(
 	/* the filter's entry (sim_memo_lf): the line, its key word, its key
 	 * index, a write's rights (r10d), the object and its vector; the memo
 	 * of the last line forgotten. Then sim_core_exit, count_outcome (rdi
-	 * the level, rdx a write), the tick (not 1: no look), mon_rt_leave */
+	 * the level, rdx a write), the tick on a miss (not 1: no look; an L1
+	 * hit does not count, backend_sim_lf.c), mon_rt_leave */
 	".Llfm_entry:\n"
 	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
@@ -826,7 +827,8 @@ __asm__(
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	lea	(%rdx,%rdi,2), %rdx\n"
 	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + out * 2 + write */
-	"	subl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"
+	"	cmpl	$1, %edi\n"				/* the level 0: CF */
+	"	adcl	$-1, " A_S(A_C_LF_TICK) "(%r8)\n"
 	"	mov	-8(%rsp), %rdi\n"
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
 	"	ret\n"

@@ -17,8 +17,8 @@
 # writes a dirty victim back, M in the LLC (x86-64, not with
 # AMEBA_SIM_ASM=0), and every path writes as many dirty victims back (the
 # LLC's M state, which no count shows); REST (mostly misses), chosen,
-# probes every mode and
-# takes the cheapest window each time; AMEBA_SIM_FILTER=0 and an L2
+# probes every mode and takes the cheapest challenger that beat the
+# incumbent on both sides of it, else the incumbent; AMEBA_SIM_FILTER=0 and an L2
 # (skylake-sp) never look. ASLR off (setarch -R) and environments of one
 # size, so that both runs see the same addresses. MERGED (two threads in
 # time order, a program of hits): the merger's filter
@@ -55,9 +55,15 @@ looks() {
 	trace looks mon_sim_lf_look "%d %lu %lu" \
 		"c->lf.on, c->lf.notes ? c->l1.clock - c->lf.clock0 - c->lf.notes : 0, c->lf.notes" "$@"
 }
-# chosen VAR=VALUE...: "mode filter single batch" per choice (the costs,
-# 18446744073709551615 for a mode not probed), in $out/chosen
-chosen() { trace chosen mode_chosen "%d %lu %lu %lu" "m, st.cost[0], st.cost[1], st.cost[2]" "$@"; }
+# chosen VAR=VALUE...: per choice "mode n incumbent challenger1 challenger2
+# cost0 .. cost4" (the probe's modes, the cheapest window of each step -
+# incumbent, challenger 1, incumbent, challenger 2, incumbent -
+# 18446744073709551615 for a step not run), in $out/chosen
+chosen() {
+	trace chosen mode_chosen "%d %d %d %d %d %lu %lu %lu %lu %lu" \
+		"m, st.n, st.order[0], st.order[1], st.order[2], st.cost[0], st.cost[1], \
+st.cost[2], st.cost[3], st.cost[4]" "$@"
+}
 
 status=0
 keep=$1 rest=$2 merged=$3
@@ -177,13 +183,20 @@ fi
 
 parse_spec "$rest"
 chosen
-# at least three choices, each the mode of the cheapest window, every mode
-# probed (the batch too: the program's one thread owns it)
+# at least three choices, each the cheapest challenger that was cheaper
+# than the incumbent's steps on both sides of it, else the incumbent;
+# every mode probed (the batch too: the program's one thread owns it),
+# every step measured
 awk -v max=18446744073709551615 '
-	{ n++; best = 0
-	  for (i = 1; i <= 2; i++) if ($(i + 2) + 0 < $(best + 2) + 0) best = i
+	{ n++; best = $3; bc = max
+	  for (j = 1; j < $2; j++) {
+		x = $(5 + 2 * j) + 0
+		if (x < $(4 + 2 * j) + 0 && x < $(6 + 2 * j) + 0 && x < bc + 0) { best = $(3 + j); bc = x }
+	  }
 	  if ($1 != best) bad++
-	  for (i = 2; i <= 4; i++) if ($i == max) bad++ }
+	  if ($2 != 3) bad++
+	  for (i = 6; i <= 10; i++) if ($i == max) bad++ }
 	END { exit !(n >= 3 && bad == 0) }' "$out/chosen" ||
-	{ echo "line_filter: $name: a choice not the cheapest mode, or a mode not probed: $(head -3 "$out/chosen" | tr '\n' ' ')" >&2; status=1; }
+	{ echo "line_filter: $name: a choice not the bracketed cheapest mode, or a mode" \
+		"not probed: $(head -3 "$out/chosen" | tr '\n' ' ')" >&2; status=1; }
 exit $status
