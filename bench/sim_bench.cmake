@@ -51,6 +51,15 @@ add_custom_target(bench-sim-speed-long
   DEPENDS ${SV_BIN}/long_native ${SV_BIN}/long_ameba ${SV_BIN}/kernels_native
           ${SV_BIN}/kernels_ameba
   COMMENT "cache simulator vs cachegrind on long runs" VERBATIM USES_TERMINAL)
+# bench-sim-speed-others: the same comparison on programs this repository
+# did not write - bzip2 and Lua's interpreter, Debian's sources fetched
+# once with apt-get source into build/bench/others (bench/sim_speed_long/
+# others.sh; about 10 minutes).
+add_custom_target(bench-sim-speed-others
+  COMMAND env AMEBA=${CMAKE_BINARY_DIR}/bin/ameba ${SL_DIR}/others.sh
+          ${CMAKE_BINARY_DIR}/bench/others
+  DEPENDS ameba ameba-runtime ameba-rt
+  COMMENT "cache simulator vs cachegrind on other people's programs" VERBATIM USES_TERMINAL)
 # Two builds of the runtime against each other in time, interleaved:
 # bench/sim_speed_long/ab.sh A_DIR B_DIR (no target: the directories are
 # the caller's).
