@@ -190,8 +190,7 @@ static void track_alloc(struct mon_thread *t, int kind, void *p, size_t n, uintp
 	t->in_rt++;
 	site = mon_site_capture(t, ret, frame);
 	mon_objmap_add_block(kind, (uintptr_t)p, n, site, t->id);
-	if (mon_unlikely(__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED)))
-		mon_fold_poll(t);	/* blocks other threads freed (fold.c) */
+	mon_fold_check(t);	/* blocks other threads freed (fold.c) */
 	t->in_rt--;
 }
 

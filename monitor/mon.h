@@ -864,6 +864,14 @@ void mon_fold_thread_merged(struct mon_thread *t) MON_HIDDEN;
  * into its batch at its allocations (intercept.c) and frees. */
 extern int mon_fold_mail MON_HIDDEN;	/* some inbox has mail (a hint) */
 void mon_fold_poll(struct mon_thread *t) MON_HIDDEN;
+/* mon_fold_poll when some inbox has mail: at t's allocations and on its
+ * object cache misses (rt.c), so that a thread that only reads what others
+ * free takes its inbox in too */
+static inline void mon_fold_check(struct mon_thread *t)
+{
+	if (mon_unlikely(__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED)))
+		mon_fold_poll(t);
+}
 /* Records folded and recycled so far (a statistic for tests). */
 uint64_t mon_fold_nr_folded(void) MON_HIDDEN;
 /* The retired record of (site_id, kind), made on first use; NULL when out

@@ -742,8 +742,7 @@ static __attribute__((noinline)) void access_slow(uintptr_t addr, size_t sz, uns
 			mon_backend->thread_start(t);
 		t->started = mon_backend;
 	}
-	if (mon_unlikely(__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED)))
-		mon_fold_poll(t);	/* a thread that reads what others free (fold.c) */
+	mon_fold_check(t);	/* a thread that reads what others free (fold.c) */
 	while (addr < end) {
 		uintptr_t line_end = (addr | (MON_LINE_SIZE - 1)) + 1;
 
@@ -806,8 +805,7 @@ static __attribute__((noinline)) int objcache_fill(struct mon_thread *t, uintptr
 	int w = -1;
 
 	t->in_rt++;
-	if (mon_unlikely(__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED)))
-		mon_fold_poll(t);	/* as access_slow: a reader of what others free */
+	mon_fold_check(t);	/* as access_slow */
 	o = mon_objmap_lookup(t, addr);
 	if (o->kind != MON_OBJ_OTHER && (w = mon_objcache_way(t, addr)) >= 0) {
 		if (addr + sz > t->cache.end[w])

@@ -86,7 +86,7 @@ build() {
 
 fetch bzip2 && fetch lua5.4 || exit 1
 for t in "$work"/bzip2_*.orig.tar.gz "$work"/lua5.4_*.orig.tar.gz; do
-	tar -C "$work" -xzf "$t" || exit 1
+	[ -e "$t.unpacked" ] || { tar -C "$work" -xzf "$t" && touch "$t.unpacked"; } || exit 1
 done
 bz=$(find "$work" -maxdepth 1 -type d -name 'bzip2-*' | head -1)
 lua=$(find "$work" -maxdepth 1 -type d -name 'lua-5.4*' | head -1)/src
