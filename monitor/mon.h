@@ -879,8 +879,18 @@ uint64_t mon_fold_nr_folded(void) MON_HIDDEN;
 struct mon_obj *mon_objmap_retired(uint32_t site_id, int kind) MON_HIDDEN;
 /* Back to the free list of its stripe: a dead record nobody holds any more. */
 void mon_objmap_recycle(struct mon_obj *o) MON_HIDDEN;
+/*
+ * The miss of t's object cache (the owner; mon_objcache_way(t, addr) was
+ * -1): the way that now holds addr's object, found by what the map
+ * remembers of t's objects by line or by its lookup, and the cache's
+ * hint; -1 when addr is in no object ([other]).
+ */
+int mon_objmap_cache_fill(struct mon_thread *t, uintptr_t addr) MON_HIDDEN;
 /* t's object cache forgets every way (the owner thread). */
 void mon_objmap_cache_clear(struct mon_thread *t) MON_HIDDEN;
+/* Way w of t's object cache (which holds addr) takes counter vector v, and
+ * so does what the map remembers of addr's object for t (the owner). */
+void mon_objmap_cache_counts(struct mon_thread *t, int w, uintptr_t addr, uint64_t *v) MON_HIDDEN;
 
 /* ---- backends ---- */
 
@@ -977,6 +987,14 @@ struct mon_backend_ops {
 /* The rest of mon_access after line_fast declined: the object cache, then
  * fast() or the general path. */
 void mon_access_cached(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc) MON_HIDDEN;
+/*
+ * The object cache's miss of an access within one line (t the calling
+ * thread, in the runtime, its fold inbox polled or empty): the map's
+ * lookup puts addr's object into t's cache with t's counters of it; the
+ * way that then holds [addr, addr + sz), or -1 (no object there, or the
+ * access runs past its end).
+ */
+int mon_objcache_fill(struct mon_thread *t, uintptr_t addr, size_t sz) MON_HIDDEN;
 
 #define MON_FAST_WFS(w, flags, sz) ((uint32_t)(flags) | (uint32_t)(w) << 8 | (uint32_t)(sz) << 16)
 #define MON_FAST_FLAGS(wfs) ((wfs) & 0xffu)

@@ -1055,11 +1055,149 @@ void mon_objmap_thread_add(struct mon_thread *t)
 	thread_range_add(&tls_ix, &t->tls_obj, MON_OBJ_TLS, t->tls_lo, t->tls_hi, t->id);
 }
 
+static void memo_del(struct mon_thread *t);
+
 void mon_objmap_thread_del(struct mon_thread *t)
 {
 	thread_range_del(&stack_ix, &t->stack_obj);
 	thread_range_del(&tls_ix, &t->tls_obj);
 	memset(&t->cache, 0, sizeof(t->cache));
+	memo_del(t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The memo: a second level behind the object cache                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A thread's objects by line, behind its 4-way object cache: MEMO_NR
+ * entries, direct-mapped on the line of an address that missed the cache,
+ * each the object the map's lookup found there (its range, its record,
+ * the thread's counter vector of it once known). A program of many small
+ * blocks - an interpreter's stack, tables and strings, 6-8 of them in its
+ * inner loop - missed the 4 ways often, and every miss took the radix
+ * walk and a binary search (rx_lookup, 10-13% of the samples of Lua's
+ * run under the simulator). An entry is valid as a way is: its range holds the address
+ * and its record is live (objects never overlap; a record that was looked
+ * up is recycled only after its fold, which clears the memo with the
+ * cache), so it keeps no tag. Per thread, 32 KiB mapped for it (struct
+ * mon_thread keeps its size: the runtime allocates it from the program's
+ * heap; a static array would have grown the .bss and moved the heap),
+ * found by the thread's id; read and written by the owner only (fold.c
+ * clears caches in the thread's own fold only). Unmapped when the thread
+ * ends (memo_del, before `exited`), not made again after. 1,024 entries:
+ * Lua's matrix product cycles through 90 rows (a header and an array
+ * each), and 256 entries left the lookup to the radix walk on about a
+ * third of the misses.
+ */
+#define MEMO_SHIFT 10
+#define MEMO_NR (1u << MEMO_SHIFT)
+#define MEMO_CHUNK_SHIFT 10
+#define MEMO_CHUNK (1u << MEMO_CHUNK_SHIFT)
+#define MEMO_NR_CHUNKS 4096	/* thread ids below 4M, as rt.c's registry */
+
+struct memo_entry {
+	uintptr_t start, end;
+	struct mon_obj *obj;
+	uint64_t *counts;
+};
+
+struct memo {
+	struct memo_entry e[MEMO_NR];
+};
+
+/* The chunks of memo pointers by thread id, mapped on first use: the
+ * program's data and heap do not move (a larger .bss would move the heap) */
+static struct memo ***memo_dir;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Maps *p (n bytes) under memo_lock unless there; what *p is then. */
+static void *memo_map(void **p, size_t n)
+{
+	void *m;
+
+	pthread_mutex_lock(&memo_lock);
+	if (!(m = LOAD_RLX(p))) {
+		m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			m = NULL;
+		else
+			STORE_REL(p, m);
+	}
+	pthread_mutex_unlock(&memo_lock);
+	return m;
+}
+
+/* t's memo slot, made with its chunk when make is set; NULL when none. */
+static struct memo **memo_slot(const struct mon_thread *t, int make)
+{
+	uint32_t c = t->id >> MEMO_CHUNK_SHIFT;
+	struct memo ***dir = LOAD_ACQ(&memo_dir), **chunk;
+
+	if (c >= MEMO_NR_CHUNKS)
+		return NULL;
+	if (!dir && (!make || !(dir = memo_map((void **)&memo_dir,
+					       MEMO_NR_CHUNKS * sizeof(*dir)))))
+		return NULL;
+	chunk = LOAD_ACQ(&dir[c]);
+	if (!chunk && (!make || !(chunk = memo_map((void **)&dir[c],
+						   MEMO_CHUNK * sizeof(*chunk)))))
+		return NULL;
+	return &chunk[t->id & (MEMO_CHUNK - 1)];
+}
+
+/* t's memo (the owner thread), made on first use; NULL once t has ended,
+ * or when memory is short. */
+static struct memo *memo_get(struct mon_thread *t)
+{
+	struct memo **slot, *m;
+	slot = memo_slot(t, 1);
+	if (!slot)
+		return NULL;
+	m = LOAD_RLX(slot);
+	if (mon_likely(m != NULL) || LOAD_RLX(&t->exited))
+		return m;
+	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	STORE_REL(slot, m);
+	return m;
+}
+
+static inline struct memo_entry *memo_entry_of(struct memo *m, uintptr_t a)
+{
+	return &m->e[(a >> MON_LINE_SHIFT) & (MEMO_NR - 1)];
+}
+
+/* Forgets every entry of t's memo. */
+static void memo_clear(struct mon_thread *t)
+{
+	struct memo **slot = memo_slot(t, 0), *m;
+
+	if (slot && (m = LOAD_ACQ(slot)))
+		memset(m, 0, sizeof(*m));
+}
+
+/* t ends: its memo goes, before `exited` is stored (so a fold for an ended
+ * thread finds none to clear). */
+static void memo_del(struct mon_thread *t)
+{
+	struct memo **slot = memo_slot(t, 0), *m;
+
+	if (slot && (m = LOAD_RLX(slot))) {
+		STORE_REL(slot, NULL);
+		munmap(m, sizeof(*m));
+	}
+}
+
+void mon_objmap_cache_counts(struct mon_thread *t, int w, uintptr_t addr, uint64_t *v)
+{
+	struct memo **slot = memo_slot(t, 0), *m;
+	struct memo_entry *e;
+
+	t->cache.counts[w] = v;
+	if (slot && (m = LOAD_RLX(slot)) && (e = memo_entry_of(m, addr))->obj == t->cache.obj[w])
+		e->counts = v;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1076,9 +1214,10 @@ void mon_objmap_cache_clear(struct mon_thread *t)
 		c->start[w] = c->end[w] = 0;
 		c->counts[w] = NULL;
 	}
+	memo_clear(t);
 }
 
-static inline void cache_insert(struct mon_objcache *c, struct mon_obj *o)
+static inline uint32_t cache_insert(struct mon_objcache *c, struct mon_obj *o, uint64_t *counts)
 {
 	uint32_t w = c->next;
 
@@ -1086,8 +1225,23 @@ static inline void cache_insert(struct mon_objcache *c, struct mon_obj *o)
 	c->start[w] = o->start;
 	c->end[w] = o->end;
 	c->obj[w] = o;
-	c->counts[w] = NULL;
+	c->counts[w] = counts;
+	return w;
 }
+
+/* Forgets t's way that holds addr, whose object was freed (a way that
+ * holds addr and was not found by mon_objcache_way is one). */
+static inline void cache_forget_dead(struct mon_objcache *c, uintptr_t addr)
+{
+	for (uint32_t w = 0; w < MON_OBJCACHE_WAYS; w++) {
+		if (addr - c->start[w] < c->end[w] - c->start[w]) {
+			c->start[w] = c->end[w] = 0;
+			c->counts[w] = NULL;
+			return;
+		}
+	}
+}
+
 
 /* The calling thread's own stack or TLS record containing a. */
 static inline struct mon_obj *own_lookup(struct mon_thread *t, uintptr_t a, uint64_t *seq)
@@ -1119,26 +1273,13 @@ static struct mon_obj *lookup_uncached(struct mon_thread *t, uintptr_t a, uint64
 	return rx_lookup(&stack_ix, a, seq);
 }
 
-struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
+/* The map's own lookup of addr; with t, its object goes into t's cache and
+ * into memo entry e (when given). */
+static struct mon_obj *lookup_slow(struct mon_thread *t, uintptr_t addr, struct memo_entry *e)
 {
 	struct mon_obj *o;
 	uint64_t seq;
 
-	if (t) {
-		struct mon_objcache *c = &t->cache;
-		int w = mon_objcache_way(t, addr);
-
-		if (mon_likely(w >= 0))
-			return c->obj[w];
-		for (w = 0; w < MON_OBJCACHE_WAYS; w++) {
-			if (addr - c->start[w] < c->end[w] - c->start[w]) {
-				/* freed: forget it */
-				c->start[w] = c->end[w] = 0;
-				c->counts[w] = NULL;
-				break;
-			}
-		}
-	}
 	for (;;) {
 		o = lookup_uncached(t, addr, &seq);
 		if (!o) {
@@ -1150,9 +1291,65 @@ struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
 	}
 	if (t) {
 		mon_objmap_hold(o, t->id);	/* before the cache names it (fold.c) */
-		cache_insert(&t->cache, o);
+		cache_insert(&t->cache, o, NULL);
+		if (e) {
+			e->start = o->start;
+			e->end = o->end;
+			e->obj = o;
+			e->counts = NULL;
+		}
 	}
 	return o;
+}
+
+struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
+{
+	struct memo_entry *e = NULL;
+
+	if (t) {
+		struct mon_objcache *c = &t->cache;
+		int w = mon_objcache_way(t, addr);
+		struct memo *m;
+
+		if (mon_likely(w >= 0))
+			return c->obj[w];
+		cache_forget_dead(c, addr);
+		if ((m = memo_get(t))) {
+			e = memo_entry_of(m, addr);
+			if (addr - e->start < e->end - e->start &&
+			    (LOAD_RLX(&e->obj->flags) & MON_OBJF_LIVE)) {
+				cache_insert(c, e->obj, e->counts);
+				return e->obj;
+			}
+		}
+	}
+	return lookup_slow(t, addr, e);
+}
+
+int mon_objmap_cache_fill(struct mon_thread *t, uintptr_t addr)
+{
+	struct mon_objcache *c = &t->cache;
+	struct memo *m = memo_get(t);
+	struct memo_entry *e = m ? memo_entry_of(m, addr) : NULL;
+	uint32_t w;
+
+	/* a way that holds addr holds a freed block: forgotten, or every
+	 * search that met it before the new way would miss (bzip2 -d: a new
+	 * stream's blocks where the last one's were, 20x the filter's C
+	 * misses) */
+	cache_forget_dead(c, addr);
+	if (mon_likely(e != NULL) && addr - e->start < e->end - e->start &&
+	    (LOAD_RLX(&e->obj->flags) & MON_OBJF_LIVE)) {
+		w = cache_insert(c, e->obj, e->counts);
+	} else {
+		if (lookup_slow(t, addr, e)->kind == MON_OBJ_OTHER)
+			return -1;
+		w = (c->next + MON_OBJCACHE_WAYS - 1) % MON_OBJCACHE_WAYS;
+		if (!(LOAD_RLX(&c->obj[w]->flags) & MON_OBJF_LIVE))
+			return -1;	/* freed meanwhile: the general path */
+	}
+	c->hint = w;
+	return (int)w;
 }
 
 /* ------------------------------------------------------------------------ */

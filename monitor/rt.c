@@ -766,7 +766,7 @@ static __attribute__((noinline)) void access_events(struct mon_thread *t, int w,
 
 	t->in_rt++;
 	if (!v)
-		v = t->cache.counts[w] = mon_counts_get(t, obj->idx);
+		mon_objmap_cache_counts(t, w, addr, v = mon_counts_get(t, obj->idx));
 	ev.nr = 0;
 	ev.counts = NULL;
 	mon_backend->access(t, obj, addr, (uint32_t)sz, flags, pc, &ev);
@@ -801,19 +801,23 @@ static __attribute__((noinline)) void access_piece(struct mon_thread *t, int w, 
  */
 static __attribute__((noinline)) int objcache_fill(struct mon_thread *t, uintptr_t addr, size_t sz)
 {
-	struct mon_obj *o;
-	int w = -1;
+	int w;
 
 	t->in_rt++;
 	mon_fold_check(t);	/* as access_slow */
-	o = mon_objmap_lookup(t, addr);
-	if (o->kind != MON_OBJ_OTHER && (w = mon_objcache_way(t, addr)) >= 0) {
-		if (addr + sz > t->cache.end[w])
-			w = -1;
-		else if (!t->cache.counts[w])
-			t->cache.counts[w] = mon_counts_get(t, o->idx);
-	}
+	w = mon_objcache_fill(t, addr, sz);
 	t->in_rt--;
+	return w;
+}
+
+int mon_objcache_fill(struct mon_thread *t, uintptr_t addr, size_t sz)
+{
+	int w = mon_objmap_cache_fill(t, addr);
+
+	if (w < 0 || addr + sz > t->cache.end[w])
+		return -1;
+	if (!t->cache.counts[w])
+		mon_objmap_cache_counts(t, w, addr, mon_counts_get(t, t->cache.obj[w]->idx));
 	return w;
 }
 

@@ -53,6 +53,9 @@ static void *conc_thread(void *arg)
 	struct mon_thread tt;
 
 	memset(&tt, 0, sizeof(tt));
+	/* an id of its own, far from those the registry hands the test's real
+	 * threads: objmap.c keeps state per id (the memo), as for a real one */
+	tt.id = (1u << 21) + me;
 	pthread_barrier_wait(&conc_barrier);
 	for (uint32_t n = 0; n < NR_OPS; n++) {
 		uint64_t r = rng_next(&s);
