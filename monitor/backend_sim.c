@@ -848,12 +848,14 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 		whole = hint_whole64(t, addr);
 	}
 	/* what mon_access_cached would do first, without the calls; the solo
-	 * core's object cache miss fills the way here, the core held, as
-	 * objcache_fill would (but for a fold inbox to take: that path) -
-	 * so that a program of many small blocks takes the lean path after
-	 * it, not the general one (Lua's interpreter: ~900 instructions a
-	 * miss of the object cache through mon_access_cached) */
-	if (!whole && (w = mon_objcache_way(t, addr)) < 0 && held == LINE_HELD_SOLO && !retry &&
+	 * core's object cache miss fills the way here, the core held (solo
+	 * changes only so: nobody waits for it), as objcache_fill would (but
+	 * for a fold inbox to take: that path) - so that a program of many
+	 * small blocks takes the lean path after it, not the general one
+	 * (Lua's interpreter: ~900 instructions a miss of the object cache
+	 * through mon_access_cached) */
+	if (!whole && (w = mon_objcache_way(t, addr)) < 0 && held &&
+	    (held == LINE_HELD_SOLO || c->solo) && !retry &&
 	    !__atomic_load_n(&mon_fold_mail, __ATOMIC_RELAXED))
 		w = mon_objcache_fill(t, addr, MON_FAST_SZ(wfs));
 	if (mon_likely(whole || (w >= 0 && addr + MON_FAST_SZ(wfs) <= t->cache.end[w])) &&

@@ -1129,7 +1129,7 @@ static void *memo_map(void **p, size_t n)
 }
 
 /* t's memo slot, made with its chunk when make is set; NULL when none. */
-static struct memo **memo_slot(const struct mon_thread *t, int make)
+static inline struct memo **memo_slot(const struct mon_thread *t, int make)
 {
 	uint32_t c = t->id >> MEMO_CHUNK_SHIFT;
 	struct memo ***dir = LOAD_ACQ(&memo_dir), **chunk;
