@@ -1169,6 +1169,22 @@ static inline struct memo_entry *memo_entry_of(struct memo *m, uintptr_t a)
 	return &m->e[(a >> MON_LINE_SHIFT) & (MEMO_NR - 1)];
 }
 
+/* The entry of t's memo for a (made on first use), NULL without a memo. */
+static inline struct memo_entry *memo_entry_for(struct mon_thread *t, uintptr_t a)
+{
+	struct memo *m = memo_get(t);
+
+	return m ? memo_entry_of(m, a) : NULL;
+}
+
+/* Whether entry e names a's object: as a cache way, its range holds a and
+ * its record is live. */
+static inline int memo_holds(const struct memo_entry *e, uintptr_t a)
+{
+	return e && a - e->start < e->end - e->start &&
+	       (LOAD_RLX(&e->obj->flags) & MON_OBJF_LIVE);
+}
+
 /* Forgets every entry of t's memo. */
 static void memo_clear(struct mon_thread *t)
 {
@@ -1309,18 +1325,13 @@ struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
 	if (t) {
 		struct mon_objcache *c = &t->cache;
 		int w = mon_objcache_way(t, addr);
-		struct memo *m;
 
 		if (mon_likely(w >= 0))
 			return c->obj[w];
 		cache_forget_dead(c, addr);
-		if ((m = memo_get(t))) {
-			e = memo_entry_of(m, addr);
-			if (addr - e->start < e->end - e->start &&
-			    (LOAD_RLX(&e->obj->flags) & MON_OBJF_LIVE)) {
-				cache_insert(c, e->obj, e->counts);
-				return e->obj;
-			}
+		if (memo_holds(e = memo_entry_for(t, addr), addr)) {
+			cache_insert(c, e->obj, e->counts);
+			return e->obj;
 		}
 	}
 	return lookup_slow(t, addr, e);
@@ -1329,8 +1340,7 @@ struct mon_obj *mon_objmap_lookup(struct mon_thread *t, uintptr_t addr)
 int mon_objmap_cache_fill(struct mon_thread *t, uintptr_t addr)
 {
 	struct mon_objcache *c = &t->cache;
-	struct memo *m = memo_get(t);
-	struct memo_entry *e = m ? memo_entry_of(m, addr) : NULL;
+	struct memo_entry *e = memo_entry_for(t, addr);
 	uint32_t w;
 
 	/* a way that holds addr holds a freed block: forgotten, or every
@@ -1338,8 +1348,7 @@ int mon_objmap_cache_fill(struct mon_thread *t, uintptr_t addr)
 	 * stream's blocks where the last one's were, 20x the filter's C
 	 * misses) */
 	cache_forget_dead(c, addr);
-	if (mon_likely(e != NULL) && addr - e->start < e->end - e->start &&
-	    (LOAD_RLX(&e->obj->flags) & MON_OBJF_LIVE)) {
+	if (memo_holds(e, addr)) {
 		w = cache_insert(c, e->obj, e->counts);
 	} else {
 		if (lookup_slow(t, addr, e)->kind == MON_OBJ_OTHER)
