@@ -401,7 +401,8 @@ static struct mon_sim_lf *lf_last;
 /*
  * Object o has died (mon_obj_dead_hook, objmap.c): the entries of the
  * filter whose tag is o - lines wholly inside o, in the entries of their
- * slots, or anywhere when o spans the filter's size or more - forgotten.
+ * slots, or anywhere when o spans the filter's size or more, and the split
+ * entries of its first and last lines - forgotten.
  * A hit through the filter then needs no test that its object lives (a
  * block freed and its address reused at once: the hit would count into
  * the dead record). Entries are written only with a live object's tag
@@ -418,7 +419,18 @@ static void lf_obj_dead(const struct mon_obj *o)
 	uint64_t first = (start + MON_LINE_SIZE - 1) >> MON_LINE_SHIFT, stop = end >> MON_LINE_SHIFT;
 	const uint64_t n = 1ull << MON_SIM_LF_BITS;
 
-	if (!f || end <= start || stop <= first)
+	if (!f || end <= start)
+		return;
+	/* the split entries of its first and last lines, which it may share */
+	for (uint64_t line = start >> MON_LINE_SHIFT;; line = (end - 1) >> MON_LINE_SHIFT) {
+		struct mon_sim_lf_ent *e = &f->ent[mon_sim_lf_slot(line)];
+
+		if (e->tag[0] == (uintptr_t)o)
+			__atomic_store_n(&e->line, UINT64_MAX, __ATOMIC_RELAXED);
+		if (line == (end - 1) >> MON_LINE_SHIFT)
+			break;
+	}
+	if (stop <= first)
 		return;	/* no line wholly inside */
 	if (stop - first >= n) {
 		for (uint64_t i = 0; i < n; i++)
@@ -717,16 +729,6 @@ static inline __attribute__((always_inline)) void line_hit_done(struct mon_threa
 	mon_rt_leave(t);
 }
 
-/*
- * The C line entry without a frame pointer (the runtime is built with one, for
- * site capture, which never walks through it: it runs no interposer): one
- * more register for the hit path, three instructions less per access.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#define LINE_FAST_ATTR __attribute__((optimize("omit-frame-pointer")))
-#else
-#define LINE_FAST_ATTR
-#endif
 
 /* count_lean's counts as one add (the filter's miss, whose vectors have
  * the outcome slots: SLOT_OUTCOME); o without a TLB part (c64's) */
@@ -817,6 +819,29 @@ static inline __attribute__((always_inline)) int hint_whole64(const struct mon_t
 	       (__atomic_load_n(&t->cache.obj[h]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE);
 }
 
+/*
+ * The filter's miss (line_rest, c held) of an access at addr to object
+ * cache way w, whose object does not hold the whole 64-byte line: the
+ * tag words for a split entry (sim.h), the object's bytes of the line in
+ * c->lf, when the filter is on (it changes only with the core held) and
+ * the object lives (an entry's object always does: lf_obj_dead); else
+ * the words are left as they are (no entry).
+ */
+static inline void lf_split_tag(const struct mon_thread *t, struct mon_sim_core *c,
+				uintptr_t addr, unsigned w, uintptr_t *tag0, uintptr_t *tag1)
+{
+	uintptr_t lo = addr & ~(uintptr_t)(MON_LINE_SIZE - 1), hi = lo + MON_LINE_SIZE;
+	uintptr_t start = t->cache.start[w], end = t->cache.end[w];
+
+	if (!__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED) ||
+	    !(__atomic_load_n(&t->cache.obj[w]->flags, __ATOMIC_RELAXED) & MON_OBJF_LIVE))
+		return;
+	c->lf.split_lo = (uint8_t)((start > lo ? start : lo) - lo);
+	c->lf.split_hi = (uint8_t)((end < hi ? end : hi) - lo);
+	*tag0 = (uintptr_t)t->cache.obj[w] | MON_SIM_LF_TAG_SPLIT;
+	*tag1 = (uintptr_t)t->cache.counts[w];
+}
+
 /* line_rest's held for a core its caller has seen solo while holding it
  * (solo changes only with the core held: the lean path need not look again) */
 #define LINE_HELD_SOLO 2
@@ -875,6 +900,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 					 addr, (unsigned)w, c->cur_tag);
 				tag0 = c->cur_tag[0];
 				tag1 = c->cur_tag[1];
+				if (held == LINE_HELD_SOLO && lean == SIM_LEAN_FIT_8_16_64 && !tag0)
+					lf_split_tag(t, c, addr, (unsigned)w, &tag0, &tag1);
 			}
 			if (lean < 0 ? c->lean != SIM_LEAN_NO : lean != SIM_LEAN_NO) {
 				unsigned flags = MON_FAST_FLAGS(wfs);

@@ -90,6 +90,90 @@ void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 #define SIM_LF_MISS mon_sim_lf_miss
 #endif
 extern int mon_sim_lf_asm MON_HIDDEN;
+/*
+ * The C line entry and the filter's C side without a frame pointer (the
+ * runtime is built with one, for site capture, which never walks through
+ * them: they run no interposer): one more register for the hit path, three
+ * instructions less per access.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LINE_FAST_ATTR __attribute__((optimize("omit-frame-pointer")))
+#else
+#define LINE_FAST_ATTR
+#endif
+
+/* mon_sim_lf_access's access to a line whose entry is a split one (sim.h),
+ * the filter seen on: within the entry's bytes, with the rights it needs,
+ * the same hit (counted into the entry's tag); else the filter's miss */
+void mon_sim_lf_split_hit(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+	MON_HIDDEN;
+
+/* mon_sim_lf_access's miss while the filter is on (the caller saw it so):
+ * the miss half, which takes the core and checks it is still solo (the
+ * filter goes off for good with the core held); the filter resting, the
+ * split entries are not looked at (mon_sim_lf_miss_resting) */
+static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_sim_lf *f,
+								     struct mon_thread *t,
+								     uintptr_t addr, uint32_t wfs,
+								     uintptr_t pc)
+{
+	__builtin_prefetch((const void *)addr);
+	/* the LLC set the miss half looks up: from f, one load away, where the
+	 * miss half reaches it through four (chase -3 to -6%;
+	 * docs/simulator.md) */
+	__builtin_prefetch(f->llc_pf + ((addr >> MON_LINE_SHIFT) & f->llc_pf_mask) *
+					       MON_SIM_LF_LLC_SET);
+	SIM_LF_MISS(t, addr, wfs, pc);
+}
+
+/* mon_sim_lf_access's miss while the filter rests: the backend's line
+ * entry; 0 when the backend is not the filter's (nothing done). The
+ * backend changes only to ordered mode, on the owner's own thread (its
+ * second thread), whose accesses the gate then keeps from here; user is
+ * NULL once the filter is off for good, stored after on (sim.c) */
+static inline __attribute__((always_inline)) int mon_sim_lf_miss_resting(struct mon_sim_lf *f,
+									  struct mon_thread *t,
+									  uintptr_t addr,
+									  uint32_t wfs,
+									  uintptr_t pc)
+{
+	const struct mon_backend_ops *b;
+
+	__builtin_prefetch((const void *)addr);
+	b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
+	if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED))
+		return 0;
+	b->line_fast(t, addr, wfs, pc);
+	return 1;
+}
+
+/* mon_sim_lf_access's hit through entry e of f: a read, or a write the
+ * entry allows (e->wok) - the L1's LRU stamp, E -> M, the count */
+static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_sim_lf *f,
+								     const struct mon_sim_lf_ent *e,
+								     unsigned flags)
+{
+	struct mon_sim_core *c;
+	uint64_t *v;
+
+	if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE) {
+		/* E -> M, silent (the lean path's write hit) */
+		struct mon_sim_lf_ent *w = (struct mon_sim_lf_ent *)e;
+
+		f->key[e->i] = w->want = e->want | 1;
+		f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
+		w->wok = 1;
+	}
+	/* f is its core's (sim.c lf_init: clock and last_line are the core's,
+	 * at fixed offsets from f: no pointer to load) */
+	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
+	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
+	c->last_line = UINT64_MAX;
+	/* the L1 hit's one add: its outcome (a plain hook's access reads or
+	 * writes, never both) */
+	v = (uint64_t *)e->tag[1];
+	mon_count_add(v, SLOT_OUTCOME + ((flags & MON_ACC_WRITE) != 0), 1);
+}
 
 /*
  * The hooks' line filter (tsan_abi.c, DEFINE_ACCESS): an access of sz
@@ -117,11 +201,9 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 								    unsigned flags, uintptr_t pc)
 {
 	struct mon_sim_lf *f = mon_sim_lf;
-	const struct mon_backend_ops *b;
 	const struct mon_sim_lf_ent *e;
-	struct mon_sim_core *c;
 	struct mon_thread *t;
-	uint64_t line = addr >> MON_LINE_SHIFT, *v;
+	uint64_t line = addr >> MON_LINE_SHIFT;
 
 	_Static_assert(sizeof(*e) == 64 && MON_LINE_SHIFT == 6, "mon_sim_lf_slot_off");
 	if (!f)
@@ -132,45 +214,20 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		return 0;
 	if (e->line != line ||
 	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want) {
-		__builtin_prefetch((const void *)addr);
-		/* on: the miss half, which takes the core and checks it is
-		 * still solo (the filter goes off for good with the core
-		 * held); resting: the backend's line entry. The backend
-		 * changes only to ordered mode, on the owner's own thread
-		 * (its second thread), whose accesses the gate then keeps
-		 * from here; user is NULL once the filter is off for good,
-		 * stored after on (sim.c) */
+		const uint32_t wfs = MON_FAST_WFS(0, flags, sz);
+
 		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
-			/* the LLC set the miss half looks up: from f, one load
-			 * away, where the miss half reaches it through four
-			 * (chase -3 to -6%; docs/simulator.md) */
-			__builtin_prefetch(f->llc_pf + (line & f->llc_pf_mask) * MON_SIM_LF_LLC_SET);
-			SIM_LF_MISS(t, addr, MON_FAST_WFS(0, flags, sz), pc);
+			/* a line its object shares with others: out of line
+			 * (a tail call, which saves no register here) */
+			if (mon_unlikely(e->line == (line | MON_SIM_LF_SPLIT)))
+				mon_sim_lf_split_hit(t, addr, wfs, pc);
+			else
+				mon_sim_lf_miss_on(f, t, addr, wfs, pc);
 			return 1;
 		}
-		b = __atomic_load_n(&f->user, __ATOMIC_RELAXED);
-		if (b != __atomic_load_n(&mon_backend, __ATOMIC_RELAXED))
-			return 0;
-		b->line_fast(t, addr, MON_FAST_WFS(0, flags, sz), pc);
-		return 1;
+		return mon_sim_lf_miss_resting(f, t, addr, wfs, pc);
 	}
-	if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE) {
-		/* E -> M, silent (the lean path's write hit) */
-		struct mon_sim_lf_ent *w = (struct mon_sim_lf_ent *)e;
-
-		f->key[e->i] = w->want = e->want | 1;
-		f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
-		w->wok = 1;
-	}
-	/* f is its core's (sim.c lf_init: clock and last_line are the core's,
-	 * at fixed offsets from f: no pointer to load) */
-	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
-	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
-	c->last_line = UINT64_MAX;
-	/* the L1 hit's one add: its outcome (a plain hook's access reads or
-	 * writes, never both) */
-	v = (uint64_t *)e->tag[1];
-	mon_count_add(v, SLOT_OUTCOME + ((flags & MON_ACC_WRITE) != 0), 1);
+	mon_sim_lf_hit_at(f, e, flags);
 	return 1;
 }
 

@@ -80,10 +80,13 @@ uint32_t mon_sim_core_node(const struct mon_sim_core *c);
  * owner's next access).
  */
 struct mon_sim_lf_ent {
-	uint64_t line;		/* L1 line; UINT64_MAX: none */
+	uint64_t line;		/* L1 line; UINT64_MAX: none; | MON_SIM_LF_SPLIT:
+				 * the tag's object holds bytes lo..hi-1 of it
+				 * only (the hooks' hit never matches it) */
 	uint64_t want;		/* its L1 key word when written */
 	uint32_t i;		/* its L1 key index */
-	uint32_t pad0;
+	uint8_t lo, hi;		/* a split entry's bytes of the line */
+	uint16_t pad0;
 	uint32_t wok;		/* a write: 0 misses; 1 hits (the line is M and
 				 * dirty); MON_SIM_LF_UPGRADE hits, making it M
 				 * and dirty (E, private, untracked, no L2) */
@@ -94,12 +97,20 @@ struct mon_sim_lf_ent {
 				 * other entry straddled two) */
 };
 #define MON_SIM_LF_BITS 8	/* 256 entries: 16 KiB of the host's L1 */
+/* An entry's line with this bit: a split entry (mon_sim_lf_split_hit). A
+ * line number is an address >> 6, below it */
+#define MON_SIM_LF_SPLIT (1ull << 63)
+/* The first tag word of a line to be written as a split entry, or'ed in
+ * (the caller's words are aligned pointers) */
+#define MON_SIM_LF_TAG_SPLIT 1u
 #define MON_SIM_LF_UPGRADE 2
 #define MON_SIM_META_BYTES 24	/* the L1's metadata per line (sim_core.h) */
 struct mon_sim_lf {
 	struct mon_sim_lf_ent *ent;	/* [1 << MON_SIM_LF_BITS] (mon_sim_lf_slot);
 					 * NULL: no filter */
 	int on;				/* atomic: entries may be used */
+	uint8_t split_lo, split_hi;	/* the caller's: the bytes of a split entry
+					 * (sim_lf_write_key) */
 	uint64_t *key;			/* the L1's key words (stamps at + assoc); the
 					 * L1's clock and the memo of the last line
 					 * are the core's (struct mon_sim_core's lf) */

@@ -1184,7 +1184,10 @@ static inline __attribute__((always_inline)) int sim_l0_find(const struct mon_si
 /*
  * The line filter (sim.h), on: c's access within L1 line `line`, at key
  * index i, whose key word is now want, is done, with tag (the caller's
- * words for the line, 0 0: none, and then no entry). wok: what a write may
+ * words for the line, 0 0: none, and then no entry; the first word with
+ * MON_SIM_LF_TAG_SPLIT: a split entry, for bytes c->lf.split_lo ..
+ * split_hi - 1 of the line, tagged with the word without the bit - sim.h).
+ * wok: what a write may
  * do through the filter (sim.h, struct mon_sim_lf_ent; sim_lf_wok when the
  * caller does not know).
  */
@@ -1198,11 +1201,18 @@ static inline __attribute__((always_inline)) void sim_lf_write_key(struct mon_si
 
 	c->lf.notes++;
 	e = &c->lf.ent[mon_sim_lf_slot(line)];
-	e->line = tag[0] ? line : UINT64_MAX;
+	if (sim_unlikely(tag[0] & MON_SIM_LF_TAG_SPLIT)) {
+		e->line = line | MON_SIM_LF_SPLIT;
+		e->lo = c->lf.split_lo;
+		e->hi = c->lf.split_hi;
+		e->tag[0] = tag[0] & ~(uintptr_t)MON_SIM_LF_TAG_SPLIT;
+	} else {
+		e->line = tag[0] ? line : UINT64_MAX;
+		e->tag[0] = tag[0];
+	}
 	e->want = want;
 	e->i = (uint32_t)i;
 	e->wok = wok;
-	e->tag[0] = tag[0];
 	e->tag[1] = tag[1];
 }
 /* A write to L1 key index i through the filter: hits when the line is M

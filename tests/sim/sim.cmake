@@ -25,6 +25,15 @@ add_test(NAME sim_line_tags
 set_tests_properties(sim_line_tags PROPERTIES
   ENVIRONMENT "AMEBA_BACKEND=sim;AMEBA_PRESET=skylake-sp;ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect"
   LABELS sim)
+# The line filter's split entries (backend_sim_lf.c mon_sim_lf_split_hit):
+# blocks that share their lines with others count exactly, through them.
+ameba_instrumented(NAME sim_split_lines COMPILER gcc OPT -O2
+  SOURCES ${AMEBA_FRAGMENT_DIR}/split_lines.c)
+add_test(NAME sim_split_lines
+  COMMAND ${AMEBA_FRAGMENT_DIR}/split_lines.sh ${AMEBA_TEST_BIN}/sim_split_lines
+          ${AMEBA_FRAGMENT_DIR}/split_lines.expect)
+set_tests_properties(sim_split_lines PROPERTIES
+  ENVIRONMENT "ORACLE_EXPECT=${AMEBA_TEST_BIN}/oracle_expect" LABELS sim)
 # The assembly line entry (x86-64, backend_sim.c sim_line_fast_x86) counts
 # exactly what the C one does (AMEBA_SIM_ASM=0), on single-threaded
 # workloads with heap, global and stack objects, stale line tags, and on
@@ -71,6 +80,7 @@ add_test(NAME sim_line_filter
           ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/sim_line_tags
+          ${AMEBA_TEST_BIN}/sim_split_lines
           ${k}:dense ${k}:strided ${k}:stencil ${k}:chase)
 set_tests_properties(sim_line_filter PROPERTIES LABELS sim TIMEOUT 900)
 # Threads interleaved in simulated time (monitor/seq.c): the same coherence
