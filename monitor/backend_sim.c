@@ -400,9 +400,9 @@ static struct mon_sim_lf *lf_last;
 
 /*
  * Object o has died (mon_obj_dead_hook, objmap.c): the entries of the
- * filter whose tag is o - lines wholly inside o, in the entries of their
- * slots, or anywhere when o spans the filter's size or more, and the split
- * entries of its first and last lines - forgotten.
+ * filter whose tag is o - in the slots of the lines it touches (whole
+ * lines, and the split entries of the lines it shares), or anywhere when
+ * it touches as many lines as the filter has slots - forgotten.
  * A hit through the filter then needs no test that its object lives (a
  * block freed and its address reused at once: the hit would count into
  * the dead record). Entries are written only with a live object's tag
@@ -416,22 +416,11 @@ static void lf_obj_dead(const struct mon_obj *o)
 	struct mon_sim_lf *f = __atomic_load_n(&lf_last, __ATOMIC_ACQUIRE);
 	uintptr_t start = __atomic_load_n(&o->start, __ATOMIC_RELAXED);
 	uintptr_t end = __atomic_load_n(&o->end, __ATOMIC_RELAXED);
-	uint64_t first = (start + MON_LINE_SIZE - 1) >> MON_LINE_SHIFT, stop = end >> MON_LINE_SHIFT;
+	uint64_t first = start >> MON_LINE_SHIFT, stop = ((end - 1) >> MON_LINE_SHIFT) + 1;
 	const uint64_t n = 1ull << MON_SIM_LF_BITS;
 
 	if (!f || end <= start)
 		return;
-	/* the split entries of its first and last lines, which it may share */
-	for (uint64_t line = start >> MON_LINE_SHIFT;; line = (end - 1) >> MON_LINE_SHIFT) {
-		struct mon_sim_lf_ent *e = &f->ent[mon_sim_lf_slot(line)];
-
-		if (e->tag[0] == (uintptr_t)o)
-			__atomic_store_n(&e->line, UINT64_MAX, __ATOMIC_RELAXED);
-		if (line == (end - 1) >> MON_LINE_SHIFT)
-			break;
-	}
-	if (stop <= first)
-		return;	/* no line wholly inside */
 	if (stop - first >= n) {
 		for (uint64_t i = 0; i < n; i++)
 			if (f->ent[i].tag[0] == (uintptr_t)o)

@@ -102,10 +102,12 @@ extern int mon_sim_lf_asm MON_HIDDEN;
 #define LINE_FAST_ATTR
 #endif
 
-/* mon_sim_lf_access's access to a line whose entry is a split one (sim.h),
- * the filter seen on: within the entry's bytes, with the rights it needs,
- * the same hit (counted into the entry's tag); else the filter's miss */
-void mon_sim_lf_split_hit(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+/* mon_sim_lf_access's access to a line whose entry e of filter f is a
+ * split one (sim.h), the filter seen on: within the entry's bytes, with the
+ * rights it needs, the same hit (counted into the entry's tag); else the
+ * filter's miss */
+void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,
+			  struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 
 /* mon_sim_lf_access's miss while the filter is on (the caller saw it so):
@@ -220,7 +222,7 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 			/* a line its object shares with others: out of line
 			 * (a tail call, which saves no register here) */
 			if (mon_unlikely(e->line == (line | MON_SIM_LF_SPLIT)))
-				mon_sim_lf_split_hit(t, addr, wfs, pc);
+				mon_sim_lf_split_hit(f, e, t, addr, wfs, pc);
 			else
 				mon_sim_lf_miss_on(f, t, addr, wfs, pc);
 			return 1;

@@ -294,27 +294,30 @@ void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
  * entry's object lives: lf_obj_dead (backend_sim.c) forgets the split
  * entries of a dying object too.
  */
-static LINE_FAST_ATTR __attribute__((noinline)) void split_miss(struct mon_thread *t,
+/* (split_hit's own parameters, kept - noipa - so that its jump here
+ * moves no register) */
+static LINE_FAST_ATTR __attribute__((noipa)) void split_miss(struct mon_sim_lf *f,
+								   const struct mon_sim_lf_ent *e,
+								   struct mon_thread *t,
 								   uintptr_t addr, uint32_t wfs,
 								   uintptr_t pc)
 {
-	mon_sim_lf_miss_on(mon_sim_lf, t, addr, wfs, pc);
+	(void)e;
+	mon_sim_lf_miss_on(f, t, addr, wfs, pc);
 }
 
-/* (the miss out of line: the hit saves no register) */
-LINE_FAST_ATTR void mon_sim_lf_split_hit(struct mon_thread *t, uintptr_t addr, uint32_t wfs,
+/* (the hook found e and saw its line's marker; the miss out of line: the
+ * hit saves no register) */
+LINE_FAST_ATTR void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,
+					  struct mon_thread *t, uintptr_t addr, uint32_t wfs,
 					  uintptr_t pc)
 {
-	struct mon_sim_lf *f = mon_sim_lf;
-	const struct mon_sim_lf_ent *e =
-		(const struct mon_sim_lf_ent *)((const char *)f->ent + mon_sim_lf_slot_off(addr));
 	unsigned flags = MON_FAST_FLAGS(wfs), off = addr & (MON_LINE_SIZE - 1);
 
-	if (e->line == ((addr >> MON_LINE_SHIFT) | MON_SIM_LF_SPLIT) && off >= e->lo &&
-	    off + MON_FAST_SZ(wfs) <= e->hi && (!(flags & MON_ACC_WRITE) || e->wok) &&
-	    f->key[e->i] == e->want) {
+	if (off >= e->lo && off + MON_FAST_SZ(wfs) <= e->hi &&
+	    (!(flags & MON_ACC_WRITE) || e->wok) && f->key[e->i] == e->want) {
 		mon_sim_lf_hit_at(f, e, flags);
 		return;
 	}
-	split_miss(t, addr, wfs, pc);
+	split_miss(f, e, t, addr, wfs, pc);
 }

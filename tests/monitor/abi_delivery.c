@@ -60,8 +60,11 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 	(void)pc;
 	abort();	/* never: no filter */
 }
-void mon_sim_lf_split_hit(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
+void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,
+			  struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
+	(void)f;
+	(void)e;
 	mon_sim_lf_miss(t, addr, wfs, pc);
 }
 #if defined(__x86_64__) && defined(__GNUC__)	/* SIM_LF_MISS: the assembly miss */
