@@ -34,10 +34,11 @@ add_custom_target(bench-sim-speed
   DEPENDS ${SV_BIN}/kernels_native ${SV_BIN}/kernels_ameba
   COMMENT "cache simulator vs cachegrind: speed" VERBATIM USES_TERMINAL)
 
-# bench-sim-speed-long (issue 24): six single-threaded kernels of ~10^9
-# accesses each (20-40 s under cachegrind) and two 2-thread ones, the
-# simulator against cachegrind in CPU seconds (wall for two threads), best
-# of 3 interleaved rounds (bench/sim_speed_long/run.sh; about 35 minutes),
+# bench-sim-speed-long (issue 24): six single-threaded kernels of 10^9 or
+# more accesses each (25-40 s under cachegrind: run.sh's lengths) and two
+# 2-thread ones, the simulator against cachegrind in CPU seconds (wall for
+# two threads), best of 3 interleaved rounds (bench/sim_speed_long/run.sh;
+# about 30 minutes),
 # then bench-sim-speed's two 2-thread kernels.
 set(SL_DIR ${CMAKE_CURRENT_SOURCE_DIR}/sim_speed_long)
 add_custom_command(OUTPUT ${SV_BIN}/long_native

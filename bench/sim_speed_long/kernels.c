@@ -1,7 +1,9 @@
 /*
  * kernels.c - long kernels for timing the exact simulator
  * against cachegrind where start-up does not count (bench/sim_speed_long,
- * issue 24): each runs 20-40 s under cachegrind on the development VM.
+ * issue 24). The sizes below are SCALE 1; run.sh runs each kernel at its
+ * own SCALE, so that each takes 25-40 s under cachegrind on the
+ * development VM.
  *
  *   kernels KERNEL [SCALE]
  *

@@ -29,7 +29,13 @@
 #   accesses_<k>               the accesses the simulator handled (mem_ref
 #                              over every object in the oracle file)
 #   ns_per_access_<k>          sim_s / accesses
-# LONG_SCALE (default 1) scales every kernel (0.05 for a quick look).
+# Each kernel runs at its own length (`length` below: kernels.c's SCALE
+# argument), chosen so that cachegrind takes 25-40 s on it on the
+# development VM when the host is at its fastest; LONG_SCALE (default 1)
+# multiplies every length (0.05 for a quick look). Also printed:
+#   scale_<k>                 the SCALE the kernel ran at
+# and, on stderr, a note for each kernel cachegrind ran for under 20 s
+# (issue 24 asks for >= 20 s, so that its ~0.3 s start-up stays <= 2%).
 # Timing never fails the run; a missing tool or a wrong checksum does.
 set -u
 me=run.sh
@@ -45,11 +51,31 @@ status=0
 
 command -v valgrind >/dev/null || { echo "run.sh: valgrind not found" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "run.sh: /usr/bin/time not found" >&2; exit 1; }
-[ -x "$dir/long_native" ] && [ -x "$dir/long_ameba" ] || {
+if ! [ -x "$dir/long_native" ] || ! [ -x "$dir/long_ameba" ]; then
 	echo "run.sh: $dir/long_native or long_ameba missing (cmake --build build --target bench-sim-speed-long)" >&2
-	exit 1; }
+	exit 1
+fi
+
+# length K: kernels.c's SCALE for K at LONG_SCALE 1 (cachegrind's seconds
+# per unit of SCALE on the development VM at its fastest, 2026-12-02:
+# gemm 12.9, jacobi 7.2, stream 17.5, rmw 19.6, chase 6.6, hashtab 18.2,
+# jacobi_2t 8.2, rmw_2t 11.0)
+length() {
+	case $1 in
+	gemm) echo 2.5 ;;
+	jacobi | jacobi_2t | chase) echo 4 ;;
+	stream | hashtab) echo 2 ;;
+	rmw) echo 1.5 ;;
+	rmw_2t) echo 3 ;;
+	*) echo 1 ;;
+	esac
+}
 
 for k in $kernels; do
-	compare "$k" "$dir/long_native" "$dir/long_ameba" "$k" "$scale" || status=1
+	s=$(awk -v a="$(length "$k")" -v b="$scale" 'BEGIN { printf "%g", a * b }')
+	echo "scale_$k: $s"
+	compare "$k" "$dir/long_native" "$dir/long_ameba" "$k" "$s" || { status=1; continue; }
+	awk -v k="$k" -v c="$compare_cg_s" 'BEGIN { if (c < 20)
+		printf "run.sh: note: cachegrind ran %s for %.1f s, under the 20 s issue 24 asks for: raise LONG_SCALE\n", k, c }' >&2
 done
 exit $status

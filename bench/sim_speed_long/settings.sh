@@ -31,7 +31,8 @@ stats() {
 # programs; *_2t: timed in wall seconds, else CPU) run as NATIVE ARG...
 # once, then `rounds` rounds of NATIVE under cachegrind and AMEBA under the
 # simulator with the oracle (AMEBA's output must be NATIVE's); prints the
-# lines run.sh documents. Returns 1 when a run fails or an output differs.
+# lines run.sh documents, and leaves cachegrind's best time in compare_cg_s.
+# Returns 1 when a run fails or an output differs.
 compare() {
 	local k=$1 nat=$2 ame=$3 t want r cg=() sim=() cg_best cg_spread sim_best sim_spread acc
 	shift 3
@@ -54,6 +55,7 @@ compare() {
 	read -r cg_best cg_spread < <(stats "${cg[@]}")
 	read -r sim_best sim_spread < <(stats "${sim[@]}")
 	acc=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(o["total"].get("mem_ref",0) for o in d["objects"]))' "$tmp/oracle.json")
+	compare_cg_s=$cg_best
 	echo "cachegrind_s_$k: $cg_best"
 	echo "cachegrind_spread_$k: $cg_spread"
 	echo "sim_s_$k: $sim_best"
