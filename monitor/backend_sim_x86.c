@@ -56,6 +56,7 @@
 #define A_C_MEMO_TIDX 672
 #define A_C_MEMO_SHADOW 680
 #define A_C_THREE_C 688
+#define A_C_SHADOW_MAP 1128
 #define A_C_L1_HIT_CYCLES 692
 #define A_C_L1_KEY 696
 #define A_C_L1_META 712
@@ -115,6 +116,12 @@ A_FIELD(struct mon_sim_core, memo_page, A_C_MEMO_PAGE, 8);
 A_FIELD(struct mon_sim_core, memo_tidx, A_C_MEMO_TIDX, 8);
 A_FIELD(struct mon_sim_core, memo_shadow, A_C_MEMO_SHADOW, 8);
 A_FIELD(struct mon_sim_core, three_c, A_C_THREE_C, 4);
+A_FIELD(struct mon_sim_core, shadow.map, A_C_SHADOW_MAP, 8);
+A_FIELD(struct sim_shadow_seg, line, 0, 64);
+A_FIELD(struct sim_shadow_seg, stamp, 64, 16);
+A_FIELD(struct sim_shadow_seg, clock, 112, 8);
+_Static_assert(SIM_SHADOW_SEG == 8 && SIM_SHADOW_CLOCK_MAX == 0xffff,
+	       "sim_line_fast_x86: the 3C shadow's segment changed");
 A_FIELD(struct mon_sim_core, l1_hit_cycles, A_C_L1_HIT_CYCLES, 4);
 A_FIELD(struct mon_sim_core, l1.key, A_C_L1_KEY, 8);
 A_FIELD(struct mon_sim_core, l1.meta, A_C_L1_META, 8);
@@ -182,6 +189,12 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
  * reads it. NOT_LEAN: the tests a lean core (c->lean, checked by the
  * caller: an LRU L1, no 3C) never needs - A_NOT_LEAN, or nothing.
  */
+/* one slot of the 3C shadow's segment (rax) against the line (r9): to 9f
+ * with its number in edx */
+#define A_SEG_CMP \
+	"	cmp	(%rax,%rdx,8), %r9\n" \
+	"	je	9f\n" \
+	"	add	$1, %edx\n"
 #define A_NOT_LEAN(x) x
 #define A_LEAN(x)
 #define A_HIT(MISS, OUT, WFS8, WFS32, SAVE_COOKIE, COOKIE, NOT_LEAN) \
@@ -250,7 +263,29 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	cmp	" A_S(A_C_LAST_LINE) "(%r8), %r9\n" \
 	"	je	8f\n" \
 	NOT_LEAN("	cmpb	$0, " A_S(A_C_L1_REPL) "(%r8)\n"	/* PLRU L1: C touches it */ \
-		 "	jne	" MISS "\n") \
+		 "	jne	" MISS "\n" \
+		 /* 3C: the line in the shadow's front segment (sim_shadow_seg_touch) \
+		  * or it needs a call. Stamped before the L1 TLB's test, which may \
+		  * still send it to C: C's own use of the line then finds it most \
+		  * recently used already, the same order */ \
+		 "	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
+		 "	je	10f\n" \
+		 "	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
+		 "	je	10f\n" \
+		 "	mov	" A_S(A_C_SHADOW_MAP) "(%r8), %rax\n" \
+		 "	xor	%edx, %edx\n" \
+		 A_SEG_CMP A_SEG_CMP A_SEG_CMP A_SEG_CMP \
+		 A_SEG_CMP A_SEG_CMP A_SEG_CMP A_SEG_CMP \
+		 "	jmp	" MISS "\n" \
+		 "9:\n"	/* a clock at its end: C renumbers the stamps */ \
+		 "	mov	112(%rax), %rsi\n" \
+		 "	add	$1, %rsi\n" \
+		 "	cmp	$0xffff, %rsi\n" \
+		 "	jae	" MISS "\n" \
+		 "	mov	%rsi, 112(%rax)\n" \
+		 "	mov	%si, 64(%rax,%rdx,2)\n" \
+		 "	mov	%r9, " A_S(A_C_MEMO_SHADOW) "(%r8)\n" \
+		 "10:\n") \
 	"	mov	" A_S(A_C_L0_PAGE) "(%r8,%r10,8), %rax\n" \
 	"	cmp	" A_S(A_C_MEMO_PAGE) "(%r8), %rax\n" \
 	"	je	7f\n" \
@@ -260,11 +295,6 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	lea	5(,%rax,4), %rax\n"		/* SIM_KEY(page) | SIM_S */ \
 	"	cmp	%rax, (%rdx,%rsi,8)\n" \
 	"	jne	" MISS "\n" \
-	NOT_LEAN("	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
-		 "	je	10f\n" \
-		 "	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
-		 "	jne	" MISS "\n"			/* the shadow needs a call */ \
-		 "10:\n") \
 	"	mov	" A_S(A_C_TLB1_CLOCK) "(%r8), %rax\n" \
 	"	add	$1, %rax\n" \
 	"	mov	%rax, " A_S(A_C_TLB1_CLOCK) "(%r8)\n" \
@@ -275,10 +305,6 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	mov	%rax, " A_S(A_C_MEMO_PAGE) "(%r8)\n" \
 	"	jmp	11f\n" \
 	"7:\n" \
-	NOT_LEAN("	cmpl	$0, " A_S(A_C_THREE_C) "(%r8)\n" \
-		 "	je	11f\n" \
-		 "	cmp	" A_S(A_C_MEMO_SHADOW) "(%r8), %r9\n" \
-		 "	jne	" MISS "\n") \
 	"11:\n" \
 	/* sim_touch_at (LRU), and the line becomes the last */ \
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n" \

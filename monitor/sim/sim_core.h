@@ -800,19 +800,7 @@ struct sim_ring {
 	struct sim_ring_slot slot[SIM_RING_CAP];
 };
 
-/* ---- fully associative LRU shadow of the L1 (3C) ---- */
-struct sim_shadow {
-	uint64_t *hkey;		/* open addressing: line + 1, 0 empty */
-	uint32_t *hval;		/* node index */
-	struct sim_snode {	/* LRU list node; node 0 = the list head */
-		uint64_t line;	/* UINT64_MAX: free */
-		uint32_t prev, next;
-	} *node;
-	uint32_t hmask, hshift, cap, nr, free_top;
-	uint32_t *free;
-	size_t map_sz;
-	void *map;
-};
+#include "sim_shadow.h"	/* the 3C shadow */
 
 /* ---- lines a core has referenced (3C compulsory) ---- */
 #define SIM_SEEN_REGION_SHIFT 21	/* 2 MiB regions */
@@ -1110,10 +1098,6 @@ static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint
 		sim_prefetch(b + 16);
 }
 
-/* Accesses line in the shadow; returns 1 on a hit. *hint: the node the
- * line had (a guess, checked; 0 = none), updated. */
-int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint) SIM_HIDDEN;
-
 /* ---- the L1 hit path, inline for the simulator and its caller ---- */
 
 static inline void sim_core_exit(struct mon_sim_core *c, int locked)
@@ -1287,18 +1271,22 @@ static inline __attribute__((always_inline)) int sim_l0_hit_at(struct mon_sim_co
 			if (tk[ti] != (SIM_KEY(page) | SIM_S))
 				return 0;
 			if (c->three_c && c->memo_shadow != line) {
-				if (no_calls)
-					return 0;
-				sim_shadow_access(&c->shadow, line, &m->shadow);
+				if (!sim_shadow_seg_touch(&c->shadow, line)) {
+					if (no_calls)
+						return 0;
+					sim_shadow_access(&c->shadow, line, &m->shadow);
+				}
 				c->memo_shadow = line;
 			}
 			tk[ti + c->tlb1.assoc] = ++c->tlb1.clock;	/* the L1 TLB is LRU */
 			c->memo_page = page;
 			c->memo_tidx = ti;
 		} else if (c->three_c && c->memo_shadow != line) {
-			if (no_calls)
-				return 0;
-			sim_shadow_access(&c->shadow, line, &m->shadow);
+			if (!sim_shadow_seg_touch(&c->shadow, line)) {
+				if (no_calls)
+					return 0;
+				sim_shadow_access(&c->shadow, line, &m->shadow);
+			}
 			c->memo_shadow = line;
 		}
 		sim_touch_at(&c->l1, i);

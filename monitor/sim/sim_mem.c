@@ -9,6 +9,7 @@
 #endif
 #include <sched.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -288,13 +289,16 @@ int sim_page_lookup(struct mon_sim *s, uint64_t page, struct mon_sim_page *out)
 
 /* ---- fully associative LRU shadow ----
  * A hash (open addressing, linear probing, backward-shift deletion) from
- * line to a node of a doubly linked LRU list; node 0 is the list head. */
+ * line to a node; a node is in the front segment (the mapping's first
+ * bytes) or in a doubly linked LRU list, whose node 0 is the head
+ * (sim_core.h, struct sim_shadow). */
 int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
 {
 	uint32_t hsize = 1;
 	while (hsize < 2 * cap)
 		hsize <<= 1;
-	size_t o_hval = align64((size_t)hsize * 8);
+	size_t o_hkey = align64(sizeof(struct sim_shadow_seg));
+	size_t o_hval = align64(o_hkey + (size_t)hsize * 8);
 	size_t o_node = align64(o_hval + (size_t)hsize * 4);
 	size_t o_free = align64(o_node + (size_t)(cap + 1) * sizeof(struct sim_snode));
 	size_t total = align64(o_free + (size_t)(cap + 1) * 4);
@@ -304,7 +308,10 @@ int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
 		return AMEBA_ENOMEM;
 	sh->map = base;
 	sh->map_sz = total;
-	sh->hkey = (uint64_t *)base;
+	struct sim_shadow_seg *g = (struct sim_shadow_seg *)base;
+	for (int j = 0; j < SIM_SHADOW_SEG; j++)
+		g->line[j] = UINT64_MAX;	/* stamps 0 */
+	sh->hkey = (uint64_t *)(base + o_hkey);
 	sh->hval = (uint32_t *)(base + o_hval);
 	sh->node = (struct sim_snode *)(base + o_node);
 	sh->free = (uint32_t *)(base + o_free);
@@ -388,28 +395,96 @@ static int shadow_hfind(const struct sim_shadow *sh, uint64_t line, uint32_t *sl
 	return 0;
 }
 
+/* Node n (out of the list) becomes the most recently used: into the
+ * segment's oldest slot (an empty one first), whose line goes to the
+ * list's front; without a segment (cap <= SIM_SHADOW_SEG), to the front */
+/* The segment's stamps renumbered 1.. in their order (empty slots keep 0),
+ * before its clock reaches SIM_SHADOW_CLOCK_MAX: once in ~65,000 uses */
+static void shadow_renumber(struct sim_shadow_seg *g)
+{
+	uint16_t st[SIM_SHADOW_SEG];
+	uint64_t n = 0;
+
+	for (int j = 0; j < SIM_SHADOW_SEG; j++) {
+		uint16_t r = 0;
+
+		for (int k = 0; k < SIM_SHADOW_SEG; k++)
+			r += g->stamp[k] && g->stamp[k] <= g->stamp[j];
+		st[j] = g->stamp[j] ? r : 0;
+		n += g->stamp[j] != 0;
+	}
+	memcpy(g->stamp, st, sizeof(st));
+	g->clock = n;
+}
+
+/* the slot of the oldest stamp (an empty slot's 0 first), the first of equals */
+static int shadow_oldest(const struct sim_shadow_seg *g)
+{
+	_Static_assert(SIM_SHADOW_SEG == 8, "shadow_oldest: one phminposuw");
+#ifdef __SSE2__
+	if (sim_likely(sim_sse41)) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)g->stamp), r;
+
+		__asm__("phminposuw %1, %0" : "=x"(r) : "x"(a));
+		return (int)((uint32_t)_mm_cvtsi128_si32(r) >> 16);
+	}
+#endif
+	int v = 0;
+
+	for (int j = 1; j < SIM_SHADOW_SEG; j++)
+		v = g->stamp[j] < g->stamp[v] ? j : v;
+	return v;
+}
+
+static void shadow_front(struct sim_shadow *sh, uint32_t n)
+{
+	struct sim_shadow_seg *g = sh->map;
+
+	if (sh->cap <= SIM_SHADOW_SEG) {
+		list_push_front(sh, n);
+		return;
+	}
+	if (sim_unlikely(g->clock + 1 >= SIM_SHADOW_CLOCK_MAX))
+		shadow_renumber(g);
+	int v = shadow_oldest(g);
+	if (g->line[v] != UINT64_MAX)
+		list_push_front(sh, g->node[v]);
+	g->line[v] = sh->node[n].line;
+	g->node[v] = n;
+	g->stamp[v] = (uint16_t)++g->clock;
+}
+
+/* A use of node n of the list */
+static void shadow_use(struct sim_shadow *sh, uint32_t n)
+{
+	if (sh->cap <= SIM_SHADOW_SEG && sh->node[0].next == n)
+		return;		/* no segment, and the front already */
+	list_unlink(sh, n);
+	shadow_front(sh, n);
+}
+
 int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
 {
 	uint32_t i, n = *hint;
 
+	if (sim_unlikely(((struct sim_shadow_seg *)sh->map)->clock + 1 >= SIM_SHADOW_CLOCK_MAX))
+		shadow_renumber(sh->map);
+	if (sim_shadow_seg_touch(sh, line))
+		return 1;
+	/* a node found now is in the list */
 	if (n && n <= sh->cap && sh->node[n].line == line) {	/* the node we had */
-		if (sh->node[0].next != n) {
-			list_unlink(sh, n);
-			list_push_front(sh, n);
-		}
+		shadow_use(sh, n);
 		return 1;
 	}
 	if (shadow_hfind(sh, line, &i)) {
 		n = sh->hval[i];
 		*hint = n;
-		n = sh->hval[i];
-		if (sh->node[0].next != n) {
-			list_unlink(sh, n);
-			list_push_front(sh, n);
-		}
+		shadow_use(sh, n);
 		return 1;
 	}
-	if (sh->nr == sh->cap) {	/* evict the LRU line */
+	/* evict the LRU line: the list's tail (the segment holds fewer lines
+	 * than cap, so the list holds one) */
+	if (sh->nr == sh->cap) {
 		uint32_t v = sh->node[0].prev, vi;
 		list_unlink(sh, v);
 		if (shadow_hfind(sh, sh->node[v].line, &vi))
@@ -424,19 +499,28 @@ int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
 	sh->node[n].line = line;
 	sh->hkey[i] = line + 1;
 	sh->hval[i] = n;
-	list_push_front(sh, n);
+	shadow_front(sh, n);
 	sh->nr++;
 	return 0;
 }
 
 void sim_shadow_remove(struct sim_shadow *sh, uint64_t line)
 {
+	struct sim_shadow_seg *g = sh->map;
 	uint32_t i;
+	int j = 0;
 
 	if (!sh->map || !shadow_hfind(sh, line, &i))
 		return;
 	uint32_t n = sh->hval[i];
-	list_unlink(sh, n);
+	while (j < SIM_SHADOW_SEG && g->line[j] != line)
+		j++;
+	if (j < SIM_SHADOW_SEG) {	/* the slot empties: the others keep their order */
+		g->line[j] = UINT64_MAX;
+		g->stamp[j] = 0;
+	} else {
+		list_unlink(sh, n);
+	}
 	shadow_hdel(sh, i);
 	sh->node[n].line = UINT64_MAX;
 	sh->free[sh->free_top++] = n;
