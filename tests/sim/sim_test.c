@@ -942,6 +942,65 @@ static void test_3c_random(void)
 	test_3c_random_run(0);
 }
 
+/* The shadow itself (sim_mem.c) against a move-to-front array: uses and
+ * removals (a coherence invalidation's) of lines drawn from 48 over 32
+ * places, so that lines leave by eviction and by removal from the front
+ * segment and from the list, its stamps renumbered on the way; with the
+ * oldest stamp found by phminposuw and without */
+static void test_shadow_remove(void)
+{
+	enum { CAP = 32, SPAN = 48 };
+
+	for (int sse = 0; sse < 2; sse++) {
+		struct sim_shadow sh;
+		uint64_t fa[CAP], x = 4242, hits = 0, removed = 0;
+		uint32_t hint[SPAN] = { 0 };
+		int nfa = 0, bad = 0;
+
+		mon_sim_sse41(sse);
+		CHECK(sim_shadow_init(&sh, CAP) == 0);
+		for (int i = 0; i < 300000 && !bad; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t l = (x >> 8) % SPAN;
+			int p;
+
+			for (p = 0; p < nfa && fa[p] != l; p++)
+				;
+			if ((x & 15) == 0) {	/* a removal */
+				sim_shadow_remove(&sh, l);
+				if (p < nfa) {
+					memmove(&fa[p], &fa[p + 1], (size_t)(nfa - p - 1) * 8);
+					nfa--;
+					removed++;
+				}
+				continue;
+			}
+			int hit = sim_shadow_access(&sh, l, &hint[l]);
+			int want = p < nfa;
+
+			if (!want && nfa < CAP)
+				nfa++;
+			if (p == nfa)
+				p--;
+			memmove(&fa[1], &fa[0], (size_t)p * 8);
+			fa[0] = l;
+			hits += (uint64_t)want;
+			if (hit != want) {
+				fprintf(stderr, "shadow: access %d, line %llu: %d, want %d\n", i,
+					(unsigned long long)l, hit, want);
+				bad = 1;
+			}
+		}
+		CHECK(!bad);
+		CHECK(sh.nr == (uint32_t)nfa);
+		CHECK(hits > 100000 && removed > 10000);
+		sim_shadow_fini(&sh);
+	}
+	mon_sim_sse41(0);	/* as the other cases run */
+}
+
 /* ---- pseudo-LRU vs LRU ---- */
 static void test_plru(void)
 {
@@ -1342,6 +1401,7 @@ int main(void)
 	test_numa();
 	test_3c();
 	test_3c_random();
+	test_shadow_remove();
 	test_plru();
 	test_latency();
 	test_span();
