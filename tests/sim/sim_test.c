@@ -878,6 +878,25 @@ static void test_3c(void)
 	}
 }
 
+/* The reference's LRU: line l used in a[0..*n), most recent first, of cap
+ * places (the last one dropped when full); whether it was there */
+static int mtf_use(uint64_t *a, int *n, int cap, uint64_t l)
+{
+	int p;
+
+	for (p = 0; p < *n && a[p] != l; p++)
+		;
+	int hit = p < *n;
+
+	if (!hit && *n < cap)
+		(*n)++;
+	if (p == *n)
+		p--;
+	memmove(&a[1], &a[0], (size_t)p * 8);
+	a[0] = l;
+	return hit;
+}
+
 /* 3C against a naive model: a set-associative LRU cache, a fully associative
  * LRU cache of the same size (move-to-front arrays) and a seen[] table.
  * skewed: mostly a hot subset; else lines drawn evenly from a few more
@@ -904,25 +923,9 @@ static void test_3c_random_run(int skewed)
 		mon_sim_access(c, BASE + l * LINE, 8, (x >> 20) & 1, 0, &ev);
 		got[ev.cls3c]++;
 		/* reference */
-		int set = (int)(l % SETS), p, hit_sa = 0, hit_fa = 0;
-		for (p = 0; p < nsa[set] && sa[set][p] != l; p++)
-			;
-		hit_sa = p < nsa[set];
-		if (!hit_sa && nsa[set] < WAYS)
-			nsa[set]++;
-		if (p == nsa[set])
-			p--;
-		memmove(&sa[set][1], &sa[set][0], (size_t)p * 8);
-		sa[set][0] = l;
-		for (p = 0; p < nfa && fa[p] != l; p++)
-			;
-		hit_fa = p < nfa;
-		if (!hit_fa && nfa < LINES)
-			nfa++;
-		if (p == nfa)
-			p--;
-		memmove(&fa[1], &fa[0], (size_t)p * 8);
-		fa[0] = l;
+		int set = (int)(l % SETS);
+		int hit_sa = mtf_use(sa[set], &nsa[set], WAYS, l);
+		int hit_fa = mtf_use(fa, &nfa, LINES, l);
 		if (!hit_sa)
 			want[!seen[l] ? MON_SIM_3C_COMPULSORY : hit_fa ? MON_SIM_3C_CONFLICT
 							       : MON_SIM_3C_CAPACITY]++;
@@ -964,11 +967,12 @@ static void test_shadow_remove(void)
 			x ^= x >> 7;
 			x ^= x << 17;
 			uint64_t l = (x >> 8) % SPAN;
-			int p;
 
-			for (p = 0; p < nfa && fa[p] != l; p++)
-				;
 			if ((x & 15) == 0) {	/* a removal */
+				int p;
+
+				for (p = 0; p < nfa && fa[p] != l; p++)
+					;
 				sim_shadow_remove(&sh, l);
 				if (p < nfa) {
 					memmove(&fa[p], &fa[p + 1], (size_t)(nfa - p - 1) * 8);
@@ -978,14 +982,8 @@ static void test_shadow_remove(void)
 				continue;
 			}
 			int hit = sim_shadow_access(&sh, l, &hint[l]);
-			int want = p < nfa;
+			int want = mtf_use(fa, &nfa, CAP, l);
 
-			if (!want && nfa < CAP)
-				nfa++;
-			if (p == nfa)
-				p--;
-			memmove(&fa[1], &fa[0], (size_t)p * 8);
-			fa[0] = l;
 			hits += (uint64_t)want;
 			if (hit != want) {
 				fprintf(stderr, "shadow: access %d, line %llu: %d, want %d\n", i,
