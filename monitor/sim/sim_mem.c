@@ -444,9 +444,7 @@ static void shadow_front(struct sim_shadow *sh, uint32_t n)
 		list_push_front(sh, n);
 		return;
 	}
-	if (sim_unlikely(g->clock + 1 >= SIM_SHADOW_CLOCK_MAX))
-		shadow_renumber(g);
-	int v = shadow_oldest(g);
+	int v = shadow_oldest(g);	/* the clock has room: sim_shadow_access renumbered */
 	if (g->line[v] != UINT64_MAX)
 		list_push_front(sh, g->node[v]);
 	g->line[v] = sh->node[n].line;
