@@ -605,6 +605,13 @@ static void rows_close(void)
 	}
 }
 
+/* The burst being measured counts for no set: its S0 was taken before
+ * the set was armed (or for none, or an older one). */
+static int burst_lost(void)
+{
+	return !smp.s0_gen || smp.s0_gen != smp.gen || thr_cover();
+}
+
 /* A burst ended less than a quarter period before now (ns). */
 static int burst_recent(uint64_t now)
 {
@@ -626,11 +633,11 @@ static void burst_end(void)
 	if (smp.phase != PH_MEASURE)
 		return;		/* ended already (a swap took it) */
 	smp.phase = PH_TALLY;
-	smp.last_end_ns = mon_mono_ns();
 	smp.bursts_ended++;
 	pthread_cond_broadcast(&smp.wake);	/* a swap may wait for it */
-	if (!smp.s0_gen || smp.s0_gen != smp.gen || thr_cover())
-		return;		/* the set changed meanwhile: the burst is lost */
+	if (burst_lost())
+		return;		/* the set changed meanwhile (not a recent burst) */
+	smp.last_end_ns = mon_mono_ns();
 	for (uint32_t i = 0; i < smp.nr_thr; i++)
 		if (smp.thr[i].bx)	/* a thread with no row at S1 counted nothing */
 			memset(smp.thr[i].bx, 0, smp.nr * sizeof(double));
@@ -901,10 +908,20 @@ static uint64_t burst_len(void)
 static void burst_first(int force)
 {
 	struct timespec now, until;
-	uint64_t want = smp.bursts_ended + 1, b = burst_len();
+	uint64_t want, b = burst_len();
 
 	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mon_mono_ns())))
 		return;
+	if (smp.phase == PH_MEASURE && burst_lost()) {
+		/* a burst begun before the set was armed counts for none: cut
+		 * it (waited for, its end once satisfied the wait below, and
+		 * the agent's first reading of an attach was empty; with the
+		 * strategy's hand-over due then, the search ended with
+		 * nothing) */
+		burst_end();
+		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
+	}
+	want = smp.bursts_ended + 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (smp.phase == PH_TALLY) {
 		smp.kick = 1;	/* (in a warm-up the burst comes anyway) */

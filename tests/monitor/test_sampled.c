@@ -699,6 +699,38 @@ static void test_midway_and_exit(void)
 	CHECK(!mon_sampled_on());
 }
 
+/*
+ * A set armed while a burst for the last one is measured: that burst
+ * counts for neither, and a reading right after has one of the new set's
+ * measured first (it once waited for the lost burst's end and read
+ * nothing: an attach's first reading was empty, and the agent's chain,
+ * due to hand over then, ended the search with an empty report).
+ */
+static void test_armed_in_burst(void)
+{
+	const struct mon_sampled_cfg one = { .period_us = 10000000, .warm_us = 1000,
+					     .burst_us = 10000000 };
+	volatile int stop = 0;
+	struct worker w = { .stop = &stop };
+	uint64_t total[NR_C], gen;
+	struct mon_sampled_info info;
+
+	arm();
+	pthread_create(&w.th, NULL, work, &w);
+	CHECK(mon_sampled_start(&one) == 0);
+	sleep_ms(200);		/* the first burst (10 s), for the first set, under way */
+	gen = arm();
+	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	CHECK(mon_sampled_ci(gen, NULL, NULL, NR_C, &info) == 0);
+	CHECK(info.bursts >= 1);
+	CHECK(total[C_ALL] > 0 && total[C_A] > 0);
+	fprintf(stderr, "armed in a burst: %u burst, mem_ref %" PRIu64 " at the first reading\n",
+		info.bursts, total[C_ALL]);
+	stop = 1;
+	pthread_join(w.th, NULL);
+	mon_sampled_stop();
+}
+
 int main(void)
 {
 	struct mon_sampled_cfg bad = fast;
@@ -721,5 +753,6 @@ int main(void)
 	test_share();
 	test_time();
 	test_midway_and_exit();
+	test_armed_in_burst();
 	return check_done();
 }
