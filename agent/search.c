@@ -927,6 +927,32 @@ static int strat_params(struct agent_search *s, const struct agent_strategy *st,
 	return rc;
 }
 
+/* Whether any of the contexts counted anything (a value above 0). */
+static int contexts_counted(const struct ameba_context *v, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		for (uint32_t m = 0; m < AMEBA_M_NR; m++)
+			if (v[i].has[m] && v[i].values[m] > 0)
+				return 1;
+	return 0;
+}
+
+/*
+ * Chains: whether a, which is not done, may hand over at its share of the
+ * time: not while its contexts have counted nothing, for b would have
+ * nothing to refine and end the search at once (a sampled attach whose
+ * first burst came late ended with an empty report).
+ */
+static int chain_ready(struct agent_search *s)
+{
+	const struct ameba_context *ctxs = NULL;
+	uint32_t nr = 0;
+
+	if (strat_contexts(s, s->strat, s->state, &ctxs, &nr) || !ctxs)
+		nr = 0;
+	return contexts_counted(ctxs, nr);
+}
+
 /*
  * Chains: a hands over to b. a's contexts are copied (b's seeds), a is
  * destroyed, b is created. 0, or AMEBA_E* with s->error set (the report
@@ -979,7 +1005,7 @@ int agent_search_run(struct agent_search *s)
 	const struct agent_strategy *st = s->strat;
 	char msg[256] = "";
 	double t0, deadline, handover = INFINITY;
-	int rc, stop_reason = -1;
+	int rc, stop_reason = -1, a_done = 0;
 
 	clock_gettime(CLOCK_REALTIME, &s->started);
 	s->coverage.searched_exact = 1;
@@ -1059,7 +1085,7 @@ int agent_search_run(struct agent_search *s)
 			stop_reason = AGENT_END_DURATION;
 			break;
 		}
-		if (s->strat_b && s->stage == 0 && t >= handover) {
+		if (s->strat_b && s->stage == 0 && t >= handover && (a_done || chain_ready(s))) {
 			if (chain_switch(s)) {
 				stop_reason = AGENT_END_ERROR;
 				break;
@@ -1092,6 +1118,7 @@ int agent_search_run(struct agent_search *s)
 		if (rc == 1 && s->strat_b && s->stage == 0) {
 			/* a is done: b refines what it found, from the next iteration */
 			handover = t;
+			a_done = 1;
 			continue;
 		}
 		if (rc == 1) {

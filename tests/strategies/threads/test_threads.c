@@ -342,6 +342,45 @@ static void test_chain_share(void)
 	agent_plugins_destroy(&pl);
 }
 
+/*
+ * A quiet start: nothing counts in objects' first experiments (a sampled
+ * attach before its first burst), past refine_share. objects goes on
+ * until it has counted something, then hands over; before, threads got
+ * no seeds and ended the search at once with nothing.
+ */
+static void test_chain_quiet_start(void)
+{
+	struct agent_fake_spec spec;
+	struct agent_plugins pl;
+	struct agent_search s;
+	volatile sig_atomic_t stop = 0;
+	uint32_t nr;
+
+	plugins(&pl);
+	world(&spec);
+	for (int o = 0; o < 3; o++)
+		objs[o].from_experiment = 8;
+	spec.interval_delay_ms = 20;
+	memset(&s, 0, sizeof(s));
+	s.pl = &pl;
+	s.strat = agent_plugins_strategy(&pl, "objects");
+	s.strat_b = agent_plugins_strategy(&pl, "threads");
+	s.prov = agent_provider_fake_open(&spec);
+	s.opts.interval_ms = 100;
+	s.opts.duration_ms = 2000;
+	s.opts.refine_share = 0.05;
+	s.opts.primary_metric = -1;
+	s.opts.stop = &stop;
+	CHECK(agent_search_run(&s) == 0);
+	CHECK(s.end == AGENT_END_DURATION);
+	CHECK_EQ_U64(s.stage, 1);
+	CHECK(s.nr_iterations_a >= 8);
+	CHECK(find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr) != NULL);
+	agent_search_free(&s);
+	s.prov->ops->close(s.prov);
+	agent_plugins_destroy(&pl);
+}
+
 /* The count backend: no coherence metrics, the words all the same. */
 static void test_count_backend(void)
 {
@@ -537,6 +576,7 @@ int main(int argc, char **argv)
 	test_chain_exit_during_a();
 	test_threads_alone();
 	test_chain_share();
+	test_chain_quiet_start();
 	test_count_backend();
 	test_old_host();
 	return check_done();
