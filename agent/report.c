@@ -150,6 +150,12 @@ static cJSON *coverage_json(const struct agent_search *s, double *factor)
 	cJSON_AddNumberToObject(o, "threshold", AGENT_COVERAGE_MIN);
 	cJSON_AddNumberToObject(o, "factor", round6(*factor));
 	miss = cJSON_AddArrayToObject(o, "missing");
+	if (s->world.sampled && !s->world.bursts) {
+		snprintf(msg, sizeof(msg), "sampled simulation measured no burst in the %.2f s "
+			 "searched: nothing was simulated and every count is 0; search longer "
+			 "(--duration) or simulate every access (--exact)", search_s);
+		cJSON_AddItemToArray(miss, cJSON_CreateString(msg));
+	}
 	if (of_search >= 0 && of_search < AGENT_COVERAGE_MIN) {
 		if (by_count)
 			snprintf(msg, sizeof(msg), "%.1f%% of the %s the search saw (%s of %s) fell outside "

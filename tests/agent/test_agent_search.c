@@ -743,6 +743,24 @@ void test_coverage(void)
 	CHECK_HAS(table, "warning: the search ended (duration) before the program did");
 	CHECK_HAS(table, "   1   30.0%  0.19 HotObject");
 	free(table);
+	/* sampled with no burst measured (a short attach): said first */
+	for (int bursts = 0; bursts < 2; bursts++) {
+		const cJSON *miss;
+
+		cJSON_Delete(rep);
+		s.world.sampled = 1;
+		s.world.bursts = (uint64_t)bursts;
+		rep = agent_report_build(&s, &ri, NULL);
+		CHECK(rep != NULL);
+		CHECK(agent_jschema_validate(schema, rep, err, sizeof(err)) == 0);
+		miss = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(rep, "coverage"), "missing");
+		CHECK_EQ_U64(cJSON_GetArraySize(miss), bursts ? 3 : 4);
+		CHECK(!bursts == !!strstr(cJSON_GetArrayItem(miss, 0)->valuestring,
+					  "sampled simulation measured no burst in the 4.00 s "
+					  "searched: nothing was simulated"));
+	}
+	s.world.sampled = 0;
 	cJSON_Delete(rep);
 	cJSON_Delete(schema);
 	agent_search_free(&s);
