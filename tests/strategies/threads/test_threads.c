@@ -308,47 +308,15 @@ static void test_threads_alone(void)
 }
 
 /*
- * objects never finishes by itself: with a --duration it hands over after
- * refine_share of it (the times are not checked, only that both ran).
+ * objects, then threads, over --duration duration_ms with objects'
+ * refine_share of it, every object counting from experiment quiet_until
+ * on (1: from the first). The search runs to its duration, hands over
+ * after objects' first min_a iterations at least, and threads finds the
+ * packed counters' writers (the times are not checked, only that both
+ * ran).
  */
-static void test_chain_share(void)
-{
-	struct agent_fake_spec spec;
-	struct agent_plugins pl;
-	struct agent_search s;
-	volatile sig_atomic_t stop = 0;
-	uint32_t nr;
-
-	plugins(&pl);
-	world(&spec);
-	spec.interval_delay_ms = 10;
-	memset(&s, 0, sizeof(s));
-	s.pl = &pl;
-	s.strat = agent_plugins_strategy(&pl, "objects");
-	s.strat_b = agent_plugins_strategy(&pl, "threads");
-	s.prov = agent_provider_fake_open(&spec);
-	s.opts.interval_ms = 100;
-	s.opts.duration_ms = 600;
-	s.opts.refine_share = 0.5;
-	s.opts.primary_metric = -1;
-	s.opts.stop = &stop;
-	CHECK(agent_search_run(&s) == 0);
-	CHECK(s.end == AGENT_END_DURATION);
-	CHECK_EQ_U64(s.stage, 1);
-	CHECK(s.nr_iterations_a >= 1 && s.nr_iterations > s.nr_iterations_a);
-	CHECK(find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr) != NULL);
-	agent_search_free(&s);
-	s.prov->ops->close(s.prov);
-	agent_plugins_destroy(&pl);
-}
-
-/*
- * A quiet start: nothing counts in objects' first experiments (a sampled
- * attach before its first burst), past refine_share. objects goes on
- * until it has counted something, then hands over; before, threads got
- * no seeds and ended the search at once with nothing.
- */
-static void test_chain_quiet_start(void)
+static void chain_timed(uint32_t delay_ms, uint32_t duration_ms, double share,
+			uint32_t quiet_until, uint32_t min_a)
 {
 	struct agent_fake_spec spec;
 	struct agent_plugins pl;
@@ -359,26 +327,44 @@ static void test_chain_quiet_start(void)
 	plugins(&pl);
 	world(&spec);
 	for (int o = 0; o < 3; o++)
-		objs[o].from_experiment = 8;
-	spec.interval_delay_ms = 20;
+		objs[o].from_experiment = quiet_until;
+	spec.interval_delay_ms = delay_ms;
 	memset(&s, 0, sizeof(s));
 	s.pl = &pl;
 	s.strat = agent_plugins_strategy(&pl, "objects");
 	s.strat_b = agent_plugins_strategy(&pl, "threads");
 	s.prov = agent_provider_fake_open(&spec);
 	s.opts.interval_ms = 100;
-	s.opts.duration_ms = 2000;
-	s.opts.refine_share = 0.05;
+	s.opts.duration_ms = duration_ms;
+	s.opts.refine_share = share;
 	s.opts.primary_metric = -1;
 	s.opts.stop = &stop;
 	CHECK(agent_search_run(&s) == 0);
 	CHECK(s.end == AGENT_END_DURATION);
 	CHECK_EQ_U64(s.stage, 1);
-	CHECK(s.nr_iterations_a >= 8);
+	CHECK(s.nr_iterations_a >= min_a && s.nr_iterations > s.nr_iterations_a);
 	CHECK(find(&s, "WordWriters", "alloc_counters@fs.c:10", 0x10000, &nr) != NULL);
 	agent_search_free(&s);
 	s.prov->ops->close(s.prov);
 	agent_plugins_destroy(&pl);
+}
+
+/* objects never finishes by itself: with a --duration it hands over after
+ * refine_share of it. */
+static void test_chain_share(void)
+{
+	chain_timed(10, 600, 0.5, 1, 1);
+}
+
+/*
+ * A quiet start: nothing counts in objects' first 7 experiments (a
+ * sampled attach before its first burst), past refine_share. objects goes
+ * on until it has counted something, then hands over; before, threads got
+ * no seeds and ended the search at once with nothing.
+ */
+static void test_chain_quiet_start(void)
+{
+	chain_timed(20, 2000, 0.05, 8, 8);
 }
 
 /* The count backend: no coherence metrics, the words all the same. */
