@@ -912,15 +912,12 @@ static void burst_first(int force)
 
 	if (!smp.running || smp.stop || !smp.gen || (!force && burst_recent(mon_mono_ns())))
 		return;
-	if (smp.phase == PH_MEASURE && burst_lost()) {
+	if (smp.phase == PH_MEASURE && burst_lost())
 		/* a burst begun before the set was armed counts for none: cut
-		 * it (waited for, its end once satisfied the wait below, and
-		 * the agent's first reading of an attach was empty; with the
-		 * strategy's hand-over due then, the search ended with
-		 * nothing) */
+		 * it, and wait for one of the set's (its end once satisfied
+		 * the wait below: an attach's first reading was empty);
+		 * burst_end wakes the controller */
 		burst_end();
-		pthread_cond_broadcast(&smp.wake);	/* the controller goes on */
-	}
 	want = smp.bursts_ended + 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (smp.phase == PH_TALLY) {
