@@ -731,6 +731,46 @@ static void test_armed_in_burst(void)
 	mon_sampled_stop();
 }
 
+/*
+ * A reading's wait for the warm-up to end times out while the controller
+ * holds the lock to begin the burst (draining the warm-up's logs took up
+ * to 180 ms a cycle for four threads on a throttled host): by the time
+ * the wait has the lock again the burst is under way, and the reading
+ * has it measured. It once gave up there and read nothing: an attach's
+ * last experiment (the threads strategy's) counted nothing, and its
+ * report lacked the FalseSharing finding (CI, twice). slow_begin_us
+ * stands for the slow drain: 300 ms past the reading's 120 ms bound.
+ */
+static void test_slow_begin(void)
+{
+	/* a 4 s period: the first burst (~0.33 s) is over, and no longer
+	 * recent (a quarter period), at 1.6 s, and the next is 2 s or more
+	 * after it (time_max 1: no stretch) */
+	const struct mon_sampled_cfg slow = { .period_us = 4000000, .warm_us = 20000,
+					      .burst_us = 4000, .time_max = 1,
+					      .slow_begin_us = 300000 };
+	volatile int stop = 0;
+	struct worker w = { .stop = &stop };
+	uint64_t total[NR_C], gen;
+	double t0, waited;
+
+	arm();
+	pthread_create(&w.th, NULL, work, &w);
+	CHECK(mon_sampled_start(&slow) == 0);
+	sleep_ms(1600);
+	gen = arm();		/* a new set: its burst starts now (the kick) */
+	t0 = now_ms();
+	CHECK(mon_sampled_read(gen, total, NULL, NR_C, NULL, NULL) == 0);
+	waited = now_ms() - t0;
+	CHECK(waited >= 250);	/* the reading did wait out the slow start */
+	CHECK(total[C_ALL] > 0 && total[C_A] > 0);
+	fprintf(stderr, "slow burst start: the reading waited %.0f ms, mem_ref %" PRIu64 "\n",
+		waited, total[C_ALL]);
+	stop = 1;
+	pthread_join(w.th, NULL);
+	mon_sampled_stop();
+}
+
 int main(void)
 {
 	struct mon_sampled_cfg bad = fast;
@@ -754,5 +794,6 @@ int main(void)
 	test_time();
 	test_midway_and_exit();
 	test_armed_in_burst();
+	test_slow_begin();
 	return check_done();
 }
