@@ -159,6 +159,26 @@ static void check_verdict(const cJSON *rep, const char *want)
 	printf("report_check: verdict %s, largest severity %.4f, %d top objects\n", want, best, n);
 }
 
+/* What a failed --top has to go on (the CI log is all there is): the
+ * verdict, the findings, and the search and sampling behind them. */
+static void top_context(const cJSON *rep)
+{
+	const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "findings"), 0);
+	const cJSON *smp = cJSON_GetObjectItem(rep, "sampling");
+	const char *verdict = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "summary"), "verdict"));
+	const char *prop = cJSON_GetStringValue(cJSON_GetObjectItem(f, "property"));
+
+	fprintf(stderr,
+		"report_check:   verdict %s; %d findings, the first %s; %g iterations, %g contexts, "
+		"%g s measured; %g bursts\n",
+		verdict ? verdict : "(none)", cJSON_GetArraySize(cJSON_GetObjectItem(rep, "findings")),
+		prop ? prop : "(none)", cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "iterations")),
+		cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "contexts")),
+		cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "measured_s")),
+		cJSON_IsObject(smp) ? cJSON_GetNumberValue(cJSON_GetObjectItem(smp, "bursts")) : 0);
+}
+
 int main(int argc, char **argv)
 {
 	cJSON *schema, *rep;
@@ -185,9 +205,11 @@ int main(int argc, char **argv)
 				fprintf(stderr, "report_check: bad regex %s\n", val);
 				return 2;
 			}
-			if (!cJSON_IsString(name) || regexec(&re, name->valuestring, 0, NULL, 0))
+			if (!cJSON_IsString(name) || regexec(&re, name->valuestring, 0, NULL, 0)) {
 				fail("the top finding's object is %s, want /%s/",
 				     cJSON_IsString(name) ? name->valuestring : "(none)", val);
+				top_context(rep);
+			}
 			regfree(&re);
 		} else if (!strcmp(opt, "--partial")) {
 			int want = atoi(val);
