@@ -1283,10 +1283,12 @@ struct mon_sampled_cfg {
 	double time_max;	/* the share of the wall time the cycle may spend
 				 * simulating (sampled.c, gap_stretch; 0: a
 				 * third; >= 1: no mark) */
-	uint32_t slow_begin_us;	/* tests only (0 otherwise): a burst's start
-				 * holds the controller's lock this much longer,
-				 * as draining a warm-up's logs does on a
-				 * throttled host (test_sampled) */
+	/* tests only (0 otherwise; test_sampled): */
+	uint32_t slow_begin_us;	/* a burst's start holds the controller's lock
+				 * this much longer, as draining a warm-up's
+				 * logs does on a throttled host */
+	uint32_t empty_bursts;	/* the first this many bursts come back empty,
+				 * as a starved merger's do (too_few) */
 };
 
 /* Starts sampled mode on the active backend: the hooks tally, and a
