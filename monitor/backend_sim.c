@@ -239,9 +239,8 @@ static void sim_thread_exit(struct mon_thread *t)
 {
 	struct mon_sim_core *c = t->backend_data;
 
-	if (t == mon_self && mon_sim_lf) {
-		mon_sim_lf = NULL;
-	}
+	if (t == mon_self)
+		mon_sim_lf = MON_SIM_LF_NONE;
 	if (c) {
 		/* invalidations received since the last access stay uncredited */
 		mon_sim_core_put(c, t->id);
@@ -440,8 +439,11 @@ static void lf_obj_dead(const struct mon_obj *o)
 static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 		       const struct mon_backend_ops *b)
 {
+	struct mon_sim_lf *f;
+
 	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !mon_sim_whatif_kind &&
-	    !t->seq && (mon_sim_lf = mon_sim_lf_install(c, t->id, b))) {
+	    !t->seq && (f = mon_sim_lf_install(c, t->id, b))) {
+		mon_sim_lf = f;
 		/* the assembly miss with the assembly line entry (AMEBA_SIM_ASM=0:
 		 * the C one, which the tests compare) */
 		__atomic_store_n(&mon_sim_lf_asm, b == &mon_backend_sim && sim_sse41,

@@ -68,10 +68,12 @@ int mon_sim_batch_ok(const struct mon_thread *t) MON_HIDDEN;
 /*
  * The calling thread's line filter (sim.h, docs/simulator.md "The line
  * filter"): its core's, set by the thread itself when the core may use one
- * (sim_thread_start), else NULL.
+ * (sim_thread_start), else the empty one, MON_SIM_LF_NONE (never NULL).
  */
 extern __thread struct mon_sim_lf *mon_sim_lf MON_HIDDEN
 	__attribute__((tls_model("initial-exec")));
+extern struct mon_sim_core mon_sim_lf_none_core MON_HIDDEN;
+#define MON_SIM_LF_NONE (&mon_sim_lf_none_core.lf)
 
 /* The filter's miss (backend_sim.c): the miss half at once, without the
  * line entry's search of the remembered lines, which the filter on does
@@ -197,7 +199,15 @@ static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_s
  * is written by the owner while the filter is on, and the filter goes off
  * for good (user NULL) only with every entry forgotten (sim.c), and the
  * backend changes only to ordered mode, which the gate says - so the
- * backend test is the miss side's.
+ * backend test is the miss side's. The entry looked at is that of the
+ * access's first line, its line compared with the access's last: the same
+ * for an access within one line, and never equal for one across two
+ * (adjacent lines never share an entry: mon_sim_lf_slot), which thus takes
+ * the miss side, where it is told apart - no test of its own on the hit
+ * (-3 instructions). A thread without a filter has the empty one
+ * (MON_SIM_LF_NONE: its thread quiet) - no test of the pointer either
+ * (-2). The entries are at a constant offset from f (MON_SIM_LF_TAB): no
+ * load of f->ent before the entry's.
  */
 static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t addr, uint32_t sz,
 								    unsigned flags, uintptr_t pc)
@@ -205,19 +215,20 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	struct mon_sim_lf *f = mon_sim_lf;
 	const struct mon_sim_lf_ent *e;
 	struct mon_thread *t;
-	uint64_t line = addr >> MON_LINE_SHIFT;
+	const uint64_t line = (addr + sz - 1) >> MON_LINE_SHIFT;	/* the last */
 
 	_Static_assert(sizeof(*e) == 64 && MON_LINE_SHIFT == 6, "mon_sim_lf_slot_off");
-	if (!f)
-		return 0;
-	e = (const struct mon_sim_lf_ent *)((const char *)f->ent + mon_sim_lf_slot_off(addr));
+	e = (const struct mon_sim_lf_ent *)((const char *)MON_SIM_LF_TAB(f) +
+					    mon_sim_lf_slot_off(addr));
 	t = f->thread;	/* mon_self: only its owner's pointer is set */
-	if (mon_thread_quiet(t) || (addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
+	if (mon_thread_quiet(t))
 		return 0;
-	if (e->line != line ||
-	    ((flags & MON_ACC_WRITE) && !e->wok) || f->key[e->i] != e->want) {
+	if (mon_unlikely(e->line != line || ((flags & MON_ACC_WRITE) && !e->wok) ||
+			 f->key[e->i] != e->want)) {
 		const uint32_t wfs = MON_FAST_WFS(0, flags, sz);
 
+		if ((addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
+			return 0;	/* across two lines (then line is the second) */
 		if (__atomic_load_n(&f->on, __ATOMIC_RELAXED)) {
 			/* a line its object shares with others: out of line
 			 * (a tail call, which saves no register here) */

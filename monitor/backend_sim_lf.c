@@ -15,7 +15,17 @@
 #include "sim/sim_core.h"
 #include "backend_sim.h"
 
-__thread struct mon_sim_lf *mon_sim_lf __attribute__((tls_model("initial-exec")));
+/* The empty filter (backend_sim.h), a core's so that its entries are where
+ * the hooks look (MON_SIM_LF_TAB): its thread ignores, so that the hooks
+ * take their general side before looking at an entry; none holds a line */
+static struct mon_thread lf_none_thread = { .ignore = 1 };
+struct mon_sim_core mon_sim_lf_none_core = {
+	.lf = { .ent = mon_sim_lf_none_core.lf_tab, .thread = &lf_none_thread },
+	.lf_tab = { [0 ...(1u << MON_SIM_LF_BITS) - 1] = { .line = UINT64_MAX } },
+};
+
+__thread struct mon_sim_lf *mon_sim_lf __attribute__((tls_model("initial-exec"))) =
+	MON_SIM_LF_NONE;
 
 /*
  * The mode (docs/simulator.md, "The solo thread's mode"). A solo thread on
@@ -250,7 +260,7 @@ void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c)
 	if (!__atomic_load_n(&f->user, __ATOMIC_RELAXED) || t != mon_self || !c->solo) {
 		f->tick = UINT32_MAX;	/* off for good, or not this thread's */
 		if (t == mon_self) {
-			mon_sim_lf = NULL;
+			mon_sim_lf = MON_SIM_LF_NONE;
 			if (mon_batch.owner == t)
 				mon_batch.chooser = MON_BATCH_RULE;
 		}

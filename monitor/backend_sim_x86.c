@@ -336,7 +336,7 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n" \
 	"	mov	%r9, %rax\n"				/* mon_sim_lf_slot */ \
 	"	shr	$16, %rax\n" \
-	"	xor	%r9, %rax\n" \
+	"	add	%r9, %rax\n" \
 	"	movzbl	%al, %eax\n" \
 	"	shl	$6, %rax\n"				/* 64 bytes an entry */ \
 	"	add	" A_S(A_C_LF_ENT) "(%r8), %rax\n" \
@@ -839,7 +839,7 @@ __asm__(
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
 	"	mov	%rsi, %rcx\n"				/* mon_sim_lf_slot */
 	"	shr	$16, %rcx\n"
-	"	xor	%rsi, %rcx\n"
+	"	add	%rsi, %rcx\n"
 	"	movzbl	%cl, %ecx\n"
 	"	shl	$6, %rcx\n"
 	"	add	" A_S(A_C_LF_ENT) "(%r8), %rcx\n"

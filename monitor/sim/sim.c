@@ -221,8 +221,6 @@ static void core_free(struct mon_sim_core *c)
 	sim_cache_fini(&c->l2);
 	sim_cache_fini(&c->tlb1);
 	sim_cache_fini(&c->tlb2);
-	if (c->lf.ent)
-		sim_unmap(c->lf.ent, sizeof(*c->lf.ent) << MON_SIM_LF_BITS);
 	if (c->mf)
 		sim_unmap(c->mf, sizeof(*c->mf) << SIM_MF_BITS);
 	sim_unmap(c->ring, sizeof(*c->ring));
@@ -293,9 +291,7 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	}
 	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
 		return;
-	c->lf.ent = sim_map(n * sizeof(*c->lf.ent));
-	if (!c->lf.ent)
-		return;
+	c->lf.ent = c->lf_tab;
 	for (uint64_t i = 0; i < n; i++)
 		c->lf.ent[i].line = UINT64_MAX;
 	c->lf.on = c->solo && s->barrier_cmd;

@@ -134,21 +134,29 @@ struct mon_sim_lf {
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words) */
 #define MON_SIM_LF_LLC_SET 192
-/* The entry of L1 line `line`: its low bits with those 4 MiB up, so that
- * consecutive lines take consecutive entries and arrays 4 MiB apart (mmap'd
- * blocks: bench/sim_validate's dense, all in one entry by the low bits
- * alone) spread */
+/* The entry of L1 line `line`: its low byte plus that of the line 4 MiB
+ * up (line >> 16), so that consecutive lines take consecutive entries and
+ * arrays 4 MiB apart (mmap'd blocks: bench/sim_validate's dense, all in
+ * one entry by the low bits alone) spread. A sum, not a xor: two adjacent
+ * lines never share an entry (line + 1's is 1 or 2 past line's), which
+ * the hooks' hit relies on - it looks up the entry of an access's first
+ * line and compares it with its last (backend_sim.h mon_sim_lf_access);
+ * with a xor, line 0x7fffff and 0x800000 shared one. (A xor of the high
+ * part shifted up by one would do too, but cost jacobi ~7% of its time
+ * against this: its four streams' entries no longer walked in order.) */
 static inline uint64_t mon_sim_lf_slot(uint64_t line)
 {
-	return (line ^ (line >> 16)) & ((1u << MON_SIM_LF_BITS) - 1);
+	return (line + (line >> 16)) & ((1u << MON_SIM_LF_BITS) - 1);
 }
 /* The byte offset of address addr's entry (64-byte lines, 64-byte
- * entries): mon_sim_lf_slot(addr >> 6) * 64 from the address itself - its
- * bits 6-13 are the line's low byte, those of addr >> 16 the byte 4 MiB up
- * (the hooks' hit: a shift, a xor and a mask, not five) */
+ * entries): mon_sim_lf_slot(addr >> 6) * 64 from the address itself -
+ * addr >> 16 with its low 6 bits cleared is the line 4 MiB up times 64,
+ * and adding it to addr carries nothing out of the offset in the line
+ * (the hooks' hit: a shift, two masks and an add) */
 static inline uint64_t mon_sim_lf_slot_off(uint64_t addr)
 {
-	return (addr ^ (addr >> 16)) & (((1u << MON_SIM_LF_BITS) - 1) << 6);
+	return (addr + ((addr >> 16) & ~(uint64_t)63)) &
+	       (((1u << MON_SIM_LF_BITS) - 1) << 6);
 }
 /* c's line filter for its owner thread tid, user the caller's word for it
  * (set in it), when c has one and it is on; else NULL */

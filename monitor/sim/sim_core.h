@@ -933,7 +933,16 @@ struct mon_sim_core {
 	 * the LLC's M state feeds no count, so the tests compare this across
 	 * the paths (tests/sim/line_filter.sh) */
 	uint64_t nr_llc_wb;
+	/* the line filter's entries (lf.ent, when the core has a filter), at
+	 * a constant offset from lf: the hooks' hit reaches them without
+	 * loading the pointer (MON_SIM_LF_TAB, backend_sim.h) */
+	struct mon_sim_lf_ent lf_tab[1u << MON_SIM_LF_BITS] __attribute__((aligned(64)));
 };
+/* The entries of the filter f of a core, from f (f->ent when it has one) */
+#define MON_SIM_LF_TAB(f)                                                                  \
+	((struct mon_sim_lf_ent *)(void *)((char *)(f) + __builtin_offsetof(struct mon_sim_core, \
+									    lf_tab) -      \
+					   __builtin_offsetof(struct mon_sim_core, lf)))
 
 /* An entry of the merger's filter: L1 line `line` was at key index i with
  * key word want (its state not I) when the merger last simulated an access

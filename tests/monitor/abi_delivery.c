@@ -51,7 +51,13 @@ void mon_tally_first(uintptr_t addr, uintptr_t mix, uint64_t n)
 	(void)n;
 }
 __thread struct mon_thread *mon_self;
-__thread struct mon_sim_lf *mon_sim_lf;	/* the sim backend's line filter: none here */
+/* the sim backend's line filter: the empty one (backend_sim_lf.c's), whose
+ * thread ignores, so that every hook takes its general side */
+static struct mon_thread lf_none_thread = { .ignore = 1 };
+struct mon_sim_core mon_sim_lf_none_core = {
+	.lf = { .ent = mon_sim_lf_none_core.lf_tab, .thread = &lf_none_thread },
+};
+__thread struct mon_sim_lf *mon_sim_lf = MON_SIM_LF_NONE;
 void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
 	(void)t;

@@ -68,9 +68,14 @@ add_test(NAME sim_batch
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${k}:dense ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
+# Sized accesses across two lines, right after the second was accessed
+# whole (cross_lines.c): the line filter's hit never takes them.
+ameba_instrumented(NAME sim_cross_lines COMPILER gcc OPT -O2
+  SOURCES ${AMEBA_FRAGMENT_DIR}/cross_lines.c)
 # The line filter (issue 24): an L1 hit taken in the hook counts what the
 # simulator would, through frees and reuse, mmap, atomics, a packed field
-# across lines and a second thread (batch_sync.c), with either line entry;
+# across lines and a second thread (batch_sync.c), sized accesses across
+# lines (cross_lines.c), with either line entry;
 # and the modes: pinned, each runs (stencil); chosen, the cheapest (random).
 # The merger's filter (ordered mode): the same counts with a second thread
 # (batch_sync.c), and it takes the hits of two threads (merger_filter.c).
@@ -78,6 +83,7 @@ add_test(NAME sim_line_filter
   COMMAND ${AMEBA_FRAGMENT_DIR}/line_filter.sh ${k}:stencil ${k}:random
           ${AMEBA_TEST_BIN}/sim_merger_filter
           ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
+          ${AMEBA_TEST_BIN}/sim_cross_lines
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/sim_line_tags
           ${AMEBA_TEST_BIN}/sim_split_lines

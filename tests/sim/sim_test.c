@@ -170,6 +170,34 @@ static void test_lru_min8(void)
 	CHECK_EQ_U64(sim_lru_min8(st), 7);	/* empty before invalidated */
 }
 
+/* The line filter's entries (sim.h): the hooks' offset from an address is
+ * its line's entry, and no two adjacent lines share one - at every carry
+ * into bit 16 of the line (where a xor of the line's 4 MiB up made line
+ * 0x7f_ffff and 0x80_0000 share theirs), and over random lines */
+static void test_lf_slot(void)
+{
+	uint64_t r = 0x2545F4914F6CDD1Dull, bad_off = 0, bad_adj = 0;
+
+	for (uint64_t k = 0; k < (1u << 16); k++) {
+		uint64_t line = (k << 16) | 0xffff;	/* line + 1 carries into bit 16 */
+
+		bad_adj += mon_sim_lf_slot(line) == mon_sim_lf_slot(line + 1);
+	}
+	for (int i = 0; i < 1000000; i++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		uint64_t addr = r >> 17, line = addr >> 6;	/* user addresses */
+
+		bad_off += mon_sim_lf_slot_off(addr) != mon_sim_lf_slot(line) * 64;
+		bad_adj += mon_sim_lf_slot(line) == mon_sim_lf_slot(line + 1);
+	}
+	CHECK_EQ_U64(bad_off, 0);
+	CHECK_EQ_U64(bad_adj, 0);
+	/* the 4 MiB-apart arrays still spread: line bit 16 moves the entry */
+	CHECK(mon_sim_lf_slot(0x10000) != mon_sim_lf_slot(0));
+	CHECK_EQ_U64(mon_sim_lf_slot(0x7fffff), 0x7e);	/* 0xff + 0x7f */
+	CHECK_EQ_U64(mon_sim_lf_slot(0x800000), 0x80);	/* 0x00 + 0x80 */
+}
+
 /* The lean path with the L1's stamps renumbered every 61 accesses against
  * one that never renumbers: the same outcome for every access of a random
  * mix over 4 times the L1 (reads, writes, a hot part), the same L1
@@ -1383,6 +1411,7 @@ int main(void)
 	test_lru_order();
 	test_find_far_lines();
 	test_lru_min8();
+	test_lf_slot();
 	test_lean_renumber();
 	test_lean_coh(0);
 	test_lean_coh(1);
