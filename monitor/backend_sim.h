@@ -152,22 +152,18 @@ static inline __attribute__((always_inline)) int mon_sim_lf_miss_resting(struct 
 }
 
 /* mon_sim_lf_access's hit through entry e of f: a read, or a write the
- * entry allows (e->wok) - the L1's LRU stamp, E -> M, the count */
-static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_sim_lf *f,
-								     const struct mon_sim_lf_ent *e,
-								     unsigned flags)
+ * entry allows (e->wok) - the L1's LRU stamp, the count; for a write's
+ * E -> M (e->wok MON_SIM_LF_UPGRADE, once per line filled by a read),
+ * mon_sim_lf_upgrade_hit out of line, after which nothing is live: the
+ * write hooks then save no register on entry (their hit kept two of its
+ * values in rbx and rbp, pushed and popped at every call) */
+static inline __attribute__((always_inline)) void mon_sim_lf_hit_plain(struct mon_sim_lf *f,
+									const struct mon_sim_lf_ent *e,
+									unsigned flags)
 {
 	struct mon_sim_core *c;
 	uint64_t *v;
 
-	if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE) {
-		/* E -> M, silent (the lean path's write hit) */
-		struct mon_sim_lf_ent *w = (struct mon_sim_lf_ent *)e;
-
-		f->key[e->i] = w->want = e->want | 1;
-		f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
-		w->wok = 1;
-	}
 	/* f is its core's (sim.c lf_init: clock and last_line are the core's,
 	 * at fixed offsets from f: no pointer to load) */
 	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
@@ -177,6 +173,16 @@ static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_s
 	 * writes, never both) */
 	v = (uint64_t *)e->tag[1];
 	mon_count_add(v, SLOT_OUTCOME + ((flags & MON_ACC_WRITE) != 0), 1);
+}
+void mon_sim_lf_upgrade_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e) MON_HIDDEN;
+static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_sim_lf *f,
+								     const struct mon_sim_lf_ent *e,
+								     unsigned flags)
+{
+	if ((flags & MON_ACC_WRITE) && mon_unlikely(e->wok == MON_SIM_LF_UPGRADE))
+		mon_sim_lf_upgrade_hit(f, e);
+	else
+		mon_sim_lf_hit_plain(f, e, flags);
 }
 
 /*
@@ -223,9 +229,15 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 	t = f->thread;	/* mon_self: only its owner's pointer is set */
 	if (mon_thread_quiet(t))
 		return 0;
-	if (mon_unlikely(e->line != line || ((flags & MON_ACC_WRITE) && !e->wok) ||
-			 f->key[e->i] != e->want)) {
+	if (mon_unlikely(e->line != line || f->key[e->i] != e->want ||
+			 ((flags & MON_ACC_WRITE) && e->wok != 1))) {
 		const uint32_t wfs = MON_FAST_WFS(0, flags, sz);
+
+		if ((flags & MON_ACC_WRITE) && e->wok == MON_SIM_LF_UPGRADE && e->line == line &&
+		    f->key[e->i] == e->want) {
+			mon_sim_lf_upgrade_hit(f, e);
+			return 1;
+		}
 
 		if ((addr & (MON_LINE_SIZE - 1)) > MON_LINE_SIZE - sz)
 			return 0;	/* across two lines (then line is the second) */
@@ -240,7 +252,7 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 		}
 		return mon_sim_lf_miss_resting(f, t, addr, wfs, pc);
 	}
-	mon_sim_lf_hit_at(f, e, flags);
+	mon_sim_lf_hit_plain(f, e, flags);
 	return 1;
 }
 

@@ -316,6 +316,19 @@ static LINE_FAST_ATTR __attribute__((noipa)) void split_miss(struct mon_sim_lf *
 	mon_sim_lf_miss_on(f, t, addr, wfs, pc);
 }
 
+/* (backend_sim.h) a write through entry e of f, on E: E -> M, silent (the
+ * lean path's write hit), the entry's key word and rights with it, then
+ * the write's hit */
+LINE_FAST_ATTR void mon_sim_lf_upgrade_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e)
+{
+	struct mon_sim_lf_ent *w = (struct mon_sim_lf_ent *)e;
+
+	f->key[e->i] = w->want = e->want | 1;
+	f->dirty[(uint64_t)e->i * MON_SIM_META_BYTES] = 1;
+	w->wok = 1;
+	mon_sim_lf_hit_plain(f, e, MON_ACC_WRITE);
+}
+
 /* (the hook found e and saw its line's marker; the miss out of line: the
  * hit saves no register) */
 LINE_FAST_ATTR void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,

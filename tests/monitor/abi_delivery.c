@@ -73,6 +73,12 @@ void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,
 	(void)e;
 	mon_sim_lf_miss(t, addr, wfs, pc);
 }
+void mon_sim_lf_upgrade_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e)
+{
+	(void)f;
+	(void)e;
+	abort();	/* never: no filter */
+}
 #if defined(__x86_64__) && defined(__GNUC__)	/* SIM_LF_MISS: the assembly miss */
 void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
