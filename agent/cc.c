@@ -355,6 +355,18 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 			if (argv_push(&out, "-fno-sanitize-link-runtime"))
 				goto nomem;
 		} else {
+			/* without the shim's start-up object gcc's link spec finds
+			 * gcc's own libtsan_preinit.o, which calls __tsan_init from
+			 * .preinit_array: the program links and runs, but writes no
+			 * oracle (seen with a build tree whose ameba-rt-shim target
+			 * was not built) */
+			snprintf(path, sizeof(path), "%s/gcc-shim/libtsan_preinit.o", libdir);
+			if (access(path, R_OK)) {
+				fprintf(stderr, "ameba %s: %s is missing (%s); build ameba's runtime "
+					"shim first (cmake --build build, or its target ameba-rt-shim)\n",
+					sub, path, strerror(errno));
+				return 2;
+			}
 			snprintf(path, sizeof(path), "-B%s/gcc-shim/", libdir);
 			if (argv_push(&out, path))
 				goto nomem;

@@ -164,6 +164,15 @@ check "missing compiler (status 127)" test "$rc" = 127
 check "missing compiler message" grep -q "cannot run compiler 'no-such-cc'" err.txt
 "$ameba" cc --compiler 2> err.txt; rc=$?
 check "--compiler without value" test "$rc" = 2
+# gcc: a runtime directory without the shim's start-up object is refused
+# (gcc's own one would link a program that runs unmonitored)
+if [ "$cc" = gcc ]; then
+  mkdir -p nopreinit && cp -r "$libdir/." nopreinit/ && rm -f nopreinit/gcc-shim/libtsan_preinit.o
+  AMEBA_LIBDIR="$tmp/nopreinit" "$ameba" cc --compiler gcc a.o b.o -o nopre 2> err.txt; rc=$?
+  check "shim start-up missing (status 2)" test "$rc" = 2
+  check "shim start-up message" grep -q "gcc-shim/libtsan_preinit.o is missing" err.txt
+  check "shim start-up: nothing linked" test ! -e nopre
+fi
 # a compile error passes the compiler's status through
 echo 'int main(void) { return undeclared; }' > broken.c
 "$ameba" cc --compiler "$cc" broken.c -o broken 2> /dev/null; rc=$?
