@@ -23,9 +23,10 @@
 # and one line per round on stderr while it runs. Each run's counts must
 # be those of the kernel's first run (the totals of every object the
 # kernel allocated, from the oracle file: the two builds simulate the
-# same accesses exactly; the 2-thread kernels' within 0.01%, as their
-# threads' start in the host's order moves a few misses from run to run
-# of one build), else ab.sh shows what differs, goes on with the next
+# same accesses exactly; the 2-thread kernels' within 0.01% or 8 events,
+# as their threads' start in the host's order moves a few misses from run
+# to run of one build: 260 then 262 interventions, 14 then 13
+# invalidations), else ab.sh shows what differs, goes on with the next
 # kernel and exits 1. Exits 2 on bad usage.
 set -u
 usage() {
@@ -47,16 +48,16 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_ab.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-# check WANT ORACLE TOL: the totals of every object the kernel allocated
+# check WANT ORACLE TOL SLACK: the totals of every object the kernel allocated
 # (named by site; addresses and ids left out) in the oracle file ORACLE,
 # written to WANT if it does not exist, else compared with it: equal, or
-# each metric within TOL of it (a fraction). Not the stacks and [other]:
+# each metric within TOL of it (a fraction) or within SLACK events. Not the stacks and [other]:
 # their lines move with the address space's layout and the start-up's
 # accesses from run to run, with the same build.
 check() {
 	python3 -c '
 import json, os, sys
-want_f, oracle_f, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+want_f, oracle_f, tol, slack = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 d = json.load(open(oracle_f))
 got = {o["name"]: o["total"] for o in d["objects"] if not o.get("name", "[").startswith("[")}
 if not os.path.exists(want_f):
@@ -71,7 +72,7 @@ for name in sorted(set(want) | set(got)):
         continue
     for m in sorted(set(w) | set(g)):
         x, y = w.get(m, 0), g.get(m, 0)
-        if abs(x - y) > tol * max(abs(x), abs(y)):
+        if abs(x - y) > max(tol * max(abs(x), abs(y)), slack):
             bad.append("%s %s: %s, then %s" % (name, m, x, y))
 for line in bad[:8]:
     print(line)
@@ -87,8 +88,8 @@ run() {
 		AMEBA_ORACLE="$o" "$2/long_ameba" "$3" "$scale" \
 		>/dev/null 2>"$tmp/err" || { echo "ab.sh: $2/long_ameba $3 $scale failed:" >&2
 		tail -n 5 "$tmp/err" >&2; return 1; }
-	if ! check "$tmp/want.json" "$o" "$tol" >"$tmp/diff"; then
-		echo "ab.sh: $3: $1's counts differ from the first run's (tolerance $tol):" >&2
+	if ! check "$tmp/want.json" "$o" "$tol" "$slack" >"$tmp/diff"; then
+		echo "ab.sh: $3: $1's counts differ from the first run's (tolerance $tol, or $slack events):" >&2
 		cat "$tmp/diff" >&2
 		return 1
 	fi
@@ -97,7 +98,7 @@ run() {
 
 status=0
 for k in $kernels; do
-	case $k in *_2t) base=wall tol=0.0001 ;; *) base=cpu tol=0 ;; esac
+	case $k in *_2t) base=wall tol=0.0001 slack=8 ;; *) base=cpu tol=0 slack=0 ;; esac
 	rm -f "$tmp/want.json"
 	a=() b=()
 	for r in $(seq 1 "$rounds"); do
