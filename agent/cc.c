@@ -48,6 +48,17 @@ struct argv_buf {
 	int nr, cap;
 };
 
+/* Whether the file of ameba's build at path is missing (said on stderr:
+ * what it is, and how to make it). */
+static int missing(const char *sub, const char *what, const char *path)
+{
+	if (!access(path, R_OK))
+		return 0;
+	fprintf(stderr, "ameba %s: %s %s is missing (%s); build ameba first (cmake --build build)\n",
+		sub, what, path, strerror(errno));
+	return 1;
+}
+
 static int argv_push(struct argv_buf *a, const char *s)
 {
 	if (a->nr + 2 > a->cap) {
@@ -355,18 +366,6 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 			if (argv_push(&out, "-fno-sanitize-link-runtime"))
 				goto nomem;
 		} else {
-			/* without the shim's start-up object gcc's link spec finds
-			 * gcc's own libtsan_preinit.o, which calls __tsan_init from
-			 * .preinit_array: the program links and runs, but writes no
-			 * oracle (seen with a build tree whose ameba-rt-shim target
-			 * was not built) */
-			snprintf(path, sizeof(path), "%s/gcc-shim/libtsan_preinit.o", libdir);
-			if (access(path, R_OK)) {
-				fprintf(stderr, "ameba %s: %s is missing (%s); build ameba's runtime "
-					"shim first (cmake --build build, or its target ameba-rt-shim)\n",
-					sub, path, strerror(errno));
-				return 2;
-			}
 			snprintf(path, sizeof(path), "-B%s/gcc-shim/", libdir);
 			if (argv_push(&out, path))
 				goto nomem;
@@ -376,12 +375,16 @@ int agent_cmd_cc(int argc, char **argv, int cxx)
 		}
 	}
 	if (mode == CC_LINK_EXE) {
-		snprintf(path, sizeof(path), "%s/libameba-rt.a", libdir);
-		if (access(path, R_OK)) {
-			fprintf(stderr, "ameba %s: runtime %s is missing (%s); build ameba first "
-				"(cmake --build build)\n", sub, path, strerror(errno));
+		/* without the shim's start-up object gcc's link spec finds gcc's
+		 * own libtsan_preinit.o, which calls __tsan_init from
+		 * .preinit_array: the program links and runs, but writes no oracle
+		 * (seen with a build tree whose ameba-rt-shim target was not built) */
+		snprintf(path, sizeof(path), "%s/gcc-shim/libtsan_preinit.o", libdir);
+		if (!clang && missing(sub, "gcc start-up shim", path))
 			return 2;
-		}
+		snprintf(path, sizeof(path), "%s/libameba-rt.a", libdir);
+		if (missing(sub, "runtime", path))
+			return 2;
 		if (argv_push(&out, "-pthread") || argv_push(&out, "-Wl,--whole-archive") ||
 		    argv_push(&out, path) || argv_push(&out, "-Wl,--no-whole-archive"))
 			goto nomem;

@@ -48,12 +48,13 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_ab.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
-# check WANT ORACLE TOL SLACK: the totals of every object the kernel allocated
-# (named by site; addresses and ids left out) in the oracle file ORACLE,
-# written to WANT if it does not exist, else compared with it: equal, or
-# each metric within TOL of it (a fraction) or within SLACK events. Not the stacks and [other]:
-# their lines move with the address space's layout and the start-up's
-# accesses from run to run, with the same build.
+# check WANT ORACLE TOL SLACK: the totals of every object the kernel
+# allocated (named by site; addresses and ids left out) in the oracle file
+# ORACLE, written to WANT if it does not exist, else compared with it:
+# equal, or each metric within TOL of it (a fraction) or within SLACK
+# events. Not the stacks and [other]: their lines move with the address
+# space's layout and the start-up's accesses from run to run, with the
+# same build.
 check() {
 	python3 -c '
 import json, os, sys
