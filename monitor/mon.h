@@ -518,10 +518,17 @@ extern struct mon_hot mon_hot MON_HIDDEN;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define MON_HOT_DIVERTED 0xffffull
 #define MON_HOT_DORMANT (0xffull << 48)
+#define MON_HOT_ORDERED (0x1ull << 40)
 #else
 #define MON_HOT_DIVERTED 0xffff000000000000ull
 #define MON_HOT_DORMANT (0xffull << 8)
+#define MON_HOT_ORDERED (0x1ull << 16)
 #endif
+/* MON_HOT_ORDERED: the gate of ordered mode with nothing else (ordered 1,
+ * which is all it is ever set to) */
+_Static_assert(__builtin_offsetof(struct mon_hot, ordered) ==
+		       __builtin_offsetof(struct mon_hot, gate) + 5,
+	       "mon_hot.ordered: the gate's sixth byte (MON_HOT_ORDERED)");
 _Static_assert(__builtin_offsetof(struct mon_hot, diverted) ==
 		       __builtin_offsetof(struct mon_hot, gate),
 	       "mon_hot.diverted: the gate's first two bytes");

@@ -192,7 +192,7 @@ static inline struct seq_ent *log_slot(struct seq_log *l)
 
 
 /* Wakes the merger, asleep until l's thread logs (wait_for_log). */
-static __attribute__((noinline)) void log_wake_merger(struct seq_log *l)
+__attribute__((noinline)) void mon_seq_wake_merger(struct seq_log *l)
 {
 	if (__atomic_exchange_n(&l->merger_waits, 0, __ATOMIC_ACQ_REL))
 		syscall(SYS_futex, head_word(l), FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -202,20 +202,7 @@ static inline void log_commit(struct seq_log *l)
 {
 	__atomic_store_n(&l->head, l->head + 1, __ATOMIC_RELEASE);
 	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)))
-		log_wake_merger(l);
-}
-
-/* An access's entry e: its words (the commit that publishes it follows). */
-static inline void log_access(struct seq_ent *e, uintptr_t addr, uintptr_t pc, uint64_t *v,
-			      uint32_t obj_idx, uint32_t wfs)
-{
-	const uint32_t kind = v && !(wfs & MON_ACC_WARM) ? SEQ_PLAIN : SEQ_ACCESS;
-
-	e->addr = addr;
-	e->pc = pc;
-	e->v = v;
-	e->obj_idx = obj_idx;
-	e->wfs = (wfs & ~MON_FAST_WFS(0xffu, 0, 0)) | MON_FAST_WFS(kind, 0, 0);
+		mon_seq_wake_merger(l);
 }
 
 static void log_marker(struct seq_log *l, int kind, uintptr_t key, uint64_t n)
@@ -283,41 +270,19 @@ void mon_seq_access(struct mon_thread *t, struct mon_obj *obj, uintptr_t addr, u
 		return;
 	if (!v)
 		v = mon_counts_get(t, obj->idx);	/* the owner makes it; the merger only adds */
-	log_access(log_slot(l), addr, pc, v, obj->idx, MON_FAST_WFS(0, flags, sz));
+	mon_seq_log_access(log_slot(l), addr, pc, v, obj->idx, MON_FAST_WFS(0, flags, sz));
 	log_commit(l);
 }
 
 /*
  * The ordered mode's line entry (mon_backend_sim_seq.line_fast): the hook's
- * access goes straight to the log when object cache way w holds it and its
- * counter vector exists, as access_cached -> access_piece -> seq_access ->
- * mon_seq_access would log it, without the calls between (dense_2t: ~100
- * instructions per access on the program's threads before). Anything else
- * takes mon_access_cached. in_rt is raised while the entry is written: a
- * signal handler's access meanwhile is dropped (as under access_piece),
- * not logged into the same slot.
+ * access goes straight to the log (mon_seq_line_log) when it can, else
+ * through mon_access_cached.
  */
 void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 {
-	struct seq_log *l = t->seq;
-	uint64_t *v, h;
-	int w;
-
-	/* a ring that looks full (by the thread's copy of the tail) takes the
-	 * general path too, whose log_slot reads the tail and waits: no call
-	 * on this path, so no register saved */
-	if (mon_unlikely(!l || (w = mon_objcache_way(t, addr)) < 0 ||
-			 addr + MON_FAST_SZ(wfs) > t->cache.end[w] || !(v = t->cache.counts[w]) ||
-			 (h = l->head) - l->tail_seen >= SEQ_RING)) {
+	if (mon_unlikely(!mon_seq_line_log(t, addr, wfs, pc)))
 		mon_access_cached(t, addr, wfs, pc);
-		return;
-	}
-	mon_rt_enter(t);
-	log_access(&l->ring[h & (SEQ_RING - 1)], addr, pc, v, t->cache.obj[w]->idx, wfs);
-	__atomic_store_n(&l->head, h + 1, __ATOMIC_RELEASE);
-	mon_rt_leave(t);
-	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)))
-		log_wake_merger(l);
 }
 
 void mon_seq_thread_exit(struct mon_thread *t)

@@ -196,6 +196,56 @@ static inline uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Wakes the merger, asleep until l's thread logs (seq.c). */
+void mon_seq_wake_merger(struct seq_log *l) MON_HIDDEN;
+
+/* An access's entry e: its words (the commit that publishes it follows). */
+static inline void mon_seq_log_access(struct seq_ent *e, uintptr_t addr, uintptr_t pc, uint64_t *v,
+				      uint32_t obj_idx, uint32_t wfs)
+{
+	const uint32_t kind = v && !(wfs & MON_ACC_WARM) ? SEQ_PLAIN : SEQ_ACCESS;
+
+	e->addr = addr;
+	e->pc = pc;
+	e->v = v;
+	e->obj_idx = obj_idx;
+	e->wfs = (wfs & ~MON_FAST_WFS(0xffu, 0, 0)) | MON_FAST_WFS(kind, 0, 0);
+}
+
+/*
+ * An access within one line of t, a logging thread outside the runtime, as
+ * access_cached -> access_piece -> seq_access -> mon_seq_access would log
+ * it, without the calls between: when object cache way w holds it and its
+ * counter vector exists, and the ring does not look full (by the thread's
+ * copy of the tail: the general path's log_slot reads the tail and waits).
+ * Returns 1 when logged, 0 having done nothing (the caller takes the
+ * general path). in_rt is raised while the entry is written: a signal
+ * handler's access meanwhile is dropped (as under access_piece), not
+ * logged into the same slot. Inline in the line entry (seq.c) and in the
+ * hooks' own ordered way (tsan_abi.c), which reach it without the line
+ * entry's indirect call.
+ */
+static inline __attribute__((always_inline)) int mon_seq_line_log(struct mon_thread *t,
+								  uintptr_t addr, uint32_t wfs,
+								  uintptr_t pc)
+{
+	struct seq_log *l = t->seq;
+	uint64_t *v, h;
+	int w;
+
+	if (mon_unlikely(!l || (w = mon_objcache_way(t, addr)) < 0 ||
+			 addr + MON_FAST_SZ(wfs) > t->cache.end[w] || !(v = t->cache.counts[w]) ||
+			 (h = l->head) - l->tail_seen >= SEQ_RING))
+		return 0;
+	mon_rt_enter(t);
+	mon_seq_log_access(&l->ring[h & (SEQ_RING - 1)], addr, pc, v, t->cache.obj[w]->idx, wfs);
+	__atomic_store_n(&l->head, h + 1, __ATOMIC_RELEASE);
+	mon_rt_leave(t);
+	if (mon_unlikely(__atomic_load_n(&l->merger_waits, __ATOMIC_RELAXED)))
+		mon_seq_wake_merger(l);
+	return 1;
+}
+
 /* The slot of sync object key (shared by colliding keys when its
  * neighbourhood is full), NULL before engagement */
 struct seq_sync *mon_seq_sync_slot(uintptr_t key) MON_HIDDEN;

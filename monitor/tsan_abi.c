@@ -56,6 +56,8 @@
 
 #include "mon.h"
 #include "backend_sim.h"	/* mon_sim_lf_access: the sim backend's line filter */
+#include "seq.h"		/* mon_backend_sim_seq */
+#include "seq_int.h"		/* mon_seq_line_log: ordered mode's log entry */
 
 /*
  * The access hooks are leaves whose only outgoing call is a tail call, so
@@ -147,6 +149,20 @@
 		}							\
 	} while (0)
 
+/*
+ * The hooks' ordered way (mon_hot.gate MON_HOT_ORDERED) may log t's access
+ * of sz bytes at addr itself: t started on the ordered backend, which is
+ * still the active one (a forked child goes back to host order with
+ * mon_hot.ordered kept), t outside the runtime and not ignored, the access
+ * within one line - mon_access_plain's tests, as _on makes them before its
+ * call of the line entry.
+ */
+static inline int seq_hook_ok(const struct mon_thread *t, uintptr_t addr, size_t sz)
+{
+	return mon_likely(mon_access_plain(t, &mon_backend_sim_seq, addr, sz)) &&
+	       mon_likely(mon_backend == &mon_backend_sim_seq);
+}
+
 /* ---- plain, unaligned, volatile and compound accesses ---- */
 
 /*
@@ -162,6 +178,20 @@
 	static INNER_ATTR void prefix##n##_on(const volatile void *addr, uintptr_t pc) \
 	{								\
 		HOOK_LINE(addr, n, (flags), pc);			\
+	}								\
+	/* ordered mode with nothing else on: the log entry without _on's \
+	 * general tests and the line entry's indirect call; anything else \
+	 * (a full ring, an object not cached), _on */			\
+	static INNER_ATTR void prefix##n##_seq(const volatile void *addr, uintptr_t pc) \
+	{								\
+		struct mon_thread *t_ = mon_self;			\
+		uintptr_t a_ = (uintptr_t)(addr);			\
+									\
+		if (seq_hook_ok(t_, a_, n) &&				\
+		    mon_likely(mon_seq_line_log((struct mon_thread *)t_, a_, \
+						MON_FAST_WFS(0, (flags), n), pc))) \
+			return;						\
+		prefix##n##_on(addr, pc);				\
 	}								\
 	static INNER_ATTR void prefix##n##_full(const volatile void *addr, uintptr_t pc) \
 	{								\
@@ -183,6 +213,8 @@
 				prefix##n##_on(addr, RET_PC);		\
 		} else if (g_ & MON_HOT_DORMANT) {			\
 			return;						\
+		} else if (g_ == MON_HOT_ORDERED) {			\
+			prefix##n##_seq(addr, RET_PC);			\
 		} else if (!(g_ & MON_HOT_DIVERTED)) {			\
 			prefix##n##_on(addr, RET_PC);			\
 		} else if (__atomic_load_n(&mon_hot.tally, __ATOMIC_RELAXED)) { \

@@ -86,6 +86,16 @@ void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 }
 #endif
 
+/* ordered mode (the hooks' own way to the log, seq_int.h): the backend
+ * they compare with, and the merger's wake (counted) */
+const struct mon_backend_ops mon_backend_sim_seq = { .name = "sim" };
+static int nr_wakes;
+void mon_seq_wake_merger(struct seq_log *l)
+{
+	(void)l;
+	nr_wakes++;
+}
+
 struct delivery {
 	uintptr_t addr;
 	size_t sz;
@@ -256,6 +266,99 @@ static void test_access_hooks(void)
 		CHECK_AT(r->line, pc_in_call_hook(log_buf[0].pc));
 	}
 	mon_set_active(0);
+}
+
+/*
+ * Ordered mode with nothing else on (mon_hot.gate MON_HOT_ORDERED): each
+ * plain hook writes the access's entry into the thread's log itself
+ * (seq_int.h mon_seq_line_log) - the address, the hook's return address,
+ * the object's counter vector and index, SEQ_PLAIN with the hook's flags
+ * and size - and delivers nothing; whatever it cannot log that way takes
+ * the general side (mon_access here, the stub backend having no line
+ * entry), the log untouched.
+ */
+static struct seq_ent ordered_ring[SEQ_RING];
+static const struct mon_backend_ops other_backend = { .name = "other" };
+
+static void test_ordered_hooks(void)
+{
+	static char buf[192] __attribute__((aligned(64)));
+	static char other[64];
+	static struct mon_obj obj = { .idx = 77, .flags = MON_OBJF_LIVE };
+	static uint64_t counts[64];
+	static struct seq_log log = { .ring = ordered_ring };
+	struct mon_thread *t = &main_thread;
+	const uintptr_t line = ((uintptr_t)buf + 63) & ~(uintptr_t)63;
+
+	t->seq = &log;
+	t->started = &mon_backend_sim_seq;
+	/* the object in way 2, the hint elsewhere: the ways after it are searched */
+	t->cache.start[2] = (uintptr_t)buf;
+	t->cache.end[2] = (uintptr_t)buf + sizeof(buf);
+	t->cache.obj[2] = &obj;
+	t->cache.counts[2] = counts;
+	t->cache.hint = 3;
+	mon_backend = &mon_backend_sim_seq;
+	mon_set_active(1);
+	mon_hot.ordered = 1;
+	CHECK_EQ_U64(mon_hot.gate, MON_HOT_ORDERED);
+
+	for (size_t i = 0; i < NR_ROWS(access_rows); i++) {
+		const struct access_row *r = &access_rows[i];
+		const char *addr = (const char *)line + (i * 5) % (MON_LINE_SIZE + 1 - r->sz);
+		const uint64_t h = log.head;
+		const struct seq_ent *e = &ordered_ring[h % SEQ_RING];
+
+		reset();
+		call_hook(r->fn, addr);
+		CHECK_AT(r->line, nr_delivered == 0);
+		CHECK_AT(r->line, log.head == h + 1);
+		CHECK_AT(r->line, e->addr == (uintptr_t)addr);
+		CHECK_AT(r->line, pc_in_call_hook(e->pc));
+		CHECK_AT(r->line, e->v == counts && e->obj_idx == 77);
+		CHECK_AT(r->line, e->kind == SEQ_PLAIN && e->flags == r->flags && e->sz == r->sz);
+		CHECK_AT(r->line, t->in_rt == 0 && t->cache.hint == 2);
+	}
+
+	/* a merger asleep on the log is woken */
+	__atomic_store_n(&log.merger_waits, 1, __ATOMIC_RELAXED);
+	nr_wakes = 0;
+	__tsan_read8((const void *)line);
+	CHECK_EQ_U64(nr_wakes, 1);
+	log.merger_waits = 0;
+
+	/* the general side, the log untouched: an access across two lines, one
+	 * outside the cached objects, a ring that looks full, a thread inside
+	 * the runtime, another backend (a forked child keeps the flag), and a
+	 * counter armed besides */
+	for (int k = 0; k < 6; k++) {
+		const uint64_t h = log.head, tail_seen = log.tail_seen;
+		const void *addr = k == 0 ? (const void *)(line + 60) : k == 1 ? (const void *)other
+									 : (const void *)line;
+
+		if (k == 2)
+			log.head = tail_seen + SEQ_RING;
+		t->in_rt = k == 3;
+		if (k == 4)
+			mon_backend = &other_backend;
+		mon_hot.cond_armed = k == 5;
+		reset();
+		call_hook(__tsan_read8, addr);
+		CHECK_EQ_U64(nr_delivered, 1);
+		CHECK(log_buf[0].addr == (uintptr_t)addr && log_buf[0].sz == 8);
+		CHECK_EQ_U64(log.head, k == 2 ? tail_seen + SEQ_RING : h);
+		log.head = h;
+		t->in_rt = 0;
+		mon_backend = &mon_backend_sim_seq;
+		mon_hot.cond_armed = 0;
+	}
+
+	mon_hot.ordered = 0;
+	mon_set_active(0);
+	mon_backend = NULL;
+	memset(&t->cache, 0, sizeof(t->cache));
+	t->started = NULL;
+	t->seq = NULL;
 }
 
 static void test_pc_and_range_hooks(void)
@@ -545,6 +648,7 @@ int main(void)
 {
 	mon_thread_self();
 	test_access_hooks();
+	test_ordered_hooks();
 	test_pc_and_range_hooks();
 	test_ignore_and_init();
 	test_atomic8();
