@@ -60,6 +60,7 @@ REAL_COND(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
 REAL_COND(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
 REAL_COND(int, pthread_cond_signal, pthread_cond_t *)
 REAL_COND(int, pthread_cond_broadcast, pthread_cond_t *)
+REAL(int, pthread_barrier_init, pthread_barrier_t *, const pthread_barrierattr_t *, unsigned)
 REAL(int, pthread_barrier_wait, pthread_barrier_t *)
 REAL(int, pthread_join, pthread_t, void **)
 REAL(int, sem_wait, sem_t *)
@@ -147,16 +148,29 @@ MON_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	return get_pthread_cond_broadcast()(c);
 }
 
+/* Recorded whatever the mode: barriers are usually made before the threads
+ * that engage ordered mode. */
+MON_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+				    unsigned count)
+{
+	int r = get_pthread_barrier_init()(b, a, count);
+
+	if (!r)
+		mon_seq_barrier_init(KEY(b), count);
+	return r;
+}
+
 MON_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
+	uint64_t n;
 	int r;
 
 	if (!seen())
 		return get_pthread_barrier_wait()(b);
-	mon_seq_release(KEY(b));	/* this arrival may be the last one */
+	n = mon_seq_release(KEY(b));	/* this arrival may be the last one */
 	mon_seq_block(KEY(b));
 	r = get_pthread_barrier_wait()(b);
-	mon_seq_unblock(KEY(b));
+	mon_seq_unblock_at(KEY(b), mon_seq_barrier_round_end(KEY(b), n));
 	return r;
 }
 

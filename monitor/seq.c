@@ -119,6 +119,62 @@ struct seq_sync *mon_seq_sync_slot(uintptr_t key)
 	return &mon_seq.sync[home];
 }
 
+/*
+ * Barriers' rounds: key, threads, the slot's releases before the init. A
+ * small open-addressed table (barriers are few); a full neighbourhood
+ * records nothing, and that barrier's rounds wake as any release does.
+ * Written by the initialising thread (count and base, then the key,
+ * released), read by the merger.
+ */
+#define SEQ_BARRIERS 256
+static struct {
+	uintptr_t key;
+	unsigned count;
+	uint64_t base;
+} barriers[SEQ_BARRIERS];
+
+static uint32_t barrier_home(uintptr_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56) & (SEQ_BARRIERS - 1);
+}
+
+void mon_seq_barrier_init(uintptr_t key, unsigned count)
+{
+	const struct seq_sync *s = mon_seq_engaged() ? mon_seq_sync_slot(key) : NULL;
+	uint32_t h = barrier_home(key);
+
+	for (int i = 0; i < 8; i++, h = (h + 1) & (SEQ_BARRIERS - 1)) {
+		uintptr_t k = __atomic_load_n(&barriers[h].key, __ATOMIC_ACQUIRE), zero = 0;
+
+		if (k != key && (k || !__atomic_compare_exchange_n(&barriers[h].key, &zero, key, 0,
+								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
+			continue;
+		__atomic_store_n(&barriers[h].base, s ? __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE) : 0,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&barriers[h].count, count, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
+unsigned mon_seq_barrier_count(uintptr_t key, uint64_t *base)
+{
+	uint32_t h = barrier_home(key);
+
+	for (int i = 0; i < 8; i++, h = (h + 1) & (SEQ_BARRIERS - 1)) {
+		uintptr_t k = __atomic_load_n(&barriers[h].key, __ATOMIC_ACQUIRE);
+
+		if (!k)
+			return 0;
+		if (k == key) {
+			unsigned n = __atomic_load_n(&barriers[h].count, __ATOMIC_ACQUIRE);
+
+			*base = __atomic_load_n(&barriers[h].base, __ATOMIC_RELAXED);
+			return n;
+		}
+	}
+	return 0;
+}
+
 /* ---- the thread's side ---- */
 
 static struct seq_log *log_new(struct mon_thread *t)
@@ -315,23 +371,24 @@ static struct seq_log *marker_log(void)
 	return t->seq;
 }
 
-void mon_seq_release(uintptr_t key)
+uint64_t mon_seq_release(uintptr_t key)
 {
 	struct mon_thread *t = mon_self;
 	struct seq_sync *s;
 	uint64_t n;
 
 	if (!mon_seq_engaged() || !(s = mon_seq_sync_slot(key)))
-		return;
+		return 0;
 	n = __atomic_add_fetch(&s->issued, 1, __ATOMIC_ACQ_REL);
 	/* a release by a thread that logs nothing (the runtime's own threads, a
 	 * thread before its first access) is merged at once by a pseudo entry
 	 * nobody waits behind: count it as merged already */
 	if (!t || t->in_rt || !t->seq) {
 		__atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
-		return;
+		return n;
 	}
 	log_marker(t->seq, SEQ_REL, key, n);
+	return n;
 }
 
 void mon_seq_block(uintptr_t key)
@@ -342,17 +399,31 @@ void mon_seq_block(uintptr_t key)
 		log_marker(l, SEQ_BLOCK, key, 0);
 }
 
-void mon_seq_unblock(uintptr_t key)
+void mon_seq_unblock_at(uintptr_t key, uint64_t n)
 {
 	struct seq_log *l = marker_log();
 	struct seq_sync *s;
-	uint64_t n = 0;
 
 	if (!l)
 		return;
-	if (key && (s = mon_seq_sync_slot(key)))
+	if (key && !n && (s = mon_seq_sync_slot(key)))
 		n = __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE);
 	log_marker(l, SEQ_UNBLOCK, key, n);
+}
+
+void mon_seq_unblock(uintptr_t key)
+{
+	mon_seq_unblock_at(key, 0);
+}
+
+uint64_t mon_seq_barrier_round_end(uintptr_t key, uint64_t n)
+{
+	uint64_t base = 0;
+	unsigned c = n ? mon_seq_barrier_count(key, &base) : 0;
+
+	if (!c || n <= base)
+		return 0;
+	return base + (n - base + c - 1) / c * c;
 }
 
 void mon_seq_pause(int on)
@@ -429,11 +500,13 @@ static void seq_atexit(void)
 				"they slept (%llu cycles skipped on resuming), %llu reads that did "
 				"not wait for the merger; %llu plain accesses merged directly, %llu "
 				"of them L1 hits the merger's filter took; %llu new threads' logs "
-				"awaited, %llu given up on", (unsigned long long)mon_seq.frontier,
+				"and %llu woken threads' wakes awaited, %llu given up on",
+				(unsigned long long)mon_seq.frontier,
 				(unsigned long long)mon_seq.nr_stalls, SEQ_STALL_MS,
 				(unsigned long long)mon_seq.nr_sleeps, (unsigned long long)mon_seq.idle_skip,
 				(unsigned long long)mon_seq.nr_sync_late, (unsigned long long)mon_seq.nr_plain,
 				(unsigned long long)mon_seq.nr_mf, (unsigned long long)mon_seq.nr_await,
+				(unsigned long long)mon_seq.nr_await_wake,
 				(unsigned long long)mon_seq.nr_await_late);
 	}
 	if (t)

@@ -34,9 +34,24 @@ void mon_seq_line_fast(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintp
  * object's address: a release that may wake a thread blocked on key (before
  * the real release), and a block around the real blocking call (key 0: a
  * sleep, which nothing releases). Called on the application's threads. */
-void mon_seq_release(uintptr_t key) MON_HIDDEN;
+uint64_t mon_seq_release(uintptr_t key) MON_HIDDEN;
 void mon_seq_block(uintptr_t key) MON_HIDDEN;
 void mon_seq_unblock(uintptr_t key) MON_HIDDEN;
+/* mon_seq_release returns the release's number on key (0: none logged,
+ * not engaged). mon_seq_unblock resumes the thread once every release
+ * announced on key when it woke is merged; mon_seq_unblock_at once the
+ * first n are (n 0: as mon_seq_unblock) - a barrier's waiter, its own
+ * round's (mon_seq_barrier_round_end: the number of the round's last
+ * arrival for an arrival numbered n, 0 when the barrier's size is not
+ * known): a thread that left the round first may have arrived at the
+ * next one before the waiter woke, and the waiter must not wait for it */
+void mon_seq_unblock_at(uintptr_t key, uint64_t n) MON_HIDDEN;
+uint64_t mon_seq_barrier_round_end(uintptr_t key, uint64_t n) MON_HIDDEN;
+/* pthread_barrier_init of the barrier at key for count threads (any
+ * thread, engaged or not): the merger then knows which release ends a
+ * round, and so wakes every thread waiting at it (seq_merge.c
+ * await_waiters) */
+void mon_seq_barrier_init(uintptr_t key, unsigned count) MON_HIDDEN;
 /* In the parent, before pthread_create: the new thread (ameba id) starts at
  * the parent's simulated time. 1 when the creation was logged: then the new
  * thread sets its seq_created before its log is made, and its log waits for

@@ -33,6 +33,9 @@
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
+/* mon_seq.awaiting: nothing, a new thread's log, the woken's wakes */
+enum { SEQ_AWAIT_NONE, SEQ_AWAIT_LOG, SEQ_AWAIT_WAKE };
+
 /* SEQ_PLAIN: an access with a counter vector, not a replay (merge_run's
  * direct entry); SEQ_ACCESS: any other */
 enum seq_kind { SEQ_ACCESS, SEQ_BLOCK, SEQ_UNBLOCK, SEQ_REL, SEQ_EXIT, SEQ_CREATE, SEQ_PLAIN };
@@ -96,6 +99,7 @@ struct seq_log {
 	uint64_t clock;			/* simulated cycles */
 	int state;
 	uintptr_t wait_key;		/* ST_NEW: its thread id + 1 (the creation it waits for) */
+	uintptr_t block_key;		/* ST_BLOCKED: its BLOCK's sync object (0: a sleep) */
 	uint64_t drain_head;		/* head when the exit drain began */
 	uint64_t empty_since_ms;	/* when the merger found it empty, waiting (0: not) */
 	uint64_t empty_cpu_ms;		/* its thread's CPU time then */
@@ -148,13 +152,17 @@ struct seq_glob {
 	uint64_t sync_req;		/* atomic: mon_seq_sync requests made */
 	uint64_t sync_done;		/* atomic: requests up to this one are served */
 	uint64_t nr_sync_late;		/* syncs that gave up waiting (SEQ_SYNC_MS) */
-	/* merger: a creation merged before its thread's log was known - the
-	 * others merge nothing from the new thread's start clock on until
-	 * the log comes (await_done) */
+	/* merger: a creation merged before its thread's log was known
+	 * (SEQ_AWAIT_LOG: await_id), or a release that wakes every thread
+	 * blocked on await_key before their wake is logged (SEQ_AWAIT_WAKE) -
+	 * the others merge nothing from await_clock on until the log comes,
+	 * or the woken have logged and resumed (await_done) */
 	int awaiting;
 	uint32_t await_id;
+	uintptr_t await_key;
 	uint64_t await_clock, await_since_ms;
-	uint64_t nr_await, nr_await_late;	/* such waits, and those given up (2 s) */
+	uint64_t nr_await, nr_await_wake, nr_await_late;	/* such waits (of each kind), and
+							 * those given up (2 s) */
 	int debug_dump;
 	pthread_t merger;
 };
@@ -245,6 +253,11 @@ static inline __attribute__((always_inline)) int mon_seq_line_log(struct mon_thr
 		mon_seq_wake_merger(l);
 	return 1;
 }
+
+/* The threads of a round of the barrier at key (mon_seq_barrier_init), 0
+ * when not known; *base: the releases announced on its slot before the
+ * init (a round ends when the merged ones less these are a multiple) */
+unsigned mon_seq_barrier_count(uintptr_t key, uint64_t *base) MON_HIDDEN;
 
 /* The slot of sync object key (shared by colliding keys when its
  * neighbourhood is full), NULL before engagement */

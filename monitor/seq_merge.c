@@ -145,6 +145,19 @@ static int try_resume(struct seq_log *l)
 
 static void unpark(uintptr_t key);
 static void await_log(uint32_t id, uint64_t clock);
+static void await_waiters(uintptr_t key, uint64_t clock);
+
+/* Whether the releases merged on key end a round of a barrier whose size
+ * pthread_barrier_init told (those since the init a multiple of it): then
+ * every thread blocked there is woken. */
+static int round_ends(uintptr_t key)
+{
+	const struct seq_sync *s = mon_seq_sync_slot(key);
+	uint64_t base = 0;
+	unsigned n = mon_seq_barrier_count(key, &base);
+
+	return n > 1 && s && s->key == key && s->done > base && (s->done - base) % n == 0;
+}
 
 /* The creation clock of thread id (merger only; grows as ids do). */
 static void born_set(uint32_t id, uint64_t clock)
@@ -302,12 +315,20 @@ static int merge_entry(struct seq_log *l, const struct seq_ent *e, int drop)
 		break;
 	case SEQ_BLOCK:
 		l->state = ST_BLOCKED;
+		l->block_key = e->addr;
+		/* the last arrival of a barrier's round blocks too (its wait
+		 * returns at once): from its BLOCK, every thread of the round
+		 * is blocked there and woken */
+		if (round_ends(e->addr))
+			await_waiters(e->addr, l->clock);
 		break;
 	case SEQ_UNBLOCK:	/* an UNBLOCK without BLOCK: a sleep key 0 */
 		break;
 	case SEQ_EXIT:	/* the joiners' release, if any, and the end */
-		if (e->addr)
+		if (e->addr) {
 			release(l, e->addr);
+			await_waiters(e->addr, l->clock);
+		}
 		l->state = ST_DONE;
 		break;
 	case SEQ_CREATE:
@@ -496,31 +517,74 @@ static int log_known(uint32_t id)
  * host's timing. */
 static void await_log(uint32_t id, uint64_t clock)
 {
-	if (mon_seq.force || log_known(id))
+	if (mon_seq.force || mon_seq.awaiting || log_known(id))
 		return;
-	mon_seq.awaiting = 1;
+	mon_seq.awaiting = SEQ_AWAIT_LOG;
 	mon_seq.await_id = id;
 	mon_seq.await_clock = clock;
 	mon_seq.await_since_ms = 0;
 	mon_seq.nr_await++;
 }
 
-/* Whether the wait of await_log is over: the log came (adopted), or
- * SEQ_STALL_WALL_MS went by (a thread that never logs). */
+/* A log blocked on key that the others should wait for: its thread's wake
+ * not logged yet, or logged and resumable, the next round resuming it
+ * (one whose UNBLOCK awaits releases not merged yet - its thread woke
+ * late, after a later round's arrivals - waits for those, as before) */
+static int waiter_pending(uintptr_t key)
+{
+	for (uint32_t i = 0; i < nr_act; i++) {
+		struct seq_log *l = act[i];
+
+		if (l->state == ST_BLOCKED && l->block_key == key &&
+		    (!log_pending(l) || blocked_may_resume(l)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A release merged at clock that wakes every thread blocked on key: a
+ * thread's end, which its joiners wait for, or the end of a barrier's
+ * round (round_ends). A woken thread resumes at the release's clock once
+ * its UNBLOCK is merged, but until its thread has logged it (the host
+ * wakes it some microseconds later) it holds nobody back, and the others
+ * would merge on past that clock for as long as the wake takes: host
+ * timing in the counts. So nothing is merged from that clock on until
+ * every such thread has logged and resumed (await_done). Each does wake:
+ * every arrival of the round, or the end, happened on the host before
+ * its entry was logged, and a blocked thread's log has room for its
+ * UNBLOCK, so its wake needs nothing from the merger.
+ */
+static void await_waiters(uintptr_t key, uint64_t clock)
+{
+	if (mon_seq.force || mon_seq.awaiting || !waiter_pending(key))
+		return;
+	mon_seq.awaiting = SEQ_AWAIT_WAKE;
+	mon_seq.await_key = key;
+	mon_seq.await_clock = clock;
+	mon_seq.await_since_ms = 0;
+	mon_seq.nr_await_wake++;
+}
+
+/* Whether the wait of await_log or await_waiters is over: the log came
+ * (adopted), the woken have logged, or SEQ_STALL_WALL_MS went by (a thread
+ * that never logs). */
 static int await_done(void)
 {
 	uint64_t now;
 
 	adopt_inbox();
-	if (mon_seq.force || log_known(mon_seq.await_id)) {
-		mon_seq.awaiting = 0;
+	if (mon_seq.force ||
+	    (mon_seq.awaiting == SEQ_AWAIT_LOG ? log_known(mon_seq.await_id)
+					       : !waiter_pending(mon_seq.await_key))) {
+		mon_seq.awaiting = SEQ_AWAIT_NONE;
 		return 1;
 	}
 	now = mono_ms();
 	if (!mon_seq.await_since_ms) {
 		mon_seq.await_since_ms = now;
 	} else if (now - mon_seq.await_since_ms > SEQ_STALL_WALL_MS) {
-		mon_seq.awaiting = 0;
+		mon_seq.awaiting = SEQ_AWAIT_NONE;
 		mon_seq.nr_await_late++;
 		return 1;
 	}
@@ -655,7 +719,8 @@ static int merge_round(int draining, int paused)
 	if (!best)
 		return progress;
 	if (mon_seq.awaiting && !paused && !draining && !await_done()) {
-		/* a new thread's log is awaited (await_log): up to its start */
+		/* a new thread's log is awaited (await_log), or the woken's
+		 * wakes (await_waiters): up to the clock they start at */
 		if (best->clock >= mon_seq.await_clock) {
 			nap(SEQ_SLEEP_NS);
 			return progress;

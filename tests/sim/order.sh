@@ -9,9 +9,15 @@
 #     every one of its 3 x 40 x 4096 slice writes is counted, and main's
 #     read of `handed` after the joins finds the line the last worker wrote
 #     as it ended dirty in that worker's core (an intervention), not merged
-#     before that write because exit began first.
+#     before that write because exit began first;
+#  3. two workers that bump their own counters of one line 64 times after
+#     each of 200 barriers interleave from each round's last arrival on:
+#     the same 6,000+ coherence misses each in three runs on two CPUs or
+#     one (a waiter resumed at a later round's release, or merged after
+#     the other's writes because its wake was late on the host, made a
+#     few hundred that varied from run to run).
 set -u
-FS=$1 FS_FIXED=$2 SYNC=$3 SYNC_NATIVE=$4
+FS=$1 FS_FIXED=$2 SYNC=$3 SYNC_NATIVE=$4 BWAKE=$5
 T=$(mktemp -d "${TMPDIR:-/tmp}/ameba-order-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export AMEBA_BACKEND=sim AMEBA_SIM_ORDER=time
@@ -66,4 +72,23 @@ for r in 1 2 3; do
 	echo "order_sync run $r: interventions on main's read of handed after the joins: $iv (want 1)"
 	[ "$iv" = 1 ] || fail "main's read after the joins was merged before the last worker's write"
 done
+# barriers' rounds: every waiter resumes at its round's last arrival, with
+# the others held there until it has (seq_merge.c await_waiters)
+bw=()
+for how in "2cpu" "1cpu" "2cpu"; do
+	pre=()
+	[ $how = 1cpu ] && pre=(taskset -c 0)
+	AMEBA_PRESET=$conf AMEBA_ORACLE=$T/bw.json timeout 300 "${pre[@]}" "$BWAKE" > "$T/bw.out" ||
+		fail "$BWAKE ($how) failed"
+	[ "$(cat "$T/bw.out")" = "12800 12800" ] || fail "$BWAKE ($how) printed $(cat "$T/bw.out")"
+	c=$(jq -r '[.objects[] | select(.name == "line") | .threads[] | .coh_miss] | map(tostring) | join(" ")' "$T/bw.json")
+	echo "barrier_wake $how: coherence misses on the shared line by thread: $c"
+	for n in $c; do
+		[ "$n" = 0 ] && continue	# main's
+		[ "$n" -ge 6000 ] || fail "barrier_wake ($how): a worker has $n coherence misses (want >= 6000: the workers interleave after each barrier)"
+	done
+	bw+=("$c")
+done
+[ "${bw[0]}" = "${bw[1]}" ] && [ "${bw[0]}" = "${bw[2]}" ] ||
+	echo "barrier_wake: the runs differ (${bw[*]}): host timing left somewhere (not a failure)"
 echo "ok: ordered simulation"

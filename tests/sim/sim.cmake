@@ -94,9 +94,11 @@ set_tests_properties(sim_line_filter PROPERTIES LABELS sim TIMEOUT 900)
 ameba_instrumented(NAME sim_order_sync COMPILER gcc OPT -O1 SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
 ameba_instrumented(NAME sim_order_sync_native NATIVE COMPILER gcc OPT -O1
   SOURCES ${AMEBA_FRAGMENT_DIR}/order_sync.c)
+ameba_instrumented(NAME sim_barrier_wake COMPILER gcc OPT -O1
+  SOURCES ${AMEBA_FRAGMENT_DIR}/barrier_wake.c)
 add_test(NAME sim_order
   COMMAND ${AMEBA_FRAGMENT_DIR}/order.sh ${AMEBA_TEST_BIN}/wl_false_sharing
           ${AMEBA_TEST_BIN}/wl_false_sharing_fixed ${AMEBA_TEST_BIN}/sim_order_sync
-          ${AMEBA_TEST_BIN}/sim_order_sync_native)
+          ${AMEBA_TEST_BIN}/sim_order_sync_native ${AMEBA_TEST_BIN}/sim_barrier_wake)
 set_tests_properties(sim_order PROPERTIES
   ENVIRONMENT "AMEBA_PRESET=skylake-sp" LABELS sim TIMEOUT 900)
