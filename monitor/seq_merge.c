@@ -510,6 +510,15 @@ static int log_known(uint32_t id)
 	return 0;
 }
 
+/* A wait of this kind (SEQ_AWAIT_*) begins: nothing is merged from clock
+ * on until it ends (await_done) */
+static void await_begin(int kind, uint64_t clock)
+{
+	mon_seq.awaiting = kind;
+	mon_seq.await_clock = clock;
+	mon_seq.await_since_ms = 0;
+}
+
 /* The creation of id's thread, at its creator's clock, was merged: unless
  * its log is known, nothing is merged from that clock on until it is
  * (await_done). Had the log come a moment later, the thread would have
@@ -517,12 +526,10 @@ static int log_known(uint32_t id)
  * host's timing. */
 static void await_log(uint32_t id, uint64_t clock)
 {
-	if (mon_seq.force || mon_seq.awaiting || log_known(id))
+	if (mon_seq.force || log_known(id))
 		return;
-	mon_seq.awaiting = SEQ_AWAIT_LOG;
 	mon_seq.await_id = id;
-	mon_seq.await_clock = clock;
-	mon_seq.await_since_ms = 0;
+	await_begin(SEQ_AWAIT_LOG, clock);
 	mon_seq.nr_await++;
 }
 
@@ -545,30 +552,33 @@ static int waiter_pending(uintptr_t key)
 /*
  * A release merged at clock that wakes every thread blocked on key: a
  * thread's end, which its joiners wait for, or the end of a barrier's
- * round (round_ends). A woken thread resumes at the release's clock once
- * its UNBLOCK is merged, but until its thread has logged it (the host
- * wakes it some microseconds later) it holds nobody back, and the others
- * would merge on past that clock for as long as the wake takes: host
- * timing in the counts. So nothing is merged from that clock on until
- * every such thread has logged and resumed (await_done). Each does wake:
- * every arrival of the round, or the end, happened on the host before
- * its entry was logged, and a blocked thread's log has room for its
- * UNBLOCK, so its wake needs nothing from the merger.
+ * round (round_ends, at the BLOCK of its last arrival). A woken thread
+ * resumes at the release's clock once its UNBLOCK is merged, but until
+ * its thread has logged it (the host wakes it some microseconds later) it
+ * holds nobody back, and the others would merge on past that clock for
+ * as long as the wake takes: host timing in the counts. So nothing is
+ * merged from that clock on until every such thread has logged and
+ * resumed (await_done). Each does wake: every arrival of the round, or
+ * the end, happened on the host before its entry was logged, and a
+ * blocked thread's log has room for its UNBLOCK, so its wake needs
+ * nothing from the merger.
  */
 static void await_waiters(uintptr_t key, uint64_t clock)
 {
-	if (mon_seq.force || mon_seq.awaiting || !waiter_pending(key))
+	/* not while sampled mode pauses between bursts (the threads run
+	 * natively, and a wait begun then would outlast the pause) or exit
+	 * drains, nor over a new thread's wait */
+	if (mon_seq.force || mon_seq.awaiting || __atomic_load_n(&mon_seq.paused, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&mon_seq.drain, __ATOMIC_ACQUIRE) || !waiter_pending(key))
 		return;
-	mon_seq.awaiting = SEQ_AWAIT_WAKE;
 	mon_seq.await_key = key;
-	mon_seq.await_clock = clock;
-	mon_seq.await_since_ms = 0;
+	await_begin(SEQ_AWAIT_WAKE, clock);
 	mon_seq.nr_await_wake++;
 }
 
 /* Whether the wait of await_log or await_waiters is over: the log came
- * (adopted), the woken have logged, or SEQ_STALL_WALL_MS went by (a thread
- * that never logs). */
+ * (adopted), the woken have logged and resumed, or SEQ_STALL_WALL_MS went
+ * by (a thread that never logs). */
 static int await_done(void)
 {
 	uint64_t now;
