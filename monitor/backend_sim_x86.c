@@ -1013,7 +1013,7 @@ A_FIELD(struct seq_ent, obj_idx, A_E_OBJ, 4);
 A_FIELD(struct seq_ent, flags, A_E_FLAGS, 1);
 A_FIELD(struct seq_ent, kind, A_E_KIND, 1);
 A_FIELD(struct seq_ent, sz, A_E_SZ, 2);
-_Static_assert(sizeof(struct seq_ent) == 32 && SEQ_RING == 0x4000 && SEQ_PLAIN == 6 &&
+_Static_assert(sizeof(struct seq_ent) == 32 && SEQ_RING == 0x10000 && SEQ_PLAIN == 6 &&
 		       sizeof(struct sim_mf_ent) == 24 && SIM_MF_BITS == 9 &&
 		       sizeof(struct sim_meta) == 24 && MON_ACC_READ == 1 && MON_ACC_WRITE == 2,
 	       "sim_mf_hits_x86: a log entry, the merger's filter or the metadata changed");
@@ -1033,7 +1033,7 @@ __asm__(
 	"	je	.Lmfh_end\n"
 	".Lmfh_loop:\n"
 	"	mov	%edx, %eax\n"
-	"	and	$0x3fff, %eax\n"
+	"	and	$0xffff, %eax\n"
 	"	shl	$5, %rax\n"
 	"	add	%rsi, %rax\n"				/* the entry */
 	"	cmpb	$6, " A_S(A_E_KIND) "(%rax)\n"		/* SEQ_PLAIN */

@@ -15,7 +15,7 @@
 
 #include "mon.h"
 
-#define SEQ_RING (1u << 14)		/* entries per thread log */
+#define SEQ_RING (1u << 16)		/* entries per thread log */
 #define SEQ_BATCH 512			/* entries merged before the next pick at most */
 #define SEQ_TURNS 4096			/* picks merge_running makes before a round */
 #define SEQ_ROOM (SEQ_RING / 4)		/* a full log waits for this many free entries */
