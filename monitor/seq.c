@@ -127,52 +127,56 @@ struct seq_sync *mon_seq_sync_slot(uintptr_t key)
  * released), read by the merger.
  */
 #define SEQ_BARRIERS 256
-static struct {
+struct seq_barrier {
 	uintptr_t key;
 	unsigned count;
 	uint64_t base;
-} barriers[SEQ_BARRIERS];
+};
+static struct seq_barrier barriers[SEQ_BARRIERS];
 
-static uint32_t barrier_home(uintptr_t key)
+/* key's entry, claimed for it if claim and there is room; else NULL */
+static struct seq_barrier *barrier_find(uintptr_t key, int claim)
 {
-	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56) & (SEQ_BARRIERS - 1);
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56) & (SEQ_BARRIERS - 1);
+
+	for (int i = 0; i < 8; i++, h = (h + 1) & (SEQ_BARRIERS - 1)) {
+		uintptr_t k = __atomic_load_n(&barriers[h].key, __ATOMIC_ACQUIRE), zero = 0;
+
+		if (k == key)
+			return &barriers[h];
+		if (k)
+			continue;
+		if (!claim)
+			return NULL;
+		if (__atomic_compare_exchange_n(&barriers[h].key, &zero, key, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE) || zero == key)
+			return &barriers[h];
+	}
+	return NULL;
 }
 
 void mon_seq_barrier_init(uintptr_t key, unsigned count)
 {
 	const struct seq_sync *s = mon_seq_engaged() ? mon_seq_sync_slot(key) : NULL;
-	uint32_t h = barrier_home(key);
+	struct seq_barrier *b = barrier_find(key, 1);
 
-	for (int i = 0; i < 8; i++, h = (h + 1) & (SEQ_BARRIERS - 1)) {
-		uintptr_t k = __atomic_load_n(&barriers[h].key, __ATOMIC_ACQUIRE), zero = 0;
-
-		if (k != key && (k || !__atomic_compare_exchange_n(&barriers[h].key, &zero, key, 0,
-								   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)))
-			continue;
-		__atomic_store_n(&barriers[h].base, s ? __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE) : 0,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&barriers[h].count, count, __ATOMIC_RELEASE);
+	if (!b)
 		return;
-	}
+	__atomic_store_n(&b->base, s ? __atomic_load_n(&s->issued, __ATOMIC_ACQUIRE) : 0,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&b->count, count, __ATOMIC_RELEASE);
 }
 
 unsigned mon_seq_barrier_count(uintptr_t key, uint64_t *base)
 {
-	uint32_t h = barrier_home(key);
+	const struct seq_barrier *b = barrier_find(key, 0);
+	unsigned n;
 
-	for (int i = 0; i < 8; i++, h = (h + 1) & (SEQ_BARRIERS - 1)) {
-		uintptr_t k = __atomic_load_n(&barriers[h].key, __ATOMIC_ACQUIRE);
-
-		if (!k)
-			return 0;
-		if (k == key) {
-			unsigned n = __atomic_load_n(&barriers[h].count, __ATOMIC_ACQUIRE);
-
-			*base = __atomic_load_n(&barriers[h].base, __ATOMIC_RELAXED);
-			return n;
-		}
-	}
-	return 0;
+	if (!b)
+		return 0;
+	n = __atomic_load_n(&b->count, __ATOMIC_ACQUIRE);
+	*base = __atomic_load_n(&b->base, __ATOMIC_RELAXED);
+	return n;
 }
 
 /* ---- the thread's side ---- */
