@@ -905,6 +905,78 @@ out:
 }
 
 /*
+ * merge_running's order of the running logs: a binary heap by clock, then
+ * thread id (pick's order), with each log's clock and id copied in, so a
+ * turn compares copies in one array instead of reading every log's header
+ * (each in a mapping of its own): with 64 threads a linear pick read 64
+ * headers a turn. Only the turn's log changes its clock, so a turn ends
+ * with one sift down. The blocked logs, tested each turn, are listed apart.
+ */
+struct run_ent {
+	uint64_t clock;
+	uint32_t id;
+	struct seq_log *l;
+};
+static struct run_ent *heap;
+static struct seq_log **blk;
+static uint32_t nr_heap, nr_blk, cap_heap;
+
+static inline int run_before(const struct run_ent *a, const struct run_ent *b)
+{
+	return a->clock < b->clock || (a->clock == b->clock && a->id < b->id);
+}
+
+static void heap_down(uint32_t i)
+{
+	struct run_ent x = heap[i];
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= nr_heap)
+			break;
+		if (c + 1 < nr_heap && run_before(&heap[c + 1], &heap[c]))
+			c++;
+		if (!run_before(&heap[c], &x))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = x;
+}
+
+/* The heap of act[]'s running logs and the list of its blocked ones; 0 if
+ * none runs or memory is short (merge_round then picks as before). */
+static int run_heap_build(uint32_t n)
+{
+	if (n > cap_heap) {
+		uint32_t cap = n < 64 ? 64 : 2 * n;
+		struct run_ent *h = mon_realloc(heap, cap * sizeof(*h));
+		struct seq_log **b;
+
+		if (!h)
+			return 0;
+		heap = h;
+		if (!(b = mon_realloc(blk, cap * sizeof(*b))))
+			return 0;
+		blk = b;
+		cap_heap = cap;
+	}
+	nr_heap = nr_blk = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct seq_log *l = act[i];
+
+		if (l->state == ST_RUN)
+			heap[nr_heap++] = (struct run_ent){ l->clock, l->id, l };
+		else
+			blk[nr_blk++] = l;
+	}
+	for (uint32_t i = nr_heap / 2; i-- > 0;)
+		heap_down(i);
+	return nr_heap > 0;
+}
+
+/*
  * merge_round's common case in a loop of its own: every live log runs or
  * is blocked, and nothing else needs the merger. Each turn picks the
  * smallest clock of the running logs (ties: the lower id) and merges it up
@@ -939,20 +1011,22 @@ static int merge_running(uint64_t sync_seen)
 	    !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED) &&
 	    (merged = merge_duel(run[0], run[1], sync_seen)))
 		return merged;
+	if (!run_heap_build(n))
+		return merged;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
-		struct seq_log *best = NULL;
-		uint64_t second = UINT64_MAX;
+		struct seq_log *best;
+		uint64_t second;
 
-		for (uint32_t i = 0; i < n; i++) {
-			struct seq_log *l = act[i];
-
-			if (mon_likely(l->state == ST_RUN))
-				best = pick(best, l, &second);
-			else if (blocked_may_resume(l))
+		for (uint32_t i = 0; i < nr_blk; i++)
+			if (blocked_may_resume(blk[i]))
 				return merged;	/* merge_round resumes it */
-		}
-		if (!best || !log_pending(best))
+		best = heap[0].l;
+		if (!log_pending(best))
 			break;		/* merge_round waits for it */
+		/* the smallest clock of the others: one of the root's children */
+		second = nr_heap > 1 ? heap[1].clock : UINT64_MAX;
+		if (nr_heap > 2 && heap[2].clock < second)
+			second = heap[2].clock;
 		best->empty_since_ms = 0;
 		best->resume_ns = 0;
 		if (best->clock > mon_seq.frontier)
@@ -961,6 +1035,8 @@ static int merge_running(uint64_t sync_seen)
 		merged = 1;
 		if (best->state != ST_RUN || nr_act != n || mon_seq.awaiting || merger_called(sync_seen))
 			break;
+		heap[0].clock = best->clock;
+		heap_down(0);
 	}
 	return merged;
 }
