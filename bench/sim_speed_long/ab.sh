@@ -12,7 +12,7 @@
 # model off), A and B next to each other in every round and in turns first
 # (A B, B A, A B ...), so that a host growing slower or faster over the
 # rounds weighs on both alike. Prints, for each kernel k:
-#   ab_a_s_<k>, ab_b_s_<k>   the best round of each (CPU s; wall for *_2t)
+#   ab_a_s_<k>, ab_b_s_<k>   the best round of each (CPU s; wall for *_2t, *_32t)
 #   ab_a_median_<k>, ab_b_median_<k>   their medians
 #   ab_ratio_<k>             the median over rounds of B / A, each round's
 #                            two runs minutes apart at most: below 1, B
@@ -99,7 +99,7 @@ run() {
 
 status=0
 for k in $kernels; do
-	case $k in *_2t) base=wall tol=0.0001 slack=8 ;; *) base=cpu tol=0 slack=0 ;; esac
+	case $k in *_[0-9]t | *_[0-9][0-9]t) base=wall tol=0.0001 slack=8 ;; *) base=cpu tol=0 slack=0 ;; esac
 	rm -f "$tmp/want.json"
 	a=() b=()
 	for r in $(seq 1 "$rounds"); do

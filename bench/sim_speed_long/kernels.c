@@ -30,6 +30,14 @@
  *   rmw_2t     rmw with each thread on its own 8 MiB of counters, 60 M
  *              updates each
  *
+ * and one with many (not in run.sh's default list; docs/simulator.md,
+ * "Many threads"):
+ *
+ *   sweep_32t  32 threads, each over its own 512 KiB of doubles (malloc'd
+ *              by main before the threads start), 40 passes of a write of
+ *              each element and a read 7 elements on: L1 hits and misses,
+ *              LL hits, threads in step with no shared line
+ *
  * SCALE (default 1) multiplies the repetitions: a quick check runs at a
  * fraction of a second natively with a small one. Prints one checksum line
  * (the bench compares the instrumented build's with the native one's).
@@ -317,6 +325,51 @@ static uint64_t rmw_2t(void)
 	return sum;
 }
 
+#define SWEEP_THREADS 32
+#define SWEEP_N (512 * 1024 / sizeof(double))
+
+struct sweep {
+	double *a;
+	uint64_t reps, id;
+	double out;
+};
+
+static void *sweep_one(void *p)
+{
+	struct sweep *w = p;
+	double *a = w->a, s = 0;
+
+	for (uint64_t r = 0; r < w->reps; r++)
+		for (size_t i = 0; i < SWEEP_N; i++) {
+			a[i] = (double)(i * r + w->id);
+			s += a[(i * 7) % SWEEP_N];
+		}
+	w->out = s;
+	return NULL;
+}
+
+static uint64_t sweep_32t(void)
+{
+	struct sweep w[SWEEP_THREADS];
+	pthread_t t[SWEEP_THREADS];
+	double sum = 0;
+
+	for (int i = 0; i < SWEEP_THREADS; i++)
+		w[i] = (struct sweep){ .a = xmalloc(SWEEP_N * sizeof(double)), .reps = reps(40),
+				       .id = (uint64_t)i };
+	for (int i = 0; i < SWEEP_THREADS; i++)
+		if (pthread_create(&t[i], NULL, sweep_one, &w[i])) {
+			fprintf(stderr, "kernels: pthread_create failed\n");
+			exit(2);
+		}
+	for (int i = 0; i < SWEEP_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		sum += w[i].out;
+		free(w[i].a);
+	}
+	return (uint64_t)sum;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -325,11 +378,11 @@ int main(int argc, char **argv)
 	} k[] = {
 		{ "gemm", gemm }, { "jacobi", jacobi }, { "stream", stream },
 		{ "rmw", rmw },	  { "chase", chase },	{ "hashtab", hashtab },
-		{ "jacobi_2t", jacobi_2t }, { "rmw_2t", rmw_2t },
+		{ "jacobi_2t", jacobi_2t }, { "rmw_2t", rmw_2t }, { "sweep_32t", sweep_32t },
 	};
 
 	if (argc < 2 || argc > 3 || (argc == 3 && (scale = atof(argv[2])) <= 0)) {
-		fprintf(stderr, "usage: %s gemm|jacobi|stream|rmw|chase|hashtab|jacobi_2t|rmw_2t"
+		fprintf(stderr, "usage: %s gemm|jacobi|stream|rmw|chase|hashtab|jacobi_2t|rmw_2t|sweep_32t"
 			" [SCALE > 0]\n", argv[0]);
 		return 2;
 	}

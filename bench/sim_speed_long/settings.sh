@@ -28,7 +28,7 @@ stats() {
 }
 
 # compare K NATIVE AMEBA ARG...: K (a kernel, or one of others.sh's
-# programs; *_2t: timed in wall seconds, else CPU) run as NATIVE ARG...
+# programs; *_2t, *_32t: timed in wall seconds, else CPU) run as NATIVE ARG...
 # once, then `rounds` rounds of NATIVE under cachegrind and AMEBA under the
 # simulator with the oracle (AMEBA's output must be NATIVE's); prints the
 # lines run.sh documents, and leaves cachegrind's best time in compare_cg_s.
@@ -36,7 +36,7 @@ stats() {
 compare() {
 	local k=$1 nat=$2 ame=$3 t want r cg=() sim=() cg_best cg_spread sim_best sim_spread acc
 	shift 3
-	case $k in *_2t) base=wall ;; *) base=cpu ;; esac
+	case $k in *_[0-9]t | *_[0-9][0-9]t) base=wall ;; *) base=cpu ;; esac
 	echo "time_base_$k: $base"
 	t=$(secs "$nat" "$@") || return 1
 	want=$(md5sum <"$tmp/out")
