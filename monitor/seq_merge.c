@@ -815,95 +815,6 @@ static inline int merger_called(uint64_t sync_seen)
 	       __atomic_load_n(&mon_seq.paused, __ATOMIC_RELAXED);
 }
 
-/* One log's side of merge_duel: its merged position and clock, kept here
- * over the turns */
-struct duel_side {
-	struct seq_log *l;
-	void *core;
-	uint64_t tl, clock;
-};
-
-/*
- * merge_running's turns while two logs run (a and b; any others blocked),
- * in direct mode: the same picks, limits and runs as its loop with
- * merge_run and merge_plain, but without their calls and set-ups at each
- * turn - two threads in step take turns every ~6 entries (jacobi_2t),
- * and those cost more than the turn's hits. Back to
- * merge_running (returns with the logs as merge_run leaves them) at an
- * entry that ends a run (a block, an end, an awaited creation), when a
- * log's entries run out or a blocked log may resume, when the merger is
- * called or something gets armed. Returns 1 if it merged anything.
- */
-static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
-{
-	struct duel_side d[2] = { { .l = a, .core = a->core, .tl = a->tail, .clock = a->clock },
-				  { .l = b, .core = b->core, .tl = b->tail, .clock = b->clock } };
-	struct duel_side *cur, *oth;
-	const uint32_t n = nr_act;
-	uint64_t plain = 0, hits = 0;
-	int merged = 0;
-
-	if (!d[0].core || !d[1].core)
-		return 0;
-	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
-		const struct seq_ent *ring, *e;
-		uint64_t limit, stop, k;
-		int ended = 0;
-
-		/* pick: the smaller clock, ties the lower id */
-		cur = d[1].clock < d[0].clock || (d[1].clock == d[0].clock && b->id < a->id) ? &d[1] : &d[0];
-		oth = cur == &d[0] ? &d[1] : &d[0];
-		for (uint32_t i = 0; i < n; i++)
-			if (act[i]->state != ST_RUN && blocked_may_resume(act[i]))
-				goto out;	/* merge_round resumes it */
-		if (!log_pending(cur->l))
-			break;		/* merge_round waits for it */
-		cur->l->empty_since_ms = 0;
-		cur->l->resume_ns = 0;
-		if (cur->clock > mon_seq.frontier)
-			mon_seq.frontier = cur->clock;
-		/* the run: merge_run(cur, oth's clock), merge_plain's loop */
-		limit = oth->clock;
-		ring = cur->l->mring;
-		stop = cur->l->head_seen - cur->tl > SEQ_BATCH ? cur->tl + SEQ_BATCH : cur->l->head_seen;
-		merged = 1;
-		while (cur->tl != stop && cur->clock <= limit) {
-			e = &ring[cur->tl & (SEQ_RING - 1)];
-			if (e->kind == SEQ_PLAIN &&
-			    (k = run_hits(cur->core, ring, cur->tl, stop, &cur->clock, limit))) {
-				hits += k;
-				plain += k;
-				cur->tl += k;
-				if (cur->tl == stop || cur->clock > limit)
-					break;
-				e = &ring[cur->tl & (SEQ_RING - 1)];
-			}
-			if (e->kind == SEQ_PLAIN) {	/* not a hit: the general path */
-				cur->clock += mon_sim_seq_access(cur->l->t, cur->core, e->obj_idx, e->addr,
-								 e->wfs, e->v);
-				plain++;
-			} else {
-				cur->l->clock = cur->clock;
-				ended = merge_entry(cur->l, e, 0);
-				cur->clock = cur->l->clock;
-			}
-			cur->tl++;
-			if (ended)
-				break;
-		}
-		cur->l->clock = cur->clock;
-		run_end(cur->l, cur->tl);
-		if (ended || nr_act != n || mon_seq.awaiting || merger_called(sync_seen) ||
-		    __atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED))
-			break;
-	}
-out:
-	mon_seq.nr_plain += plain;
-	mon_seq.nr_mf += hits;
-	return merged;
-}
-
 /*
  * merge_running's order of the running logs: a binary heap by clock, then
  * thread id (pick's order), with each log's clock and id copied in, so a
@@ -911,10 +822,14 @@ out:
  * (each in a mapping of its own): with 64 threads a linear pick read 64
  * headers a turn. Only the turn's log changes its clock, so a turn ends
  * with one sift down. The blocked logs, tested each turn, are listed apart.
+ * merge_duel and merge_many keep each log's clock and position in its
+ * entry over their turns (duel_side: merge_duel's two).
  */
 struct run_ent {
-	uint64_t clock;
-	uint32_t id;
+	uint64_t clock;			/* the log's clock, kept here over the turns */
+	uint32_t id;			/* l->id */
+	uint64_t tl;			/* merge_duel, merge_many: its merged position */
+	void *core;			/* merge_duel, merge_many: l->core */
 	struct seq_log *l;
 };
 static struct run_ent *heap;
@@ -967,13 +882,164 @@ static int run_heap_build(uint32_t n)
 		struct seq_log *l = act[i];
 
 		if (l->state == ST_RUN)
-			heap[nr_heap++] = (struct run_ent){ l->clock, l->id, l };
+			heap[nr_heap++] = (struct run_ent){ l->clock, l->id, l->tail, l->core, l };
 		else
 			blk[nr_blk++] = l;
 	}
 	for (uint32_t i = nr_heap / 2; i-- > 0;)
 		heap_down(i);
 	return nr_heap > 0;
+}
+
+#define duel_side run_ent
+
+/* The turn's run of merge_duel and merge_many: cur's entries while its
+ * clock stays within limit (merge_run with merge_plain's loop, the clock
+ * and position in cur), then the log's clock and tail published. Returns 1
+ * if an entry ended the run (merge_entry). */
+static inline __attribute__((always_inline)) int side_run(struct duel_side *cur, uint64_t limit,
+							  uint64_t *plain, uint64_t *hits)
+{
+	const struct seq_ent *ring = cur->l->mring, *e;
+	uint64_t stop, k;
+	int ended = 0;
+
+	stop = cur->l->head_seen - cur->tl > SEQ_BATCH ? cur->tl + SEQ_BATCH : cur->l->head_seen;
+	while (cur->tl != stop && cur->clock <= limit) {
+		e = &ring[cur->tl & (SEQ_RING - 1)];
+		if (e->kind == SEQ_PLAIN &&
+		    (k = run_hits(cur->core, ring, cur->tl, stop, &cur->clock, limit))) {
+			*hits += k;
+			*plain += k;
+			cur->tl += k;
+			if (cur->tl == stop || cur->clock > limit)
+				break;
+			e = &ring[cur->tl & (SEQ_RING - 1)];
+		}
+		if (e->kind == SEQ_PLAIN) {	/* not a hit: the general path */
+			cur->clock += mon_sim_seq_access(cur->l->t, cur->core, e->obj_idx, e->addr,
+							 e->wfs, e->v);
+			(*plain)++;
+		} else {
+			cur->l->clock = cur->clock;
+			ended = merge_entry(cur->l, e, 0);
+			cur->clock = cur->l->clock;
+		}
+		cur->tl++;
+		if (ended)
+			break;
+	}
+	cur->l->clock = cur->clock;
+	run_end(cur->l, cur->tl);
+	return ended;
+}
+
+/* Whether merge_duel or merge_many must hand back to merge_round after a
+ * turn: an entry ended the run, a log came or went, a wait began, the
+ * merger is called, something got armed. */
+static inline int turns_over(int ended, uint32_t n, uint64_t sync_seen)
+{
+	return ended || nr_act != n || mon_seq.awaiting || merger_called(sync_seen) ||
+	       __atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED);
+}
+
+/*
+ * merge_running's turns while two logs run (a and b; any others blocked),
+ * in direct mode: the same picks, limits and runs as its loop with
+ * merge_run and merge_plain, but without their calls and set-ups at each
+ * turn - two threads in step take turns every ~6 entries (jacobi_2t),
+ * and those cost more than the turn's hits. Back to
+ * merge_running (returns with the logs as merge_run leaves them) at an
+ * entry that ends a run (a block, an end, an awaited creation), when a
+ * log's entries run out or a blocked log may resume, when the merger is
+ * called or something gets armed. Returns 1 if it merged anything.
+ */
+static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
+{
+	struct duel_side d[2] = { { .l = a, .core = a->core, .tl = a->tail, .clock = a->clock },
+				  { .l = b, .core = b->core, .tl = b->tail, .clock = b->clock } };
+	struct duel_side *cur, *oth;
+	const uint32_t n = nr_act;
+	uint64_t plain = 0, hits = 0;
+	int merged = 0;
+
+	if (!d[0].core || !d[1].core)
+		return 0;
+	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
+		int ended;
+
+		/* pick: the smaller clock, ties the lower id */
+		cur = d[1].clock < d[0].clock || (d[1].clock == d[0].clock && b->id < a->id) ? &d[1] : &d[0];
+		oth = cur == &d[0] ? &d[1] : &d[0];
+		for (uint32_t i = 0; i < n; i++)
+			if (act[i]->state != ST_RUN && blocked_may_resume(act[i]))
+				goto out;	/* merge_round resumes it */
+		if (!log_pending(cur->l))
+			break;		/* merge_round waits for it */
+		cur->l->empty_since_ms = 0;
+		cur->l->resume_ns = 0;
+		if (cur->clock > mon_seq.frontier)
+			mon_seq.frontier = cur->clock;
+		merged = 1;
+		ended = side_run(cur, oth->clock, &plain, &hits);
+		if (turns_over(ended, n, sync_seen))
+			break;
+	}
+out:
+	mon_seq.nr_plain += plain;
+	mon_seq.nr_mf += hits;
+	return merged;
+}
+
+/*
+ * merge_duel's turns for three or more running logs: the heap's root
+ * runs up to the smallest clock of the others (one of the root's two
+ * children), then sinks. Same picks, limits and runs as merge_running's
+ * loop with merge_run; its conditions are merge_duel's. Returns 1 if it
+ * merged anything.
+ */
+static int merge_many(uint64_t sync_seen)
+{
+	const uint32_t n = nr_act;
+	uint64_t plain = 0, hits = 0;
+	int merged = 0;
+
+	for (uint32_t i = 0; i < nr_heap; i++)
+		if (!heap[i].core)
+			return 0;
+	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
+		struct duel_side *cur = &heap[0];
+		uint64_t limit;
+		int ended;
+
+		for (uint32_t i = 0; i < nr_blk; i++)
+			if (blocked_may_resume(blk[i]))
+				goto out;	/* merge_round resumes it */
+		if (!log_pending(cur->l))
+			break;		/* merge_round waits for it */
+		limit = nr_heap > 1 ? heap[1].clock : UINT64_MAX;
+		if (nr_heap > 2 && heap[2].clock < limit)
+			limit = heap[2].clock;
+		cur->l->empty_since_ms = 0;
+		cur->l->resume_ns = 0;
+		if (cur->clock > mon_seq.frontier)
+			mon_seq.frontier = cur->clock;
+		merged = 1;
+		ended = side_run(cur, limit, &plain, &hits);
+		if (cur->l->state != ST_RUN || turns_over(ended, n, sync_seen))
+			break;
+		heap_down(0);
+		/* the next turns' picks are among the root and its children:
+		 * their next entries, written long ago or on the other CPU,
+		 * are on their way while the root runs */
+		for (uint32_t i = 1; i < 3 && i < nr_heap; i++)
+			__builtin_prefetch(&heap[i].l->mring[heap[i].tl & (SEQ_RING - 1)]);
+	}
+out:
+	mon_seq.nr_plain += plain;
+	mon_seq.nr_mf += hits;
+	return merged;
 }
 
 /*
@@ -1012,6 +1078,9 @@ static int merge_running(uint64_t sync_seen)
 	    (merged = merge_duel(run[0], run[1], sync_seen)))
 		return merged;
 	if (!run_heap_build(n))
+		return merged;
+	if (nr_run > 2 && mon_seq.direct && !__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED) && (merged = merge_many(sync_seen)))
 		return merged;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
 		struct seq_log *best;
