@@ -33,10 +33,11 @@
  * and one with many (not in run.sh's default list; docs/simulator.md,
  * "Many threads"):
  *
- *   sweep_32t  32 threads, each over its own 512 KiB of doubles (malloc'd
- *              by main before the threads start), 40 passes of a write of
- *              each element and a read 7 elements on: L1 hits and misses,
- *              LL hits, threads in step with no shared line
+ *   sweep_32t  32 threads, each over its own 256 KiB of doubles (one 8 MiB
+ *              block malloc'd by main, so that where the mapping lands
+ *              does not change the LL's conflicts), 40 passes of a write
+ *              of each element and a read 7 elements on: L1 hits and
+ *              misses, LL hits, threads in step with no shared line
  *
  * SCALE (default 1) multiplies the repetitions: a quick check runs at a
  * fraction of a second natively with a small one. Prints one checksum line
@@ -326,7 +327,7 @@ static uint64_t rmw_2t(void)
 }
 
 #define SWEEP_THREADS 32
-#define SWEEP_N (512 * 1024 / sizeof(double))
+#define SWEEP_N (256 * 1024 / sizeof(double))
 
 struct sweep {
 	double *a;
@@ -352,11 +353,10 @@ static uint64_t sweep_32t(void)
 {
 	struct sweep w[SWEEP_THREADS];
 	pthread_t t[SWEEP_THREADS];
-	double sum = 0;
+	double *all = xmalloc(SWEEP_THREADS * SWEEP_N * sizeof(double)), sum = 0;
 
 	for (int i = 0; i < SWEEP_THREADS; i++)
-		w[i] = (struct sweep){ .a = xmalloc(SWEEP_N * sizeof(double)), .reps = reps(40),
-				       .id = (uint64_t)i };
+		w[i] = (struct sweep){ .a = all + i * SWEEP_N, .reps = reps(40), .id = (uint64_t)i };
 	for (int i = 0; i < SWEEP_THREADS; i++)
 		if (pthread_create(&t[i], NULL, sweep_one, &w[i])) {
 			fprintf(stderr, "kernels: pthread_create failed\n");
@@ -365,8 +365,8 @@ static uint64_t sweep_32t(void)
 	for (int i = 0; i < SWEEP_THREADS; i++) {
 		pthread_join(t[i], NULL);
 		sum += w[i].out;
-		free(w[i].a);
 	}
+	free(all);
 	return (uint64_t)sum;
 }
 

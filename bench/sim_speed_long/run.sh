@@ -59,7 +59,7 @@ fi
 # length K: kernels.c's SCALE for K at LONG_SCALE 1 (cachegrind's seconds
 # per unit of SCALE on the development VM at its fastest, 2026-12-02:
 # gemm 12.9, jacobi 7.2, stream 17.5, rmw 19.6, chase 6.6, hashtab 18.2,
-# jacobi_2t 8.2, rmw_2t 11.0)
+# jacobi_2t 8.2, rmw_2t 11.0; sweep_32t 2.1 on the Zen 2 VM, 2026-12-04)
 length() {
 	case $1 in
 	gemm) echo 2.5 ;;
@@ -67,6 +67,7 @@ length() {
 	stream | hashtab) echo 2 ;;
 	rmw) echo 1.5 ;;
 	rmw_2t) echo 3 ;;
+	sweep_32t) echo 10 ;;
 	*) echo 1 ;;
 	esac
 }
