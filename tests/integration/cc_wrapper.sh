@@ -11,7 +11,7 @@ ameba=$1 expect=$2 cc=$3
 case $cc in clang) cxx=clang++ ;; *) cxx=g++ ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+cd "$tmp" || exit 1
 pass=0 fail=0
 ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
