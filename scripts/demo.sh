@@ -6,6 +6,8 @@
 # allocation site), then re-renders the saved JSON report. The same report
 # as a page (timelines, heat strips, the line map of the contended line) is
 # written beside it: open report.html in any browser.
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
+[ $# = 0 ] || { echo "demo.sh: takes no arguments, got '$1' (demo.sh --help)" >&2; exit 2; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ameba's build and tests need. Idempotent: does
 # nothing when everything is present. Needs root (or sudo) when it installs.
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
+[ $# = 0 ] || { echo "install-deps.sh: takes no arguments, got '$1' (install-deps.sh --help)" >&2; exit 2; }
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git

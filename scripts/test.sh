@@ -2,6 +2,8 @@
 # Builds ameba from scratch-or-incrementally and runs the whole test suite.
 #   scripts/test.sh            build in ./build and run ctest
 # Environment: BUILD_DIR (default build), JOBS (default nproc).
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
+[ $# = 0 ] || { echo "test.sh: takes no arguments, got '$1' (test.sh --help)" >&2; exit 2; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

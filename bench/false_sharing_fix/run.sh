@@ -17,6 +17,7 @@
 # run is well under a second, inside the kernel's real-time throttling.
 #
 # usage: run.sh SRC_DIR OUT_DIR [SCALE] [RUNS]
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
 set -eu
 SRC=$1 OUT=$2 SCALE=${3:-10} RUNS=${4:-7}
 CC=${CC:-gcc} CXX=${CXX:-g++}

@@ -17,6 +17,7 @@
 # and the cost of sampling for the views on a run (--views against none,
 # wall time of `ameba run --what-if 0` on wl_phases and wl_false_sharing,
 # RUNS interleaved pairs): views_cost_<w> = median ratio.
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
 set -euo pipefail
 AMEBA=$1 BIN=$2 OUT=${3:-$(mktemp -d)} RUNS=${RUNS:-5}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)

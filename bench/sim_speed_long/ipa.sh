@@ -36,6 +36,7 @@
 # a difference of two runs magnifies (jacobi_2t's merger, 0.04 less 0.02:
 # 198.4 and ~96 an access in two runs).
 # Exits 1 when a tool is missing or a run fails.
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
 set -u
 dir=${1:?usage: ipa.sh BIN_DIR}
 here=$(cd "$(dirname "$0")" && pwd)

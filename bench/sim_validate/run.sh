@@ -33,6 +33,7 @@
 # SIM_KERNELS overrides the list of kernels. Prints `name: value` lines;
 # timing never fails the run, a missing tool or a wrong checksum does
 # (exit 1).
+case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
 set -u
 mode=${1:?usage: run.sh validate|speed BIN_DIR}
 dir=${2:?usage: run.sh validate|speed BIN_DIR}
