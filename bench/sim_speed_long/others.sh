@@ -14,7 +14,8 @@
 #             seed fixed (-Dluai_makeseed), so that runs repeat
 # Prints for each what run.sh prints for a kernel (time_base_, native_s_,
 # cachegrind_s_, sim_s_, their spreads, speedup_vs_cachegrind_, accesses_,
-# ns_per_access_). OTHERS_ROUNDS (default 3) rounds; OTHERS_SCALE
+# ns_per_access_), and on stderr each round's two times as it ends.
+# OTHERS_ROUNDS (default 3) rounds; OTHERS_SCALE
 # (default 1) scales the text and the Lua rounds; OTHERS_CASES (default
 # all three) picks. About 10 minutes at scale 1. Needs apt-get (the
 # archive reachable: deb-src lines are added for this script only, in

@@ -34,7 +34,8 @@
 # development VM when the host is at its fastest; LONG_SCALE (default 1)
 # multiplies every length (0.05 for a quick look). Also printed:
 #   scale_<k>                 the SCALE the kernel ran at
-# and, on stderr, a note for each kernel cachegrind ran for under 20 s
+# and, on stderr, each round's two times as it ends (progress), and a note
+# for each kernel cachegrind ran for under 20 s
 # (issue 24 asks for >= 20 s, so that its ~0.3 s start-up stays <= 2%).
 # Timing never fails the run; a missing tool or a wrong checksum does.
 case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac

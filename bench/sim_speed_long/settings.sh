@@ -51,6 +51,8 @@ compare() {
 				"(round $r: $(head -c 60 "$tmp/out"))" >&2
 			return 1
 		fi
+		# progress on stderr: a whole run takes 10-50 minutes
+		echo "$me: $k round $r of $rounds: cachegrind ${cg[-1]} s, simulator ${sim[-1]} s ($base)" >&2
 	done
 	read -r cg_best cg_spread < <(stats "${cg[@]}")
 	read -r sim_best sim_spread < <(stats "${sim[@]}")
