@@ -822,8 +822,8 @@ static inline int merger_called(uint64_t sync_seen)
  * (each in a mapping of its own): with 64 threads a linear pick read 64
  * headers a turn. Only the turn's log changes its clock, so a turn ends
  * with one sift down. The blocked logs, tested each turn, are listed apart.
- * merge_duel and merge_many keep each log's clock and position in its
- * entry over their turns (duel_side: merge_duel's two).
+ * merge_duel and merge_many keep each log's clock and position in a
+ * run_ent over their turns (merge_duel in two of its own).
  */
 struct run_ent {
 	uint64_t clock;			/* the log's clock, kept here over the turns */
@@ -862,6 +862,37 @@ static void heap_down(uint32_t i)
 	heap[i] = x;
 }
 
+/* The smallest clock of the running logs but the root's: one of the
+ * root's two children (UINT64_MAX when the root runs alone) */
+static inline uint64_t heap_second(void)
+{
+	uint64_t second = nr_heap > 1 ? heap[1].clock : UINT64_MAX;
+
+	if (nr_heap > 2 && heap[2].clock < second)
+		second = heap[2].clock;
+	return second;
+}
+
+/* Whether a blocked log of the heap's list may resume (merge_round then
+ * resumes it) */
+static inline int heap_blocked_may_resume(void)
+{
+	for (uint32_t i = 0; i < nr_blk; i++)
+		if (blocked_may_resume(blk[i]))
+			return 1;
+	return 0;
+}
+
+/* A turn of log l begins at clock: its wait for entries over, the
+ * frontier moved up to it */
+static inline void turn_begin(struct seq_log *l, uint64_t clock)
+{
+	l->empty_since_ms = 0;
+	l->resume_ns = 0;
+	if (clock > mon_seq.frontier)
+		mon_seq.frontier = clock;
+}
+
 /* The heap of act[]'s running logs and the list of its blocked ones; 0 if
  * none runs or memory is short (merge_round then picks as before). */
 static int run_heap_build(uint32_t n)
@@ -893,13 +924,11 @@ static int run_heap_build(uint32_t n)
 	return nr_heap > 0;
 }
 
-#define duel_side run_ent
-
 /* The turn's run of merge_duel and merge_many: cur's entries while its
  * clock stays within limit (merge_run with merge_plain's loop, the clock
  * and position in cur), then the log's clock and tail published. Returns 1
  * if an entry ended the run (merge_entry). */
-static inline __attribute__((always_inline)) int side_run(struct duel_side *cur, uint64_t limit,
+static inline __attribute__((always_inline)) int side_run(struct run_ent *cur, uint64_t limit,
 							  uint64_t *plain, uint64_t *hits)
 {
 	const struct seq_ent *ring = cur->l->mring, *e;
@@ -959,9 +988,9 @@ static inline int turns_over(int ended, uint32_t n, uint64_t sync_seen)
  */
 static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 {
-	struct duel_side d[2] = { { .l = a, .core = a->core, .tl = a->tail, .clock = a->clock },
+	struct run_ent d[2] = { { .l = a, .core = a->core, .tl = a->tail, .clock = a->clock },
 				  { .l = b, .core = b->core, .tl = b->tail, .clock = b->clock } };
-	struct duel_side *cur, *oth;
+	struct run_ent *cur, *oth;
 	const uint32_t n = nr_act;
 	uint64_t plain = 0, hits = 0;
 	int merged = 0;
@@ -979,10 +1008,7 @@ static int merge_duel(struct seq_log *a, struct seq_log *b, uint64_t sync_seen)
 				goto out;	/* merge_round resumes it */
 		if (!log_pending(cur->l))
 			break;		/* merge_round waits for it */
-		cur->l->empty_since_ms = 0;
-		cur->l->resume_ns = 0;
-		if (cur->clock > mon_seq.frontier)
-			mon_seq.frontier = cur->clock;
+		turn_begin(cur->l, cur->clock);
 		merged = 1;
 		ended = side_run(cur, oth->clock, &plain, &hits);
 		if (turns_over(ended, n, sync_seen))
@@ -1011,24 +1037,16 @@ static int merge_many(uint64_t sync_seen)
 		if (!heap[i].core)
 			return 0;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
-		struct duel_side *cur = &heap[0];
-		uint64_t limit;
+		struct run_ent *cur = &heap[0];
 		int ended;
 
-		for (uint32_t i = 0; i < nr_blk; i++)
-			if (blocked_may_resume(blk[i]))
-				goto out;	/* merge_round resumes it */
+		if (heap_blocked_may_resume())
+			break;		/* merge_round resumes it */
 		if (!log_pending(cur->l))
 			break;		/* merge_round waits for it */
-		limit = nr_heap > 1 ? heap[1].clock : UINT64_MAX;
-		if (nr_heap > 2 && heap[2].clock < limit)
-			limit = heap[2].clock;
-		cur->l->empty_since_ms = 0;
-		cur->l->resume_ns = 0;
-		if (cur->clock > mon_seq.frontier)
-			mon_seq.frontier = cur->clock;
+		turn_begin(cur->l, cur->clock);
 		merged = 1;
-		ended = side_run(cur, limit, &plain, &hits);
+		ended = side_run(cur, heap_second(), &plain, &hits);
 		if (cur->l->state != ST_RUN || turns_over(ended, n, sync_seen))
 			break;
 		heap_down(0);
@@ -1038,7 +1056,6 @@ static int merge_many(uint64_t sync_seen)
 		for (uint32_t i = 1; i < 3 && i < nr_heap; i++)
 			__builtin_prefetch(&heap[i].l->mring[heap[i].tl & (SEQ_RING - 1)]);
 	}
-out:
 	mon_seq.nr_plain += plain;
 	mon_seq.nr_mf += hits;
 	return merged;
@@ -1062,7 +1079,7 @@ static int merge_running(uint64_t sync_seen)
 	const uint32_t n = nr_act;
 	struct seq_log *run[2];
 	uint32_t nr_run = 0;
-	int merged = 0;
+	int merged = 0, direct;
 
 	if (n < 2 || mon_seq.cut || mon_seq.uncut || mon_seq.nr_done || mon_seq.awaiting)
 		return 0;
@@ -1075,34 +1092,24 @@ static int merge_running(uint64_t sync_seen)
 			return 0;
 		}
 	}
-	if (nr_run == 2 && mon_seq.direct && !__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED) &&
-	    (merged = merge_duel(run[0], run[1], sync_seen)))
+	/* the loops without merge_run's calls: direct mode, nothing armed */
+	direct = mon_seq.direct && !__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) &&
+		 !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED);
+	if (nr_run == 2 && direct && (merged = merge_duel(run[0], run[1], sync_seen)))
 		return merged;
 	if (!run_heap_build(n))
 		return merged;
-	if (nr_run > 2 && mon_seq.direct && !__atomic_load_n(&mon_cond_armed, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&mon_sample_armed, __ATOMIC_RELAXED) && (merged = merge_many(sync_seen)))
+	if (nr_run > 2 && direct && (merged = merge_many(sync_seen)))
 		return merged;
 	for (uint32_t turn = 0; turn < SEQ_TURNS; turn++) {
-		struct seq_log *best;
-		uint64_t second;
+		struct seq_log *best = heap[0].l;
 
-		for (uint32_t i = 0; i < nr_blk; i++)
-			if (blocked_may_resume(blk[i]))
-				return merged;	/* merge_round resumes it */
-		best = heap[0].l;
+		if (heap_blocked_may_resume())
+			break;		/* merge_round resumes it */
 		if (!log_pending(best))
 			break;		/* merge_round waits for it */
-		/* the smallest clock of the others: one of the root's children */
-		second = nr_heap > 1 ? heap[1].clock : UINT64_MAX;
-		if (nr_heap > 2 && heap[2].clock < second)
-			second = heap[2].clock;
-		best->empty_since_ms = 0;
-		best->resume_ns = 0;
-		if (best->clock > mon_seq.frontier)
-			mon_seq.frontier = best->clock;
-		merge_run(best, second, 0);
+		turn_begin(best, best->clock);
+		merge_run(best, heap_second(), 0);
 		merged = 1;
 		if (best->state != ST_RUN || nr_act != n || mon_seq.awaiting || merger_called(sync_seen))
 			break;
