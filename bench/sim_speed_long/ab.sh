@@ -108,7 +108,8 @@ run() {
 
 status=0
 for k in $kernels; do
-	case $k in *_[0-9]t | *_[0-9][0-9]t) base=wall tol=0.0001 slack=8 ;; *) base=cpu tol=0 slack=0 ;; esac
+	base=$(time_base "$k")
+	if [ "$base" = wall ]; then tol=0.0001 slack=8; else tol=0 slack=0; fi
 	rm -f "$tmp/want.json"
 	a=() b=()
 	for r in $(seq 1 "$rounds"); do

@@ -27,6 +27,13 @@ stats() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f %.3f\n", v[1], (v[1] > 0) ? (v[NR] - v[1]) / v[1] : 0 }'
 }
 
+# time_base K: what K is timed in - wall seconds for a kernel of threads
+# (*_2t, *_32t: cachegrind runs them one at a time, the simulator side by
+# side), else CPU seconds
+time_base() {
+	case $1 in *_[0-9]t | *_[0-9][0-9]t) echo wall ;; *) echo cpu ;; esac
+}
+
 # compare K NATIVE AMEBA ARG...: K (a kernel, or one of others.sh's
 # programs; *_2t, *_32t: timed in wall seconds, else CPU) run as NATIVE ARG...
 # once, then `rounds` rounds of NATIVE under cachegrind and AMEBA under the
@@ -36,7 +43,7 @@ stats() {
 compare() {
 	local k=$1 nat=$2 ame=$3 t want r cg=() sim=() cg_best cg_spread sim_best sim_spread acc
 	shift 3
-	case $k in *_[0-9]t | *_[0-9][0-9]t) base=wall ;; *) base=cpu ;; esac
+	base=$(time_base "$k")
 	echo "time_base_$k: $base"
 	t=$(secs "$nat" "$@") || return 1
 	want=$(md5sum <"$tmp/out")
