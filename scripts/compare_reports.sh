@@ -15,9 +15,10 @@
 # every run of both names the same findings in the same order and the
 # severities of one build lie within the other's spread widened by SLACK
 # (default 0.02, absolute). Exit 1 if any workload disagrees.
-case ${1:-} in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;; esac
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
 set -u
-[ $# -ge 2 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { usage; exit 2; }
 A=$(cd "$1" && pwd) B=$(cd "$2" && pwd)
 shift 2
 RUNS=${RUNS:-2} TOP=${TOP:-3} SLACK=${SLACK:-0.02}
