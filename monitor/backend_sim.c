@@ -516,8 +516,9 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 }
 
 /* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as
- * report_to counts the same access's events: no L2 (an L1 miss missed the
- * private caches), one node (memory is local), no coherence, no 3C. */
+ * report_to counts the same access's events: an L1 miss missed the
+ * private caches but where the L2 hit (SIM_LEAN_L2), one node (memory is
+ * local), no coherence, no 3C. */
 static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsigned flags,
 							      unsigned o,
 							      const struct mon_sim_core *c)
@@ -531,8 +532,11 @@ static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsign
 	if (lvl) {
 		mon_count_add(v, slot_of[AMEBA_M_L1D_MISS], 1);
 		mon_count_add(v, wr ? slot_of[AMEBA_M_L1D_MISS_WR] : slot_of[AMEBA_M_L1D_MISS_RD], 1);
-		mon_count_add(v, slot_of[AMEBA_M_L2_MISS], 1);
-		mon_count_add(v, wr ? slot_of[AMEBA_M_L2_MISS_WR] : slot_of[AMEBA_M_L2_MISS_RD], 1);
+		if (lvl != SIM_LEAN_L2) {
+			mon_count_add(v, slot_of[AMEBA_M_L2_MISS], 1);
+			mon_count_add(v, wr ? slot_of[AMEBA_M_L2_MISS_WR]
+					    : slot_of[AMEBA_M_L2_MISS_RD], 1);
+		}
 		if (lvl == SIM_LEAN_MEM) {
 			mon_count_add(v, slot_of[AMEBA_M_LLC_MISS], 1);
 			mon_count_add(v, wr ? slot_of[AMEBA_M_LLC_MISS_WR]
@@ -740,16 +744,22 @@ static inline __attribute__((always_inline)) int lean_access(struct mon_sim_core
 {
 	switch (lean) {
 	case SIM_LEAN_FIT_8_16_64:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, solo, tag0, tag1,
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, 0, solo, tag0, tag1,
 				     0);
 	case SIM_LEAN_FIT_8_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, solo, tag0, tag1,
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, 0, solo, tag0, tag1,
 				     0);
 	case SIM_LEAN_FIT_12_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, solo, tag0, tag1,
+		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, 0, solo, tag0, tag1,
 				     0);
 	case SIM_LEAN_FIT:
-		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, solo, tag0, tag1,
+		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, 0, solo, tag0, tag1,
+				     0);
+	case SIM_LEAN_FIT_L2:
+		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, 1, solo, tag0, tag1,
+				     0);
+	case SIM_LEAN_FIT_8_8_16_L2:
+		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, 8, solo, tag0, tag1,
 				     0);
 	}
 	return mon_sim_access_lean(c, addr, size, is_write, cookie);
@@ -1007,6 +1017,8 @@ LINE_MISS_VARIANT(line_miss_8_16_64, SIM_LEAN_FIT_8_16_64)
 LINE_MISS_VARIANT(line_miss_8_16, SIM_LEAN_FIT_8_16)
 LINE_MISS_VARIANT(line_miss_12_16, SIM_LEAN_FIT_12_16)
 LINE_MISS_VARIANT(line_miss_any, SIM_LEAN_FIT)
+LINE_MISS_VARIANT(line_miss_l2, SIM_LEAN_FIT_L2)
+LINE_MISS_VARIANT(line_miss_8_8_16_l2, SIM_LEAN_FIT_8_8_16_L2)
 LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
 #undef LINE_MISS_VARIANT
 
@@ -1033,7 +1045,7 @@ static inline __attribute__((always_inline)) int lf_miss_whole(struct mon_thread
 	if (!hint_whole64(t, addr) || !v)
 		return 0;
 	out = sim_lean_body(c, addr, MON_FAST_SZ(wfs), (flags & MON_ACC_WRITE) != 0, o->idx, 8,
-			    16, 1, 1, (uintptr_t)o, (uintptr_t)v, 0);
+			    16, 1, 0, 1, (uintptr_t)o, (uintptr_t)v, 0);
 	if (mon_unlikely(out < 0))
 		return 0;
 	count_outcome(v, flags, (unsigned)out);
@@ -1112,6 +1124,12 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 		return;
 	case SIM_LEAN_FIT:
 		line_miss_any(t, addr, wfs, pc);
+		return;
+	case SIM_LEAN_FIT_L2:
+		line_miss_l2(t, addr, wfs, pc);
+		return;
+	case SIM_LEAN_FIT_8_8_16_L2:
+		line_miss_8_8_16_l2(t, addr, wfs, pc);
 		return;
 	}
 	line_miss_general(t, addr, wfs, pc);

@@ -289,7 +289,8 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 		c->lf.llc_pf = (const char *)s->llc[0].blk;
 		c->lf.llc_pf_mask = s->llc[0].set_mask;
 	}
-	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
+	if (s->no_lf || c->lean == SIM_LEAN_NO || c->lean >= SIM_LEAN_FIT_L2 || g->tlb1.nr_entries ||
+	    l1->line_shift != 6)
 		return;
 	c->lf.ent = c->lf_tab;
 	for (uint64_t i = 0; i < n; i++)

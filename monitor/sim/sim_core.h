@@ -824,6 +824,7 @@ enum {
 	SIM_LEAN_L1 = 0,	/* an L1 hit */
 	SIM_LEAN_LLC = 1,	/* an L1 miss that hit the LLC */
 	SIM_LEAN_MEM = 2,	/* served by (local) memory */
+	SIM_LEAN_L2 = 3,	/* an L1 miss that hit the L2 (SIM_LEAN_FIT_L2) */
 	SIM_LEAN_TLB2 = 4,	/* the L1 TLB missed, the L2 TLB hit */
 	SIM_LEAN_WALK = 8,	/* a page walk */
 	SIM_LEAN_NR = 12,
@@ -832,8 +833,18 @@ enum {
  * read from the geometry, or as constants; FIT_8_16_64 the 8- and 16-way
  * kind with 64-byte L1 lines, 4-byte words, no TLB model and sets in
  * powers of two (the cachegrind geometry, the line filter's): its shifts
- * and set masks constants as well */
-enum { SIM_LEAN_NO, SIM_LEAN_FIT, SIM_LEAN_FIT_8_16, SIM_LEAN_FIT_12_16, SIM_LEAN_FIT_8_16_64 };
+ * and set masks constants as well; FIT_L2 and after, the kinds with an L2:
+ * its associativities read from the geometry, or the 8-way L1 and L2 and
+ * 16-way LLC as constants (the L2 as the Zen hosts have it) */
+enum {
+	SIM_LEAN_NO,
+	SIM_LEAN_FIT,
+	SIM_LEAN_FIT_8_16,
+	SIM_LEAN_FIT_12_16,
+	SIM_LEAN_FIT_8_16_64,
+	SIM_LEAN_FIT_L2,
+	SIM_LEAN_FIT_8_8_16_L2,
+};
 /* sim_lean_body's coh (sim_lean.h): the merger's lean path for a core
  * that need not be solo, and the line's page known private to it */
 enum { SIM_LEAN_COH = 1, SIM_LEAN_COH_PRIV = 2 };

@@ -101,6 +101,94 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
 			int known_miss) SIM_HIDDEN;
 
 /*
+ * sim_lean_body's L1 miss with an L2 (its l2): piece_access's for a solo
+ * core whose L2 is the coherence level, inclusive, of the L1's lines, and
+ * in the same order. w2: the line's L2 way (E or M, untracked, no
+ * directory entry: the caller checked), or -1; base2 its set's first key
+ * index; b the LLC set (prefetched) when the L2 missed. An L2 hit: a
+ * write on E makes the L2's copy M. An L2 miss: the L2's victim leaves
+ * first with its L1 copy (a dirty copy adds only a writeback into the L2,
+ * which no metric counts) and, when M, is written back into the LLC; then
+ * the LLC's reference, the L2's fill (E, or M for a write). Then the L1's
+ * victim, chosen only now: the L2's may have emptied a way of this very
+ * set, and an empty way comes first; a dirty one goes into the L2, which
+ * holds it M already. Returns the outcome, the core left. a1, l2, a3:
+ * sim_lean_body's (l2 > 1 the L2's ways as a constant).
+ */
+static inline __attribute__((always_inline)) int
+lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
+	     uint64_t line, uint64_t *keys, uint64_t base, int w2, uint64_t base2, uint64_t *b,
+	     int out, uintptr_t tag0, uintptr_t tag1, const uint32_t a1, const uint32_t l2,
+	     const uint32_t a3)
+{
+	struct mon_sim *s = c->sim;
+	struct sim_cache *l1 = &c->l1, *k2 = &c->l2;
+	const uint32_t assoc = a1 ? a1 : l1->assoc, assoc2 = l2 > 1 ? l2 : k2->assoc;
+	uint64_t i2;
+
+	if (w2 >= 0) {
+		i2 = base2 + (uint32_t)w2;
+		if (is_write)
+			k2->key[i2] |= SIM_M;	/* E -> M, or M already */
+		out |= SIM_LEAN_L2;
+	} else {
+		if (l2 == 8 && sim_unlikely(k2->clock >= sim_stamp_renumber_at))
+			sim_lru_renumber(k2);	/* below 2^31 for sim_lru_min8 */
+		i2 = base2 + (l2 == 8 ? sim_lru_min8(k2->key + base2 + 8)
+				      : sim_lru_min_n(k2->key + base2 + assoc2, assoc2));
+		uint64_t old = k2->key[i2];
+
+		if (old && SIM_ST(old) != SIM_I) {
+			uint64_t vl = SIM_KEY_LINE(old), vb = sim_set_of(l1, vl) * l1->stride;
+			int vw = a1 ? sim_find_n(l1->key + vb, a1, SIM_KEY(vl))
+				    : sim_find_in(l1->key + vb, assoc, vl);
+
+			if (vw >= 0) {
+				sim_key_drop(l1, vb + (uint32_t)vw, 0);
+				l1->meta[vb + (uint32_t)vw].dirty = 0;
+			}
+			if (SIM_ST(old) == SIM_M)
+				sim_llc_writeback(c, vl);
+		}
+		if (!b) {
+			out |= SIM_LEAN_MEM;
+		} else {
+			const struct sim_llc *L = s->llc;
+			uint64_t victim = 0;
+			int hw = a3 ? sim_llc16_ref_n(b, SIM_LLC16_KEYS, a3, line,
+						      SIM_KEY(line) | SIM_S, &victim)
+				    : sim_llc16_ref(b, L->keys_off, L->assoc, line,
+						    SIM_KEY(line) | SIM_S, &victim);
+
+			out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
+		}
+		k2->key[i2] = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
+		k2->meta[i2] = (struct sim_meta){
+			.wpub = is_write ? sim_lean_wmask(s, addr, size, 0) : 0,
+			.cookie = cookie,
+			.priv = 1,
+		};
+	}
+	k2->key[i2 + assoc2] = ++k2->clock;	/* the L2 is LRU (lean_fits) */
+	if (w2 >= 0)
+		k2->meta[i2].cookie = cookie;
+
+	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
+		sim_lru_renumber(l1);
+	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)
+		     : a1    ? sim_lru_min_n(keys + a1, a1)
+			     : sim_lru_min(keys + assoc, assoc);
+	uint64_t i = base + v;
+
+	keys[v] = SIM_KEY(line) | SIM_ST(k2->key[i2]);
+	l1->meta[i] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write };
+	keys[assoc + v] = ++l1->clock;
+	sim_memo_insert_tag(c, line, i, 1, tag0, tag1);
+	sim_core_exit(c, 0);
+	return out;
+}
+
+/*
  * The lean path (issue 24): what access_full and access_slow do for an
  * access within one L1 line of a solo core whose geometry has no L2, no
  * 3C, an LRU L1 and at most one node whose LLC keeps its order in a word
@@ -129,7 +217,7 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  */
 static inline __attribute__((always_inline)) int
 sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
-	      const uint32_t a1, const uint32_t a3, const int c64, const int solo,
+	      const uint32_t a1, const uint32_t a3, const int c64, const uint32_t l2, const int solo,
 	      uintptr_t tag0, uintptr_t tag1, const int coh)
 {
 	struct mon_sim *s = c->sim;
@@ -171,6 +259,25 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	} else if (multi && !(coh & SIM_LEAN_COH_PRIV)) {
 		return -1;
 	}
+	/* l2: the L2 is the coherence level (the L1's line its, inclusive);
+	 * its way of the line when the L1 hit is a write on E (write_owned:
+	 * the L2's copy to M too) or the L1 missed. Only E or M, untracked and
+	 * without a directory entry, as solo leaves them; else the general
+	 * path, nothing changed */
+	struct sim_cache *k2 = &c->l2;
+	uint64_t base2 = 0;
+	int w2 = -1;
+	if (l2 && (w < 0 || (is_write && SIM_ST(keys[w]) == SIM_E))) {
+		base2 = sim_set_of(k2, line) * (l2 > 1 ? 2 * l2 : k2->stride);
+		w2 = l2 > 1 ? sim_find_n(k2->key + base2, l2, SIM_KEY(line))
+			    : sim_find_in(k2->key + base2, k2->assoc, line);
+		if (w2 >= 0 && (SIM_ST(k2->key[base2 + (uint32_t)w2]) < SIM_E ||
+				k2->meta[base2 + (uint32_t)w2].track ||
+				k2->meta[base2 + (uint32_t)w2].dent))
+			return -1;
+		if (w >= 0 && w2 < 0)
+			return -1;	/* not inclusive: never so */
+	}
 	if (!c64 && page != c->memo_page) {
 		struct mon_sim_events e;
 
@@ -181,7 +288,9 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (w >= 0) {
 		uint64_t i = base + (uint32_t)w;
 		if (is_write)
-			keys[w] |= SIM_M;	/* E -> M, silent */
+			keys[w] |= SIM_M;	/* E -> M, silent (no L2) */
+		if (w2 >= 0)
+			k2->key[base2 + (uint32_t)w2] |= SIM_M;	/* the L2's E -> M */
 		keys[assoc + (uint32_t)w] = ++l1->clock;
 		l1->meta[i].cookie = cookie;
 		l1->meta[i].dirty |= (uint8_t)is_write;
@@ -192,13 +301,16 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	/* a miss: the LLC set's host lines load while the victim is chosen */
 	struct sim_llc *L = s->llc;
 	uint64_t *b = NULL;
-	if (a3 || L) {
+	if ((a3 || L) && w2 < 0) {
 		b = lean_llc_set(L, line, c64);
 		sim_prefetch(b);
 		sim_prefetch(b + 8);
 		if ((a3 == 16 ? SIM_LLC16_STRIDE : L->stride) > 16)
 			sim_prefetch(b + 16);
 	}
+	if (l2)
+		return lean_l2_miss(c, addr, size, is_write, cookie, line, keys, base, w2, base2, b,
+				    out, tag0, tag1, a1, l2, a3);
 	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
 		sim_lru_renumber(l1);	/* the stamps below 2^31 for sim_lru_min8 */
 	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)

@@ -9,7 +9,7 @@
 # off (AMEBA_SIM_TLB=0), and the lean path is the one that ran (gdb stops in
 # one of its inline copies by default, never with AMEBA_SIM_LEAN=0), and the
 # same with the L1 victim chosen by SSE2 alone (AMEBA_SIM_SSE41=0). Under
-# skylake-sp (an L2) it never runs. ASLR off (setarch -R) and environments of one size, so that
+# skylake-sp (two nodes) it never runs; with an L2: lean_l2.sh. ASLR off (setarch -R) and environments of one size, so that
 # both runs see the same addresses. A BIN with a second thread (ordered
 # mode) has the merger's lean path (mon_sim_access_lean_coh) run as well
 # with the TLB model off, not with AMEBA_SIM_LEAN=0, and the same counts
@@ -34,7 +34,7 @@ for spec in "$@"; do
 	expect_ran hit sim_lean_body "the lean path never ran" AMEBA_SIM_LEAN=1 || status=1
 	expect_ran "not hit" sim_lean_body "AMEBA_SIM_LEAN=0 ran the lean path" \
 		AMEBA_SIM_LEAN=0 || status=1
-	expect_ran "not hit" sim_lean_body "the lean path ran with an L2" \
+	expect_ran "not hit" sim_lean_body "the lean path ran with two nodes" \
 		AMEBA_PRESET=skylake-sp || status=1
 	same_both_ways AMEBA_SIM_LEAN lean || status=1
 	# the victim by pminsd (where the host has SSE4.1) or SSE2 alone

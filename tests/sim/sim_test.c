@@ -255,6 +255,109 @@ static void test_lean_renumber(void)
 	}
 }
 
+/* The lean path with an L2 (SIM_LEAN_FIT_L2, and FIT_8_8_16_L2 with its
+ * associativities as constants) against the general path alone: a random
+ * mix of reads and writes over 6 times the L2 (a hot part), the TLB model
+ * on; an L2 of 2 or 4 times the L1, so that its victims are often still
+ * in the L1 (inclusion drops them). Every access: the same level and TLB
+ * part (the general path's events, as count_lean reads them) and cycles;
+ * after, the same keys in the L1, the L2 and the LLC, and the same victim
+ * of every L1 and L2 set. With the 8-way kind the L1's and L2's stamps are
+ * renumbered every 61 accesses on the lean side, which must change none
+ * of it. */
+static void test_lean_l2(void)
+{
+	static const struct { uint32_t l1a, l2kib, l2a, llca, kind; } geo[] = {
+		{ 8, 64, 4, 16, SIM_LEAN_FIT_L2 },
+		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2 },
+		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2 },
+	};
+
+	for (unsigned gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
+		struct mri_geom g = small_geom(32 * 1024, geo[gi].l1a);
+		struct mon_sim *s[2];
+		struct mon_sim_core *c[2];
+		uint64_t r = 777 + gi, diff = 0, lean = 0, l2_hits = 0, renumbered = 0;
+		const int renumber = geo[gi].kind == SIM_LEAN_FIT_8_8_16_L2;
+
+		g.l2 = (struct mri_geom_cache){ geo[gi].l2kib * 1024, geo[gi].l2a, LINE,
+						MRI_GEOM_LRU };
+		g.llc = (struct mri_geom_cache){ 1024 * 1024, geo[gi].llca, LINE, MRI_GEOM_LRU };
+		g.three_c = 0;
+		g.nr_cores = 1;
+		for (int k = 0; k < 2; k++) {
+			s[k] = new_sim(&g);
+			if (k)
+				mon_sim_lean(s[k], 0);
+			c[k] = mon_sim_core_get(s[k], 0, 0);
+		}
+		CHECK_AT(__LINE__, c[0]->lean == (int)geo[gi].kind);
+		CHECK_AT(__LINE__, c[1]->lean == SIM_LEAN_NO);
+		for (int i = 0; i < 300000; i++) {
+			const uint64_t span = geo[gi].l2kib * 1024 * 6;
+			int o[2];
+			uint32_t cyc[2];
+
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			uintptr_t a = BASE + (r % 4 ? r % (16 * 1024) : r % span) / 8 * 8;
+			int wr = (r >> 40) % 3 == 0;
+			struct mon_sim_events ev;
+			uint64_t before = c[0]->l1.clock + c[0]->l2.clock;
+
+			sim_stamp_renumber_at = renumber ? 61 : SIM_STAMP_RENUMBER;
+			CHECK(sim_core_try_enter(c[0]));
+			o[0] = mon_sim_access_lean(c[0], a, 8, wr, 7);
+			sim_stamp_renumber_at = SIM_STAMP_RENUMBER;
+			if (o[0] >= 0) {
+				lean++;
+				cyc[0] = c[0]->lean_cyc[o[0]];
+			} else {
+				mon_sim_access_held(c[0], a, 8, wr, 7, &ev);
+				cyc[0] = ev.est_cycles;
+				o[0] = 100;	/* the general path on both sides: */
+			}
+			renumbered += c[0]->l1.clock + c[0]->l2.clock < before;
+			CHECK(sim_core_try_enter(c[1]));
+			mon_sim_access_held(c[1], a, 8, wr, 7, &ev);
+			cyc[1] = ev.est_cycles;
+			o[1] = (!ev.l1_miss ? SIM_LEAN_L1
+				: !ev.l2_miss ? SIM_LEAN_L2
+				: ev.llc_miss ? SIM_LEAN_MEM
+					      : SIM_LEAN_LLC) |
+			       (ev.tlb_miss ? SIM_LEAN_WALK : ev.tlb1_miss ? SIM_LEAN_TLB2 : 0);
+			if (o[0] == 100)
+				o[0] = o[1];	/* its events are the general path's */
+			l2_hits += (o[1] & 3) == SIM_LEAN_L2;
+			diff += o[0] != o[1] || cyc[0] != cyc[1];
+		}
+		CHECK_EQ_U64(diff, 0);
+		CHECK_AT(__LINE__, lean > 290000);
+		CHECK_AT(__LINE__, l2_hits > 1000);
+		CHECK_AT(__LINE__, !renumber || renumbered > 1000);
+		for (int lvl = 0; lvl < 2; lvl++) {
+			const struct sim_cache *k0 = lvl ? &c[0]->l2 : &c[0]->l1;
+			const struct sim_cache *k1 = lvl ? &c[1]->l2 : &c[1]->l1;
+
+			for (uint64_t i = 0; i < k0->nr_sets * k0->stride; i += k0->stride) {
+				CHECK_AT(__LINE__, !memcmp(k0->key + i, k1->key + i,
+							   k0->assoc * sizeof(uint64_t)));
+				CHECK_AT(__LINE__, sim_lru_min_n(k0->key + i + k0->assoc, k0->assoc) ==
+							   sim_lru_min_n(k1->key + i + k1->assoc, k1->assoc));
+			}
+		}
+		for (uint64_t set = 0; set < s[0]->llc[0].nr_sets; set++) {
+			const uint64_t *b0 = sim_llc_set(&s[0]->llc[0], set);
+			const uint64_t *b1 = sim_llc_set(&s[1]->llc[0], set);
+
+			CHECK_AT(__LINE__, !memcmp(b0, b1, s[0]->llc[0].stride * sizeof(uint64_t)));
+		}
+		for (int k = 0; k < 2; k++) {
+			verify(s[k], __LINE__);
+			mon_sim_destroy(s[k]);
+		}
+	}
+}
+
 /* The merger's lean path (mon_sim_access_lean_coh) against the general
  * path alone: three cores in MULTI mode from the start, each with a
  * private region (a hot part and four times the L1), a region all of them
@@ -1413,6 +1516,7 @@ int main(void)
 	test_lru_min8();
 	test_lf_slot();
 	test_lean_renumber();
+	test_lean_l2();
 	test_lean_coh(0);
 	test_lean_coh(1);
 	test_lru16_order();
