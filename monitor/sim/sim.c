@@ -289,8 +289,7 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 		c->lf.llc_pf = (const char *)s->llc[0].blk;
 		c->lf.llc_pf_mask = s->llc[0].set_mask;
 	}
-	if (s->no_lf || c->lean == SIM_LEAN_NO || c->lean >= SIM_LEAN_FIT_L2 || g->tlb1.nr_entries ||
-	    l1->line_shift != 6)
+	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
 		return;
 	c->lf.ent = c->lf_tab;
 	for (uint64_t i = 0; i < n; i++)
@@ -1449,7 +1448,21 @@ int mon_sim_verify(struct mon_sim *s, char *err, size_t errlen)
 				}
 			}
 		}
-		(void)k;
+		/* a solo core's lines are its own: E or M, untracked, without a
+		 * directory entry (the lean path with an L2 reads only the keys) */
+		for (uint64_t i = 0; c->solo && i < k->nr_sets * k->stride; i++) {
+			uint64_t key = k->key[i];
+
+			if (i % k->stride >= k->assoc || !key)
+				continue;
+			if (SIM_ST(key) < SIM_E || k->meta[i].track || k->meta[i].dent) {
+				snprintf(err, errlen,
+					 "core %u (solo): line %#llx state %u, track %u, dent %u", id,
+					 (unsigned long long)SIM_KEY_LINE(key), SIM_ST(key),
+					 k->meta[i].track, k->meta[i].dent);
+				return AMEBA_EPROTO;
+			}
+		}
 	}
 	return sim_dir_verify(s, err, errlen);
 }
