@@ -15,7 +15,9 @@
 # access of such a core takes the lean path. Under zen4 the solo thread's
 # mode is pinned to the line filter (AMEBA_SIM_MODE=filter: it applies with
 # the TLB model off), which then runs (gdb stops in its miss,
-# mon_sim_lf_miss); under lean_l2.conf the mode is chosen as by default.
+# mon_sim_lf_miss); under lean_l2.conf the mode is chosen as by default,
+# and the access batch runs (gdb stops in mon_batch_flush with
+# AMEBA_SIM_BATCH_MISS=100, where it never rests).
 # ASLR off, as lean_path.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +38,8 @@ for spec in "$@"; do
 				AMEBA_SIM_TLB=0 || status=1
 		else
 			unset AMEBA_SIM_MODE
+			expect_ran hit mon_batch_flush "the batch never ran with an L2" \
+				AMEBA_SIM_BATCH_MISS=100 || status=1
 		fi
 		expect_ran hit "$fn" "the lean path with an L2 never ran" AMEBA_SIM_LEAN=1 ||
 			status=1

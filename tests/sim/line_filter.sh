@@ -18,8 +18,8 @@
 # AMEBA_SIM_ASM=0), and every path writes as many dirty victims back (the
 # LLC's M state, which no count shows); REST (mostly misses), chosen,
 # probes every mode and takes the cheapest challenger that beat the
-# incumbent on both sides of it, else the incumbent; AMEBA_SIM_FILTER=0 and an L2
-# (skylake-sp) never look. ASLR off (setarch -R) and environments of one
+# incumbent on both sides of it, else the incumbent; AMEBA_SIM_FILTER=0 and two
+# nodes (skylake-sp: no lean path) never look. ASLR off (setarch -R) and environments of one
 # size, so that both runs see the same addresses. MERGED (two threads in
 # time order, a program of hits): the merger's filter
 # (sim_core.h sim_mf_hit_run) takes at least half of its directly merged
