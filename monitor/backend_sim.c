@@ -518,13 +518,13 @@ static inline void line_tag(const struct mon_thread *t, uint32_t shift, uintptr_
 /* The events of mon_sim_access_lean's outcome o (SIM_LEAN_*) into v, as
  * report_to counts the same access's events: an L1 miss missed the
  * private caches but where the L2 hit (SIM_LEAN_L2), one node (memory is
- * local), no coherence, no 3C. */
+ * local), no coherence; a miss's 3C class, if any, in the outcome. */
 static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsigned flags,
 							      unsigned o,
 							      const struct mon_sim_core *c)
 {
-	unsigned wr = (flags & MON_ACC_WRITE) >> 1, lvl = o & 3;
-	uint32_t cyc = c->lean_cyc[o];
+	unsigned wr = (flags & MON_ACC_WRITE) >> 1, lvl = o & 3, cls = o >> SIM_LEAN_3C_SHIFT;
+	uint32_t cyc = c->lean_cyc[o & SIM_LEAN_CYC];
 
 	mon_sim_count_plain(v, flags & MON_ACC_READ, wr, cyc);
 	if (mon_likely(!o))
@@ -546,6 +546,10 @@ static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsign
 	}
 	if (o & SIM_LEAN_WALK)
 		mon_count_add(v, slot_of[AMEBA_M_TLB_MISS], 1);
+	if (cls)
+		mon_count_add(v, slot_of[cls == MON_SIM_3C_COMPULSORY ? AMEBA_M_COMPULSORY_MISS
+				       : cls == MON_SIM_3C_CAPACITY ? AMEBA_M_CAPACITY_MISS
+								    : AMEBA_M_CONFLICT_MISS], 1);
 	mon_count_add(v, slot_of[AMEBA_M_EST_STALL_CYCLES], cyc - c->l1_hit_cycles);
 }
 
@@ -579,7 +583,7 @@ static __attribute__((noinline)) uint64_t seq_access_rest(struct mon_thread *t,
 
 		if (o >= 0) {
 			count_lean(v, flags, (unsigned)o, c);
-			return c->lean_cyc[o];
+			return c->lean_cyc[o & SIM_LEAN_CYC];
 		}
 	}
 	if (!mon_sim_access_rest(c, addr, sz, (flags & MON_ACC_WRITE) != 0, cookie, &e))
@@ -860,8 +864,8 @@ static inline __attribute__((always_inline)) void line_rest(struct mon_thread *t
 {
 	int w, whole = 0;
 
-	/* a lean kind as a constant is c->lean (the callers'), whose geometry
-	 * has no 3C (lean_fits) */
+	/* a lean kind (the callers' constant, c->lean) uses the shadow itself
+	 * (sim_lean_body) */
 	if ((lean < 0 || lean == SIM_LEAN_NO) && held && !retry && c->three_c &&
 	    line_hit_shadow(t, c, addr, wfs))
 		return;
@@ -1200,8 +1204,10 @@ int mon_sim_batch_ok(const struct mon_thread *t)
 {
 	const struct mon_sim_core *c = t->backend_data;
 
-	/* (not with the line filter on: the hooks consult it only undiverted) */
-	return c && c->solo && c->lean && !__atomic_load_n(&c->shared, __ATOMIC_RELAXED) &&
+	/* (not with the line filter on: the hooks consult it only undiverted;
+	 * not with 3C: the batch's hits, sim_batch_hits_x86, touch no shadow) */
+	return c && c->solo && c->lean && !c->three_c &&
+	       !__atomic_load_n(&c->shared, __ATOMIC_RELAXED) &&
 	       !mon_sim_whatif_kind && !t->seq && !__atomic_load_n(&c->lf.on, __ATOMIC_RELAXED);
 }
 

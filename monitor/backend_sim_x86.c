@@ -186,8 +186,9 @@ _Static_assert(SIM_KEY(1) == 8, "sim_line_fast_x86: SIM_KEY(line) is (line + 1) 
  * when it is no hit (having changed nothing): the miss half with the
  * core held, or the C entry. WFS8, WFS32: where wfs is (byte, dword);
  * SAVE_COOKIE puts the object's index (rax: the object) where COOKIE
- * reads it. NOT_LEAN: the tests a lean core (c->lean, checked by the
- * caller: an LRU L1, no 3C) never needs - A_NOT_LEAN, or nothing.
+ * reads it. NOT_LEAN: the tests a batch's core never needs - A_NOT_LEAN,
+ * or nothing (the batch's: c->lean, an LRU L1, checked by the loop, and
+ * no 3C, by mon_sim_batch_ok before any batch).
  */
 /* one slot of the 3C shadow's segment (rax) against the line (r9): to 9f
  * with its number in edx */

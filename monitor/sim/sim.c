@@ -289,7 +289,8 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 		c->lf.llc_pf = (const char *)s->llc[0].blk;
 		c->lf.llc_pf_mask = s->llc[0].set_mask;
 	}
-	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || l1->line_shift != 6)
+	if (s->no_lf || c->lean == SIM_LEAN_NO || g->tlb1.nr_entries || g->three_c ||
+	    l1->line_shift != 6)
 		return;
 	c->lf.ent = c->lf_tab;
 	for (uint64_t i = 0; i < n; i++)
@@ -872,8 +873,8 @@ static void write_owned(struct mon_sim_core *c, uint64_t cline, uint64_t i1, uin
 		c->l1.meta[i1].track = k->meta[i].track;
 }
 
-/* 3C class of an L1 miss that is not a coherence miss. */
-static int classify_3c(struct mon_sim_core *c, uint64_t l1line, int shadow_hit)
+/* 3C class of an L1 miss that is not a coherence miss (sim_lean.h) */
+int sim_classify_3c(struct mon_sim_core *c, uint64_t l1line, int shadow_hit)
 {
 	int r = sim_seen_insert(&c->seen, l1line, c->sim->l1_shift);
 
@@ -1043,7 +1044,7 @@ retry:
 			k->meta[i2].cookie = cookie;
 			lvl_cycles = lat->l2_hit;
 			if (s->g.three_c)
-				cls = classify_3c(c, l1line, shadow_hit);
+				cls = sim_classify_3c(c, l1line, shadow_hit);
 		} else {
 			/* private miss: reuse our invalidated tag's way or evict */
 			ev->l2_miss = 1;
@@ -1065,7 +1066,7 @@ retry:
 			if (f.coh)
 				ev->coh = (uint8_t)f.coh;
 			else if (s->g.three_c)
-				cls = classify_3c(c, l1line, shadow_hit);
+				cls = sim_classify_3c(c, l1line, shadow_hit);
 			lvl_cycles = f.srv == SIM_SRV_LLC ? lat->llc_hit :
 				     f.srv == SIM_SRV_LOCAL ? lat->mem_local :
 				     f.srv == SIM_SRV_REMOTE ? lat->mem_remote : lat->intervention;
@@ -1113,7 +1114,7 @@ retry:
 			if (s->g.three_c)
 				sim_seen_insert(&c->seen, l1line, s->l1_shift);
 		} else if (s->g.three_c) {
-			cls = classify_3c(c, l1line, shadow_hit);
+			cls = sim_classify_3c(c, l1line, shadow_hit);
 		}
 		lvl_cycles = f.srv == SIM_SRV_LLC ? lat->llc_hit :
 			     f.srv == SIM_SRV_LOCAL ? lat->mem_local :

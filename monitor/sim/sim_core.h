@@ -819,7 +819,8 @@ struct sim_seen {
 #define SIM_L0 8
 
 /* mon_sim_access_lean's outcome: the level that served the access (bits
- * 0-1) and the TLBs' part (bits 2-3) */
+ * 0-1), the TLBs' part (bits 2-3) and, with 3C, an L1 miss's class (bits
+ * 4-5) */
 enum {
 	SIM_LEAN_L1 = 0,	/* an L1 hit */
 	SIM_LEAN_LLC = 1,	/* an L1 miss that hit the LLC */
@@ -827,7 +828,9 @@ enum {
 	SIM_LEAN_L2 = 3,	/* an L1 miss that hit the L2 (SIM_LEAN_FIT_L2) */
 	SIM_LEAN_TLB2 = 4,	/* the L1 TLB missed, the L2 TLB hit */
 	SIM_LEAN_WALK = 8,	/* a page walk */
-	SIM_LEAN_NR = 12,
+	SIM_LEAN_NR = 12,	/* c->lean_cyc's: (o & SIM_LEAN_CYC) */
+	SIM_LEAN_CYC = 15,
+	SIM_LEAN_3C_SHIFT = 4,	/* bits 4-5: the miss's 3C class (MON_SIM_3C_*) */
 };
 /* c->lean: none, or the lean path with the L1 and LLC associativities
  * read from the geometry, or as constants; FIT_8_16_64 the 8- and 16-way

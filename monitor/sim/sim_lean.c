@@ -6,17 +6,17 @@
  */
 #include "sim_int.h"	/* sim_lean_init; sim_lean.h */
 
-/* Whether mon_sim_access_lean simulates s's geometry - no 3C, an LRU L1,
- * one node, an LLC of at most 16 LRU ways or none, and no L2 or an LRU one
- * of the L1's line (SIM_LEAN_FIT_L2) - and with which associativities as
+/* Whether mon_sim_access_lean simulates s's geometry - an LRU L1, one
+ * node, an LLC of at most 16 LRU ways or none, and no L2 or an LRU one of
+ * the L1's line (SIM_LEAN_FIT_L2) - and with which associativities as
  * constants (SIM_LEAN_FIT_*; the 8/16-way kind with 64-byte lines, 4-byte
- * words, no TLB model and sets in powers of two: its shifts and set masks
- * as well). */
+ * words, no TLB model, no 3C and sets in powers of two: its shifts and set
+ * masks as well). */
 static int lean_fits(const struct mon_sim *s)
 {
 	const struct mri_geom *g = &s->g;
 
-	if (s->no_lean || g->three_c || g->l1d.repl != MRI_GEOM_LRU || g->nr_nodes != 1 ||
+	if (s->no_lean || g->l1d.repl != MRI_GEOM_LRU || g->nr_nodes != 1 ||
 	    (s->llc && !s->llc[0].lru16))
 		return SIM_LEAN_NO;
 	/* the 16-way kinds take the LLC's set layout as constants */
@@ -32,7 +32,7 @@ static int lean_fits(const struct mon_sim *s)
 
 	if (llc16 && g->l1d.assoc == 8)
 		return g->l1d.line_bytes == 64 && g->word_bytes == 4 && !g->tlb1.nr_entries &&
-				       !(l1_sets & (l1_sets - 1)) && s->llc[0].pow2
+				       !g->three_c && !(l1_sets & (l1_sets - 1)) && s->llc[0].pow2
 			       ? SIM_LEAN_FIT_8_16_64
 			       : SIM_LEAN_FIT_8_16;
 	if (llc16 && g->l1d.assoc == 12)
@@ -45,7 +45,7 @@ void sim_lean_init(struct mon_sim_core *c)
 	const struct mri_geom_lat *lat = &c->sim->g.lat;
 
 	c->lean = lean_fits(c->sim);
-	for (int o = 0; o < SIM_LEAN_NR; o++) {
+	for (int o = 0; o < SIM_LEAN_NR; o++) {	/* (not by 3C class: o & SIM_LEAN_CYC) */
 		uint32_t lvl = o & 3, tlb = o >> 2;
 		c->lean_cyc[o] = (lvl == SIM_LEAN_LLC ? lat->llc_hit :
 				  lvl == SIM_LEAN_MEM ? lat->mem_local :

@@ -13,6 +13,9 @@
 
 /* A dirty line the L1 drops, into the LLC or memory (sim_coh.c) */
 void sim_llc_writeback(struct mon_sim_core *c, uint64_t line) SIM_HIDDEN;
+/* The 3C class (MON_SIM_3C_*) of an L1 miss of l1line that is no
+ * coherence miss, shadow_hit the shadow's answer (sim.c) */
+int sim_classify_3c(struct mon_sim_core *c, uint64_t l1line, int shadow_hit) SIM_HIDDEN;
 
 /* ---- the fast path's guesses ---- */
 
@@ -105,7 +108,8 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
  * core whose L2 is the coherence level, inclusive, of the L1's lines, and
  * in the same order. w2: the line's L2 way (E or M, untracked, no
  * directory entry: the caller checked), or -1; base2 its set's first key
- * index; b the LLC set (prefetched) when the L2 missed. An L2 hit: a
+ * index; b the LLC set (prefetched) when the L2 missed; node the line's 3C
+ * shadow node (0 without 3C), the L1 fill's hint. An L2 hit: a
  * write on E makes the L2's copy M. An L2 miss: the L2's victim leaves
  * first with its L1 copy (a dirty copy adds only a writeback into the L2,
  * which no metric counts) and, when M, is written back into the LLC; then
@@ -118,8 +122,8 @@ uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_ev
 static inline __attribute__((always_inline)) int
 lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write, uint32_t cookie,
 	     uint64_t line, uint64_t *keys, uint64_t base, int w2, uint64_t base2, uint64_t *b,
-	     int out, uintptr_t tag0, uintptr_t tag1, const uint32_t a1, const uint32_t l2,
-	     const uint32_t a3)
+	     int out, uint32_t node, uintptr_t tag0, uintptr_t tag1, const uint32_t a1,
+	     const uint32_t l2, const uint32_t a3)
 {
 	struct mon_sim *s = c->sim;
 	struct sim_cache *l1 = &c->l1, *k2 = &c->l2;
@@ -181,7 +185,7 @@ lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write
 	uint64_t i = base + v;
 
 	keys[v] = SIM_KEY(line) | SIM_ST(k2->key[i2]);
-	l1->meta[i] = (struct sim_meta){ .cookie = cookie, .dirty = (uint8_t)is_write };
+	l1->meta[i] = (struct sim_meta){ .cookie = cookie, .shadow = node, .dirty = (uint8_t)is_write };
 	keys[assoc + v] = ++l1->clock;
 	sim_memo_insert_tag(c, line, i, 1, tag0, tag1);
 	sim_core_exit(c, 0);
@@ -284,6 +288,23 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		(void)sim_tlb_access(c, page, &e, 0);
 		out = e.tlb_miss ? SIM_LEAN_WALK : e.tlb1_miss ? SIM_LEAN_TLB2 : 0;
 	}
+	/* 3C (never with c64): the shadow's use of a line other than the one
+	 * shadowed last, as access_full's hit and piece_access have it; an L1
+	 * miss's class in the outcome, the shadow's node the fill's hint */
+	const int tc = !c64 && c->three_c;
+	uint32_t node = 0;
+	if (tc) {
+		int shadow_hit = 1;
+
+		if (c->memo_shadow != line) {
+			shadow_hit = sim_shadow_access(&c->shadow, line,
+						       w >= 0 ? &l1->meta[base + (uint32_t)w].shadow
+							      : &node);
+			c->memo_shadow = line;
+		}
+		if (w < 0)
+			out |= sim_classify_3c(c, line, shadow_hit) << SIM_LEAN_3C_SHIFT;
+	}
 	if (w >= 0) {
 		uint64_t i = base + (uint32_t)w;
 		if (is_write)
@@ -309,7 +330,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	}
 	if (l2)
 		return lean_l2_miss(c, addr, size, is_write, cookie, line, keys, base, w2, base2, b,
-				    out, tag0, tag1, a1, l2, a3);
+				    out, node, tag0, tag1, a1, l2, a3);
 	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
 		sim_lru_renumber(l1);	/* the stamps below 2^31 for sim_lru_min8 */
 	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)
@@ -359,6 +380,8 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	uint64_t key = SIM_KEY(line) | (is_write ? SIM_M : SIM_E);
 	keys[v] = key;
 	sim_meta_fill_priv(&l1->meta[i], wmask, cookie, is_write);
+	if (tc)
+		l1->meta[i].shadow = node;
 	keys[assoc + v] = ++l1->clock;
 	/* with the filter on, its entry from the fill's own words: the key
 	 * just written, and a write's rights - M and dirty, or E, private,

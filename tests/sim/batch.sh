@@ -6,7 +6,7 @@
 # (bench/sim_validate/cachegrind.conf, a lean path's: the batch runs only
 # on those) with the TLB model on and off; and the batch is what ran (gdb
 # stops in its loop by default, never with AMEBA_SIM_BATCH=0 or under
-# skylake-sp, whose two nodes no lean kind takes; lean_l2.sh runs it with
+# skylake-sp, whose two nodes no lean kind takes; lean_l2_3c.sh runs it with
 # an L2). ASLR off (setarch -R) and environments of one
 # size, so that both runs see the same addresses. The batch never rests
 # there (AMEBA_SIM_BATCH_MISS=100: every record through its loop); the

@@ -9,7 +9,7 @@
 # off (AMEBA_SIM_TLB=0), and the lean path is the one that ran (gdb stops in
 # one of its inline copies by default, never with AMEBA_SIM_LEAN=0), and the
 # same with the L1 victim chosen by SSE2 alone (AMEBA_SIM_SSE41=0). Under
-# skylake-sp (two nodes) it never runs; with an L2: lean_l2.sh. ASLR off (setarch -R) and environments of one size, so that
+# skylake-sp (two nodes) it never runs; with an L2 or 3C: lean_l2_3c.sh. ASLR off (setarch -R) and environments of one size, so that
 # both runs see the same addresses. A BIN with a second thread (ordered
 # mode) has the merger's lean path (mon_sim_access_lean_coh) run as well
 # with the TLB model off, not with AMEBA_SIM_LEAN=0, and the same counts

@@ -54,12 +54,13 @@ add_test(NAME sim_lean_path
           ${AMEBA_TEST_BIN}/sim_batch_sync
           ${k}:dense ${k}:strided ${k}:random ${k}:stencil ${k}:chase)
 set_tests_properties(sim_lean_path PROPERTIES LABELS sim TIMEOUT 600)
-# The same with an L2 (the lean path's L2 kinds), under zen4 and a small L2.
-add_test(NAME sim_lean_l2
-  COMMAND ${AMEBA_FRAGMENT_DIR}/lean_l2.sh ${AMEBA_TEST_BIN}/wl_tlb_transpose
+# The same with an L2 (the lean path's L2 kinds) and with 3C, under zen4,
+# a small L2 and the bench geometry.
+add_test(NAME sim_lean_l2_3c
+  COMMAND ${AMEBA_FRAGMENT_DIR}/lean_l2_3c.sh ${AMEBA_TEST_BIN}/wl_tlb_transpose
           ${AMEBA_TEST_BIN}/wl_hash_table ${AMEBA_TEST_BIN}/wl_conflict
           ${k}:random ${k}:stencil ${k}:chase)
-set_tests_properties(sim_lean_l2 PROPERTIES LABELS sim TIMEOUT 600)
+set_tests_properties(sim_lean_l2_3c PROPERTIES LABELS sim TIMEOUT 900)
 # The access batch (issue 24) against the hooks delivering each access: the
 # same counts, through frees and reuse, mmap, copies, atomics, a packed
 # field across lines and a second thread (batch_sync.c); and its policy: a

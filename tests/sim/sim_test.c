@@ -264,26 +264,32 @@ static void test_lean_renumber(void)
  * after, the same keys in the L1, the L2 and the LLC, and the same victim
  * of every L1 and L2 set. With the 8-way kind the L1's and L2's stamps are
  * renumbered every 61 accesses on the lean side, which must change none
- * of it. */
+ * of it. With 3C (two of the geometries, and one without an L2), every
+ * miss's class as well (the outcome's bits 4-5, the events' cls3c), and
+ * some of each class. */
 static void test_lean_l2(void)
 {
-	static const struct { uint32_t l1a, l2kib, l2a, llca, kind; } geo[] = {
-		{ 8, 64, 4, 16, SIM_LEAN_FIT_L2 },
-		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2 },
-		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2 },
+	static const struct { uint32_t l1a, l2kib, l2a, llca, kind, tc; } geo[] = {
+		{ 8, 64, 4, 16, SIM_LEAN_FIT_L2, 0 },
+		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2, 0 },
+		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2, 0 },
+		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2, 1 },
+		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2, 1 },
+		{ 8, 0, 0, 16, SIM_LEAN_FIT_8_16, 1 },
 	};
 
 	for (unsigned gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
 		struct mri_geom g = small_geom(32 * 1024, geo[gi].l1a);
 		struct mon_sim *s[2];
 		struct mon_sim_core *c[2];
-		uint64_t r = 777 + gi, diff = 0, lean = 0, l2_hits = 0, renumbered = 0;
+		uint64_t r = 777 + gi, diff = 0, lean = 0, l2_hits = 0, renumbered = 0, cls[4] = { 0 };
 		const int renumber = geo[gi].kind == SIM_LEAN_FIT_8_8_16_L2;
 
-		g.l2 = (struct mri_geom_cache){ geo[gi].l2kib * 1024, geo[gi].l2a, LINE,
-						MRI_GEOM_LRU };
+		if (geo[gi].l2kib)
+			g.l2 = (struct mri_geom_cache){ geo[gi].l2kib * 1024, geo[gi].l2a, LINE,
+							MRI_GEOM_LRU };
 		g.llc = (struct mri_geom_cache){ 1024 * 1024, geo[gi].llca, LINE, MRI_GEOM_LRU };
-		g.three_c = 0;
+		g.three_c = (int)geo[gi].tc;
 		g.nr_cores = 1;
 		for (int k = 0; k < 2; k++) {
 			s[k] = new_sim(&g);
@@ -294,7 +300,7 @@ static void test_lean_l2(void)
 		CHECK_AT(__LINE__, c[0]->lean == (int)geo[gi].kind);
 		CHECK_AT(__LINE__, c[1]->lean == SIM_LEAN_NO);
 		for (int i = 0; i < 300000; i++) {
-			const uint64_t span = geo[gi].l2kib * 1024 * 6;
+			const uint64_t span = (geo[gi].l2kib ? geo[gi].l2kib : 64) * 1024 * 6;
 			int o[2];
 			uint32_t cyc[2];
 
@@ -310,7 +316,7 @@ static void test_lean_l2(void)
 			sim_stamp_renumber_at = SIM_STAMP_RENUMBER;
 			if (o[0] >= 0) {
 				lean++;
-				cyc[0] = c[0]->lean_cyc[o[0]];
+				cyc[0] = c[0]->lean_cyc[o[0] & SIM_LEAN_CYC];
 			} else {
 				mon_sim_access_held(c[0], a, 8, wr, 7, &ev);
 				cyc[0] = ev.est_cycles;
@@ -324,7 +330,9 @@ static void test_lean_l2(void)
 				: !ev.l2_miss ? SIM_LEAN_L2
 				: ev.llc_miss ? SIM_LEAN_MEM
 					      : SIM_LEAN_LLC) |
-			       (ev.tlb_miss ? SIM_LEAN_WALK : ev.tlb1_miss ? SIM_LEAN_TLB2 : 0);
+			       (ev.tlb_miss ? SIM_LEAN_WALK : ev.tlb1_miss ? SIM_LEAN_TLB2 : 0) |
+			       ev.cls3c << SIM_LEAN_3C_SHIFT;
+			cls[ev.cls3c & 3]++;
 			if (o[0] == 100)
 				o[0] = o[1];	/* its events are the general path's */
 			l2_hits += (o[1] & 3) == SIM_LEAN_L2;
@@ -332,9 +340,11 @@ static void test_lean_l2(void)
 		}
 		CHECK_EQ_U64(diff, 0);
 		CHECK_AT(__LINE__, lean > 290000);
-		CHECK_AT(__LINE__, l2_hits > 1000);
+		CHECK_AT(__LINE__, !geo[gi].l2kib || l2_hits > 1000);
 		CHECK_AT(__LINE__, !renumber || renumbered > 1000);
-		for (int lvl = 0; lvl < 2; lvl++) {
+		for (int k = 1; k < 4; k++)
+			CHECK_AT(__LINE__, geo[gi].tc ? cls[k] > 100 : !cls[k]);
+		for (int lvl = 0; lvl < 1 + !!geo[gi].l2kib; lvl++) {
 			const struct sim_cache *k0 = lvl ? &c[0]->l2 : &c[0]->l1;
 			const struct sim_cache *k1 = lvl ? &c[1]->l2 : &c[1]->l1;
 
