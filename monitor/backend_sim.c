@@ -747,24 +747,12 @@ static inline __attribute__((always_inline)) int lean_access(struct mon_sim_core
 							      uintptr_t tag0, uintptr_t tag1)
 {
 	switch (lean) {
-	case SIM_LEAN_FIT_8_16_64:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 1, 0, solo, tag0, tag1,
-				     0);
-	case SIM_LEAN_FIT_8_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, 0, solo, tag0, tag1,
-				     0);
-	case SIM_LEAN_FIT_12_16:
-		return sim_lean_body(c, addr, size, is_write, cookie, 12, 16, 0, 0, solo, tag0, tag1,
-				     0);
-	case SIM_LEAN_FIT:
-		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, 0, solo, tag0, tag1,
-				     0);
-	case SIM_LEAN_FIT_L2:
-		return sim_lean_body(c, addr, size, is_write, cookie, 0, 0, 0, 1, solo, tag0, tag1,
-				     0);
-	case SIM_LEAN_FIT_8_8_16_L2:
-		return sim_lean_body(c, addr, size, is_write, cookie, 8, 16, 0, 8, solo, tag0, tag1,
-				     0);
+#define LEAN_CASE(kind, name, a1, a3, c64, l2)                                              \
+	case kind:                                                                          \
+		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64, l2, solo, tag0, \
+				     tag1, 0);
+		SIM_LEAN_KINDS(LEAN_CASE)
+#undef LEAN_CASE
 	}
 	return mon_sim_access_lean(c, addr, size, is_write, cookie);
 }
@@ -1011,19 +999,15 @@ LINE_FAST_ATTR void mon_sim_line_fast_c(struct mon_thread *t, uintptr_t addr, ui
  * with the lean path inline, one call per miss (two, through
  * mon_sim_access_lean, had two prologues and the argument passing: ~25
  * instructions a miss, stream) */
-#define LINE_MISS_VARIANT(name, lean)                                                  \
-	static __attribute__((noinline)) void name(struct mon_thread *t, uintptr_t addr, \
-						   uint32_t wfs, uintptr_t pc)            \
-	{                                                                               \
-		line_rest(t, t->backend_data, addr, wfs, pc, 1, 0, lean);              \
+#define LINE_MISS_VARIANT(kind, name, ...)                                                   \
+	static __attribute__((noinline)) void line_miss_##name(struct mon_thread *t,          \
+							      uintptr_t addr, uint32_t wfs, \
+							      uintptr_t pc)                 \
+	{                                                                                    \
+		line_rest(t, t->backend_data, addr, wfs, pc, 1, 0, kind);                   \
 	}
-LINE_MISS_VARIANT(line_miss_8_16_64, SIM_LEAN_FIT_8_16_64)
-LINE_MISS_VARIANT(line_miss_8_16, SIM_LEAN_FIT_8_16)
-LINE_MISS_VARIANT(line_miss_12_16, SIM_LEAN_FIT_12_16)
-LINE_MISS_VARIANT(line_miss_any, SIM_LEAN_FIT)
-LINE_MISS_VARIANT(line_miss_l2, SIM_LEAN_FIT_L2)
-LINE_MISS_VARIANT(line_miss_8_8_16_l2, SIM_LEAN_FIT_8_8_16_L2)
-LINE_MISS_VARIANT(line_miss_general, SIM_LEAN_NO)
+SIM_LEAN_KINDS(LINE_MISS_VARIANT)
+LINE_MISS_VARIANT(SIM_LEAN_NO, general)
 #undef LINE_MISS_VARIANT
 
 /*
@@ -1117,24 +1101,12 @@ LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, ui
 	const struct mon_sim_core *c = t->backend_data;
 
 	switch (c->lean) {
-	case SIM_LEAN_FIT_8_16_64:
-		line_miss_8_16_64(t, addr, wfs, pc);
+#define LINE_MISS_CASE(kind, name, ...)               \
+	case kind:                                    \
+		line_miss_##name(t, addr, wfs, pc); \
 		return;
-	case SIM_LEAN_FIT_8_16:
-		line_miss_8_16(t, addr, wfs, pc);
-		return;
-	case SIM_LEAN_FIT_12_16:
-		line_miss_12_16(t, addr, wfs, pc);
-		return;
-	case SIM_LEAN_FIT:
-		line_miss_any(t, addr, wfs, pc);
-		return;
-	case SIM_LEAN_FIT_L2:
-		line_miss_l2(t, addr, wfs, pc);
-		return;
-	case SIM_LEAN_FIT_8_8_16_L2:
-		line_miss_8_8_16_l2(t, addr, wfs, pc);
-		return;
+		SIM_LEAN_KINDS(LINE_MISS_CASE)
+#undef LINE_MISS_CASE
 	}
 	line_miss_general(t, addr, wfs, pc);
 }

@@ -848,6 +848,17 @@ enum {
 	SIM_LEAN_FIT_L2,
 	SIM_LEAN_FIT_8_8_16_L2,
 };
+/* The lean kinds and their constants, for the functions made of each -
+ * X(kind, name, a1, a3, c64, l2): sim_lean_body's associativities of the L1
+ * and the LLC (0: the geometry's), its 64-byte constants and its L2 (0
+ * none, 1 the geometry's ways, else the ways) */
+#define SIM_LEAN_KINDS(X)                                \
+	X(SIM_LEAN_FIT_8_16_64, 8_16_64, 8, 16, 1, 0)    \
+	X(SIM_LEAN_FIT_8_16, 8_16, 8, 16, 0, 0)          \
+	X(SIM_LEAN_FIT_12_16, 12_16, 12, 16, 0, 0)       \
+	X(SIM_LEAN_FIT, any, 0, 0, 0, 0)                 \
+	X(SIM_LEAN_FIT_L2, l2, 0, 0, 0, 1)               \
+	X(SIM_LEAN_FIT_8_8_16_L2, 8_8_16_l2, 8, 16, 0, 8)
 /* sim_lean_body's coh (sim_lean.h): the merger's lean path for a core
  * that need not be solo, and the line's page known private to it */
 enum { SIM_LEAN_COH = 1, SIM_LEAN_COH_PRIV = 2 };

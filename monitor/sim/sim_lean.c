@@ -57,19 +57,16 @@ void sim_lean_init(struct mon_sim_core *c)
 /* One function per variant, each with the registers of its own body (as
  * one function with a switch, the three bodies shared one prologue that
  * saved every register and spilled the arguments for the largest) */
-#define LEAN_VARIANT(name, a1, a3, c64, l2)                                                    \
-	static __attribute__((noinline)) int name(struct mon_sim_core *c, uintptr_t addr,  \
-						  uint32_t size, int is_write, uint32_t cookie) \
+#define LEAN_VARIANT(kind, name, a1, a3, c64, l2)                                         \
+	static __attribute__((noinline)) int lean_##name(struct mon_sim_core *c,           \
+							 uintptr_t addr, uint32_t size,    \
+							 int is_write, uint32_t cookie)    \
 	{                                                                                  \
 		return sim_lean_body(c, addr, size, is_write, cookie, a1, a3, c64, l2, 0,  \
 				     c->cur_tag[0], c->cur_tag[1], 0);                     \
 	}
-LEAN_VARIANT(lean_8_16_64, 8, 16, 1, 0)
-LEAN_VARIANT(lean_8_16, 8, 16, 0, 0)
-LEAN_VARIANT(lean_12_16, 12, 16, 0, 0)
-LEAN_VARIANT(lean_any, 0, 0, 0, 0)
-LEAN_VARIANT(lean_l2, 0, 0, 0, 1)
-LEAN_VARIANT(lean_8_8_16_l2, 8, 16, 0, 8)
+SIM_LEAN_KINDS(LEAN_VARIANT)
+#undef LEAN_VARIANT
 
 int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write,
 			uint32_t cookie)
@@ -78,18 +75,13 @@ int mon_sim_access_lean(struct mon_sim_core *c, uintptr_t addr, uint32_t size, i
 	 * LLC's inline (sim_lru16_ref's call took ~90 instructions per miss,
 	 * chase) */
 	switch (c->lean) {
-	case SIM_LEAN_FIT_8_16_64:
-		return lean_8_16_64(c, addr, size, is_write, cookie);
-	case SIM_LEAN_FIT_8_16:
-		return lean_8_16(c, addr, size, is_write, cookie);
-	case SIM_LEAN_FIT_12_16:
-		return lean_12_16(c, addr, size, is_write, cookie);
-	case SIM_LEAN_FIT_L2:
-		return lean_l2(c, addr, size, is_write, cookie);
-	case SIM_LEAN_FIT_8_8_16_L2:
-		return lean_8_8_16_l2(c, addr, size, is_write, cookie);
+#define LEAN_CASE(kind, name, ...) \
+	case kind:                 \
+		return lean_##name(c, addr, size, is_write, cookie);
+		SIM_LEAN_KINDS(LEAN_CASE)
+#undef LEAN_CASE
 	}
-	return lean_any(c, addr, size, is_write, cookie);
+	return -1;	/* SIM_LEAN_NO: the general path's, nothing changed */
 }
 
 /*
