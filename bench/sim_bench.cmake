@@ -61,6 +61,14 @@ add_custom_target(bench-sim-speed-others
           ${CMAKE_BINARY_DIR}/bench/others
   DEPENDS ameba ameba-runtime ameba-rt
   COMMENT "cache simulator vs cachegrind on other people's programs" VERBATIM USES_TERMINAL)
+# bench-sim-geometry: the exact run under the host's own preset (an L2,
+# 3C and the TLB model, as `ameba run` has them) against cachegrind given
+# the host's caches, with 3C and the TLB model off and each on the general
+# path as well (bench/sim_speed_long/geometry.sh; about 10 minutes).
+add_custom_target(bench-sim-geometry
+  COMMAND ${SL_DIR}/geometry.sh ${SV_BIN}
+  DEPENDS ${SV_BIN}/long_native ${SV_BIN}/long_ameba
+  COMMENT "the default geometry's exact run vs cachegrind" VERBATIM USES_TERMINAL)
 # Two builds of the runtime against each other in time, interleaved:
 # bench/sim_speed_long/ab.sh A_DIR B_DIR (no target: the directories are
 # the caller's).
