@@ -30,14 +30,10 @@
 # else ab.sh shows what differs, goes on with the next
 # kernel and exits 1. Exits 2 on bad usage.
 set -u
-usage() {
-	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-}
-case ${1:-} in -h | --help) usage; exit 0 ;; esac
-[ $# = 2 ] || { echo "usage: ab.sh A_DIR B_DIR (ab.sh --help)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=settings.sh
 . "$here/settings.sh"
+bench_args 2 2 "ab.sh A_DIR B_DIR" "$@"
 rounds=${LONG_ROUNDS:-5}
 scale=${LONG_SCALE:-0.3}
 case $rounds in '' | *[!0-9]* | 0) echo "ab.sh: LONG_ROUNDS=$rounds: a count of rounds, 1 or more" >&2

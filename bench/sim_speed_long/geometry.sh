@@ -24,14 +24,10 @@
 # and on stderr each round's times. About 10 minutes on the Zen 2 VM.
 # Needs valgrind and /usr/bin/time; exits 1 when a run fails.
 set -u
-usage() {
-	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-}
-case ${1:-} in -h | --help) usage; exit 0 ;; esac
-[ $# = 1 ] || { echo "usage: geometry.sh DIR (geometry.sh --help)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=settings.sh
+# shellcheck source-path=SCRIPTDIR source=settings.sh
 . "$here/settings.sh"
+bench_args 1 1 "geometry.sh DIR" "$@"
 me=geometry.sh base=cpu
 dir=$1 rounds=${GEOM_ROUNDS:-2} scale=${GEOM_SCALE:-1}
 for b in long_ameba long_native; do

@@ -24,15 +24,12 @@
 # runtime is newer). Exits 1 when a build, a run or an output check fails.
 set -u
 me=others.sh
-usage() {
-	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
-}
-case ${1:-} in -h | --help) usage; exit 0 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=${1:-$root/build/bench/others}
 # shellcheck source-path=SCRIPTDIR source=settings.sh
 . "$here/settings.sh"
+bench_args 0 1 "others.sh [WORK_DIR]" "$@"
+root=$(cd "$here/../.." && pwd)
+work=${1:-$root/build/bench/others}
 rounds=${OTHERS_ROUNDS:-3}
 scale=${OTHERS_SCALE:-1}
 cases=${OTHERS_CASES:-"bzip2_c bzip2_d lua"}

@@ -14,6 +14,22 @@ sim_env=(AMEBA_BACKEND=sim AMEBA_PRESET="$conf" AMEBA_SIM_3C=0 AMEBA_SIM_TLB=0)
 cg_opts=(--tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=8388608,16,64 --I1=32768,8,64
 	--cachegrind-out-file=/dev/null)
 
+# bench_args MIN MAX USAGE ARG...: with -h or --help first, prints the
+# calling script's header (its comment lines from the second to `set -u`)
+# and exits 0; with fewer than MIN or more than MAX ARGs, prints USAGE and
+# exits 2
+bench_args() {
+	local min=$1 max=$2 use=$3
+	shift 3
+	case ${1:-} in
+	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	esac
+	if [ $# -lt "$min" ] || [ $# -gt "$max" ]; then
+		echo "usage: $use ($(basename "$0") --help)" >&2
+		exit 2
+	fi
+}
+
 # secs CMD...: CPU seconds (user + system) of one run, or wall seconds when
 # base is wall; its stdout in $tmp/out
 secs() {
