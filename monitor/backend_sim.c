@@ -309,6 +309,14 @@ static void credit_recv(struct mon_thread *t, struct mon_sim_core *c, uintptr_t 
 	}
 }
 
+/* The metric of an L1 miss's 3C class (MON_SIM_3C_*, not NONE) */
+static inline int metric_of_3c(unsigned cls)
+{
+	return cls == MON_SIM_3C_COMPULSORY ? AMEBA_M_COMPULSORY_MISS
+	       : cls == MON_SIM_3C_CAPACITY ? AMEBA_M_CAPACITY_MISS
+					    : AMEBA_M_CONFLICT_MISS;
+}
+
 /* At most 19 events per access: within MON_EV_MAX. v: ev->counts, kept
  * in a local so that it is not reloaded after every counter store. On
  * x86-64 mon_count_add is one add to memory whose asm names the one
@@ -361,12 +369,8 @@ static inline __attribute__((always_inline)) void report_to(uint64_t *const v,
 				PUT(e->coh == MON_SIM_COH_TRUE ? AMEBA_M_COH_MISS_TRUE
 							       : AMEBA_M_COH_MISS_FALSE, 1);
 			}
-			if (e->cls3c == MON_SIM_3C_COMPULSORY)
-				PUT(AMEBA_M_COMPULSORY_MISS, 1);
-			else if (e->cls3c == MON_SIM_3C_CAPACITY)
-				PUT(AMEBA_M_CAPACITY_MISS, 1);
-			else if (e->cls3c == MON_SIM_3C_CONFLICT)
-				PUT(AMEBA_M_CONFLICT_MISS, 1);
+			if (e->cls3c)
+				PUT(metric_of_3c(e->cls3c), 1);
 			if (e->intervention)
 				PUT(AMEBA_M_INTERVENTION, 1);
 		}
@@ -547,9 +551,7 @@ static inline __attribute__((always_inline)) void count_lean(uint64_t *v, unsign
 	if (o & SIM_LEAN_WALK)
 		mon_count_add(v, slot_of[AMEBA_M_TLB_MISS], 1);
 	if (cls)
-		mon_count_add(v, slot_of[cls == MON_SIM_3C_COMPULSORY ? AMEBA_M_COMPULSORY_MISS
-				       : cls == MON_SIM_3C_CAPACITY ? AMEBA_M_CAPACITY_MISS
-								    : AMEBA_M_CONFLICT_MISS], 1);
+		mon_count_add(v, slot_of[metric_of_3c(cls)], 1);
 	mon_count_add(v, slot_of[AMEBA_M_EST_STALL_CYCLES], cyc - c->l1_hit_cycles);
 }
 

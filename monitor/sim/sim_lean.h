@@ -103,6 +103,23 @@ static inline __attribute__((always_inline)) uint64_t sim_lean_wmask(const struc
 uint32_t sim_tlb_access(struct mon_sim_core *c, uint64_t page, struct mon_sim_events *ev,
 			int known_miss) SIM_HIDDEN;
 
+/* The victim's way of an LRU set of cache k whose stamps are `stamps`:
+ * with n ways as a constant (0: the geometry's, assoc), 8 by SSE2 over the
+ * stamps' low halves, which k's clock keeps below 2^31 (sim_lru_renumber
+ * when it reaches sim_stamp_renumber_at: the order stays, and so every
+ * victim) */
+static inline __attribute__((always_inline)) uint32_t lean_lru_victim(struct sim_cache *k,
+								       const uint64_t *stamps,
+								       const uint32_t n,
+								       uint32_t assoc)
+{
+	if (n == 8 && sim_unlikely(k->clock >= sim_stamp_renumber_at))
+		sim_lru_renumber(k);
+	return n == 8 ? sim_lru_min8(stamps)
+	       : n    ? sim_lru_min_n(stamps, n)
+		      : sim_lru_min(stamps, assoc);
+}
+
 /*
  * sim_lean_body's L1 miss with an L2 (its l2): piece_access's for a solo
  * core whose L2 is the coherence level, inclusive, of the L1's lines, and
@@ -134,12 +151,10 @@ lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write
 		i2 = base2 + (uint32_t)w2;
 		if (is_write)
 			k2->key[i2] |= SIM_M;	/* E -> M, or M already */
+		k2->meta[i2].cookie = cookie;
 		out |= SIM_LEAN_L2;
 	} else {
-		if (l2 == 8 && sim_unlikely(k2->clock >= sim_stamp_renumber_at))
-			sim_lru_renumber(k2);	/* below 2^31 for sim_lru_min8 */
-		i2 = base2 + (l2 == 8 ? sim_lru_min8(k2->key + base2 + 8)
-				      : sim_lru_min_n(k2->key + base2 + assoc2, assoc2));
+		i2 = base2 + lean_lru_victim(k2, k2->key + base2 + assoc2, l2 > 1 ? l2 : 0, assoc2);
 		uint64_t old = k2->key[i2];
 
 		if (old && SIM_ST(old) != SIM_I) {
@@ -174,14 +189,8 @@ lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write
 		};
 	}
 	k2->key[i2 + assoc2] = ++k2->clock;	/* the L2 is LRU (lean_fits) */
-	if (w2 >= 0)
-		k2->meta[i2].cookie = cookie;
 
-	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
-		sim_lru_renumber(l1);
-	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)
-		     : a1    ? sim_lru_min_n(keys + a1, a1)
-			     : sim_lru_min(keys + assoc, assoc);
+	uint32_t v = lean_lru_victim(l1, keys + assoc, a1, assoc);
 	uint64_t i = base + v;
 
 	keys[v] = SIM_KEY(line) | SIM_ST(k2->key[i2]);
@@ -331,11 +340,7 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if (l2)
 		return lean_l2_miss(c, addr, size, is_write, cookie, line, keys, base, w2, base2, b,
 				    out, node, tag0, tag1, a1, l2, a3);
-	if (a1 == 8 && sim_unlikely(l1->clock >= sim_stamp_renumber_at))
-		sim_lru_renumber(l1);	/* the stamps below 2^31 for sim_lru_min8 */
-	uint32_t v = a1 == 8 ? sim_lru_min8(keys + 8)
-		     : a1    ? sim_lru_min_n(keys + a1, a1)
-			     : sim_lru_min(keys + assoc, assoc);
+	uint32_t v = lean_lru_victim(l1, keys + assoc, a1, assoc);
 	uint64_t i = base + v, old = keys[v], wmask = 0;
 	/* (renumbering keeps the stamps' order: no change to undo) */
 	if (multi && old && !l1->meta[i].priv)
