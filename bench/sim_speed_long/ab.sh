@@ -9,7 +9,8 @@
 # DIR/long_ameba`). Each kernel (LONG_KERNELS, as run.sh) runs at
 # LONG_SCALE (default 0.3) for LONG_ROUNDS rounds (default 5), in run.sh's
 # setting (the sim backend and the oracle, cachegrind.conf, 3C and the TLB
-# model off), A and B next to each other in every round and in turns first
+# model off; with AB_GEOMETRY=host, the host's own preset with both on,
+# as `ameba run --exact` simulates), A and B next to each other in every round and in turns first
 # (A B, B A, A B ...), so that a host growing slower or faster over the
 # rounds weighs on both alike. Prints, for each kernel k:
 #   ab_a_s_<k>, ab_b_s_<k>   the best round of each (CPU s; wall for *_2t, *_32t)
@@ -36,6 +37,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 bench_args 2 2 "ab.sh A_DIR B_DIR" "$@"
 rounds=${LONG_ROUNDS:-5}
 scale=${LONG_SCALE:-0.3}
+case ${AB_GEOMETRY:-bench} in
+bench) ;;
+host) sim_env=(AMEBA_BACKEND=sim) ;;
+*) echo "ab.sh: AB_GEOMETRY=$AB_GEOMETRY: bench (cachegrind.conf, 3C and the TLB model off) or host (the host's preset, both on)" >&2
+	exit 2 ;;
+esac
 case $rounds in '' | *[!0-9]* | 0) echo "ab.sh: LONG_ROUNDS=$rounds: a count of rounds, 1 or more" >&2
 	exit 2 ;; esac
 for d in "$1" "$2"; do

@@ -288,14 +288,21 @@ int sim_page_lookup(struct mon_sim *s, uint64_t page, struct mon_sim_page *out)
 }
 
 /* ---- fully associative LRU shadow ----
- * A hash (open addressing, linear probing, backward-shift deletion) from
- * line to a node; a node is in the front segment (the mapping's first
- * bytes) or in a doubly linked LRU list, whose node 0 is the head
- * (sim_core.h, struct sim_shadow). */
+ * A hash (open addressing, linear probing) from line to a node; a node is
+ * in the front segment (the mapping's first bytes) or in a doubly linked
+ * LRU list, whose node 0 is the head (sim_core.h, struct sim_shadow).
+ * A line that leaves leaves a tombstone in its slot, which a line that
+ * probes past it takes; when the lines and the tombstones fill half the
+ * hash, it is built again from the nodes (shadow_rehash). The hash has
+ * four slots a line, so that happens once per cap / 4 lines evicted at
+ * least. (A deletion that shifted the cluster back, the tombstone's
+ * predecessor, was 13% of a default run of bench/sim_speed_long's chase:
+ * every miss of a line the shadow does not hold evicts one, and each step
+ * of the shift is a branch on a hash.) */
 int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
 {
 	uint32_t hsize = 1;
-	while (hsize < 2 * cap)
+	while (hsize < 4 * cap)
 		hsize <<= 1;
 	size_t o_hkey = align64(sizeof(struct sim_shadow_seg));
 	size_t o_hval = align64(o_hkey + (size_t)hsize * 8);
@@ -319,6 +326,7 @@ int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
 	sh->hshift = 64 - sim_log2(hsize);
 	sh->cap = cap;
 	sh->nr = 0;
+	sh->tombs = 0;
 	sh->node[0].prev = sh->node[0].next = 0;
 	sh->free_top = 0;
 	for (uint32_t i = cap; i >= 1; i--) {
@@ -357,42 +365,64 @@ static inline void list_push_front(struct sim_shadow *sh, uint32_t n)
 	head->next = n;
 }
 
-/* Removes hash slot i, shifting later members of its cluster back. */
-static void shadow_hdel(struct sim_shadow *sh, uint32_t i)
-{
-	uint32_t j = i;
-
-	for (;;) {
-		sh->hkey[i] = 0;
-		for (;;) {
-			j = (j + 1) & sh->hmask;
-			if (!sh->hkey[j])
-				return;
-			uint32_t home = shadow_slot(sh, sh->hkey[j] - 1);
-			/* j's entry may move to i unless its home lies cyclically in (i, j] */
-			if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-				continue;
-			break;
-		}
-		sh->hkey[i] = sh->hkey[j];
-		sh->hval[i] = sh->hval[j];
-		i = j;
-	}
-}
-
+/* Finds line: 1 and its slot, else 0 and the slot where it goes (the
+ * first tombstone on its way, else the empty slot that ended it) */
 static int shadow_hfind(const struct sim_shadow *sh, uint64_t line, uint32_t *slot)
 {
-	uint32_t i = shadow_slot(sh, line);
+	uint32_t i = shadow_slot(sh, line), t = UINT32_MAX;
+	uint64_t k;
 
-	while (sh->hkey[i]) {
-		if (sh->hkey[i] == line + 1) {
+	while ((k = sh->hkey[i])) {
+		if (k == line + 1) {
 			*slot = i;
 			return 1;
 		}
+		if (k == SIM_SHADOW_TOMB && t == UINT32_MAX)
+			t = i;
 		i = (i + 1) & sh->hmask;
 	}
-	*slot = i;
+	*slot = t == UINT32_MAX ? i : t;
 	return 0;
+}
+
+/* The hash again from the nodes, without tombstones */
+static void shadow_rehash(struct sim_shadow *sh)
+{
+	memset(sh->hkey, 0, ((size_t)sh->hmask + 1) * sizeof(*sh->hkey));
+	for (uint32_t n = 1; n <= sh->cap; n++) {
+		uint64_t line = sh->node[n].line;
+		uint32_t i;
+
+		if (line == UINT64_MAX)
+			continue;
+		for (i = shadow_slot(sh, line); sh->hkey[i]; i = (i + 1) & sh->hmask)
+			;
+		sh->hkey[i] = line + 1;
+		sh->hval[i] = n;
+	}
+	sh->tombs = 0;
+}
+
+/* Line leaves slot i */
+static inline void shadow_hdel(struct sim_shadow *sh, uint32_t i)
+{
+	sh->hkey[i] = SIM_SHADOW_TOMB;
+	sh->tombs++;
+}
+
+/* Line goes into slot i (shadow_hfind's), node n */
+static inline void shadow_hput(struct sim_shadow *sh, uint32_t i, uint64_t line, uint32_t n)
+{
+	sh->tombs -= sh->hkey[i] == SIM_SHADOW_TOMB;
+	sh->hkey[i] = line + 1;
+	sh->hval[i] = n;
+}
+
+/* Half the hash taken by lines and tombstones: built again */
+static inline void shadow_hcheck(struct sim_shadow *sh)
+{
+	if (sim_unlikely(2 * (sh->nr + sh->tombs) > sh->hmask + 1))
+		shadow_rehash(sh);
 }
 
 /* Node n (out of the list) becomes the most recently used: into the
@@ -490,15 +520,14 @@ int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
 		sh->node[v].line = UINT64_MAX;
 		sh->free[sh->free_top++] = v;
 		sh->nr--;
-		shadow_hfind(sh, line, &i);	/* the deletion may have moved the hole */
 	}
 	n = sh->free[--sh->free_top];
 	*hint = n;
 	sh->node[n].line = line;
-	sh->hkey[i] = line + 1;
-	sh->hval[i] = n;
+	shadow_hput(sh, i, line, n);
 	shadow_front(sh, n);
 	sh->nr++;
+	shadow_hcheck(sh);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
  * which line leaves when a new one comes (the list's tail), are the same
  * (docs/simulator.md, "3C"). */
 #define SIM_SHADOW_SEG 8
+#define SIM_SHADOW_TOMB UINT64_MAX	/* a hash slot whose line left */
 #define SIM_SHADOW_CLOCK_MAX 0xffff	/* stamps renumbered before it (sim_mem.c) */
 struct sim_shadow_seg {
 	uint64_t line[SIM_SHADOW_SEG];	/* UINT64_MAX: empty */
@@ -28,13 +29,16 @@ struct sim_shadow_seg {
 	uint64_t clock;			/* the last stamp, < SIM_SHADOW_CLOCK_MAX */
 };
 struct sim_shadow {
-	uint64_t *hkey;		/* open addressing: line + 1, 0 empty */
+	uint64_t *hkey;		/* open addressing: line + 1, 0 empty,
+				 * SIM_SHADOW_TOMB a line removed */
 	uint32_t *hval;		/* node index */
 	struct sim_snode {	/* LRU list node; node 0 = the list head */
 		uint64_t line;	/* UINT64_MAX: free */
 		uint32_t prev, next;
 	} *node;
 	uint32_t hmask, hshift, cap, nr, free_top;
+	uint32_t tombs;		/* slots of removed lines (rebuilt from the nodes
+				 * when they and the lines fill half the hash) */
 	uint32_t *free;
 	size_t map_sz;
 	void *map;		/* the mapping; it starts with the segment (all
