@@ -399,6 +399,7 @@ static void shadow_rehash(struct sim_shadow *sh)
 			;
 		sh->hkey[i] = line + 1;
 		sh->hval[i] = n;
+		sh->node[n].slot = i;
 	}
 	sh->tombs = 0;
 }
@@ -416,6 +417,7 @@ static inline void shadow_hput(struct sim_shadow *sh, uint32_t i, uint64_t line,
 	sh->tombs -= sh->hkey[i] == SIM_SHADOW_TOMB;
 	sh->hkey[i] = line + 1;
 	sh->hval[i] = n;
+	sh->node[n].slot = i;
 }
 
 /* Half the hash taken by lines and tombstones: built again */
@@ -513,10 +515,9 @@ int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
 	/* evict the LRU line: the list's tail (the segment holds fewer lines
 	 * than cap, so the list holds one) */
 	if (sh->nr == sh->cap) {
-		uint32_t v = sh->node[0].prev, vi;
+		uint32_t v = sh->node[0].prev;
 		list_unlink(sh, v);
-		if (shadow_hfind(sh, sh->node[v].line, &vi))
-			shadow_hdel(sh, vi);
+		shadow_hdel(sh, sh->node[v].slot);
 		sh->node[v].line = UINT64_MAX;
 		sh->free[sh->free_top++] = v;
 		sh->nr--;

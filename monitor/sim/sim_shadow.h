@@ -35,6 +35,8 @@ struct sim_shadow {
 	struct sim_snode {	/* LRU list node; node 0 = the list head */
 		uint64_t line;	/* UINT64_MAX: free */
 		uint32_t prev, next;
+		uint32_t slot;	/* the line's hash slot (lines do not move in
+				 * the hash but when it is built again) */
 	} *node;
 	uint32_t hmask, hshift, cap, nr, free_top;
 	uint32_t tombs;		/* slots of removed lines (rebuilt from the nodes
