@@ -14,13 +14,16 @@
 # multiplies them) for GEOM_ROUNDS rounds (default 2), cachegrind and the
 # simulator's six settings back to back in each round: by default, with
 # AMEBA_SIM_3C=0, and with AMEBA_SIM_TLB=0 as well, each also with
-# AMEBA_SIM_LEAN=0 (every access on the general path). Prints, for each
-# kernel k, the best round in CPU seconds:
+# AMEBA_SIM_LEAN=0 (every access on the general path); GEOM_SETTINGS
+# names some of them (default "default default_general no3c
+# no3c_general no3c_notlb no3c_notlb_general"). Prints, for each kernel k,
+# the best round in CPU seconds:
 #   geom_cachegrind_s_<k>
 #   geom_default_s_<k>, geom_default_general_s_<k>
 #   geom_no3c_s_<k>, geom_no3c_general_s_<k>
 #   geom_no3c_notlb_s_<k>, geom_no3c_notlb_general_s_<k>
 #   geom_default_over_cachegrind_<k>   the default run's time over cachegrind's
+#                                      (when the default setting runs)
 # and on stderr each round's times. About 10 minutes on the Zen 2 VM.
 # Needs valgrind and /usr/bin/time; exits 1 when a run fails.
 set -u
@@ -56,7 +59,12 @@ ll=$(cache_of 3 Unified || cache_of 2 Unified) ||
 echo "$me: cachegrind --D1=$d1 --LL=$ll; the simulator under the host preset" >&2
 
 declare -A best
-settings=(default default_general no3c no3c_general no3c_notlb no3c_notlb_general)
+all_settings="default default_general no3c no3c_general no3c_notlb no3c_notlb_general"
+read -r -a settings <<<"${GEOM_SETTINGS:-$all_settings}"
+for st in "${settings[@]}"; do
+	case " $all_settings " in *" $st "*) ;;
+	*) echo "$me: GEOM_SETTINGS: $st: one of $all_settings" >&2; exit 2 ;; esac
+done
 env_of() {
 	case $1 in
 	default) echo "" ;;
@@ -100,6 +108,7 @@ for k in ${GEOM_KERNELS:-gemm jacobi chase stream}; do
 	for st in "${settings[@]}"; do
 		echo "geom_${st}_s_$k: ${best[${st}_$k]}"
 	done
-	awk -v a="${best[default_$k]}" -v b="${best[cachegrind_$k]}" -v k="$k" \
-		'BEGIN { printf "geom_default_over_cachegrind_%s: %.2f\n", k, a / b }'
+	[ -n "${best[default_$k]:-}" ] &&
+		awk -v a="${best[default_$k]}" -v b="${best[cachegrind_$k]}" -v k="$k" \
+			'BEGIN { printf "geom_default_over_cachegrind_%s: %.2f\n", k, a / b }'
 done

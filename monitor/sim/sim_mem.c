@@ -514,20 +514,18 @@ int sim_shadow_access(struct sim_shadow *sh, uint64_t line, uint32_t *hint)
 	}
 	/* evict the LRU line: the list's tail (the segment holds fewer lines
 	 * than cap, so the list holds one) */
-	if (sh->nr == sh->cap) {
-		uint32_t v = sh->node[0].prev;
-		list_unlink(sh, v);
-		shadow_hdel(sh, sh->node[v].slot);
-		sh->node[v].line = UINT64_MAX;
-		sh->free[sh->free_top++] = v;
-		sh->nr--;
+	if (sh->nr == sh->cap) {	/* its node is the line's */
+		n = sh->node[0].prev;
+		list_unlink(sh, n);
+		shadow_hdel(sh, sh->node[n].slot);
+	} else {
+		n = sh->free[--sh->free_top];
+		sh->nr++;
 	}
-	n = sh->free[--sh->free_top];
 	*hint = n;
 	sh->node[n].line = line;
 	shadow_hput(sh, i, line, n);
 	shadow_front(sh, n);
-	sh->nr++;
 	shadow_hcheck(sh);
 	return 0;
 }
