@@ -294,11 +294,11 @@ int sim_page_lookup(struct mon_sim *s, uint64_t page, struct mon_sim_page *out)
  * A line that leaves leaves a tombstone in its slot, which a line that
  * probes past it takes; when the lines and the tombstones fill half the
  * hash, it is built again from the nodes (shadow_rehash). The hash has
- * four slots a line, so that happens once per cap / 4 lines evicted at
- * least. (A deletion that shifted the cluster back, the tombstone's
- * predecessor, was 13% of a default run of bench/sim_speed_long's chase:
- * every miss of a line the shadow does not hold evicts one, and each step
- * of the shift is a branch on a hash.) */
+ * four slots a line, so that takes cap lines leaving at least (each
+ * leaves one tombstone). (A deletion that shifted the cluster back, the
+ * tombstone's predecessor, was 13% of a default run of
+ * bench/sim_speed_long's chase: every miss of a line the shadow does not
+ * hold evicts one, and each step of the shift is a branch on a hash.) */
 int sim_shadow_init(struct sim_shadow *sh, uint32_t cap)
 {
 	uint32_t hsize = 1;
@@ -385,25 +385,6 @@ static int shadow_hfind(const struct sim_shadow *sh, uint64_t line, uint32_t *sl
 	return 0;
 }
 
-/* The hash again from the nodes, without tombstones */
-static void shadow_rehash(struct sim_shadow *sh)
-{
-	memset(sh->hkey, 0, ((size_t)sh->hmask + 1) * sizeof(*sh->hkey));
-	for (uint32_t n = 1; n <= sh->cap; n++) {
-		uint64_t line = sh->node[n].line;
-		uint32_t i;
-
-		if (line == UINT64_MAX)
-			continue;
-		for (i = shadow_slot(sh, line); sh->hkey[i]; i = (i + 1) & sh->hmask)
-			;
-		sh->hkey[i] = line + 1;
-		sh->hval[i] = n;
-		sh->node[n].slot = i;
-	}
-	sh->tombs = 0;
-}
-
 /* Line leaves slot i */
 static inline void shadow_hdel(struct sim_shadow *sh, uint32_t i)
 {
@@ -418,6 +399,24 @@ static inline void shadow_hput(struct sim_shadow *sh, uint32_t i, uint64_t line,
 	sh->hkey[i] = line + 1;
 	sh->hval[i] = n;
 	sh->node[n].slot = i;
+}
+
+/* The hash again from the nodes, without tombstones */
+static void shadow_rehash(struct sim_shadow *sh)
+{
+	memset(sh->hkey, 0, ((size_t)sh->hmask + 1) * sizeof(*sh->hkey));
+	sh->tombs = 0;
+	for (uint32_t n = 1; n <= sh->cap; n++) {
+		uint64_t line = sh->node[n].line;
+		uint32_t i;
+
+		if (line == UINT64_MAX)
+			continue;
+		/* no tombstone and no line twice: the first empty slot */
+		for (i = shadow_slot(sh, line); sh->hkey[i]; i = (i + 1) & sh->hmask)
+			;
+		shadow_hput(sh, i, line, n);
+	}
 }
 
 /* Half the hash taken by lines and tombstones: built again */
