@@ -85,11 +85,15 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  * (set where the filter is installed: the backend's assembly line entry
  * and a host with SSE4.1) is not 0 */
 #if defined(__x86_64__) && defined(__GNUC__)
-void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
-	MON_HIDDEN;
+/* c: the core whose filter saw the miss (t's, which it checks before any
+ * change); llc_set: the miss's LLC set where the hook prefetched it
+ * (mon_sim_lf_miss_on), which it takes as the set to search while c is of
+ * the filter's kind (lf_init: the two agree there) */
+void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
+		     struct mon_sim_core *c, const char *llc_set) MON_HIDDEN;
 #define SIM_LF_MISS sim_lf_miss_x86
 #else
-#define SIM_LF_MISS mon_sim_lf_miss
+#define SIM_LF_MISS(t, addr, wfs, pc, c, llc_set) mon_sim_lf_miss(t, addr, wfs, pc)
 #endif
 extern int mon_sim_lf_asm MON_HIDDEN;
 /*
@@ -121,13 +125,19 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 								     uintptr_t addr, uint32_t wfs,
 								     uintptr_t pc)
 {
+	const char *set;
+
 	__builtin_prefetch((const void *)addr);
 	/* the LLC set the miss half looks up: from f, one load away, where the
-	 * miss half reaches it through four (chase -3 to -6%;
-	 * docs/simulator.md) */
-	__builtin_prefetch(f->llc_pf + ((addr >> MON_LINE_SHIFT) & f->llc_pf_mask) *
-					       MON_SIM_LF_LLC_SET);
-	SIM_LF_MISS(t, addr, wfs, pc);
+	 * miss half reached it through four (chase -3 to -6%;
+	 * docs/simulator.md); handed on with the core, which f is part of
+	 * (sim.c lf_init), so that the miss half's first loads wait on no load
+	 * of its own */
+	set = f->llc_pf + ((addr >> MON_LINE_SHIFT) & f->llc_pf_mask) * MON_SIM_LF_LLC_SET;
+	__builtin_prefetch(set);
+	SIM_LF_MISS(t, addr, wfs, pc,
+		    (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf)),
+		    set);
 }
 
 /* mon_sim_lf_access's miss while the filter rests: the backend's line

@@ -570,6 +570,13 @@ __asm__(
  * the red zone took eight of each (gemm, chase, stream 1-2% less CPU time;
  * docs/simulator.md, "The filter's miss in assembly").
  *
+ * Arguments: t, addr, wfs, pc as mon_sim_lf_miss's, then the core (r8)
+ * and the LLC set (r9) the hook had at hand: with them the core's fields
+ * and the set's lines are loaded without waiting on t->backend_data (which
+ * must be the same core: else mon_sim_lf_miss at once) or on the four
+ * loads from the core to the set (sim.c lf_init makes the hook's set the
+ * LLC's while the core is of this kind).
+ *
  * Registers: r8 the core, rsi the line, r9 the L1 set's keys, r10 the LLC
  * set; rax, rcx, rdx, rdi, r11 scratch. Parked: xmm8 t, xmm9 addr, xmm10
  * pc, xmm11 wfs, xmm12 the object, xmm13 its counter vector, xmm14 the
@@ -637,7 +644,8 @@ __asm__(
 	"	.cfi_startproc\n"
 	"	cmpl	$0, mon_sim_lf_asm(%rip)\n"
 	"	je	mon_sim_lf_miss\n"
-	"	mov	" A_S(A_T_BACKEND_DATA) "(%rdi), %r8\n"
+	"	cmp	" A_S(A_T_BACKEND_DATA) "(%rdi), %r8\n"	/* t's core */
+	"	jne	mon_sim_lf_miss\n"
 	"	addl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"	/* mon_rt_enter */
 	"	movl	$1, " A_S(A_C_BUSY) "(%r8)\n"	/* sim_core_try_enter */
 	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
@@ -652,21 +660,21 @@ __asm__(
 	"	je	.Llfm_out\n"
 	/* the way of the object cache whose object holds the whole line: the
 	 * hint, else the next ones (mon_objcache_way's order) */
-	"	mov	%rsi, %r9\n"
-	"	and	$-64, %r9\n"
-	"	lea	64(%r9), %r10\n"
+	"	mov	%rsi, %r10\n"
+	"	and	$-64, %r10\n"
+	"	lea	64(%r10), %r11\n"
 	"	mov	" A_S(A_T_CACHE_HINT) "(%rdi), %eax\n"
-	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r9\n"
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n"
 	"	jb	1f\n"
-	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r10\n"
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n"
 	"	jbe	.Llfm_obj\n"
 	"1:\n"
 #define A_LFM_WAY \
 	"	add	$1, %eax\n" \
 	"	and	$3, %eax\n" \
-	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r9\n" \
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n" \
 	"	jb	1f\n" \
-	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r10\n" \
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n" \
 	"	jbe	.Llfm_hint\n" \
 	"1:\n"
 	A_LFM_WAY A_LFM_WAY A_LFM_WAY
@@ -691,10 +699,9 @@ __asm__(
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
-	/* the LLC set (24 words): its three host lines load meanwhile */
-	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
-	A_LFM_LLC_SET("%rax", "%rsi", "%r10")
-	"	prefetcht0	(%r10)\n"
+	/* the LLC set (24 words), the hook's: its other two host lines load
+	 * meanwhile */
+	"	mov	%r9, %r10\n"
 	"	prefetcht0	64(%r10)\n"
 	"	prefetcht0	128(%r10)\n"
 	/* the L1 set: eight keys, then eight stamps */
