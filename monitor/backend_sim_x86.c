@@ -702,8 +702,6 @@ __asm__(
 	/* the LLC set (24 words), the hook's: its other two host lines load
 	 * meanwhile */
 	"	mov	%r9, %r10\n"
-	"	prefetcht0	64(%r10)\n"
-	"	prefetcht0	128(%r10)\n"
 	/* the L1 set: eight keys, then eight stamps */
 	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r9\n"
 	"	and	%rsi, %r9\n"
