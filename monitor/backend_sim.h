@@ -116,6 +116,14 @@ void mon_sim_lf_split_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e,
 			  struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 
+/* the core whose filter f is (sim.c lf_init: the L1's clock and the memo
+ * of the last line are the core's, at fixed offsets from f: no pointer to
+ * load) */
+static inline struct mon_sim_core *mon_sim_lf_core(struct mon_sim_lf *f)
+{
+	return (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
+}
+
 /* mon_sim_lf_access's miss while the filter is on (the caller saw it so):
  * the miss half, which takes the core and checks it is still solo (the
  * filter goes off for good with the core held); the filter resting, the
@@ -135,9 +143,7 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 	 * of its own */
 	set = f->llc_pf + ((addr >> MON_LINE_SHIFT) & f->llc_pf_mask) * MON_SIM_LF_LLC_SET;
 	__builtin_prefetch(set);
-	SIM_LF_MISS(t, addr, wfs, pc,
-		    (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf)),
-		    set);
+	SIM_LF_MISS(t, addr, wfs, pc, mon_sim_lf_core(f), set);
 }
 
 /* mon_sim_lf_access's miss while the filter rests: the backend's line
@@ -174,9 +180,7 @@ static inline __attribute__((always_inline)) void mon_sim_lf_hit_plain(struct mo
 	struct mon_sim_core *c;
 	uint64_t *v;
 
-	/* f is its core's (sim.c lf_init: clock and last_line are the core's,
-	 * at fixed offsets from f: no pointer to load) */
-	c = (struct mon_sim_core *)((char *)f - __builtin_offsetof(struct mon_sim_core, lf));
+	c = mon_sim_lf_core(f);
 	f->key[e->i + f->assoc] = ++c->l1.clock;	/* the L1 is LRU */
 	c->last_line = UINT64_MAX;
 	/* the L1 hit's one add: its outcome (a plain hook's access reads or

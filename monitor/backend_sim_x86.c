@@ -699,8 +699,8 @@ __asm__(
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
-	/* the LLC set (24 words), the hook's: its other two host lines load
-	 * meanwhile */
+	/* the LLC set (24 words), the hook's (which prefetched its first
+	 * host line; the key's line loads when the fingerprints name a way) */
 	"	mov	%r9, %r10\n"
 	/* the L1 set: eight keys, then eight stamps */
 	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r9\n"
