@@ -47,7 +47,7 @@
 #include "backend_sim.h"
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
-static int settle_cold;		/* mon_backend_sim_sampled */
+int mon_sim_lf_cold;		/* mon_backend_sim_sampled */
 
 /* The counter slot of each metric: its position in sim_metrics, which
  * mon_counts_configure keeps (checked at activation). Constants, so that
@@ -196,7 +196,7 @@ static int sim_activate(void)
 	if (mon_sim_env_num("AMEBA_SIM_FILTER", 0, 1) == 0)
 		mon_sim_lf_enable(s, 0);
 	mon_sim_sse41(mon_sim_env_num("AMEBA_SIM_SSE41", 0, 1) != 0);
-	mon_sim_settle_cold(s, __atomic_load_n(&settle_cold, __ATOMIC_RELAXED));
+	mon_sim_settle_cold(s, __atomic_load_n(&mon_sim_lf_cold, __ATOMIC_RELAXED));
 	/* the outcome slots whether or not a filter will use them: the
 	 * runtime's counter arenas come from the program's heap, and vectors
 	 * of one length keep its blocks where they are with the filter on or
@@ -395,8 +395,6 @@ __attribute__((noinline)) void mon_sim_report(struct mon_thread *t, struct mon_s
 		credit_recv(t, c, pc);
 }
 
-int mon_sim_lf_asm;
-
 /* The filter installed last: the only one that can be on (a second thread
  * turns it off for good, its entries forgotten) */
 static struct mon_sim_lf *lf_last;
@@ -446,12 +444,10 @@ static void lf_install(struct mon_thread *t, struct mon_sim_core *c,
 	struct mon_sim_lf *f;
 
 	if (t == mon_self && (b == &mon_backend_sim || b == &mon_backend_sim_c) && !mon_sim_whatif_kind &&
-	    !t->seq && (f = mon_sim_lf_install(c, t->id, b))) {
+	    /* the assembly miss with the assembly line entry (AMEBA_SIM_ASM=0:
+	     * the C one, which the tests compare) */
+	    !t->seq && (f = mon_sim_lf_install(c, t->id, b, b == &mon_backend_sim && sim_sse41))) {
 		mon_sim_lf = f;
-		/* the assembly miss with the assembly line entry (AMEBA_SIM_ASM=0:
-		 * the C one, which the tests compare) */
-		__atomic_store_n(&mon_sim_lf_asm, b == &mon_backend_sim && sim_sse41,
-				 __ATOMIC_RELAXED);
 		__atomic_store_n(&lf_last, mon_sim_lf, __ATOMIC_RELEASE);
 		__atomic_store_n(&mon_obj_dead_hook, lf_obj_dead, __ATOMIC_RELEASE);
 		mon_sim_lf->thread = t;	/* the hooks' mon_self, one load nearer */
@@ -1145,7 +1141,7 @@ void mon_backend_sim_sampled(int on)
 {
 	struct mon_sim *s;
 
-	__atomic_store_n(&settle_cold, on, __ATOMIC_RELAXED);
+	__atomic_store_n(&mon_sim_lf_cold, on, __ATOMIC_RELAXED);
 	s = __atomic_load_n(&sim, __ATOMIC_ACQUIRE);
 	if (s)
 		mon_sim_settle_cold(s, on);

@@ -81,9 +81,11 @@ extern struct mon_sim_core mon_sim_lf_none_core MON_HIDDEN;
 void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 /* The same in x86-64 assembly for the usual case (backend_sim_x86.c), which
- * jumps to mon_sim_lf_miss for any other; it serves while mon_sim_lf_asm
- * (set where the filter is installed: the backend's assembly line entry
- * and a host with SSE4.1) is not 0 */
+ * jumps to mon_sim_lf_miss for any other; it serves while the filter's on
+ * is MON_SIM_LF_ON_ASM (sim.h: set where the filter is installed for the
+ * backend's assembly line entry on a host with SSE4.1, in a core of the
+ * kind it simulates) and sampled mode does not settle cold LLC sets
+ * (mon_sim_lf_cold, mon_backend_sim_sampled's: not 0 while it does) */
 #if defined(__x86_64__) && defined(__GNUC__)
 /* c: the core whose filter saw the miss (t's, which it checks before any
  * change); llc_set: the miss's LLC set where the hook prefetched it
@@ -95,7 +97,7 @@ void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
 #else
 #define SIM_LF_MISS(t, addr, wfs, pc, c, llc_set) mon_sim_lf_miss(t, addr, wfs, pc)
 #endif
-extern int mon_sim_lf_asm MON_HIDDEN;
+extern int mon_sim_lf_cold MON_HIDDEN;
 /*
  * The C line entry and the filter's C side without a frame pointer (the
  * runtime is built with one, for site capture, which never walks through

@@ -160,7 +160,7 @@ static void set_mode(struct mon_thread *t, struct mon_sim_core *c, int m)
 	st.mode = (uint8_t)m;
 	/* entries written before are not trusted after a rest */
 	mon_sim_core_lf_forget(c);
-	__atomic_store_n(&f->on, m == MODE_FILTER, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->on, m == MODE_FILTER ? f->on_as : 0, __ATOMIC_RELAXED);
 	if (!batch_possible(t))
 		return;
 	if (m == MODE_BATCH) {

@@ -89,7 +89,6 @@
 #define A_C_LF_TICK 1368
 #define A_C_NR_LLC_WB 1416
 #define A_S_LLC 784
-#define A_S_SETTLE_COLD 968
 #define A_L_BLK 0
 #define A_L_SET_MASK 24
 
@@ -159,7 +158,6 @@ A_FIELD(struct mon_sim_core, l1.set_mask, A_C_L1_SET_MASK, 8);
 A_FIELD(struct mon_sim_core, lf.tick, A_C_LF_TICK, 4);
 A_FIELD(struct mon_sim_core, nr_llc_wb, A_C_NR_LLC_WB, 8);
 A_FIELD(struct mon_sim, llc, A_S_LLC, 8);
-A_FIELD(struct mon_sim, settle_cold, A_S_SETTLE_COLD, 4);
 A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
 A_FIELD(struct sim_llc, set_mask, A_L_SET_MASK, 8);
 _Static_assert(MON_OBJCACHE_WAYS == 4 && SIM_LEAN_FIT_8_16_64 == 4 && SLOT_OUTCOME == 26 &&
@@ -552,13 +550,14 @@ __asm__(
  * filter did not hold, E or M and untracked (its entry another line's).
  * Anything else jumps to mon_sim_lf_miss with the arguments as they came,
  * having changed nothing but the object cache's hint (a guess) or undone
- * what it changed (in_rt, busy): a core not solo or shared, another lean
- * kind, the filter off, the tick running out (mon_sim_lf_look), no such
+ * what it changed (in_rt, busy): sampled mode's cold sets
+ * (mon_sim_lf_cold), a core shared, or whose filter's on is not
+ * MON_SIM_LF_ON_ASM (sim.h: one test for the filter off, a core not solo,
+ * another lean kind, a host without SSE4.1 - pminsd, phminposuw, pshufb -
+ * and AMEBA_SIM_ASM=0), the tick running out (mon_sim_lf_look), no such
  * object, a way in I or S or tracked, a way whose key's low half alone is
- * the line's (a twin 2^30 lines away), sampled mode's cold sets, a stamp
- * to renumber in the L1 (sim_lru_renumber) or in the LLC's set (its clock
- * at the maximum). Only where the host has SSE4.1 (pminsd, phminposuw, pshufb:
- * mon_sim_lf_asm, set with the filter, also 0 with AMEBA_SIM_ASM=0).
+ * the line's (a twin 2^30 lines away), a stamp to renumber in the L1
+ * (sim_lru_renumber) or in the LLC's set (its clock at the maximum).
  *
  * Why: gcc keeps t, the core, the line, the two sets, the object, its
  * vector, the way and the flags live across the whole miss, saves five
@@ -578,9 +577,11 @@ __asm__(
  * LLC's while the core is of this kind).
  *
  * Registers: r8 the core, rsi the line, r9 the L1 set's keys, r10 the LLC
- * set; rax, rcx, rdx, rdi, r11 scratch. Parked: xmm8 t, xmm9 addr, xmm10
- * pc, xmm11 wfs, xmm12 the object, xmm13 its counter vector, xmm14 the
- * set's first key index, then the victim's (i), xmm15 the victim's way.
+ * set, r11 the line's key (from the L1's search on), rcx the victim's way
+ * (from its choice to the fill); rax, rdx, rdi scratch. Parked: xmm8 t,
+ * xmm9 addr, xmm10 pc, xmm11 wfs, xmm12 the object, xmm13 its counter
+ * vector, xmm14 the set's first key index; xmm15 the victim's way where a
+ * dirty victim's writeback or a write's words need rcx.
  */
 /* sim_words for 4-byte words of a 64-byte line: the mask in OUT of the
  * words an access of SZ bytes at %rcx touches (rcx and SZ clobbered; SZ32
@@ -615,8 +616,7 @@ __asm__(
 	"	shr	$57, " FP "\n" \
 	"	add	$1, " FP32 "\n" \
 	"	movd	" FP32 ", %xmm0\n" \
-	"	pxor	%xmm1, %xmm1\n" \
-	"	pshufb	%xmm1, %xmm0\n" \
+	"	pshufb	.Llfm_zero(%rip), %xmm0\n" \
 	"	movdqu	16(" SET "), %xmm1\n" \
 	"	pcmpeqb	%xmm0, %xmm1\n" \
 	"	pmovmskb	%xmm1, " MASK "\n" \
@@ -634,6 +634,8 @@ __asm__(
 	"	.p2align 4\n"
 	".Llfm_not3:\n"
 	"	.long	-4, -4, -4, -4\n"
+	".Llfm_zero:\n"				/* pshufb: byte 0 everywhere */
+	"	.long	0, 0, 0, 0\n"
 	"	.popsection\n"
 	"	.pushsection .text\n"
 	"	.p2align 4\n"
@@ -642,20 +644,17 @@ __asm__(
 	"	.type	sim_lf_miss_x86, @function\n"
 	"sim_lf_miss_x86:\n"
 	"	.cfi_startproc\n"
-	"	cmpl	$0, mon_sim_lf_asm(%rip)\n"
-	"	je	mon_sim_lf_miss\n"
+	"	cmpl	$0, mon_sim_lf_cold(%rip)\n"	/* sampled mode's cold sets */
+	"	jne	mon_sim_lf_miss\n"
 	"	cmp	" A_S(A_T_BACKEND_DATA) "(%rdi), %r8\n"	/* t's core */
 	"	jne	mon_sim_lf_miss\n"
 	"	addl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"	/* mon_rt_enter */
 	"	movl	$1, " A_S(A_C_BUSY) "(%r8)\n"	/* sim_core_try_enter */
 	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
 	"	jne	.Llfm_out\n"
-	"	cmpl	$0, " A_S(A_C_SOLO) "(%r8)\n"
-	"	je	.Llfm_out\n"
-	"	cmpl	$4, " A_S(A_C_LEAN) "(%r8)\n"	/* SIM_LEAN_FIT_8_16_64 */
+	/* on, solo, SIM_LEAN_FIT_8_16_64, the assembly allowed (sim.h) */
+	"	cmpl	$" A_S(MON_SIM_LF_ON_ASM) ", " A_S(A_C_LF_ON) "(%r8)\n"
 	"	jne	.Llfm_out\n"
-	"	cmpl	$0, " A_S(A_C_LF_ON) "(%r8)\n"
-	"	je	.Llfm_out\n"
 	"	cmpl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"	/* the look: C */
 	"	je	.Llfm_out\n"
 	/* the way of the object cache whose object holds the whole line: the
@@ -689,9 +688,6 @@ __asm__(
 	"	mov	" A_S(A_T_CACHE_COUNTS) "(%rdi,%rax,8), %r11\n"
 	"	test	%r11, %r11\n"
 	"	jz	.Llfm_out\n"
-	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
-	"	cmpl	$0, " A_S(A_S_SETTLE_COLD) "(%rax)\n"
-	"	jne	.Llfm_out\n"
 	"	movq	%rdi, %xmm8\n"
 	"	movq	%rsi, %xmm9\n"
 	"	movq	%rcx, %xmm10\n"
@@ -711,8 +707,8 @@ __asm__(
 	"	add	" A_S(A_C_L1_KEY) "(%r8), %r9\n"
 	/* sim_find_n: the ways whose key's low half, state cleared, is the
 	 * line's (two mask bits a way): none, a miss */
-	"	lea	4(,%rsi,4), %eax\n"			/* SIM_KEY(line), low half */
-	"	movd	%eax, %xmm0\n"
+	"	lea	4(,%rsi,4), %r11\n"			/* SIM_KEY(line), for the LLC too */
+	"	movd	%r11d, %xmm0\n"
 	"	pshufd	$0, %xmm0, %xmm0\n"
 	"	movups	(%r9), %xmm1\n"
 	"	movups	16(%r9), %xmm2\n"
@@ -753,17 +749,16 @@ __asm__(
 	"	packssdw	%xmm3, %xmm1\n"
 	"	pmovmskb	%xmm1, %eax\n"
 	"	bsf	%eax, %eax\n"
-	"	shr	$1, %eax\n"				/* the victim's way */
-	"	movq	%rax, %xmm15\n"
-	"	mov	(%r9,%rax,8), %rcx\n"			/* its key */
-	"	mov	%ecx, %edx\n"
+	"	shr	$1, %eax\n"				/* the victim's way: rcx */
+	"	mov	%eax, %ecx\n"
+	"	mov	(%r9,%rax,8), %rdx\n"			/* its key's state */
 	"	and	$3, %edx\n"
 	"	cmp	$3, %edx\n"				/* M: written back */
 	"	je	.Llfm_dirty\n"
-	".Llfm_ref:\n"
-	/* sim_llc16_ref_n: the line in its set (its fingerprint stays in ecx) */
-	"	lea	4(,%rsi,4), %r11\n"			/* SIM_KEY(line) */
-	A_LFM_LLC_FIND("%rsi", "%rcx", "%ecx", "%r10", "%edi", "%r11", ".Llfm_llc_miss")
+	/* sim_llc16_ref_n: the line in its set, its key in r11 (its
+	 * fingerprint stays in every byte of xmm0) */
+	".Llfm_ref1:\n"
+	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r10", "%edi", "%r11", ".Llfm_llc_miss")
 	/* an LLC hit: the way most recently used (sim_llc16_touch) */
 	"	mov	8(%r10), %rdx\n"
 	"	add	$1, %rdx\n"
@@ -774,12 +769,12 @@ __asm__(
 	".Llfm_llc_miss:\n"
 	/* sim_llc16_min_n: the lowest-numbered way of the smallest stamp,
 	 * the line's key and fingerprint there, most recently used */
-	"	movdqu	32(%r10), %xmm0\n"
-	"	movdqu	48(%r10), %xmm1\n"
-	"	phminposuw	%xmm0, %xmm0\n"
+	"	movdqu	32(%r10), %xmm1\n"
+	"	movdqu	48(%r10), %xmm2\n"
 	"	phminposuw	%xmm1, %xmm1\n"
-	"	movd	%xmm0, %eax\n"
-	"	movd	%xmm1, %edx\n"
+	"	phminposuw	%xmm2, %xmm2\n"
+	"	movd	%xmm1, %eax\n"
+	"	movd	%xmm2, %edx\n"
 	"	cmp	%ax, %dx\n"
 	"	jb	3f\n"
 	"	shr	$16, %eax\n"
@@ -790,7 +785,8 @@ __asm__(
 	"4:\n"
 	"	lea	1(%r11), %rdx\n"			/* | SIM_S */
 	"	mov	%rdx, 64(%r10,%rax,8)\n"
-	"	mov	%cl, 16(%r10,%rax)\n"
+	"	movd	%xmm0, %edx\n"				/* the fingerprint */
+	"	mov	%dl, 16(%r10,%rax)\n"
 	"	mov	8(%r10), %rdx\n"
 	"	add	$1, %rdx\n"
 	"	mov	%rdx, 8(%r10)\n"
@@ -802,28 +798,23 @@ __asm__(
 	"	.globl	sim_lf_miss_x86_fill\n"
 	"	.hidden	sim_lf_miss_x86_fill\n"
 	"sim_lf_miss_x86_fill:\n"
-	/* a write: the 4-byte words of the line it touches (sim_lean_wmask) */
+	/* a write: the 4-byte words of the line it touches in r10
+	 * (sim_lean_wmask, out of line), else none */
 	"	movd	%xmm11, %edx\n"			/* wfs */
 	"	xor	%r10d, %r10d\n"
-	"	test	$2, %dl\n"
-	"	jz	5f\n"
-	"	movq	%xmm9, %rcx\n"			/* addr */
-	"	shr	$16, %edx\n"				/* size */
-	A_WORDS64("%rdx", "%edx", "%r10")
-	"	movd	%xmm11, %edx\n"
-	"5:\n"
-	/* the fill: key E, or M for a write; the way's metadata private
-	 * (sim_meta_fill_priv); the most recent stamp */
 	"	shr	$1, %edx\n"
 	"	and	$1, %edx\n"				/* a write */
+	"	jnz	.Llfm_wmask\n"
+	".Llfm_wdone:\n"
+	/* the fill of way rcx: key E, or M for a write; the way's metadata
+	 * private (sim_meta_fill_priv); the most recent stamp */
 	"	lea	2(%r11,%rdx), %r11\n"			/* the key: | E, | M */
-	"	movq	%xmm15, %rax\n"
-	"	mov	%r11, (%r9,%rax,8)\n"
-	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rcx\n"
-	"	add	$1, %rcx\n"
-	"	mov	%rcx, " A_S(A_C_L1_CLOCK) "(%r8)\n"
-	"	mov	%rcx, 64(%r9,%rax,8)\n"
-	"	movq	%xmm14, %rcx\n"
+	"	mov	%r11, (%r9,%rcx,8)\n"
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
+	"	add	$1, %rax\n"
+	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n"
+	"	mov	%rax, 64(%r9,%rcx,8)\n"
+	"	movq	%xmm14, %rax\n"
 	"	add	%rcx, %rax\n"				/* i */
 	"	lea	(%rax,%rax,2), %rcx\n"
 	"	shl	$3, %rcx\n"
@@ -939,6 +930,8 @@ __asm__(
 	 * LLC set, M, if it is there (no lock: the core solo, one node) */
 	".Llfm_dirty:\n"
 	"	addq	$1, " A_S(A_C_NR_LLC_WB) "(%r8)\n"
+	"	movq	%rcx, %xmm15\n"			/* the victim's way */
+	"	mov	(%r9,%rcx,8), %rcx\n"			/* its key */
 	"	mov	%rcx, %rdi\n"
 	"	and	$-4, %rdi\n"				/* SIM_KEY(victim line) */
 	"	shr	$2, %rcx\n"
@@ -954,7 +947,24 @@ __asm__(
 	"	.globl	sim_lf_miss_x86_wb\n"
 	"	.hidden	sim_lf_miss_x86_wb\n"
 	"sim_lf_miss_x86_wb:\n"
-	"	jmp	.Llfm_ref\n"
+	"	lea	4(,%rsi,4), %r11\n"
+	"	movq	%xmm15, %rcx\n"
+	"	jmp	.Llfm_ref1\n"
+	/* the victim not in the LLC: nothing to write back */
+	".Llfm_ref:\n"
+	"	lea	4(,%rsi,4), %r11\n"
+	"	movq	%xmm15, %rcx\n"
+	"	jmp	.Llfm_ref1\n"
+	/* a write's words (rcx, the victim's way, parked) */
+	".Llfm_wmask:\n"
+	"	movq	%rcx, %xmm15\n"
+	"	movq	%xmm9, %rcx\n"			/* addr */
+	"	movd	%xmm11, %edx\n"
+	"	shr	$16, %edx\n"				/* size */
+	A_WORDS64("%rdx", "%edx", "%r10")
+	"	movq	%xmm15, %rcx\n"
+	"	mov	$1, %edx\n"
+	"	jmp	.Llfm_wdone\n"
 	/* not the usual miss: undo, and the C */
 	".Llfm_back:\n"
 	"	movq	%xmm8, %rdi\n"

@@ -295,7 +295,8 @@ static void lf_init(struct mon_sim *s, struct mon_sim_core *c)
 	c->lf.ent = c->lf_tab;
 	for (uint64_t i = 0; i < n; i++)
 		c->lf.ent[i].line = UINT64_MAX;
-	c->lf.on = c->solo && s->barrier_cmd;
+	c->lf.on_as = MON_SIM_LF_ON;
+	c->lf.on = c->solo && s->barrier_cmd ? MON_SIM_LF_ON : 0;
 }
 
 /* (sim_core.h) c's L1 holds the line at key index i, not invalidated:
@@ -344,7 +345,8 @@ void mon_sim_lf_enable(struct mon_sim *s, int on)
 }
 
 /* Under create_lock, as the switches that turn the filter off */
-struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user)
+struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user,
+				      int asm_ok)
 {
 	struct mon_sim *s = c->sim;
 	struct mon_sim_lf *f = NULL;
@@ -355,6 +357,9 @@ struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, cons
 	    !__atomic_load_n(&c->shared, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&c->lf.user, user, __ATOMIC_RELEASE);
 		f = &c->lf;
+		f->on_as = asm_ok && c->lean == SIM_LEAN_FIT_8_16_64 ? MON_SIM_LF_ON_ASM
+								    : MON_SIM_LF_ON;
+		__atomic_store_n(&f->on, f->on_as, __ATOMIC_RELAXED);
 	}
 	sim_unlock(&s->create_lock);
 	return f;

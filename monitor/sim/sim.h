@@ -108,9 +108,12 @@ struct mon_sim_lf_ent {
 struct mon_sim_lf {
 	struct mon_sim_lf_ent *ent;	/* [1 << MON_SIM_LF_BITS] (mon_sim_lf_slot);
 					 * NULL: no filter */
-	int on;				/* atomic: entries may be used */
+	int on;				/* atomic: entries may be used (not 0:
+					 * MON_SIM_LF_ON, or on_as) */
 	uint8_t split_lo, split_hi;	/* the caller's: the bytes of a split entry
 					 * (sim_lf_write_key) */
+	uint8_t on_as;			/* what on is set to when it is switched on
+					 * (mon_sim_lf_install) */
 	uint64_t *key;			/* the L1's key words (stamps at + assoc); the
 					 * L1's clock and the memo of the last line
 					 * are the core's (struct mon_sim_core's lf) */
@@ -158,9 +161,20 @@ static inline uint64_t mon_sim_lf_slot_off(uint64_t addr)
 	return (addr + ((addr >> 16) & ~(uint64_t)63)) &
 	       (((1u << MON_SIM_LF_BITS) - 1) << 6);
 }
+/* The values of an on filter's on: MON_SIM_LF_ON_ASM when the caller's
+ * assembly miss may take its misses (backend_sim_x86.c sim_lf_miss_x86:
+ * the caller said it may, and the core is of the lean kind it simulates,
+ * SIM_LEAN_FIT_8_16_64) - one test there for what were four: the filter
+ * on, the core solo (on implies it: the switches that end solo turn the
+ * filter off with the core held), its kind, the assembly allowed */
+#define MON_SIM_LF_ON 1
+#define MON_SIM_LF_ON_ASM 3
 /* c's line filter for its owner thread tid, user the caller's word for it
- * (set in it), when c has one and it is on; else NULL */
-struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user);
+ * (set in it), when c has one and it is on; else NULL. asm: whether the
+ * caller's assembly miss may serve it (then on is MON_SIM_LF_ON_ASM where
+ * c's kind is the assembly's, from now on whenever the filter is on) */
+struct mon_sim_lf *mon_sim_lf_install(struct mon_sim_core *c, uint32_t tid, const void *user,
+				      int asm_ok);
 /* Every entry of c's filter invalid from now on (the caller: c's owner,
  * as when it forgets the tags of c's remembered lines) */
 void mon_sim_core_lf_forget(struct mon_sim_core *c);

@@ -47,13 +47,14 @@ trace() {
 	 gdb -q -batch -x "$out/$name.gdb" --args "$bin" "${arg[@]}" 2>&1) |
 		awk -v n="$name" '$1 == n { sub(/^[^ ]+ /, ""); print }' >"$out/$name"
 }
-# looks VAR=VALUE...: "on hits notes" per look of the filter, in $out/looks;
+# looks VAR=VALUE...: "on hits notes" per look of the filter, in $out/looks
+# (on 1 or 0: the filter's on is MON_SIM_LF_ON or MON_SIM_LF_ON_ASM when on);
 # the hits are the L1 clock's steps since the last look less the entries
 # written (every access the L1 takes steps it once; without an entry
 # written since the entries were cleared, nothing can hit: 0)
 looks() {
 	trace looks mon_sim_lf_look "%d %lu %lu" \
-		"c->lf.on, c->lf.notes ? c->l1.clock - c->lf.clock0 - c->lf.notes : 0, c->lf.notes" "$@"
+		"c->lf.on != 0, c->lf.notes ? c->l1.clock - c->lf.clock0 - c->lf.notes : 0, c->lf.notes" "$@"
 }
 # chosen VAR=VALUE...: per choice "mode n incumbent challenger1 challenger2
 # cost0 .. cost4" (the probe's modes, the cheapest window of each step -
