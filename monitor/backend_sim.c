@@ -1091,6 +1091,12 @@ LINE_FAST_ATTR void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32
 	mon_sim_line_fast_c(t, addr, wfs, pc);
 }
 
+void mon_sim_lf_look_leave(struct mon_thread *t, struct mon_sim_core *c)
+{
+	mon_sim_lf_look(t, c);
+	mon_rt_leave(t);
+}
+
 /* The miss half alone, for the assembly entry and the batch: the core held
  * and in_rt raised, the access no hit of the remembered lines. */
 LINE_FAST_ATTR void mon_sim_line_miss_c(struct mon_thread *t, uintptr_t addr, uint32_t wfs,

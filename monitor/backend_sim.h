@@ -229,10 +229,13 @@ static inline __attribute__((always_inline)) void mon_sim_lf_hit_at(struct mon_s
  * (-3 instructions). A thread without a filter has the empty one
  * (MON_SIM_LF_NONE: its thread quiet) - no test of the pointer either
  * (-2). The entries are at a constant offset from f (MON_SIM_LF_TAB): no
- * load of f->ent before the entry's.
+ * load of f->ent before the entry's. The access's code address is the
+ * hook's return address (the caller: a hook that inlines this), read only
+ * where a miss hands it on: as an argument it was loaded on the hit too.
  */
+#define MON_SIM_LF_PC ((uintptr_t)__builtin_return_address(0))
 static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t addr, uint32_t sz,
-								    unsigned flags, uintptr_t pc)
+								    unsigned flags)
 {
 	struct mon_sim_lf *f = mon_sim_lf;
 	const struct mon_sim_lf_ent *e;
@@ -261,12 +264,12 @@ static inline __attribute__((always_inline)) int mon_sim_lf_access(uintptr_t add
 			/* a line its object shares with others: out of line
 			 * (a tail call, which saves no register here) */
 			if (mon_unlikely(e->line == (line | MON_SIM_LF_SPLIT)))
-				mon_sim_lf_split_hit(f, e, t, addr, wfs, pc);
+				mon_sim_lf_split_hit(f, e, t, addr, wfs, MON_SIM_LF_PC);
 			else
-				mon_sim_lf_miss_on(f, t, addr, wfs, pc);
+				mon_sim_lf_miss_on(f, t, addr, wfs, MON_SIM_LF_PC);
 			return 1;
 		}
-		return mon_sim_lf_miss_resting(f, t, addr, wfs, pc);
+		return mon_sim_lf_miss_resting(f, t, addr, wfs, MON_SIM_LF_PC);
 	}
 	mon_sim_lf_hit_plain(f, e, flags);
 	return 1;
@@ -342,6 +345,9 @@ long mon_sim_env_num(const char *name, long lo, long hi) MON_HIDDEN;
 /* The solo thread's mode (backend_sim_lf.c): looked at every window lean
  * misses of t's core c (the filter's tick running out) */
 void mon_sim_lf_look(struct mon_thread *t, struct mon_sim_core *c) MON_HIDDEN;
+/* The same where the filter's assembly miss ran the tick out (after its
+ * count, the core left, t in the runtime): the look, then mon_rt_leave */
+void mon_sim_lf_look_leave(struct mon_thread *t, struct mon_sim_core *c) MON_HIDDEN;
 /* The window: 4,096 lean misses, or AMEBA_SIM_MODE_WINDOW (16 .. 2^20) */
 uint32_t mon_sim_lf_window(void) MON_HIDDEN;
 

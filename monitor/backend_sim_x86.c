@@ -554,8 +554,7 @@ __asm__(
  * (mon_sim_lf_cold), a core shared, or whose filter's on is not
  * MON_SIM_LF_ON_ASM (sim.h: one test for the filter off, a core not solo,
  * another lean kind, a host without SSE4.1 - pminsd, phminposuw, pshufb -
- * and AMEBA_SIM_ASM=0), the tick running out (mon_sim_lf_look), no such
- * object, a way in I or S or tracked, a way whose key's low half alone is
+ * and AMEBA_SIM_ASM=0), no such object, a way in I or S or tracked, a way whose key's low half alone is
  * the line's (a twin 2^30 lines away), a stamp to renumber in the L1
  * (sim_lru_renumber) or in the LLC's set (its clock at the maximum).
  *
@@ -576,8 +575,8 @@ __asm__(
  * loads from the core to the set (sim.c lf_init makes the hook's set the
  * LLC's while the core is of this kind).
  *
- * Registers: r8 the core, rsi the line, r9 the L1 set's keys, r10 the LLC
- * set, r11 the line's key (from the L1's search on), rcx the victim's way
+ * Registers: r8 the core, rsi the line, r10 the L1 set's keys, r9 the LLC
+ * set (where the hook passed it), r11 the line's key (from the L1's search on), rcx the victim's way
  * (from its choice to the fill); rax, rdx, rdi scratch. Parked: xmm8 t,
  * xmm9 addr, xmm10 pc, xmm11 wfs, xmm12 the object, xmm13 its counter
  * vector, xmm14 the set's first key index; xmm15 the victim's way where a
@@ -655,8 +654,6 @@ __asm__(
 	/* on, solo, SIM_LEAN_FIT_8_16_64, the assembly allowed (sim.h) */
 	"	cmpl	$" A_S(MON_SIM_LF_ON_ASM) ", " A_S(A_C_LF_ON) "(%r8)\n"
 	"	jne	.Llfm_out\n"
-	"	cmpl	$1, " A_S(A_C_LF_TICK) "(%r8)\n"	/* the look: C */
-	"	je	.Llfm_out\n"
 	/* the way of the object cache whose object holds the whole line: the
 	 * hint, else the next ones (mon_objcache_way's order) */
 	"	mov	%rsi, %r10\n"
@@ -695,25 +692,25 @@ __asm__(
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
-	/* the LLC set (24 words), the hook's (which prefetched its first
-	 * host line; the key's line loads when the fingerprints name a way) */
-	"	mov	%r9, %r10\n"
+	/* the LLC set (24 words) in r9, the hook's (which prefetched its
+	 * first host line; the key's line loads when the fingerprints name a
+	 * way) */
 	/* the L1 set: eight keys, then eight stamps */
-	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r9\n"
-	"	and	%rsi, %r9\n"
-	"	shl	$4, %r9\n"
-	"	movq	%r9, %xmm14\n"
-	"	shl	$3, %r9\n"
-	"	add	" A_S(A_C_L1_KEY) "(%r8), %r9\n"
+	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r10\n"
+	"	and	%rsi, %r10\n"
+	"	shl	$4, %r10\n"
+	"	movq	%r10, %xmm14\n"
+	"	shl	$3, %r10\n"
+	"	add	" A_S(A_C_L1_KEY) "(%r8), %r10\n"
 	/* sim_find_n: the ways whose key's low half, state cleared, is the
 	 * line's (two mask bits a way): none, a miss */
 	"	lea	4(,%rsi,4), %r11\n"			/* SIM_KEY(line), for the LLC too */
 	"	movd	%r11d, %xmm0\n"
 	"	pshufd	$0, %xmm0, %xmm0\n"
-	"	movups	(%r9), %xmm1\n"
-	"	movups	16(%r9), %xmm2\n"
-	"	movups	32(%r9), %xmm3\n"
-	"	movups	48(%r9), %xmm4\n"
+	"	movups	(%r10), %xmm1\n"
+	"	movups	16(%r10), %xmm2\n"
+	"	movups	32(%r10), %xmm3\n"
+	"	movups	48(%r10), %xmm4\n"
 	"	shufps	$0x88, %xmm2, %xmm1\n"
 	"	shufps	$0x88, %xmm4, %xmm3\n"
 	"	andps	.Llfm_not3(%rip), %xmm1\n"
@@ -729,13 +726,13 @@ __asm__(
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
 	"	cmp	sim_stamp_renumber_at(%rip), %rax\n"
 	"	jae	.Llfm_back\n"
-	"	cmpq	$0xffff, 8(%r10)\n"
+	"	cmpq	$0xffff, 8(%r9)\n"
 	"	jae	.Llfm_back\n"
 	/* sim_lru_min8: the lowest-numbered way of the smallest stamp */
-	"	movups	64(%r9), %xmm1\n"
-	"	movups	80(%r9), %xmm2\n"
-	"	movups	96(%r9), %xmm3\n"
-	"	movups	112(%r9), %xmm4\n"
+	"	movups	64(%r10), %xmm1\n"
+	"	movups	80(%r10), %xmm2\n"
+	"	movups	96(%r10), %xmm3\n"
+	"	movups	112(%r10), %xmm4\n"
 	"	shufps	$0x88, %xmm2, %xmm1\n"			/* ways 0-3 */
 	"	shufps	$0x88, %xmm4, %xmm3\n"			/* ways 4-7 */
 	"	movdqa	%xmm1, %xmm0\n"
@@ -751,26 +748,26 @@ __asm__(
 	"	bsf	%eax, %eax\n"
 	"	shr	$1, %eax\n"				/* the victim's way: rcx */
 	"	mov	%eax, %ecx\n"
-	"	mov	(%r9,%rax,8), %rdx\n"			/* its key's state */
+	"	mov	(%r10,%rax,8), %rdx\n"			/* its key's state */
 	"	and	$3, %edx\n"
 	"	cmp	$3, %edx\n"				/* M: written back */
 	"	je	.Llfm_dirty\n"
 	/* sim_llc16_ref_n: the line in its set, its key in r11 (its
 	 * fingerprint stays in every byte of xmm0) */
 	".Llfm_ref1:\n"
-	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r10", "%edi", "%r11", ".Llfm_llc_miss")
+	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r9", "%edi", "%r11", ".Llfm_llc_miss")
 	/* an LLC hit: the way most recently used (sim_llc16_touch) */
-	"	mov	8(%r10), %rdx\n"
+	"	mov	8(%r9), %rdx\n"
 	"	add	$1, %rdx\n"
-	"	mov	%rdx, 8(%r10)\n"
-	"	mov	%dx, 32(%r10,%rax,2)\n"
+	"	mov	%rdx, 8(%r9)\n"
+	"	mov	%dx, 32(%r9,%rax,2)\n"
 	"	mov	$1, %edi\n"				/* SIM_LEAN_LLC */
 	"	jmp	.Llfm_fill\n"
 	".Llfm_llc_miss:\n"
 	/* sim_llc16_min_n: the lowest-numbered way of the smallest stamp,
 	 * the line's key and fingerprint there, most recently used */
-	"	movdqu	32(%r10), %xmm1\n"
-	"	movdqu	48(%r10), %xmm2\n"
+	"	movdqu	32(%r9), %xmm1\n"
+	"	movdqu	48(%r9), %xmm2\n"
 	"	phminposuw	%xmm1, %xmm1\n"
 	"	phminposuw	%xmm2, %xmm2\n"
 	"	movd	%xmm1, %eax\n"
@@ -784,13 +781,13 @@ __asm__(
 	"	lea	8(%rdx), %eax\n"
 	"4:\n"
 	"	lea	1(%r11), %rdx\n"			/* | SIM_S */
-	"	mov	%rdx, 64(%r10,%rax,8)\n"
+	"	mov	%rdx, 64(%r9,%rax,8)\n"
 	"	movd	%xmm0, %edx\n"				/* the fingerprint */
-	"	mov	%dl, 16(%r10,%rax)\n"
-	"	mov	8(%r10), %rdx\n"
+	"	mov	%dl, 16(%r9,%rax)\n"
+	"	mov	8(%r9), %rdx\n"
 	"	add	$1, %rdx\n"
-	"	mov	%rdx, 8(%r10)\n"
-	"	mov	%dx, 32(%r10,%rax,2)\n"
+	"	mov	%rdx, 8(%r9)\n"
+	"	mov	%dx, 32(%r9,%rax,2)\n"
 	"	mov	$2, %edi\n"				/* SIM_LEAN_MEM */
 	".Llfm_fill:\n"
 	/* (a symbol for the tests: gdb stops here when this miss, not the C,
@@ -798,10 +795,10 @@ __asm__(
 	"	.globl	sim_lf_miss_x86_fill\n"
 	"	.hidden	sim_lf_miss_x86_fill\n"
 	"sim_lf_miss_x86_fill:\n"
-	/* a write: the 4-byte words of the line it touches in r10
+	/* a write: the 4-byte words of the line it touches in r9
 	 * (sim_lean_wmask, out of line), else none */
 	"	movd	%xmm11, %edx\n"			/* wfs */
-	"	xor	%r10d, %r10d\n"
+	"	xor	%r9d, %r9d\n"
 	"	shr	$1, %edx\n"
 	"	and	$1, %edx\n"				/* a write */
 	"	jnz	.Llfm_wmask\n"
@@ -809,31 +806,32 @@ __asm__(
 	/* the fill of way rcx: key E, or M for a write; the way's metadata
 	 * private (sim_meta_fill_priv); the most recent stamp */
 	"	lea	2(%r11,%rdx), %r11\n"			/* the key: | E, | M */
-	"	mov	%r11, (%r9,%rcx,8)\n"
+	"	mov	%r11, (%r10,%rcx,8)\n"
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
 	"	add	$1, %rax\n"
 	"	mov	%rax, " A_S(A_C_L1_CLOCK) "(%r8)\n"
-	"	mov	%rax, 64(%r9,%rcx,8)\n"
+	"	mov	%rax, 64(%r10,%rcx,8)\n"
 	"	movq	%xmm14, %rax\n"
 	"	add	%rcx, %rax\n"				/* i */
 	"	lea	(%rax,%rax,2), %rcx\n"
 	"	shl	$3, %rcx\n"
 	"	add	" A_S(A_C_L1_META) "(%r8), %rcx\n"
-	"	mov	%r10, (%rcx)\n"				/* wpub */
-	"	movq	%xmm12, %r9\n"			/* the object */
-	"	mov	" A_S(A_O_IDX) "(%r9), %r10d\n"
-	"	mov	%r10, 8(%rcx)\n"			/* cookie; dent 0 */
-	"	mov	%rdx, %r10\n"
-	"	shl	$32, %r10\n"				/* dirty */
-	"	bts	$48, %r10\n"				/* priv */
-	"	mov	%r10, 16(%rcx)\n"
-	"	mov	$2, %r10d\n"
-	"	sub	%edx, %r10d\n"			/* wok: 1, or UPGRADE */
+	"	mov	%r9, (%rcx)\n"				/* wpub */
+	"	movq	%xmm12, %r10\n"			/* the object */
+	"	mov	" A_S(A_O_IDX) "(%r10), %r9d\n"
+	"	mov	%r9, 8(%rcx)\n"			/* cookie; dent 0 */
+	"	mov	%rdx, %r9\n"
+	"	shl	$32, %r9\n"				/* dirty */
+	"	bts	$48, %r9\n"				/* priv */
+	"	mov	%r9, 16(%rcx)\n"
+	"	mov	$2, %r9d\n"
+	"	sub	%edx, %r9d\n"			/* wok: 1, or UPGRADE */
 	/* the filter's entry (sim_memo_lf): the line, its key word, its key
-	 * index, a write's rights (r10d), the object and its vector; the memo
+	 * index, a write's rights (r9d), the object and its vector; the memo
 	 * of the last line forgotten. Then sim_core_exit, count_outcome (rdi
-	 * the level, rdx a write), the tick on a miss (not 1: no look; an L1
-	 * hit does not count, backend_sim_lf.c), mon_rt_leave */
+	 * the level, rdx a write), the tick on a miss (an L1 hit does not
+	 * count, backend_sim_lf.c) and at 0 the look (mon_sim_lf_look_leave:
+	 * the C's order), mon_rt_leave */
 	".Llfm_entry:\n"
 	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
@@ -846,9 +844,9 @@ __asm__(
 	"	mov	%rsi, (%rcx)\n"				/* line */
 	"	mov	%r11, 8(%rcx)\n"			/* want */
 	"	mov	%eax, 16(%rcx)\n"			/* i */
-	"	mov	%r10d, 24(%rcx)\n"			/* wok */
+	"	mov	%r9d, 24(%rcx)\n"			/* wok */
 	"	movq	%xmm13, %rax\n"			/* the counter vector */
-	"	mov	%r9, 32(%rcx)\n"
+	"	mov	%r10, 32(%rcx)\n"
 	"	mov	%rax, 40(%rcx)\n"
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	lea	(%rdx,%rdi,2), %rdx\n"
@@ -856,8 +854,12 @@ __asm__(
 	"	cmpl	$1, %edi\n"				/* the level 0: CF */
 	"	adcl	$-1, " A_S(A_C_LF_TICK) "(%r8)\n"
 	"	movq	%xmm8, %rdi\n"
+	"	jz	.Llfm_look\n"
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
 	"	ret\n"
+	".Llfm_look:\n"
+	"	mov	%r8, %rsi\n"
+	"	jmp	mon_sim_lf_look_leave\n"
 	/* an L1 hit the filter did not hold (its entry taken by another
 	 * line): the first candidate whose whole key is the line's, in E or M
 	 * and untracked (sim_lean_body's hit), else the C. Registers as the
@@ -867,7 +869,7 @@ __asm__(
 	"7:\n"
 	"	bsf	%eax, %ecx\n"
 	"	shr	$1, %ecx\n"
-	"	mov	(%r9,%rcx,8), %r11\n"
+	"	mov	(%r10,%rcx,8), %r11\n"
 	"	mov	%r11, %rdi\n"
 	"	and	$-4, %rdi\n"
 	"	cmp	%rdx, %rdi\n"
@@ -900,30 +902,30 @@ __asm__(
 	"	and	$1, %edx\n"				/* a write */
 	"	jz	9f\n"
 	"	or	$3, %r11\n"
-	"	mov	%r11, (%r9,%rcx,8)\n"
+	"	mov	%r11, (%r10,%rcx,8)\n"
 	"	orb	$1, " A_S(A_M_DIRTY) "(%rdi)\n"
 	"9:\n"
-	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %r10\n"
-	"	add	$1, %r10\n"
-	"	mov	%r10, " A_S(A_C_L1_CLOCK) "(%r8)\n"
-	"	mov	%r10, 64(%r9,%rcx,8)\n"
-	"	movq	%xmm12, %r9\n"			/* the object */
-	"	mov	" A_S(A_O_IDX) "(%r9), %r10d\n"
-	"	mov	%r10d, " A_S(A_M_COOKIE) "(%rdi)\n"
+	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %r9\n"
+	"	add	$1, %r9\n"
+	"	mov	%r9, " A_S(A_C_L1_CLOCK) "(%r8)\n"
+	"	mov	%r9, 64(%r10,%rcx,8)\n"
+	"	movq	%xmm12, %r10\n"			/* the object */
+	"	mov	" A_S(A_O_IDX) "(%r10), %r9d\n"
+	"	mov	%r9d, " A_S(A_M_COOKIE) "(%rdi)\n"
 	/* sim_lf_wok: M, its dirty bit; E, private: the silent upgrade */
-	"	mov	%r11d, %r10d\n"
-	"	and	$3, %r10d\n"
-	"	cmp	$3, %r10d\n"
+	"	mov	%r11d, %r9d\n"
+	"	and	$3, %r9d\n"
+	"	cmp	$3, %r9d\n"
 	"	jne	10f\n"
 	"	cmpb	$0, " A_S(A_M_DIRTY) "(%rdi)\n"
-	"	setne	%r10b\n"
+	"	setne	%r9b\n"
 	"	jmp	11f\n"
 	"10:\n"
 	"	cmpb	$0, " A_S(A_M_PRIV) "(%rdi)\n"
-	"	setne	%r10b\n"
-	"	add	%r10b, %r10b\n"			/* MON_SIM_LF_UPGRADE */
+	"	setne	%r9b\n"
+	"	add	%r9b, %r9b\n"			/* MON_SIM_LF_UPGRADE */
 	"11:\n"
-	"	movzbl	%r10b, %r10d\n"
+	"	movzbl	%r9b, %r9d\n"
 	"	xor	%edi, %edi\n"				/* the level: an L1 hit */
 	"	jmp	.Llfm_entry\n"
 	/* the victim M (rcx its key): sim_llc_writeback inline - into its
@@ -931,7 +933,7 @@ __asm__(
 	".Llfm_dirty:\n"
 	"	addq	$1, " A_S(A_C_NR_LLC_WB) "(%r8)\n"
 	"	movq	%rcx, %xmm15\n"			/* the victim's way */
-	"	mov	(%r9,%rcx,8), %rcx\n"			/* its key */
+	"	mov	(%r10,%rcx,8), %rcx\n"			/* its key */
 	"	mov	%rcx, %rdi\n"
 	"	and	$-4, %rdi\n"				/* SIM_KEY(victim line) */
 	"	shr	$2, %rcx\n"
@@ -961,7 +963,7 @@ __asm__(
 	"	movq	%xmm9, %rcx\n"			/* addr */
 	"	movd	%xmm11, %edx\n"
 	"	shr	$16, %edx\n"				/* size */
-	A_WORDS64("%rdx", "%edx", "%r10")
+	A_WORDS64("%rdx", "%edx", "%r9")
 	"	movq	%xmm15, %rcx\n"
 	"	mov	$1, %edx\n"
 	"	jmp	.Llfm_wdone\n"

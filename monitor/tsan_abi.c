@@ -209,7 +209,7 @@ static inline int seq_hook_ok(const struct mon_thread *t, uintptr_t addr, size_t
 		uint64_t g_ = __atomic_load_n(&mon_hot.gate, __ATOMIC_RELAXED); \
 									\
 		if (mon_likely(!g_)) {					\
-			if (!mon_sim_lf_access((uintptr_t)(addr), n, (flags), RET_PC)) \
+			if (!mon_sim_lf_access((uintptr_t)(addr), n, (flags))) \
 				prefix##n##_on(addr, RET_PC);		\
 		} else if (g_ & MON_HOT_DORMANT) {			\
 			return;						\

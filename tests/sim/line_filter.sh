@@ -108,13 +108,14 @@ if [ "$(uname -m)" = x86_64 ]; then
 	# and writes a dirty victim back into its LLC set, M (which no count
 	# shows: the oracle cannot tell a writeback skipped): at the first,
 	# the LLC's way (r11 the set, rax the way) holds the victim's line,
-	# the L1's way of it (the victim's, parked in xmm15) still M
+	# the L1's way of it (r10 the L1 set, the victim's way parked in
+	# xmm15) still M
 	# (never stopping, gdb fails on the registers: nothing printed)
 	# shellcheck disable=SC2016,SC2030,SC2031  # gdb's $ variables; a subshell's exports
 	wb=$(export AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_ORACLE="$out/probe.json"
 	     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_lf_miss_x86_wb' \
 		-ex run -ex 'set $llc = *(unsigned long *)($r11 + 64 + 8 * $rax)' \
-		-ex 'set $l1 = *(unsigned long *)($r9 + 8 * $xmm15.v2_int64[0])' \
+		-ex 'set $l1 = *(unsigned long *)($r10 + 8 * $xmm15.v2_int64[0])' \
 		-ex 'printf "wb %lu %lu %lu\n", $llc & 3, $l1 & 3, ($llc ^ $l1) >> 2' \
 		--args "$bin" "${arg[@]}" 2>&1 | awk '$1 == "wb" { print $2, $3, $4 }' || true)
 	[ "$wb" = "3 3 0" ] ||
