@@ -403,8 +403,8 @@ static struct mon_sim_lf *lf_last;
  * Object o has died (mon_obj_dead_hook, objmap.c): the entries of the
  * filter whose tag is o - in the slots of the lines it touches (whole
  * lines, and the split entries of the lines it shares), or anywhere when
- * it touches as many lines as the filter has slots - forgotten.
- * A hit through the filter then needs no test that its object lives (a
+ * it touches as many lines as the filter has slots - forgotten, and the
+ * assembly miss's memo of it (sim.h). A hit through the filter then needs no test that its object lives (a
  * block freed and its address reused at once: the hit would count into
  * the dead record). Entries are written only with a live object's tag
  * (the object cache's and the remembered lines' tests), so every entry's
@@ -422,6 +422,9 @@ static void lf_obj_dead(const struct mon_obj *o)
 
 	if (!f || end <= start)
 		return;
+	for (int k = 0; k < 2; k++)
+		if (f->memo[k].obj == o)
+			__atomic_store_n(&f->memo[k].hi, 0, __ATOMIC_RELAXED);
 	if (stop - first >= n) {
 		for (uint64_t i = 0; i < n; i++)
 			if (f->ent[i].tag[0] == (uintptr_t)o)

@@ -87,7 +87,8 @@
 #define A_C_SIM 0
 #define A_C_L1_SET_MASK 736
 #define A_C_LF_TICK 1368
-#define A_C_NR_LLC_WB 1416
+#define A_C_NR_LLC_WB 1480
+#define A_C_LF_MEMO 1400
 #define A_S_LLC 784
 #define A_L_BLK 0
 #define A_L_SET_MASK 24
@@ -156,6 +157,11 @@ A_FIELD(struct mon_thread, cache.hint, A_T_CACHE_HINT, 4);
 A_FIELD(struct mon_sim_core, sim, A_C_SIM, 8);
 A_FIELD(struct mon_sim_core, l1.set_mask, A_C_L1_SET_MASK, 8);
 A_FIELD(struct mon_sim_core, lf.tick, A_C_LF_TICK, 4);
+A_FIELD(struct mon_sim_core, lf.memo, A_C_LF_MEMO, 64);
+A_FIELD(struct mon_sim_lf_memo, lo, 0, 8);
+A_FIELD(struct mon_sim_lf_memo, hi, 8, 8);
+A_FIELD(struct mon_sim_lf_memo, obj, 16, 8);
+A_FIELD(struct mon_sim_lf_memo, v, 24, 8);
 A_FIELD(struct mon_sim_core, nr_llc_wb, A_C_NR_LLC_WB, 8);
 A_FIELD(struct mon_sim, llc, A_S_LLC, 8);
 A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
@@ -654,41 +660,20 @@ __asm__(
 	/* on, solo, SIM_LEAN_FIT_8_16_64, the assembly allowed (sim.h) */
 	"	cmpl	$" A_S(MON_SIM_LF_ON_ASM) ", " A_S(A_C_LF_ON) "(%r8)\n"
 	"	jne	.Llfm_out\n"
-	/* the way of the object cache whose object holds the whole line: the
-	 * hint, else the next ones (mon_objcache_way's order) */
-	"	mov	%rsi, %r10\n"
-	"	and	$-64, %r10\n"
-	"	lea	64(%r10), %r11\n"
-	"	mov	" A_S(A_T_CACHE_HINT) "(%rdi), %eax\n"
-	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n"
-	"	jb	1f\n"
-	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n"
-	"	jbe	.Llfm_obj\n"
-	"1:\n"
-#define A_LFM_WAY \
-	"	add	$1, %eax\n" \
-	"	and	$3, %eax\n" \
-	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n" \
-	"	jb	1f\n" \
-	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n" \
-	"	jbe	.Llfm_hint\n" \
-	"1:\n"
-	A_LFM_WAY A_LFM_WAY A_LFM_WAY
-#undef A_LFM_WAY
-	"	jmp	.Llfm_out\n"
-	".Llfm_hint:\n"
-	"	mov	%eax, " A_S(A_T_CACHE_HINT) "(%rdi)\n"
-	".Llfm_obj:\n"
-	"	mov	" A_S(A_T_CACHE_OBJ) "(%rdi,%rax,8), %r10\n"
-	"	testb	$1, " A_S(A_O_FLAGS) "(%r10)\n"	/* MON_OBJF_LIVE */
-	"	jz	.Llfm_out\n"
-	"	mov	" A_S(A_T_CACHE_COUNTS) "(%rdi,%rax,8), %r11\n"
-	"	test	%r11, %r11\n"
-	"	jz	.Llfm_out\n"
 	"	movq	%rdi, %xmm8\n"
 	"	movq	%rsi, %xmm9\n"
 	"	movq	%rcx, %xmm10\n"
 	"	movd	%edx, %xmm11\n"
+	/* the object: the memo's first entry (sim.h: an object whose whole
+	 * lines hold the address's, and the owner's vector of it), else its
+	 * second, else the object cache (both out of line) */
+	"	cmp	" A_S(A_C_LF_MEMO) "(%r8), %rsi\n"
+	"	jb	.Llfm_memo1\n"
+	"	cmp	" A_S(A_C_LF_MEMO) "+8(%r8), %rsi\n"
+	"	jae	.Llfm_memo1\n"
+	"	mov	" A_S(A_C_LF_MEMO) "+16(%r8), %r10\n"
+	"	mov	" A_S(A_C_LF_MEMO) "+24(%r8), %r11\n"
+	".Llfm_obj_ok:\n"
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
@@ -860,6 +845,63 @@ __asm__(
 	".Llfm_look:\n"
 	"	mov	%r8, %rsi\n"
 	"	jmp	mon_sim_lf_look_leave\n"
+	/* the memo's second entry */
+	".Llfm_memo1:\n"
+	"	cmp	" A_S(A_C_LF_MEMO) "+32(%r8), %rsi\n"
+	"	jb	.Llfm_objc\n"
+	"	cmp	" A_S(A_C_LF_MEMO) "+40(%r8), %rsi\n"
+	"	jae	.Llfm_objc\n"
+	"	mov	" A_S(A_C_LF_MEMO) "+48(%r8), %r10\n"
+	"	mov	" A_S(A_C_LF_MEMO) "+56(%r8), %r11\n"
+	"	jmp	.Llfm_obj_ok\n"
+	".Llfm_objc:\n"
+	/* the way of the object cache whose object holds the whole line: the
+	 * hint, else the next ones (mon_objcache_way's order); a live object
+	 * with a vector goes into the memo's first entry, that entry to its
+	 * second */
+	"	mov	%rsi, %r10\n"
+	"	and	$-64, %r10\n"
+	"	lea	64(%r10), %r11\n"
+	"	mov	" A_S(A_T_CACHE_HINT) "(%rdi), %eax\n"
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n"
+	"	jb	1f\n"
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n"
+	"	jbe	.Llfm_obj\n"
+	"1:\n"
+#define A_LFM_WAY \
+	"	add	$1, %eax\n" \
+	"	and	$3, %eax\n" \
+	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n" \
+	"	jb	1f\n" \
+	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n" \
+	"	jbe	.Llfm_hint\n" \
+	"1:\n"
+	A_LFM_WAY A_LFM_WAY A_LFM_WAY
+#undef A_LFM_WAY
+	"	jmp	.Llfm_back\n"
+	".Llfm_hint:\n"
+	"	mov	%eax, " A_S(A_T_CACHE_HINT) "(%rdi)\n"
+	".Llfm_obj:\n"
+	"	mov	" A_S(A_T_CACHE_OBJ) "(%rdi,%rax,8), %r10\n"
+	"	testb	$1, " A_S(A_O_FLAGS) "(%r10)\n"	/* MON_OBJF_LIVE */
+	"	jz	.Llfm_back\n"
+	"	mov	" A_S(A_T_CACHE_COUNTS) "(%rdi,%rax,8), %r11\n"
+	"	test	%r11, %r11\n"
+	"	jz	.Llfm_back\n"
+	"	movdqu	" A_S(A_C_LF_MEMO) "(%r8), %xmm0\n"
+	"	movdqu	" A_S(A_C_LF_MEMO) "+16(%r8), %xmm1\n"
+	"	movdqu	%xmm0, " A_S(A_C_LF_MEMO) "+32(%r8)\n"
+	"	movdqu	%xmm1, " A_S(A_C_LF_MEMO) "+48(%r8)\n"
+	"	mov	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %rcx\n"
+	"	add	$63, %rcx\n"
+	"	and	$-64, %rcx\n"				/* the first whole line */
+	"	mov	%rcx, " A_S(A_C_LF_MEMO) "(%r8)\n"
+	"	mov	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %rcx\n"
+	"	and	$-64, %rcx\n"				/* past the last */
+	"	mov	%rcx, " A_S(A_C_LF_MEMO) "+8(%r8)\n"
+	"	mov	%r10, " A_S(A_C_LF_MEMO) "+16(%r8)\n"
+	"	mov	%r11, " A_S(A_C_LF_MEMO) "+24(%r8)\n"
+	"	jmp	.Llfm_obj_ok\n"
 	/* an L1 hit the filter did not hold (its entry taken by another
 	 * line): the first candidate whose whole key is the line's, in E or M
 	 * and untracked (sim_lean_body's hit), else the C. Registers as the

@@ -337,6 +337,7 @@ void mon_sim_core_lf_forget(struct mon_sim_core *c)
 	 * owner, a fork, the filter off for good) */
 	for (uint64_t i = 0; i < 1ull << MON_SIM_LF_BITS; i++)
 		c->lf.ent[i].line = UINT64_MAX;
+	c->lf.memo[0].hi = c->lf.memo[1].hi = 0;
 }
 
 void mon_sim_lf_enable(struct mon_sim *s, int on)

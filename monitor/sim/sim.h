@@ -133,6 +133,17 @@ struct mon_sim_lf {
 	uint64_t llc_pf_mask;		/* llc_pf + (line & llc_pf_mask) * MON_SIM_LF_LLC_SET
 					 * (SIM_LEAN_FIT_8_16_64's LLC sets; else one
 					 * line of the caller's and 0) */
+	/* the caller's assembly miss's memo of the objects of its misses
+	 * (backend_sim_x86.c), the more recently found first: the whole
+	 * lines [lo, hi) of a live object (its bytes rounded in to lines),
+	 * the object and the owner's counter vector of it; hi 0: empty.
+	 * Forgotten with the entries (mon_sim_core_lf_forget: a fold, a mode
+	 * switch, a new owner ...) and when its object dies (the caller's) */
+	struct mon_sim_lf_memo {
+		uintptr_t lo, hi;
+		const void *obj;
+		uint64_t *v;
+	} memo[2];
 };
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words) */
