@@ -47,7 +47,9 @@
 #include "backend_sim.h"
 
 static struct mon_sim *sim;	/* atomic: set once by activation */
-int mon_sim_lf_cold;		/* mon_backend_sim_sampled */
+int mon_sim_lf_cold;		/* sampled mode settles cold LLC sets
+				 * (mon_backend_sim_sampled): the assembly miss
+				 * leaves those misses to the C */
 
 /* The counter slot of each metric: its position in sim_metrics, which
  * mon_counts_configure keeps (checked at activation). Constants, so that
@@ -404,9 +406,9 @@ static struct mon_sim_lf *lf_last;
  * filter whose tag is o - in the slots of the lines it touches (whole
  * lines, and the split entries of the lines it shares), or anywhere when
  * it touches as many lines as the filter has slots - forgotten, and the
- * assembly miss's memo of it (sim.h). A hit through the filter then needs no test that its object lives (a
- * block freed and its address reused at once: the hit would count into
- * the dead record). Entries are written only with a live object's tag
+ * assembly miss's memo of it (sim.h). A hit through the filter then needs
+ * no test that its object lives (a block freed and its address reused at
+ * once: the hit would count into the dead record). Entries are written only with a live object's tag
  * (the object cache's and the remembered lines' tests), so every entry's
  * object lives. On the owner's thread, the only program thread while the
  * filter is on; from another (a runtime thread) one store of the line as

@@ -560,9 +560,12 @@ __asm__(
  * (mon_sim_lf_cold), a core shared, or whose filter's on is not
  * MON_SIM_LF_ON_ASM (sim.h: one test for the filter off, a core not solo,
  * another lean kind, a host without SSE4.1 - pminsd, phminposuw, pshufb -
- * and AMEBA_SIM_ASM=0), no such object, a way in I or S or tracked, a way whose key's low half alone is
- * the line's (a twin 2^30 lines away), a stamp to renumber in the L1
- * (sim_lru_renumber) or in the LLC's set (its clock at the maximum).
+ * and AMEBA_SIM_ASM=0), no such object, a way in I or S or tracked, a way
+ * whose key's low half alone is the line's (a twin 2^30 lines away), a
+ * stamp to renumber in the L1 (sim_lru_renumber) or in the LLC's set (its
+ * clock at the maximum). The object comes from the filter's memo of the
+ * last two its misses found (sim.h), else from the object cache, which
+ * then fills the memo.
  *
  * Why: gcc keeps t, the core, the line, the two sets, the object, its
  * vector, the way and the flags live across the whole miss, saves five
@@ -582,8 +585,9 @@ __asm__(
  * LLC's while the core is of this kind).
  *
  * Registers: r8 the core, rsi the line, r10 the L1 set's keys, r9 the LLC
- * set (where the hook passed it), r11 the line's key (from the L1's search on), rcx the victim's way
- * (from its choice to the fill); rax, rdx, rdi scratch. Parked: xmm8 t,
+ * set (where the hook passed it), r11 the line's key (from the L1's
+ * search on), rcx the victim's way (from its choice to the fill); rax,
+ * rdx, rdi scratch. Parked: xmm8 t,
  * xmm9 addr, xmm10 pc, xmm11 wfs, xmm12 the object, xmm13 its counter
  * vector, xmm14 the set's first key index; xmm15 the victim's way where a
  * dirty victim's writeback or a write's words need rcx.
