@@ -408,11 +408,12 @@ static struct mon_sim_lf *lf_last;
  * it touches as many lines as the filter has slots - forgotten, and the
  * assembly miss's memo of it (sim.h). A hit through the filter then needs
  * no test that its object lives (a block freed and its address reused at
- * once: the hit would count into the dead record). Entries are written only with a live object's tag
- * (the object cache's and the remembered lines' tests), so every entry's
- * object lives. On the owner's thread, the only program thread while the
- * filter is on; from another (a runtime thread) one store of the line as
- * a hit reads it, as a flag cleared during a hit was before.
+ * once: the hit would count into the dead record). Entries are written
+ * only with a live object's tag (the object cache's and the remembered
+ * lines' tests), so every entry's object lives. On the owner's thread, the
+ * only program thread while the filter is on; from another (a runtime
+ * thread) one store of the line as a hit reads it, as a flag cleared
+ * during a hit was before.
  */
 static void lf_obj_dead(const struct mon_obj *o)
 {
