@@ -995,10 +995,10 @@ __asm__(
 	"	.globl	sim_lf_miss_x86_wb\n"
 	"	.hidden	sim_lf_miss_x86_wb\n"
 	"sim_lf_miss_x86_wb:\n"
-	"	lea	4(,%rsi,4), %r11\n"
-	"	movq	%xmm15, %rcx\n"
-	"	jmp	.Llfm_ref1\n"
-	/* the victim not in the LLC: nothing to write back */
+	"	jmp	.Llfm_ref\n"
+	/* back to the line's reference (the victim written back, or not in
+	 * the LLC: nothing to write back), its key and the victim's way as
+	 * the main path has them */
 	".Llfm_ref:\n"
 	"	lea	4(,%rsi,4), %r11\n"
 	"	movq	%xmm15, %rcx\n"
