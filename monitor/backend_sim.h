@@ -81,7 +81,8 @@ extern struct mon_sim_core mon_sim_lf_none_core MON_HIDDEN;
 void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc)
 	MON_HIDDEN;
 /* The same in x86-64 assembly for the usual case (backend_sim_x86.c), which
- * jumps to mon_sim_lf_miss for any other; it serves while the filter's on
+ * jumps to mon_sim_lf_miss for any other (sim_lf_miss_x86_rd for a read,
+ * sim_lf_miss_x86_wr for a write); it serves while the filter's on
  * is MON_SIM_LF_ON_ASM (sim.h: set where the filter is installed for the
  * backend's assembly line entry on a host with SSE4.1, in a core of the
  * kind it simulates) and sampled mode does not settle cold LLC sets
@@ -91,9 +92,15 @@ void mon_sim_lf_miss(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr
  * change); llc_set: the miss's LLC set where the hook prefetched it
  * (mon_sim_lf_miss_on), which it takes as the set to search while c is of
  * the filter's kind (lf_init: the two agree there) */
-void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
-		     struct mon_sim_core *c, const char *llc_set) MON_HIDDEN;
-#define SIM_LF_MISS sim_lf_miss_x86
+void sim_lf_miss_x86_rd(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
+			struct mon_sim_core *c, const char *llc_set) MON_HIDDEN;
+void sim_lf_miss_x86_wr(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
+			struct mon_sim_core *c, const char *llc_set) MON_HIDDEN;
+/* the read's miss or the write's: two copies, whose fill, hit and count
+ * know which (wfs is a constant in every hook: the choice costs nothing) */
+#define SIM_LF_MISS(t, addr, wfs, pc, c, llc_set)                                          \
+	(((wfs) & MON_ACC_WRITE) ? sim_lf_miss_x86_wr : sim_lf_miss_x86_rd)(t, addr, wfs, pc, \
+									     c, llc_set)
 #else
 #define SIM_LF_MISS(t, addr, wfs, pc, c, llc_set) mon_sim_lf_miss(t, addr, wfs, pc)
 #endif

@@ -577,6 +577,14 @@ __asm__(
  * the red zone took eight of each (gemm, chase, stream 1-2% less CPU time;
  * docs/simulator.md, "The filter's miss in assembly").
  *
+ * Two copies (the macro lfm_miss): sim_lf_miss_x86_rd for the read hooks,
+ * sim_lf_miss_x86_wr for the write and read-write ones (backend_sim.h
+ * SIM_LF_MISS chooses: wfs is a constant in every hook). What differs is
+ * known when it is assembled - the write's words, the key's state, the
+ * metadata's dirty bit, the entry's rights, the count's slot - so neither
+ * tests the access's kind (gemm, whose misses are reads: 150.6 -> 140.9
+ * instructions a miss).
+ *
  * Arguments: t, addr, wfs, pc as mon_sim_lf_miss's, then the core (r8)
  * and the LLC set (r9) the hook had at hand: with them the core's fields
  * and the set's lines are loaded without waiting on t->backend_data (which
@@ -646,12 +654,14 @@ __asm__(
 	".Llfm_zero:\n"				/* pshufb: byte 0 everywhere */
 	"	.long	0, 0, 0, 0\n"
 	"	.popsection\n"
-	"	.pushsection .text\n"
+	/* one miss for reads (w 0), one for writes (w 1): the hook's write
+	 * bit is a constant where it calls (SIM_LF_MISS) */
+	"	.macro	lfm_miss name, w\n"
 	"	.p2align 4\n"
-	"	.globl	sim_lf_miss_x86\n"
-	"	.hidden	sim_lf_miss_x86\n"
-	"	.type	sim_lf_miss_x86, @function\n"
-	"sim_lf_miss_x86:\n"
+	"	.globl	\\name\n"
+	"	.hidden	\\name\n"
+	"	.type	\\name, @function\n"
+	"\\name:\n"
 	"	.cfi_startproc\n"
 	"	cmpl	$0, mon_sim_lf_cold(%rip)\n"	/* sampled mode's cold sets */
 	"	jne	mon_sim_lf_miss\n"
@@ -660,10 +670,10 @@ __asm__(
 	"	addl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"	/* mon_rt_enter */
 	"	movl	$1, " A_S(A_C_BUSY) "(%r8)\n"	/* sim_core_try_enter */
 	"	cmpl	$0, " A_S(A_C_SHARED) "(%r8)\n"
-	"	jne	.Llfm_out\n"
+	"	jne	.Llfm_out\\@\n"
 	/* on, solo, SIM_LEAN_FIT_8_16_64, the assembly allowed (sim.h) */
 	"	cmpl	$" A_S(MON_SIM_LF_ON_ASM) ", " A_S(A_C_LF_ON) "(%r8)\n"
-	"	jne	.Llfm_out\n"
+	"	jne	.Llfm_out\\@\n"
 	"	movq	%rdi, %xmm8\n"
 	"	movq	%rsi, %xmm9\n"
 	"	movq	%rcx, %xmm10\n"
@@ -672,12 +682,12 @@ __asm__(
 	 * lines hold the address's, and the owner's vector of it), else its
 	 * second, else the object cache (both out of line) */
 	"	cmp	" A_S(A_C_LF_MEMO) "(%r8), %rsi\n"
-	"	jb	.Llfm_memo1\n"
+	"	jb	.Llfm_memo1\\@\n"
 	"	cmp	" A_S(A_C_LF_MEMO) "+8(%r8), %rsi\n"
-	"	jae	.Llfm_memo1\n"
+	"	jae	.Llfm_memo1\\@\n"
 	"	mov	" A_S(A_C_LF_MEMO) "+16(%r8), %r10\n"
 	"	mov	" A_S(A_C_LF_MEMO) "+24(%r8), %r11\n"
-	".Llfm_obj_ok:\n"
+	".Llfm_obj_ok\\@:\n"
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
@@ -709,14 +719,14 @@ __asm__(
 	"	packssdw	%xmm3, %xmm1\n"
 	"	pmovmskb	%xmm1, %eax\n"
 	"	test	%eax, %eax\n"
-	"	jnz	.Llfm_l1hit\n"
+	"	jnz	.Llfm_l1hit\\@\n"
 	/* nothing to renumber: the L1's stamps below 2^31 (sim_lru_min8),
 	 * the LLC set's clock below its maximum (sim_llc16_touch) */
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
 	"	cmp	sim_stamp_renumber_at(%rip), %rax\n"
-	"	jae	.Llfm_back\n"
+	"	jae	.Llfm_back\\@\n"
 	"	cmpq	$0xffff, 8(%r9)\n"
-	"	jae	.Llfm_back\n"
+	"	jae	.Llfm_back\\@\n"
 	/* sim_lru_min8: the lowest-numbered way of the smallest stamp */
 	"	movups	64(%r10), %xmm1\n"
 	"	movups	80(%r10), %xmm2\n"
@@ -740,19 +750,19 @@ __asm__(
 	"	mov	(%r10,%rax,8), %rdx\n"			/* its key's state */
 	"	and	$3, %edx\n"
 	"	cmp	$3, %edx\n"				/* M: written back */
-	"	je	.Llfm_dirty\n"
+	"	je	.Llfm_dirty\\@\n"
 	/* sim_llc16_ref_n: the line in its set, its key in r11 (its
 	 * fingerprint stays in every byte of xmm0) */
-	".Llfm_ref1:\n"
-	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r9", "%edi", "%r11", ".Llfm_llc_miss")
+	".Llfm_ref1\\@:\n"
+	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r9", "%edi", "%r11", ".Llfm_llc_miss\\@")
 	/* an LLC hit: the way most recently used (sim_llc16_touch) */
 	"	mov	8(%r9), %rdx\n"
 	"	add	$1, %rdx\n"
 	"	mov	%rdx, 8(%r9)\n"
 	"	mov	%dx, 32(%r9,%rax,2)\n"
 	"	mov	$1, %edi\n"				/* SIM_LEAN_LLC */
-	"	jmp	.Llfm_fill\n"
-	".Llfm_llc_miss:\n"
+	"	jmp	.Llfm_fill\\@\n"
+	".Llfm_llc_miss\\@:\n"
 	/* sim_llc16_min_n: the lowest-numbered way of the smallest stamp,
 	 * the line's key and fingerprint there, most recently used */
 	"	movdqu	32(%r9), %xmm1\n"
@@ -778,23 +788,28 @@ __asm__(
 	"	mov	%rdx, 8(%r9)\n"
 	"	mov	%dx, 32(%r9,%rax,2)\n"
 	"	mov	$2, %edi\n"				/* SIM_LEAN_MEM */
-	".Llfm_fill:\n"
+	".Llfm_fill\\@:\n"
 	/* (a symbol for the tests: gdb stops here when this miss, not the C,
 	 * filled a line - tests/sim/line_filter.sh) */
-	"	.globl	sim_lf_miss_x86_fill\n"
-	"	.hidden	sim_lf_miss_x86_fill\n"
-	"sim_lf_miss_x86_fill:\n"
+	"	.globl	\\name\\()_fill\n"
+	"	.hidden	\\name\\()_fill\n"
+	"\\name\\()_fill:\n"
 	/* a write: the 4-byte words of the line it touches in r9
-	 * (sim_lean_wmask, out of line), else none */
-	"	movd	%xmm11, %edx\n"			/* wfs */
+	 * (sim_lean_wmask; rcx, the victim's way, parked meanwhile); a read:
+	 * none */
+	"	.if	\\w\n"
+	"	movq	%rcx, %xmm15\n"
+	"	movq	%xmm9, %rcx\n"			/* addr */
+	"	movd	%xmm11, %edx\n"
+	"	shr	$16, %edx\n"				/* size */
+	A_WORDS64("%rdx", "%edx", "%r9")
+	"	movq	%xmm15, %rcx\n"
+	"	.else\n"
 	"	xor	%r9d, %r9d\n"
-	"	shr	$1, %edx\n"
-	"	and	$1, %edx\n"				/* a write */
-	"	jnz	.Llfm_wmask\n"
-	".Llfm_wdone:\n"
+	"	.endif\n"
 	/* the fill of way rcx: key E, or M for a write; the way's metadata
 	 * private (sim_meta_fill_priv); the most recent stamp */
-	"	lea	2(%r11,%rdx), %r11\n"			/* the key: | E, | M */
+	"	add	$(2 + \\w), %r11\n"			/* the key: | E, | M */
 	"	mov	%r11, (%r10,%rcx,8)\n"
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
 	"	add	$1, %rax\n"
@@ -809,19 +824,16 @@ __asm__(
 	"	movq	%xmm12, %r10\n"			/* the object */
 	"	mov	" A_S(A_O_IDX) "(%r10), %r9d\n"
 	"	mov	%r9, 8(%rcx)\n"			/* cookie; dent 0 */
-	"	mov	%rdx, %r9\n"
-	"	shl	$32, %r9\n"				/* dirty */
-	"	bts	$48, %r9\n"				/* priv */
+	"	movabs	$(1 << 48 | \\w << 32), %r9\n"	/* priv; dirty */
 	"	mov	%r9, 16(%rcx)\n"
-	"	mov	$2, %r9d\n"
-	"	sub	%edx, %r9d\n"			/* wok: 1, or UPGRADE */
+	"	mov	$(2 - \\w), %r9d\n"			/* wok: 1, or UPGRADE */
 	/* the filter's entry (sim_memo_lf): the line, its key word, its key
 	 * index, a write's rights (r9d), the object and its vector; the memo
 	 * of the last line forgotten. Then sim_core_exit, count_outcome (rdi
-	 * the level, rdx a write), the tick on a miss (an L1 hit does not
+	 * the level), the tick on a miss (an L1 hit does not
 	 * count, backend_sim_lf.c) and at 0 the look (mon_sim_lf_look_leave:
 	 * the C's order), mon_rt_leave */
-	".Llfm_entry:\n"
+	".Llfm_entry\\@:\n"
 	"	movq	$-1, " A_S(A_C_LAST_LINE) "(%r8)\n"
 	"	addq	$1, " A_S(A_C_LF_NOTES) "(%r8)\n"
 	"	mov	%rsi, %rcx\n"				/* mon_sim_lf_slot */
@@ -838,27 +850,27 @@ __asm__(
 	"	mov	%r10, 32(%rcx)\n"
 	"	mov	%rax, 40(%rcx)\n"
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
-	"	lea	(%rdx,%rdi,2), %rdx\n"
-	"	addq	$1, 208(%rax,%rdx,8)\n"		/* SLOT_OUTCOME + out * 2 + write */
-	"	cmpl	$1, %edi\n"				/* the level 0: CF */
+	"	add	%edi, %edi\n"
+	"	addq	$1, 208 + 8 * \\w(%rax,%rdi,8)\n"	/* SLOT_OUTCOME + out * 2 + write */
+	"	cmpl	$2, %edi\n"				/* the level 0: CF */
 	"	adcl	$-1, " A_S(A_C_LF_TICK) "(%r8)\n"
 	"	movq	%xmm8, %rdi\n"
-	"	jz	.Llfm_look\n"
+	"	jz	.Llfm_look\\@\n"
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
 	"	ret\n"
-	".Llfm_look:\n"
+	".Llfm_look\\@:\n"
 	"	mov	%r8, %rsi\n"
 	"	jmp	mon_sim_lf_look_leave\n"
 	/* the memo's second entry */
-	".Llfm_memo1:\n"
+	".Llfm_memo1\\@:\n"
 	"	cmp	" A_S(A_C_LF_MEMO) "+32(%r8), %rsi\n"
-	"	jb	.Llfm_objc\n"
+	"	jb	.Llfm_objc\\@\n"
 	"	cmp	" A_S(A_C_LF_MEMO) "+40(%r8), %rsi\n"
-	"	jae	.Llfm_objc\n"
+	"	jae	.Llfm_objc\\@\n"
 	"	mov	" A_S(A_C_LF_MEMO) "+48(%r8), %r10\n"
 	"	mov	" A_S(A_C_LF_MEMO) "+56(%r8), %r11\n"
-	"	jmp	.Llfm_obj_ok\n"
-	".Llfm_objc:\n"
+	"	jmp	.Llfm_obj_ok\\@\n"
+	".Llfm_objc\\@:\n"
 	/* the way of the object cache whose object holds the whole line: the
 	 * hint, else the next ones (mon_objcache_way's order); a live object
 	 * with a vector goes into the memo's first entry, that entry to its
@@ -870,7 +882,7 @@ __asm__(
 	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n"
 	"	jb	1f\n"
 	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n"
-	"	jbe	.Llfm_obj\n"
+	"	jbe	.Llfm_obj\\@\n"
 	"1:\n"
 #define A_LFM_WAY \
 	"	add	$1, %eax\n" \
@@ -878,20 +890,20 @@ __asm__(
 	"	cmp	" A_S(A_T_CACHE_START) "(%rdi,%rax,8), %r10\n" \
 	"	jb	1f\n" \
 	"	cmp	" A_S(A_T_CACHE_END) "(%rdi,%rax,8), %r11\n" \
-	"	jbe	.Llfm_hint\n" \
+	"	jbe	.Llfm_hint\\@\n" \
 	"1:\n"
 	A_LFM_WAY A_LFM_WAY A_LFM_WAY
 #undef A_LFM_WAY
-	"	jmp	.Llfm_back\n"
-	".Llfm_hint:\n"
+	"	jmp	.Llfm_back\\@\n"
+	".Llfm_hint\\@:\n"
 	"	mov	%eax, " A_S(A_T_CACHE_HINT) "(%rdi)\n"
-	".Llfm_obj:\n"
+	".Llfm_obj\\@:\n"
 	"	mov	" A_S(A_T_CACHE_OBJ) "(%rdi,%rax,8), %r10\n"
 	"	testb	$1, " A_S(A_O_FLAGS) "(%r10)\n"	/* MON_OBJF_LIVE */
-	"	jz	.Llfm_back\n"
+	"	jz	.Llfm_back\\@\n"
 	"	mov	" A_S(A_T_CACHE_COUNTS) "(%rdi,%rax,8), %r11\n"
 	"	test	%r11, %r11\n"
-	"	jz	.Llfm_back\n"
+	"	jz	.Llfm_back\\@\n"
 	"	movdqu	" A_S(A_C_LF_MEMO) "(%r8), %xmm0\n"
 	"	movdqu	" A_S(A_C_LF_MEMO) "+16(%r8), %xmm1\n"
 	"	movdqu	%xmm0, " A_S(A_C_LF_MEMO) "+32(%r8)\n"
@@ -905,12 +917,12 @@ __asm__(
 	"	mov	%rcx, " A_S(A_C_LF_MEMO) "+8(%r8)\n"
 	"	mov	%r10, " A_S(A_C_LF_MEMO) "+16(%r8)\n"
 	"	mov	%r11, " A_S(A_C_LF_MEMO) "+24(%r8)\n"
-	"	jmp	.Llfm_obj_ok\n"
+	"	jmp	.Llfm_obj_ok\\@\n"
 	/* an L1 hit the filter did not hold (its entry taken by another
 	 * line): the first candidate whose whole key is the line's, in E or M
 	 * and untracked (sim_lean_body's hit), else the C. Registers as the
 	 * miss's; rcx the way, r11 its key, rdi its metadata */
-	".Llfm_l1hit:\n"
+	".Llfm_l1hit\\@:\n"
 	"	lea	4(,%rsi,4), %rdx\n"			/* SIM_KEY(line) */
 	"7:\n"
 	"	bsf	%eax, %ecx\n"
@@ -925,32 +937,29 @@ __asm__(
 	"	lea	-1(%rax), %edi\n"
 	"	and	%edi, %eax\n"
 	"	jnz	7b\n"
-	"	jmp	.Llfm_back\n"				/* a twin: the C */
+	"	jmp	.Llfm_back\\@\n"				/* a twin: the C */
 	"8:\n"
 	/* (for the tests: gdb stops here when this hit is found) */
-	"	.globl	sim_lf_miss_x86_hit\n"
-	"	.hidden	sim_lf_miss_x86_hit\n"
-	"sim_lf_miss_x86_hit:\n"
+	"	.globl	\\name\\()_hit\n"
+	"	.hidden	\\name\\()_hit\n"
+	"\\name\\()_hit:\n"
 	"	mov	%r11d, %edi\n"
 	"	and	$3, %edi\n"
 	"	cmp	$2, %edi\n"				/* I or S: the C */
-	"	jb	.Llfm_back\n"
+	"	jb	.Llfm_back\\@\n"
 	"	movq	%xmm14, %rax\n"
 	"	add	%rcx, %rax\n"				/* i */
 	"	lea	(%rax,%rax,2), %rdi\n"
 	"	shl	$3, %rdi\n"
 	"	add	" A_S(A_C_L1_META) "(%r8), %rdi\n"
 	"	cmpb	$0, " A_S(A_M_TRACK) "(%rdi)\n"	/* tracked: the C */
-	"	jne	.Llfm_back\n"
+	"	jne	.Llfm_back\\@\n"
 	/* E -> M on a write, the stamp, the cookie, the dirty bit */
-	"	movd	%xmm11, %edx\n"
-	"	shr	$1, %edx\n"
-	"	and	$1, %edx\n"				/* a write */
-	"	jz	9f\n"
+	"	.if	\\w\n"
 	"	or	$3, %r11\n"
 	"	mov	%r11, (%r10,%rcx,8)\n"
 	"	orb	$1, " A_S(A_M_DIRTY) "(%rdi)\n"
-	"9:\n"
+	"	.endif\n"
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %r9\n"
 	"	add	$1, %r9\n"
 	"	mov	%r9, " A_S(A_C_L1_CLOCK) "(%r8)\n"
@@ -973,10 +982,10 @@ __asm__(
 	"11:\n"
 	"	movzbl	%r9b, %r9d\n"
 	"	xor	%edi, %edi\n"				/* the level: an L1 hit */
-	"	jmp	.Llfm_entry\n"
+	"	jmp	.Llfm_entry\\@\n"
 	/* the victim M (rcx its key): sim_llc_writeback inline - into its
 	 * LLC set, M, if it is there (no lock: the core solo, one node) */
-	".Llfm_dirty:\n"
+	".Llfm_dirty\\@:\n"
 	"	addq	$1, " A_S(A_C_NR_LLC_WB) "(%r8)\n"
 	"	movq	%rcx, %xmm15\n"			/* the victim's way */
 	"	mov	(%r10,%rcx,8), %rcx\n"			/* its key */
@@ -987,45 +996,40 @@ __asm__(
 	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
 	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
 	A_LFM_LLC_SET("%rax", "%rcx", "%r11")
-	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref")
+	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref\\@")
 	"	or	$3, %rdi\n"
 	"	mov	%rdi, 64(%r11,%rax,8)\n"
 	/* (for the tests: gdb stops here when a dirty victim was written
 	 * back; no count shows it, the LLC's M state feeds none) */
-	"	.globl	sim_lf_miss_x86_wb\n"
-	"	.hidden	sim_lf_miss_x86_wb\n"
-	"sim_lf_miss_x86_wb:\n"
-	"	jmp	.Llfm_ref\n"
+	"	.globl	\\name\\()_wb\n"
+	"	.hidden	\\name\\()_wb\n"
+	"\\name\\()_wb:\n"
+	"	jmp	.Llfm_ref\\@\n"
 	/* back to the line's reference (the victim written back, or not in
 	 * the LLC: nothing to write back), its key and the victim's way as
 	 * the main path has them */
-	".Llfm_ref:\n"
+	".Llfm_ref\\@:\n"
 	"	lea	4(,%rsi,4), %r11\n"
 	"	movq	%xmm15, %rcx\n"
-	"	jmp	.Llfm_ref1\n"
-	/* a write's words (rcx, the victim's way, parked) */
-	".Llfm_wmask:\n"
-	"	movq	%rcx, %xmm15\n"
-	"	movq	%xmm9, %rcx\n"			/* addr */
-	"	movd	%xmm11, %edx\n"
-	"	shr	$16, %edx\n"				/* size */
-	A_WORDS64("%rdx", "%edx", "%r9")
-	"	movq	%xmm15, %rcx\n"
-	"	mov	$1, %edx\n"
-	"	jmp	.Llfm_wdone\n"
+	"	jmp	.Llfm_ref1\\@\n"
 	/* not the usual miss: undo, and the C */
-	".Llfm_back:\n"
+	".Llfm_back\\@:\n"
 	"	movq	%xmm8, %rdi\n"
 	"	movq	%xmm9, %rsi\n"
 	"	movq	%xmm10, %rcx\n"
 	"	movd	%xmm11, %edx\n"
-	".Llfm_out:\n"
+	".Llfm_out\\@:\n"
 	"	movl	$0, " A_S(A_C_BUSY) "(%r8)\n"
 	"	subl	$1, " A_S(A_T_IN_RT) "(%rdi)\n"
 	"	jmp	mon_sim_lf_miss\n"
 	"	.cfi_endproc\n"
-	"	.size	sim_lf_miss_x86, .-sim_lf_miss_x86\n"
-	"	.popsection\n");
+	"	.size	\\name, .-\\name\n"
+	"	.endm\n"
+	"	.pushsection .text\n"
+	"	lfm_miss sim_lf_miss_x86_rd, 0\n"
+	"	lfm_miss sim_lf_miss_x86_wr, 1\n"
+	"	.popsection\n"
+	"	.purgem	lfm_miss\n");
 #undef A_LFM_LLC_FIND
 #undef A_LFM_LLC_SET
 

@@ -80,8 +80,15 @@ void mon_sim_lf_upgrade_hit(struct mon_sim_lf *f, const struct mon_sim_lf_ent *e
 	abort();	/* never: no filter */
 }
 #if defined(__x86_64__) && defined(__GNUC__)	/* SIM_LF_MISS: the assembly miss */
-void sim_lf_miss_x86(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
-		     struct mon_sim_core *c, const char *llc_set)
+void sim_lf_miss_x86_rd(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
+			struct mon_sim_core *c, const char *llc_set)
+{
+	(void)c;
+	(void)llc_set;
+	mon_sim_lf_miss(t, addr, wfs, pc);
+}
+void sim_lf_miss_x86_wr(struct mon_thread *t, uintptr_t addr, uint32_t wfs, uintptr_t pc,
+			struct mon_sim_core *c, const char *llc_set)
 {
 	(void)c;
 	(void)llc_set;

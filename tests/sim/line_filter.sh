@@ -96,15 +96,20 @@ awk 'BEGIN { n = 0; bad = 0 } NR > 1 { n++; if ($1 != 0 || $2 != 0 || $3 != 0) b
      END { exit !(n >= 10 && bad == 0) }' "$out/looks" ||
 	{ echo "line_filter: $name: single mode used the filter: $(sed -n 2,4p "$out/looks" | tr '\n' ' ')" >&2; status=1; }
 if [ "$(uname -m)" = x86_64 ]; then
-	# the filter's miss in assembly (backend_sim_x86.c) fills lines by
-	# default, never with the C line entry
-	expect_ran hit sim_lf_miss_x86_fill "the assembly miss never filled a line" \
-		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
-	expect_ran "not hit" sim_lf_miss_x86_fill "AMEBA_SIM_ASM=0 ran the assembly miss" \
-		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_SIM_ASM=0 || status=1
-	# and takes an L1 hit the filter did not hold (its entry another line's)
-	expect_ran hit sim_lf_miss_x86_hit "the assembly miss never took an L1 hit" \
-		AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
+	# the filter's miss in assembly (backend_sim_x86.c), its read's copy
+	# and its write's, fills lines by default, never with the C line entry
+	for rw in rd wr; do
+		expect_ran hit sim_lf_miss_x86_${rw}_fill "the assembly miss ($rw) never filled a line" \
+			AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter || status=1
+		expect_ran "not hit" sim_lf_miss_x86_${rw}_fill \
+			"AMEBA_SIM_ASM=0 ran the assembly miss ($rw)" \
+			AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_SIM_ASM=0 || status=1
+	done
+	# and takes an L1 hit the filter did not hold (its entry another
+	# line's: in the stencil, its writes')
+	expect_ran hit "sim_lf_miss_x86_rd_hit sim_lf_miss_x86_wr_hit" \
+		"the assembly miss never took an L1 hit" AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter ||
+		status=1
 	# and writes a dirty victim back into its LLC set, M (which no count
 	# shows: the oracle cannot tell a writeback skipped): at the first,
 	# the LLC's way (r11 the set, rax the way) holds the victim's line,
@@ -113,7 +118,8 @@ if [ "$(uname -m)" = x86_64 ]; then
 	# (never stopping, gdb fails on the registers: nothing printed)
 	# shellcheck disable=SC2016,SC2030,SC2031  # gdb's $ variables; a subshell's exports
 	wb=$(export AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_ORACLE="$out/probe.json"
-	     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_lf_miss_x86_wb' \
+	     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_lf_miss_x86_rd_wb' \
+		-ex 'break sim_lf_miss_x86_wr_wb' \
 		-ex run -ex 'set $llc = *(unsigned long *)($r11 + 64 + 8 * $rax)' \
 		-ex 'set $l1 = *(unsigned long *)($r10 + 8 * $xmm15.v2_int64[0])' \
 		-ex 'printf "wb %lu %lu %lu\n", $llc & 3, $l1 & 3, ($llc ^ $l1) >> 2' \

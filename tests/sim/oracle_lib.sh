@@ -22,12 +22,15 @@ parse_spec() {
 	name="$(basename "$bin") ${arg[*]}"
 }
 
-# ran FUNC BIN ARG...: "hit" when gdb stopped in FUNC while BIN ran, else
-# "not hit"
+# ran FUNC BIN ARG...: "hit" when gdb stopped in FUNC (or in any of the
+# functions FUNC lists, separated by spaces) while BIN ran, else "not hit"
 ran() {
-	local func=$1
+	local func brk=()
+	for func in $1; do
+		brk+=(-ex "break $func")
+	done
 	shift
-	gdb -q -batch -ex 'set breakpoint pending on' -ex "break $func" -ex run \
+	gdb -q -batch -ex 'set breakpoint pending on' "${brk[@]}" -ex run \
 		-ex 'info breakpoints' --args "$@" 2>&1 |
 		grep -q 'already hit' && echo hit || echo "not hit"
 }
