@@ -105,9 +105,16 @@ struct agent_resbuf {
 	uint64_t *pt;			/* [nr * nt]: counter i's row at i * nt */
 	const uint64_t **rows;		/* [nr]: the rows handed out, or NULL */
 	uint32_t *ids;			/* [nt]: the threads of the entries */
+	/* after a switch (agent_resbuf_carry()): what values and pt include of
+	 * the replaced experiment, AMEBA_NOT_CARRIED in carried[i] for a
+	 * counter that had no identical one (ameba_results.carried) */
+	uint64_t *carried;		/* [nr] */
+	uint64_t *carried_pt;		/* [nr * nt], as pt */
+	const uint64_t **carried_rows;	/* [nr] */
 	uint32_t nr, nt;
 	int has_ids;			/* else entry k is thread k's */
-	size_t cap_values, cap_pt, cap_rows, cap_ids;
+	int has_carry;
+	size_t cap_values, cap_pt, cap_rows, cap_ids, cap_carried, cap_carried_pt, cap_carried_rows;
 };
 
 /* Zeroed buffers for nr counters and nt threads (ids: theirs, or NULL for
@@ -118,8 +125,11 @@ static inline uint64_t *agent_resbuf_row(struct agent_resbuf *b, uint32_t i)
 {
 	return b->pt + (size_t)i * b->nt;
 }
+/* Zeroed carry buffers for b's counters and threads, handed out with the
+ * values (ameba_results.carried). 0 or AMEBA_ENOMEM. */
+int agent_resbuf_carry(struct agent_resbuf *b);
 /* Hands b to res: values, a row for each counter of exp that asked for
- * per-thread values, the threads. */
+ * per-thread values, the threads, and the carry if any. */
 void agent_resbuf_publish(struct agent_resbuf *b, const struct ameba_experiment *exp,
 			  struct agent_exp_result *res);
 void agent_resbuf_free(struct agent_resbuf *b);

@@ -45,8 +45,24 @@ int agent_resbuf_reset(struct agent_resbuf *b, uint32_t nr, uint32_t nt, const u
 	if (ids && nt)
 		memcpy(b->ids, ids, nt * sizeof(*ids));
 	b->has_ids = ids != NULL;
+	b->has_carry = 0;
 	b->nr = nr;
 	b->nt = nt;
+	return 0;
+}
+
+int agent_resbuf_carry(struct agent_resbuf *b)
+{
+	size_t npt = (size_t)b->nr * b->nt;
+
+	if (grow((void **)&b->carried, &b->cap_carried, (size_t)b->nr + 1, sizeof(*b->carried)) ||
+	    grow((void **)&b->carried_rows, &b->cap_carried_rows, (size_t)b->nr + 1,
+		 sizeof(*b->carried_rows)) ||
+	    grow((void **)&b->carried_pt, &b->cap_carried_pt, npt + 1, sizeof(*b->carried_pt)))
+		return AMEBA_ENOMEM;
+	memset(b->carried, 0, b->nr * sizeof(*b->carried));
+	memset(b->carried_pt, 0, npt * sizeof(*b->carried_pt));
+	b->has_carry = 1;
 	return 0;
 }
 
@@ -61,6 +77,14 @@ void agent_resbuf_publish(struct agent_resbuf *b, const struct ameba_experiment 
 	res->r.per_thread = b->rows;
 	res->r.nr_threads = b->nt;
 	res->r.thread_ids = b->has_ids && b->nt ? b->ids : NULL;
+	res->r.carried = NULL;
+	res->r.per_thread_carried = NULL;
+	if (!b->has_carry)
+		return;
+	for (uint32_t i = 0; i < b->nr; i++)
+		b->carried_rows[i] = b->rows[i] ? b->carried_pt + (size_t)i * b->nt : NULL;
+	res->r.carried = b->carried;
+	res->r.per_thread_carried = b->carried_rows;
 }
 
 void agent_resbuf_free(struct agent_resbuf *b)
@@ -69,5 +93,8 @@ void agent_resbuf_free(struct agent_resbuf *b)
 	free(b->pt);
 	free(b->rows);
 	free(b->ids);
+	free(b->carried);
+	free(b->carried_pt);
+	free(b->carried_rows);
 	memset(b, 0, sizeof(*b));
 }

@@ -410,7 +410,26 @@ struct ameba_results {
 	 * entry k is thread k's (ameba_results_thread()).
 	 */
 	const uint32_t *thread_ids;
+	/*
+	 * Appended (ABI 4; test AMEBA_HAS first). The interval after a switch
+	 * (the strategy's plan changed the counters): the replaced experiment
+	 * counted on between the previous interval's reading and the switch,
+	 * and counter i's value includes carried[i], what an identical counter
+	 * of it (same metric, where-set and threads) counted then, so that no
+	 * access goes uncounted; AMEBA_NOT_CARRIED when none was identical:
+	 * counter i counts from the switch only. per_thread_carried[i] is the
+	 * same per thread (entries as per_thread[i]'s; zeros for a counter not
+	 * carried), NULL unless per_thread[i]. Both NULL on an interval that
+	 * did not follow a switch. A strategy that sets counters against each
+	 * other (shares of a total) subtracts the carry from all of them when
+	 * one of them was not carried, so that they cover one span.
+	 */
+	const uint64_t *carried;
+	const uint64_t *const *per_thread_carried;
 };
+
+/* ameba_results.carried[i]: counter i had no identical predecessor. */
+#define AMEBA_NOT_CARRIED UINT64_MAX
 
 /* Sample i of a result, at the agent's stride. */
 static inline const struct ameba_sample *ameba_results_sample(const struct ameba_results *r,

@@ -54,6 +54,12 @@ struct world {
 	char marks[8][24];		/* exp->mark of the experiments that asked for one */
 	uint64_t mark_ms[8];		/* when */
 	uint32_t nr_marks;
+	/* the agent's planning between an interval's reading and the switch
+	 * to a changed experiment: the old counters count on meanwhile, and
+	 * what they count is carried into the identical new ones only
+	 * (ameba_results.carried), as the MRI provider does */
+	uint32_t gap_ms;
+	uint32_t nr_switches, nr_mixed;	/* switches; those that carried some, not all */
 };
 
 static const int world_metrics[] = { AMEBA_M_MEM_REF, AMEBA_M_L1D_MISS };
@@ -208,6 +214,56 @@ static void list_world(struct run *r, const struct world *w)
 	}
 }
 
+/* What counter c counts in [t0, t0 + len) of w, per thread (pt) and in all. */
+static uint64_t world_count(const struct world *w, const struct ameba_counter *c,
+			    const struct ameba_counter_bins *cb, const struct ameba_counter_bins *ex,
+			    uint64_t t0, uint64_t len, uint64_t *pt)
+{
+	double f = c->metric == AMEBA_M_MEM_REF ? 4 : 1;
+	uint64_t total = 0;
+
+	for (uint32_t t = 0; t < w->nr_threads; t++) {
+		double v = 0;
+
+		if (counts_thread(c, t))
+			for (uint32_t o = 0; o < w->nr; o++) {
+				double on = active_ms(&w->objs[o], t0, len);
+				double off = t ? 0 : w->objs[o].rate_off * ((double)len - on);
+
+				v += (w->objs[o].rate[t] * on + off) * f *
+				     coverage(c, cb, ex, &w->objs[o].o);
+			}
+		pt[t] = (uint64_t)llround(v);
+		total += pt[t];
+	}
+	return total;
+}
+
+/* FNV-1a over what counter i of exp counts (the provider's identity). */
+static uint64_t counter_sig(const struct ameba_experiment *exp, uint32_t i)
+{
+	const struct ameba_counter *c = &exp->counters[i];
+	uint64_t h = 1469598103934665603ull;
+
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+	MIX(c->metric);
+	for (uint32_t r = 0; r < 2 * c->nr_ranges; r++)
+		MIX(c->ranges[r]);
+	MIX(c->nr_ranges);
+	for (uint32_t t = 0; t < c->nr_threads; t++)
+		MIX(c->threads[t]);
+	MIX(c->nr_threads);
+	for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
+		for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
+			MIX((unsigned char)*q);
+	MIX('!');
+	for (uint32_t b = 0; exp->counter_except && b < exp->counter_except[i].nr; b++)
+		for (const char *q = exp->counter_except[i].names[b]; *q; q++)
+			MIX((unsigned char)*q);
+#undef MIX
+	return h;
+}
+
 /* Runs nway with the parameters "k=v" (NULL-terminated) until it finishes
  * or max_exp experiments ran. */
 static void run_world(struct run *r, struct world *w, const char *const *kv, uint32_t max_exp)
@@ -252,14 +308,17 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 		CHECK(0);
 		return;
 	}
+	static uint64_t sig[2][512];
+	uint32_t nr_sig[2] = { 0, 0 }, cur = 0;
+
 	for (uint32_t e = 0; e < max_exp; e++) {
 		struct ameba_experiment exp;
-		uint64_t values_[512];
-		uint64_t pt_store[512][MAX_THREADS];
-		const uint64_t *pt[512];
+		uint64_t values_[512], carried[512];
+		uint64_t pt_store[512][MAX_THREADS], ptc_store[512][MAX_THREADS];
+		const uint64_t *pt[512], *ptc[512];
 		struct ameba_results res;
 		uint64_t len;
-		int rc;
+		int rc, switched = 0;
 
 		list_world(r, w);
 		rc = nway->plan(r->state, &exp);
@@ -295,37 +354,58 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 			if (nr_r > w->max_ranges)
 				w->max_ranges = nr_r;
 		}
+		/* a switch: the experiment is not the one that ran */
+		cur ^= 1;
+		nr_sig[cur] = exp.nr_counters < 512 ? exp.nr_counters : 512;
+		for (uint32_t i = 0; i < nr_sig[cur]; i++)
+			sig[cur][i] = counter_sig(&exp, i);
+		switched = e > 0 && w->gap_ms &&
+			   (nr_sig[cur] != nr_sig[cur ^ 1] ||
+			    memcmp(sig[cur], sig[cur ^ 1], nr_sig[cur] * sizeof(sig[0][0])));
+		for (uint32_t i = 0; switched && i < nr_sig[cur]; i++) {
+			const struct ameba_counter *c = &exp.counters[i];
+			int same = 0;
+
+			for (uint32_t j = 0; j < nr_sig[cur ^ 1] && !same; j++)
+				same = sig[cur ^ 1][j] == sig[cur][i];
+			memset(ptc_store[i], 0, sizeof(ptc_store[i]));
+			carried[i] = !same ? AMEBA_NOT_CARRIED :
+				     world_count(w, c, exp.counter_bins ? &exp.counter_bins[i] : NULL,
+						 exp.counter_except ? &exp.counter_except[i] : NULL,
+						 w->now_ms, w->gap_ms, ptc_store[i]);
+			ptc[i] = c->per_thread ? ptc_store[i] : NULL;
+		}
+		if (switched) {
+			int some = 0, all = 1;
+
+			for (uint32_t i = 0; i < nr_sig[cur]; i++) {
+				some |= carried[i] != AMEBA_NOT_CARRIED;
+				all &= carried[i] != AMEBA_NOT_CARRIED;
+			}
+			w->nr_switches++;
+			w->nr_mixed += some && !all;
+			w->now_ms += w->gap_ms;
+		}
 		for (uint32_t i = 0; i < exp.nr_counters && i < 512; i++) {
 			const struct ameba_counter *c = &exp.counters[i];
-			double f = c->metric == AMEBA_M_MEM_REF ? 4 : 1, total = 0;
 
-			for (uint32_t t = 0; t < w->nr_threads; t++) {
-				double v = 0;
-
-				if (counts_thread(c, t))
-					for (uint32_t o = 0; o < w->nr; o++)
-					{
-						double on = active_ms(&w->objs[o], w->now_ms, len);
-						double off = t ? 0 : w->objs[o].rate_off *
-							     ((double)len - on);
-
-						v += (w->objs[o].rate[t] * on + off) * f *
-						     coverage(c, exp.counter_bins ?
-								 &exp.counter_bins[i] : NULL,
-							      exp.counter_except ?
-								 &exp.counter_except[i] : NULL,
-							      &w->objs[o].o);
-					}
-				pt_store[i][t] = (uint64_t)llround(v);
-				total += (double)pt_store[i][t];
+			values_[i] = world_count(w, c, exp.counter_bins ? &exp.counter_bins[i] : NULL,
+						 exp.counter_except ? &exp.counter_except[i] : NULL,
+						 w->now_ms, len, pt_store[i]);
+			if (switched && carried[i] != AMEBA_NOT_CARRIED) {
+				values_[i] += carried[i];
+				for (uint32_t t = 0; t < w->nr_threads; t++)
+					pt_store[i][t] += ptc_store[i][t];
 			}
-			values_[i] = (uint64_t)total;
 			pt[i] = c->per_thread ? pt_store[i] : NULL;
 		}
 		memset(&res, 0, sizeof(res));
+		res.struct_size = sizeof(res);
 		res.nr_counters = exp.nr_counters;
 		res.values = values_;
 		res.per_thread = pt;
+		res.carried = switched ? carried : NULL;
+		res.per_thread_carried = switched ? ptc : NULL;
 		res.nr_threads = w->nr_threads;
 		res.elapsed_ns = len * 1000000ull;
 		w->now_ms += len;
@@ -1170,6 +1250,57 @@ static void test_params(void)
 	CHECK_STR(msg, "n must be from 2 to 1000, got 1");
 }
 
+/*
+ * The carry (Notes: carry in nway.c): while the agent plans, the old
+ * counters count on, and a switch carries that into the identical new
+ * counters only. Site a's second block, born in the final window, makes a
+ * a bin from then on: its unit counter changes and is not carried while
+ * the program total is. The window must still give the exact shares (a
+ * 75%, b 25%, on both threads), as without any gap.
+ */
+static void test_carry(void)
+{
+	static const char *const fin[] = { "final_intervals=0", NULL };
+	struct world w;
+	struct run r;
+	char buf[400];
+
+	for (int gap = 0; gap < 2; gap++) {
+		memset(&w, 0, sizeof(w));
+		w.nr_threads = 2;
+		w.with_bins = 1;
+		w.gap_ms = gap ? 40 : 0;
+		add(&w, "a@x.c:1", AMEBA_OBJ_HEAP, 0x100000, 0x800, 6);
+		w.objs[w.nr - 1].rate[1] = 3;
+		add(&w, "b@x.c:2", AMEBA_OBJ_HEAP, 0x200000, 0x800, 2);
+		w.objs[w.nr - 1].rate[1] = 1;
+		add(&w, "a@x.c:1", AMEBA_OBJ_HEAP, 0x300000, 0x800, 0);
+		w.objs[w.nr - 1].born_ms = 3000;
+		run_world(&r, &w, fin, 60);
+		CHECK_STR(found_names(&r, buf, sizeof(buf)), "a@x.c:1 b@x.c:2");
+		CHECK_SHARE(&r, "a@x.c:1", 0.75);
+		CHECK_SHARE(&r, "b@x.c:2", 0.25);
+		for (uint32_t i = 0; i < r.nr_ctxs; i++) {
+			const struct ameba_context *c = &r.ctxs[i];
+
+			if (!c->object)
+				continue;
+			/* bin a from the born block on: a window over its change */
+			CHECK(c->window_ns > 3000000000ull);
+			CHECK(c->nr_threads == 2 && c->per_thread[AMEBA_M_L1D_MISS]);
+			if (c->nr_threads == 2 && c->per_thread[AMEBA_M_L1D_MISS])
+				CHECK(c->per_thread[AMEBA_M_L1D_MISS][0] ==
+				      2 * c->per_thread[AMEBA_M_L1D_MISS][1]);
+		}
+		if (gap) {
+			/* the case arose: a switch carried some counters, not all */
+			CHECK(w.nr_switches > 0);
+			CHECK(w.nr_mixed > 0);
+		}
+		run_free(&r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char path[1024];
@@ -1206,5 +1337,6 @@ int main(int argc, char **argv)
 	test_per_thread();
 	test_bins();
 	test_apart();
+	test_carry();
 	return check_done();
 }
