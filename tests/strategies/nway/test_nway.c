@@ -239,29 +239,38 @@ static uint64_t world_count(const struct world *w, const struct ameba_counter *c
 	return total;
 }
 
-/* FNV-1a over what counter i of exp counts (the provider's identity). */
-static uint64_t counter_sig(const struct ameba_experiment *exp, uint32_t i)
+/* A running hash of one value, then of a string's bytes. */
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+	h = (h + v + 1) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static uint64_t hash_names(uint64_t h, const struct ameba_counter_bins *cb)
+{
+	for (uint32_t b = 0; cb && b < cb->nr; b++) {
+		for (const char *q = cb->names[b]; *q; q++)
+			h = hash_u64(h, (unsigned char)*q);
+		h = hash_u64(h, 0x100);	/* the name's end */
+	}
+	return hash_u64(h, 0x200);	/* the list's */
+}
+
+/* What counter i of exp counts - metric, ranges, threads, bins, except
+ * list - as one number: equal for the counters the provider calls identical. */
+static uint64_t counter_id(const struct ameba_experiment *exp, uint32_t i)
 {
 	const struct ameba_counter *c = &exp->counters[i];
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = hash_u64(0, (uint64_t)c->metric);
 
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
-	MIX(c->metric);
+	h = hash_u64(h, c->nr_ranges);
 	for (uint32_t r = 0; r < 2 * c->nr_ranges; r++)
-		MIX(c->ranges[r]);
-	MIX(c->nr_ranges);
+		h = hash_u64(h, c->ranges[r]);
+	h = hash_u64(h, c->nr_threads);
 	for (uint32_t t = 0; t < c->nr_threads; t++)
-		MIX(c->threads[t]);
-	MIX(c->nr_threads);
-	for (uint32_t b = 0; exp->counter_bins && b < exp->counter_bins[i].nr; b++)
-		for (const char *q = exp->counter_bins[i].names[b]; *q; q++)
-			MIX((unsigned char)*q);
-	MIX('!');
-	for (uint32_t b = 0; exp->counter_except && b < exp->counter_except[i].nr; b++)
-		for (const char *q = exp->counter_except[i].names[b]; *q; q++)
-			MIX((unsigned char)*q);
-#undef MIX
-	return h;
+		h = hash_u64(h, c->threads[t]);
+	h = hash_names(h, exp->counter_bins ? &exp->counter_bins[i] : NULL);
+	return hash_names(h, exp->counter_except ? &exp->counter_except[i] : NULL);
 }
 
 /* Runs nway with the parameters "k=v" (NULL-terminated) until it finishes
@@ -358,7 +367,7 @@ static void run_world(struct run *r, struct world *w, const char *const *kv, uin
 		cur ^= 1;
 		nr_sig[cur] = exp.nr_counters < 512 ? exp.nr_counters : 512;
 		for (uint32_t i = 0; i < nr_sig[cur]; i++)
-			sig[cur][i] = counter_sig(&exp, i);
+			sig[cur][i] = counter_id(&exp, i);
 		switched = e > 0 && w->gap_ms &&
 			   (nr_sig[cur] != nr_sig[cur ^ 1] ||
 			    memcmp(sig[cur], sig[cur ^ 1], nr_sig[cur] * sizeof(sig[0][0])));
