@@ -144,6 +144,9 @@ struct mon_sim_lf {
 		const void *obj;
 		uint64_t *v;
 	} memo[2];
+	uint64_t pf_line;		/* the line of the hook's last miss (a hint
+					 * for its prefetch: backend_sim.h
+					 * mon_sim_lf_miss_on) */
 };
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words) */
