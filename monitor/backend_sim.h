@@ -155,13 +155,12 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 	set = f->llc_pf + (line & f->llc_pf_mask) * MON_SIM_LF_LLC_SET;
 	__builtin_prefetch(set);
 	/* a miss on the line after the last miss's: a walk, whose next miss
-	 * is likely the next line - its LLC set, all three host lines, ahead
+	 * is likely the next line - its LLC set, both host lines, ahead
 	 * (stream 0.78 and 0.85 of the time; a walk of one stream only: the
 	 * others within the host's noise; docs/simulator.md, "the next set") */
 	if (line == f->pf_line + 1) {
 		__builtin_prefetch(set + MON_SIM_LF_LLC_SET);
 		__builtin_prefetch(set + MON_SIM_LF_LLC_SET + 64);
-		__builtin_prefetch(set + MON_SIM_LF_LLC_SET + 128);
 	}
 	f->pf_line = line;
 	SIM_LF_MISS(t, addr, wfs, pc, mon_sim_lf_core(f), set);

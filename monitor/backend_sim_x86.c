@@ -168,7 +168,7 @@ A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
 A_FIELD(struct sim_llc, set_mask, A_L_SET_MASK, 8);
 _Static_assert(MON_OBJCACHE_WAYS == 4 && SIM_LEAN_FIT_8_16_64 == 4 && SLOT_OUTCOME == 26 &&
 		       SIM_LEAN_LLC == 1 && SIM_LEAN_MEM == 2 && MON_SIM_LF_UPGRADE == 2 &&
-		       SIM_LLC16_STRIDE == 24 && SIM_LLC16_KEYS == 8 && SIM_LLC16_CLOCK_MAX == 0xffff,
+		       SIM_LLC16_STRIDE == 16 && SIM_LLC16_KEYS == 8 && SIM_LLC16_CLOCK_MAX == 0xffff,
 	       "sim_lf_miss_x86: a constant changed");
 A_FIELD(struct mon_obj, flags, A_O_FLAGS, 1);
 _Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
@@ -616,12 +616,11 @@ __asm__(
 	"	mov	$-1, " SZ "\n" \
 	"	shr	%cl, " SZ "\n" \
 	"	and	" SZ ", " OUT "\n"
-/* LLC set block SET (24 words) of line LINE in LLC: blk + (LINE & set_mask) * 192 */
+/* LLC set block SET (16 words: a k32 set) of line LINE in LLC: blk + (LINE & set_mask) * 128 */
 #define A_LFM_LLC_SET(LLC, LINE, SET) \
 	"	mov	" A_S(A_L_SET_MASK) "(" LLC "), " SET "\n" \
 	"	and	" LINE ", " SET "\n" \
-	"	lea	(" SET "," SET ",2), " SET "\n" \
-	"	shl	$6, " SET "\n" \
+	"	shl	$7, " SET "\n" \
 	"	add	" A_S(A_L_BLK) "(" LLC "), " SET "\n"
 /* sim_lru16_find_n over set block SET for line LINE, whose key is WANT:
  * its fingerprint in FP (sim_fp, in every byte of xmm0), the ways with
@@ -642,9 +641,10 @@ __asm__(
 	"	jz	" NONE "\n" \
 	"	bsf	" MASK ", %eax\n" \
 	"	btr	%eax, " MASK "\n" \
-	"	mov	64(" SET ",%rax,8), %rdx\n" \
-	"	and	$-4, %rdx\n" \
-	"	cmp	" WANT ", %rdx\n" \
+	"	mov	" WANT ", %rdx\n" \
+	"	shr	$12, %rdx\n" \
+	"	xor	64(" SET ",%rax,4), %edx\n" \
+	"	test	$-4, %edx\n" \
 	"	jne	1b\n"
 __asm__(
 	"	.pushsection .rodata\n"
@@ -779,8 +779,11 @@ __asm__(
 	"	shr	$16, %edx\n"
 	"	lea	8(%rdx), %eax\n"
 	"4:\n"
-	"	lea	1(%r11), %rdx\n"			/* | SIM_S */
-	"	mov	%rdx, 64(%r9,%rax,8)\n"
+	"	mov	%r11, %rdx\n"
+	"	shr	$12, %rdx\n"
+	"	and	$-4, %edx\n"				/* SIM_KEY32 */
+	"	or	$1, %edx\n"				/* | SIM_S */
+	"	mov	%edx, 64(%r9,%rax,4)\n"
 	"	movd	%xmm0, %edx\n"				/* the fingerprint */
 	"	mov	%dl, 16(%r9,%rax)\n"
 	"	mov	8(%r9), %rdx\n"
@@ -997,8 +1000,10 @@ __asm__(
 	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
 	A_LFM_LLC_SET("%rax", "%rcx", "%r11")
 	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref\\@")
-	"	or	$3, %rdi\n"
-	"	mov	%rdi, 64(%r11,%rax,8)\n"
+	"	shr	$12, %rdi\n"
+	"	and	$-4, %edi\n"				/* SIM_KEY32 */
+	"	or	$3, %edi\n"
+	"	mov	%edi, 64(%r11,%rax,4)\n"
 	/* (for the tests: gdb stops here when a dirty victim was written
 	 * back; no count shows it, the LLC's M state feeds none) */
 	"	.globl	\\name\\()_wb\n"

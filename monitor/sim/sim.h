@@ -150,7 +150,7 @@ struct mon_sim_lf {
 };
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words) */
-#define MON_SIM_LF_LLC_SET 192
+#define MON_SIM_LF_LLC_SET 128
 /* The entry of L1 line `line`: its low byte plus that of the line 4 MiB
  * up (line >> 16), so that consecutive lines take consecutive entries and
  * arrays 4 MiB apart (mmap'd blocks: bench/sim_validate's dense, all in

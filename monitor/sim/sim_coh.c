@@ -370,6 +370,11 @@ int sim_llc_init(struct mon_sim *s)
 	if (!s->llc)
 		return AMEBA_ENOMEM;
 	uint64_t nr_sets = g->sz_bytes / ((uint64_t)g->assoc * g->line_bytes);
+	/* 16 LRU ways in 4,096 sets or more, lines of 64 bytes or more and
+	 * addresses below 2^47: the keys in 32 bits, the set in two host
+	 * lines (SIM_KEY32; docs/simulator.md, "The LLC's sets") */
+	int k32 = g->repl == MRI_GEOM_LRU && g->assoc == 16 && nr_sets >= 4096 &&
+		  !(nr_sets & (nr_sets - 1)) && g->line_bytes >= 64 && sim_low_addresses();
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
 		struct sim_llc *L = &s->llc[i];
 		L->assoc = g->assoc;
@@ -387,6 +392,9 @@ int sim_llc_init(struct mon_sim *s)
 		L->keys_off = L->lru16 ? 2 + (g->assoc + 7) / 8 + (g->assoc + 3) / 4 : 2;
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
+		L->k32 = (uint8_t)k32;
+		if (k32)
+			L->stride = SIM_LLC16_STRIDE;
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
 		L->repl = (uint8_t)g->repl;
 		L->plru_levels = g->repl == MRI_GEOM_PLRU ? (uint8_t)sim_log2(g->assoc) : 0;
@@ -473,6 +481,9 @@ uint32_t sim_llc16_renumber(uint64_t *clock, uint16_t *st, uint32_t n)
 /* The way of set block b of L holding line, or -1. */
 static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t line)
 {
+	if (L->k32)
+		return sim_lru16_find32_n((const uint32_t *)(const void *)(b + L->keys_off),
+					  (const uint8_t *)(b + 2), 16, line);
 	if (L->lru16)
 		return sim_lru16_find(b + L->keys_off, (const uint8_t *)(b + 2), L->assoc, line);
 	return sim_find_in(b + L->keys_off, L->assoc, line);
@@ -529,7 +540,9 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		/* up to 16 ways: 16-bit stamps; else the keys kept in
 		 * recency order */
 		uint64_t victim = 0;
-		int w = L->lru16 ? sim_llc16_ref(b, L->keys_off, L->assoc, line,
+		int w = L->k32	   ? sim_llc16_ref32(b, L->keys_off, line, SIM_KEY(line) | SIM_S,
+						     &victim)
+			: L->lru16 ? sim_llc16_ref(b, L->keys_off, L->assoc, line,
 						 SIM_KEY(line) | SIM_S, &victim)
 				 : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
 					       &victim, s->g.nr_nodes > 1);
@@ -602,7 +615,9 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 	int w = llc_find(L, b, line);
-	if (w >= 0)
+	if (w >= 0 && L->k32)
+		((uint32_t *)(void *)keys)[w] = SIM_KEY32(line) | SIM_M;
+	else if (w >= 0)
 		keys[w] = SIM_KEY(line) | SIM_M;
 	llc_unlock_set(c, b);
 }
@@ -620,7 +635,15 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 		struct sim_llc *L = &s->llc[n];
 		uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 		int w = llc_find(L, b, line);
-		if (w >= 0) {
+		if (w >= 0 && L->k32) {
+			uint32_t *k = (uint32_t *)(void *)keys;
+
+			if (SIM_ST(k[w]) == SIM_M)
+				f->nr_wb++;
+			k[w] = 0;
+			((uint8_t *)(b + 2))[w] = 0;
+			sim_llc16_stamps(b, 16)[w] = 0;
+		} else if (w >= 0) {
 			if (SIM_ST(keys[w]) == SIM_M)
 				f->nr_wb++;
 			keys[w] = 0;

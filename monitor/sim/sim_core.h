@@ -24,6 +24,8 @@
 /* ---- memory: anonymous mappings, never malloc (sim_mem.c) ---- */
 void *sim_map(size_t sz) SIM_HIDDEN;		/* zeroed; NULL on failure */
 void sim_unmap(void *p, size_t sz) SIM_HIDDEN;
+/* Whether no address of this process reaches 2^47, as SIM_KEY32 needs */
+int sim_low_addresses(void) SIM_HIDDEN;
 /* sim_map for a hot table, aligned for huge pages; sim_unmap(*map, *map_sz) */
 void *sim_map_huge(size_t sz, void **map, size_t *map_sz) SIM_HIDDEN;
 
@@ -511,6 +513,42 @@ static inline __attribute__((always_inline)) int sim_lru16_find_n(const uint64_t
 }
 
 /*
+ * An LLC's 32-bit key (sim_llc.k32): the line plus one, shifted right by
+ * 12, over the two state bits - SIM_KEY(line) >> 12 with those bits
+ * cleared, one shift and a mask from the key the miss holds. The lines of
+ * one set of an LLC of 4,096 sets or more agree in their low 12 bits, so
+ * it is one-to-one on them; lines of 64 bytes or more below 2^47
+ * (sim_low_addresses) are below 2^41, so it fits. It is 0 for the lines
+ * below 4,095, as is an empty way's key: the fingerprints tell them apart
+ * (an empty way's is 0, a line's never is).
+ */
+#define SIM_KEY32(line) ((uint32_t)((((line) + 1) >> 12) << 2))
+
+/* sim_lru16_find_n over 32-bit keys */
+static inline __attribute__((always_inline)) int sim_lru16_find32_n(const uint32_t *keys,
+								     const uint8_t *fp, uint32_t n,
+								     uint64_t line)
+{
+	uint32_t want = SIM_KEY32(line), m = 0;
+#ifdef __SSE2__
+	if (n > 8) {
+		__m128i f = _mm_loadu_si128((const __m128i *)fp);
+		__m128i b = _mm_set1_epi8((char)sim_fp(line));
+
+		m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, b));
+	} else
+#endif
+		for (uint32_t w = 0; w < n; w++)
+			m |= (uint32_t)(fp[w] == sim_fp(line)) << w;
+	for (; m; m &= m - 1) {
+		uint32_t w = (uint32_t)__builtin_ctz(m);
+		if (sim_likely((keys[w] & ~(uint32_t)3) == want))
+			return (int)w;
+	}
+	return -1;
+}
+
+/*
  * sim_lru16_ref over n ways (n a constant in the unrolled versions). A
  * miss that evicts the least recently used way moves it from the last
  * position to the first: the order word shifts up one nibble below
@@ -697,6 +735,30 @@ static inline __attribute__((always_inline)) int sim_llc16_ref_n(uint64_t *b, ui
 	keys[w] = new_key;
 	fp[w] = sim_fp(line);
 	sim_llc16_touch(&b[1], st, n, w);
+	return -1;
+}
+
+/* sim_llc16_ref_n over a k32 set (16 ways, 32-bit keys from word koff):
+ * the victim's key comes back in its 32 bits (its state is what counts) */
+static inline __attribute__((always_inline)) int sim_llc16_ref32(uint64_t *b, uint64_t koff,
+								  uint64_t line, uint64_t new_key,
+								  uint64_t *victim)
+{
+	uint32_t *keys = (uint32_t *)(void *)(b + koff);
+	uint8_t *fp = (uint8_t *)(b + 2);
+	uint16_t *st = sim_llc16_stamps(b, 16);
+	int hit = sim_lru16_find32_n(keys, fp, 16, line);
+	uint32_t w;
+
+	if (hit >= 0) {
+		sim_llc16_touch(&b[1], st, 16, (uint32_t)hit);
+		return hit;
+	}
+	w = sim_llc16_min_n(st, 16);
+	*victim = keys[w];
+	keys[w] = SIM_KEY32(line) | (uint32_t)(new_key & 3);
+	fp[w] = sim_fp(line);
+	sim_llc16_touch(&b[1], st, 16, w);
 	return -1;
 }
 
@@ -1035,6 +1097,7 @@ struct sim_llc {
 	uint32_t assoc;
 	uint32_t keys_off;	/* words from the block's start to its keys */
 	uint8_t pow2, repl, plru_levels, lru16;
+	uint8_t k32;	/* 16 ways, 32-bit keys (SIM_KEY32): 128-byte sets */
 	size_t map_sz;
 	void *map;
 };
@@ -1101,9 +1164,10 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
 }
 
-/* A 16-way LRU LLC's set (sim_coh.c: llc_init): the lock and the clock,
- * two words of fingerprints, four of stamps, the 16 keys: three host lines */
-#define SIM_LLC16_STRIDE 24
+/* A k32 LLC's set (sim_coh.c: llc_init): the lock and the clock, two words
+ * of fingerprints, four of stamps - the first host line - then the 16
+ * 32-bit keys - the second */
+#define SIM_LLC16_STRIDE 16
 #define SIM_LLC16_KEYS 8
 /* The set block of coherence line `line` in LLC L */
 static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)

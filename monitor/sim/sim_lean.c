@@ -20,7 +20,7 @@ static int lean_fits(const struct mon_sim *s)
 	    (s->llc && !s->llc[0].lru16))
 		return SIM_LEAN_NO;
 	/* the 16-way kinds take the LLC's set layout as constants */
-	int llc16 = s->llc && s->llc[0].assoc == 16 && s->llc[0].stride == SIM_LLC16_STRIDE &&
+	int llc16 = s->llc && s->llc[0].k32 && s->llc[0].stride == SIM_LLC16_STRIDE &&
 		    s->llc[0].keys_off == SIM_LLC16_KEYS;
 	if (g->l2.sz_bytes) {
 		if (g->l2.repl != MRI_GEOM_LRU || g->l2.line_bytes != g->l1d.line_bytes)

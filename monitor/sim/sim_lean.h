@@ -174,10 +174,11 @@ lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write
 		} else {
 			const struct sim_llc *L = s->llc;
 			uint64_t victim = 0;
-			int hw = a3 ? sim_llc16_ref_n(b, SIM_LLC16_KEYS, a3, line,
-						      SIM_KEY(line) | SIM_S, &victim)
-				    : sim_llc16_ref(b, L->keys_off, L->assoc, line,
-						    SIM_KEY(line) | SIM_S, &victim);
+			int hw = a3 || L->k32
+					 ? sim_llc16_ref32(b, SIM_LLC16_KEYS, line,
+							   SIM_KEY(line) | SIM_S, &victim)
+					 : sim_llc16_ref(b, L->keys_off, L->assoc, line,
+							 SIM_KEY(line) | SIM_S, &victim);
 
 			out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
 		}
@@ -355,10 +356,11 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 			c->nr_llc_wb++;
 			if (multi)
 				sim_lock((uint32_t *)vb);
-			int vw = sim_lru16_find_n(vb + ko, (const uint8_t *)(vb + 2), a3, vl);
+			int vw = sim_lru16_find32_n((const uint32_t *)(const void *)(vb + ko),
+						    (const uint8_t *)(vb + 2), 16, vl);
 
 			if (vw >= 0)
-				vb[ko + (uint32_t)vw] = SIM_KEY(vl) | SIM_M;
+				((uint32_t *)(void *)(vb + ko))[vw] = SIM_KEY32(vl) | SIM_M;
 			if (multi)
 				sim_unlock((uint32_t *)vb);
 		} else {
@@ -372,10 +374,10 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 
 		if (multi)
 			sim_lock((uint32_t *)b);
-		int hw = a3 ? sim_llc16_ref_n(b, a3 == 16 ? SIM_LLC16_KEYS : L->keys_off, a3, line,
-					      SIM_KEY(line) | SIM_S, &victim)
-			    : sim_llc16_ref(b, L->keys_off, L->assoc, line, SIM_KEY(line) | SIM_S,
-					    &victim);
+		int hw = a3 || L->k32 ? sim_llc16_ref32(b, SIM_LLC16_KEYS, line,
+							SIM_KEY(line) | SIM_S, &victim)
+				      : sim_llc16_ref(b, L->keys_off, L->assoc, line,
+						      SIM_KEY(line) | SIM_S, &victim);
 		if (multi)
 			sim_unlock((uint32_t *)b);
 		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;

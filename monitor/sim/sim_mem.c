@@ -50,6 +50,33 @@ void *sim_map(size_t sz)
 }
 
 /*
+ * Whether this process's addresses all lie below 2^47, as the LLC's 32-bit
+ * keys need (sim_llc.k32, SIM_KEY32): a page asked for at 2^50 lands there
+ * only where the kernel runs 5-level page tables, and only then does
+ * anything map above 2^47 (Linux grants high addresses to a hint above it
+ * alone). Elsewhere than x86-64, no (aarch64's user space may span 52 bits).
+ */
+int sim_low_addresses(void)
+{
+#if !defined(__x86_64__)
+	return 0;
+#else
+	void *hint = (void *)((uintptr_t)1 << 50), *p;
+
+#ifdef SIM_TSAN
+	p = mmap(hint, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+#else
+	p = (void *)syscall(SYS_mmap, hint, 4096, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+#endif
+	if (p == MAP_FAILED)
+		return 0;
+	sim_unmap(p, 4096);
+	return (uintptr_t)p < ((uintptr_t)1 << 47);
+#endif
+}
+
+/*
  * A table that every simulated miss touches at a random place (the LLC):
  * from 1 MiB up, whole 2 MiB pages mapped with one spare so that its start
  * can be aligned to a huge page, and advised to use huge pages (when the

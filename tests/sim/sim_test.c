@@ -209,13 +209,13 @@ static void test_lean_renumber(void)
 	struct mon_sim_core *c[2];
 	uint64_t r = 12345, diff = 0, lean = 0, renumbered = 0;
 
-	g.llc = (struct mri_geom_cache){ 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
+	g.llc = (struct mri_geom_cache){ 4096 * 1024, 16, LINE, MRI_GEOM_LRU };	/* k32 */
 	g.three_c = 0;
 	g.nr_cores = 1;
 	for (int k = 0; k < 2; k++) {
 		s[k] = new_sim(&g);
 		c[k] = mon_sim_core_get(s[k], 0, 0);
-		CHECK(c[k]->lean == SIM_LEAN_FIT_8_16);
+		CHECK(c[k]->lean == SIM_LEAN_FIT_8_16 || !sim_low_addresses());
 	}
 	for (int i = 0; i < 400000; i++) {
 		int o[2];
@@ -269,13 +269,17 @@ static void test_lean_renumber(void)
  * some of each class. */
 static void test_lean_l2(void)
 {
-	static const struct { uint32_t l1a, l2kib, l2a, llca, kind, tc; } geo[] = {
-		{ 8, 64, 4, 16, SIM_LEAN_FIT_L2, 0 },
-		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2, 0 },
-		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2, 0 },
-		{ 4, 128, 8, 8, SIM_LEAN_FIT_L2, 1 },
-		{ 8, 64, 8, 16, SIM_LEAN_FIT_8_8_16_L2, 1 },
-		{ 8, 0, 0, 16, SIM_LEAN_FIT_8_16, 1 },
+	/* the 16-way kinds need a k32 LLC: 4,096 sets (4 MiB); 1 MiB of 16
+	 * ways keeps 64-bit keys */
+	static const struct { uint32_t l1a, l2kib, l2a, llca, llckib, kind, tc; } geo[] = {
+		{ 8, 64, 4, 16, 1024, SIM_LEAN_FIT_L2, 0 },
+		{ 4, 128, 8, 8, 1024, SIM_LEAN_FIT_L2, 0 },
+		{ 8, 64, 8, 16, 4096, SIM_LEAN_FIT_8_8_16_L2, 0 },
+		{ 8, 64, 8, 16, 1024, SIM_LEAN_FIT_L2, 0 },
+		{ 4, 128, 8, 8, 1024, SIM_LEAN_FIT_L2, 1 },
+		{ 8, 64, 8, 16, 4096, SIM_LEAN_FIT_8_8_16_L2, 1 },
+		{ 8, 0, 0, 16, 4096, SIM_LEAN_FIT_8_16, 1 },
+		{ 8, 0, 0, 16, 1024, SIM_LEAN_FIT, 1 },
 	};
 
 	for (unsigned gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
@@ -288,7 +292,8 @@ static void test_lean_l2(void)
 		if (geo[gi].l2kib)
 			g.l2 = (struct mri_geom_cache){ geo[gi].l2kib * 1024, geo[gi].l2a, LINE,
 							MRI_GEOM_LRU };
-		g.llc = (struct mri_geom_cache){ 1024 * 1024, geo[gi].llca, LINE, MRI_GEOM_LRU };
+		g.llc = (struct mri_geom_cache){ geo[gi].llckib * 1024, geo[gi].llca, LINE,
+						 MRI_GEOM_LRU };
 		g.three_c = (int)geo[gi].tc;
 		g.nr_cores = 1;
 		for (int k = 0; k < 2; k++) {
@@ -297,7 +302,9 @@ static void test_lean_l2(void)
 				mon_sim_lean(s[k], 0);
 			c[k] = mon_sim_core_get(s[k], 0, 0);
 		}
-		CHECK_AT(__LINE__, c[0]->lean == (int)geo[gi].kind);
+		/* (where an address may reach 2^47, no LLC is k32) */
+		CHECK_AT(__LINE__, c[0]->lean == (int)geo[gi].kind || !sim_low_addresses());
+		CHECK_AT(__LINE__, s[0]->llc[0].k32 == (geo[gi].llckib == 4096 && sim_low_addresses()));
 		CHECK_AT(__LINE__, c[1]->lean == SIM_LEAN_NO);
 		for (int i = 0; i < 300000; i++) {
 			const uint64_t span = (geo[gi].l2kib ? geo[gi].l2kib : 64) * 1024 * 6;
@@ -385,7 +392,7 @@ static void test_lean_coh(int mf)
 	uint64_t r = 99991, diff = 0, lean = 0, lean_miss = 0, dir = 0, tot_miss = 0;
 	uint64_t mf_hits = 0, mf_tracked = 0;
 
-	g.llc = (struct mri_geom_cache){ 1024 * 1024, 16, LINE, MRI_GEOM_LRU };
+	g.llc = (struct mri_geom_cache){ 4096 * 1024, 16, LINE, MRI_GEOM_LRU };	/* k32 */
 	g.three_c = 0;
 	g.nr_cores = 3;
 	g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
@@ -393,7 +400,7 @@ static void test_lean_coh(int mf)
 		s[k] = new_sim(&g);
 		for (uint32_t i = 0; i < 3; i++)
 			c[k][i] = mon_sim_core_get(s[k], i, i);
-		CHECK(c[k][0]->lean == SIM_LEAN_FIT_8_16_64);
+		CHECK(c[k][0]->lean == SIM_LEAN_FIT_8_16_64 || !sim_low_addresses());
 	}
 	for (int n = 0; n < 300000; n++) {
 		struct mon_sim_events ev[2];
@@ -490,7 +497,7 @@ compare:
 	for (uint64_t j = 0; j < L0->nr_sets; j++) {
 		const uint64_t *b0 = L0->blk + j * L0->stride, *b1 = L1->blk + j * L1->stride;
 
-		CHECK_AT(__LINE__, !memcmp(b0 + L0->keys_off, b1 + L1->keys_off, 16 * 8));
+		CHECK_AT(__LINE__, !memcmp(b0 + L0->keys_off, b1 + L1->keys_off, L0->k32 ? 16 * 4 : 16 * 8));
 		CHECK_AT(__LINE__, sim_llc16_min_n(sim_llc16_stamps((uint64_t *)b0, 16), 16) ==
 					   sim_llc16_min_n(sim_llc16_stamps((uint64_t *)b1, 16), 16));
 	}
@@ -615,6 +622,114 @@ static void test_llc16_random(int sse41)
 	CHECK(!bad);
 	CHECK(checked > 16 * 150000);
 	mon_sim_sse41(0);	/* as the other cases run */
+}
+
+/* The 128-byte sets of a k32 LLC (sim_llc16_ref32: 32-bit keys, SIM_KEY32)
+ * against sim_mru_ref on 64-bit keys, as test_llc16_random: lines of one
+ * set of 4,096 (sets 0, 1,234 and 4,095, whose line + 1 carries into the
+ * key) drawn from 33 - neighbours, lines 2^30 apart (whose keys' low 32
+ * bits agree) and the highest lines below 2^41 - give the same hits,
+ * misses and victims, the victim's 32-bit key that of the 64-bit one. */
+static void test_llc16_ref32_random(int sse41)
+{
+	static const uint64_t sets[] = { 0, 1234, 4095 };
+	uint64_t x = 1181783497276652981ull, checked = 0, renumbered = 0;
+	int bad = 0;
+
+	mon_sim_sse41(sse41);
+	for (size_t si = 0; si < sizeof(sets) / sizeof(sets[0]) && !bad; si++) {
+		/* the block: lock, clock, fingerprints, stamps; the keys */
+		uint64_t blk[SIM_LLC16_STRIDE] = { 0 }, ref[16] = { 0 }, pool[33];
+		uint32_t *keys = (uint32_t *)(void *)(blk + SIM_LLC16_KEYS);
+
+		for (uint64_t k = 0; k < 33; k++) {
+			uint64_t hi = k < 11 ? k : k < 22 ? (k - 10) << 18 : (1ull << 29) - (k - 21);
+			pool[k] = sets[si] + (hi << 12);
+		}
+		CHECK_AT(__LINE__, pool[32] == (1ull << 41) - (11ull << 12) + sets[si] &&
+					   pool[21] >> 41 == 0 && SIM_KEY32(pool[11]) != 0);
+		for (int i = 0; i < 200000 && !bad; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			uint64_t line = pool[x % 33], st = (x >> 20) & 1 ? SIM_M : SIM_S;
+			if ((x >> 32) % 8 == 0) {	/* another node takes it */
+				int a = sim_find_in(ref, 16, line);
+				int b = sim_lru16_find32_n(keys, (const uint8_t *)(blk + 2), 16, line);
+				if (a >= 0)
+					ref[a] = 0;
+				if (b >= 0) {	/* as llc_invalidate_others */
+					keys[b] = 0;
+					((uint8_t *)(blk + 2))[b] = 0;
+					sim_llc16_stamps(blk, 16)[b] = 0;
+				}
+				bad |= (a >= 0) != (b >= 0);
+				continue;
+			}
+			uint64_t va = 0, vb = 0, before = blk[1];
+			int a = sim_mru_ref(ref, 16, line, SIM_KEY(line) | st, &va, 1);
+			int b = sim_llc16_ref32(blk, SIM_LLC16_KEYS, line, SIM_KEY(line) | st, &vb);
+			uint64_t want = va ? SIM_KEY32(SIM_KEY_LINE(va)) | SIM_ST(va) : 0;
+
+			bad |= (a >= 0) != (b >= 0) || (a < 0 && vb != want);
+			if (bad)
+				fprintf(stderr, "test_llc16_ref32_random: set %llu, reference %d: line %#llx: %s (want %s), victim %#llx (want %#llx)\n",
+					(unsigned long long)sets[si], i, (unsigned long long)line,
+					b >= 0 ? "hit" : "miss", a >= 0 ? "hit" : "miss",
+					(unsigned long long)vb, (unsigned long long)want);
+			renumbered += blk[1] < before;
+			checked++;
+		}
+	}
+	CHECK(!bad);
+	CHECK(renumbered >= 6);
+	CHECK(checked > 3 * 150000);
+	mon_sim_sse41(0);
+}
+
+/* The same through the simulator: an LLC of 4,096 16-way sets (k32 where
+ * sim_low_addresses), an L1 of one 8-way set; 17 lines 2^30 lines apart
+ * (their 64-bit keys' low halves equal) in one LLC set. The first 16 miss
+ * to memory, then hit in the LLC; the 17th evicts the first. Both paths:
+ * the lean one and the general one. */
+static void test_llc_far_lines(void)
+{
+	const uintptr_t far = (uintptr_t)1 << 36, set = 77 * LINE;
+
+	for (int lean = 1; lean >= 0; lean--) {
+		struct mri_geom g = small_geom(8 * LINE, 8);
+
+		g.llc = (struct mri_geom_cache){ 4096 * 16 * LINE, 16, LINE, MRI_GEOM_LRU };
+		g.three_c = 0;
+		g.nr_cores = 1;
+		g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
+		struct mon_sim *s = new_sim(&g);
+
+		mon_sim_lean(s, lean);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct mon_sim_events ev;
+		uint64_t mem = 0, llc = 0;
+
+		CHECK_AT(__LINE__, s->llc[0].k32 == sim_low_addresses());
+		CHECK_AT(__LINE__, c->lean == (lean && s->llc[0].k32 ? SIM_LEAN_FIT_8_16_64
+								    : lean ? SIM_LEAN_FIT : SIM_LEAN_NO));
+		for (int round = 0; round < 3; round++)
+			for (uintptr_t k = 0; k < 16; k++) {
+				mon_sim_access(c, BASE + set + k * far, 8, (int)(k & 1), 0, &ev);
+				mem += ev.llc_miss;
+				llc += ev.l1_miss && !ev.llc_miss;
+			}
+		CHECK_EQ_U64(mem, 16);
+		CHECK_EQ_U64(llc, 32);
+		mon_sim_access(c, BASE + set + 16 * far, 8, 0, 0, &ev);	/* the first out */
+		CHECK_EQ_U64(ev.llc_miss, 1);
+		mon_sim_access(c, BASE + set + 15 * far, 8, 0, 0, &ev);
+		CHECK_EQ_U64(ev.llc_miss, 0);
+		mon_sim_access(c, BASE + set, 8, 0, 0, &ev);
+		CHECK_EQ_U64(ev.llc_miss, 1);
+		verify(s, __LINE__);
+		mon_sim_destroy(s);
+	}
 }
 
 /* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
@@ -1539,6 +1654,9 @@ int main(void)
 	test_lru16_random();
 	test_llc16_random(1);
 	test_llc16_random(0);
+	test_llc16_ref32_random(1);
+	test_llc16_ref32_random(0);
+	test_llc_far_lines();
 	test_set_mapping();
 	test_writeback();
 	test_tlb();
