@@ -157,10 +157,21 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 	/* a miss on the line after the last miss's: a walk, whose next miss
 	 * is likely the next line - its LLC set, both host lines, ahead
 	 * (stream 0.78 and 0.85 of the time; a walk of one stream only: the
-	 * others within the host's noise; docs/simulator.md, "the next set") */
+	 * others within the host's noise; docs/simulator.md, "the next set").
+	 * From the fourth line in a row, the program's own line
+	 * MON_SIM_LF_WALK_AHEAD lines on as well: the host's memory is slower
+	 * than the simulator's time per line times its prefetchers' reach
+	 * (docs/simulator.md, "The program's walk") */
 	if (line == f->pf_line + 1) {
 		__builtin_prefetch(set + MON_SIM_LF_LLC_SET);
 		__builtin_prefetch(set + MON_SIM_LF_LLC_SET + 64);
+		if (f->pf_run == 2)
+			__builtin_prefetch(
+				(const void *)(addr + (MON_SIM_LF_WALK_AHEAD << MON_LINE_SHIFT)));
+		else
+			f->pf_run++;
+	} else {
+		f->pf_run = 0;
 	}
 	f->pf_line = line;
 	SIM_LF_MISS(t, addr, wfs, pc, mon_sim_lf_core(f), set);

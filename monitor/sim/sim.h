@@ -114,6 +114,9 @@ struct mon_sim_lf {
 					 * (sim_lf_write_key) */
 	uint8_t on_as;			/* what on is set to when it is switched on
 					 * (mon_sim_lf_install) */
+	uint8_t pf_run;			/* the hook's misses in a row on the line
+					 * after the last's, up to 2 (a walk:
+					 * backend_sim.h mon_sim_lf_miss_on) */
 	uint64_t *key;			/* the L1's key words (stamps at + assoc); the
 					 * L1's clock and the memo of the last line
 					 * are the core's (struct mon_sim_core's lf) */
@@ -151,6 +154,9 @@ struct mon_sim_lf {
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words) */
 #define MON_SIM_LF_LLC_SET 128
+/* how many lines ahead of a walk's miss the hook prefetches the program's
+ * own line (16: stream's time 0.6 of none's, as 32; 8 gave 0.7) */
+#define MON_SIM_LF_WALK_AHEAD 16
 /* The entry of L1 line `line`: its low byte plus that of the line 4 MiB
  * up (line >> 16), so that consecutive lines take consecutive entries and
  * arrays 4 MiB apart (mmap'd blocks: bench/sim_validate's dense, all in
