@@ -372,7 +372,7 @@ int sim_llc_init(struct mon_sim *s)
 	uint64_t nr_sets = g->sz_bytes / ((uint64_t)g->assoc * g->line_bytes);
 	/* 16 LRU ways in 4,096 sets or more, lines of 64 bytes or more and
 	 * addresses below 2^47: the keys in 32 bits, the set in two host
-	 * lines (SIM_KEY32; docs/simulator.md, "The LLC's sets") */
+	 * lines (SIM_KEY32; docs/simulator.md, "The LLC's set in 128 bytes") */
 	int k32 = g->repl == MRI_GEOM_LRU && g->assoc == 16 && nr_sets >= 4096 &&
 		  !(nr_sets & (nr_sets - 1)) && g->line_bytes >= 64 && sim_low_addresses();
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
