@@ -79,10 +79,14 @@ set_tests_properties(sim_batch PROPERTIES LABELS sim TIMEOUT 600)
 # whole (cross_lines.c): the line filter's hit never takes them.
 ameba_instrumented(NAME sim_cross_lines COMPILER gcc OPT -O2
   SOURCES ${AMEBA_FRAGMENT_DIR}/cross_lines.c)
+# Lines 2^30 lines apart in one L1 set and one filter entry (l1_twins.c):
+# the keys' low halves agree, the whole keys tell them apart.
+ameba_instrumented(NAME sim_l1_twins COMPILER gcc OPT -O2
+  SOURCES ${AMEBA_FRAGMENT_DIR}/l1_twins.c)
 # The line filter (issue 24): an L1 hit taken in the hook counts what the
 # simulator would, through frees and reuse, mmap, atomics, a packed field
 # across lines and a second thread (batch_sync.c), sized accesses across
-# lines (cross_lines.c), with either line entry;
+# lines (cross_lines.c), L1 twins (l1_twins.c), with either line entry;
 # and the modes: pinned, each runs (stencil); chosen, the cheapest (random).
 # The merger's filter (ordered mode): the same counts with a second thread
 # (batch_sync.c), and it takes the hits of two threads (merger_filter.c).
@@ -90,7 +94,7 @@ add_test(NAME sim_line_filter
   COMMAND ${AMEBA_FRAGMENT_DIR}/line_filter.sh ${k}:stencil ${k}:random
           ${AMEBA_TEST_BIN}/sim_merger_filter
           ${AMEBA_TEST_BIN}/sim_batch_hits ${AMEBA_TEST_BIN}/sim_batch_sync
-          ${AMEBA_TEST_BIN}/sim_cross_lines
+          ${AMEBA_TEST_BIN}/sim_cross_lines ${AMEBA_TEST_BIN}/sim_l1_twins
           ${AMEBA_TEST_BIN}/wl_tlb_transpose ${AMEBA_TEST_BIN}/wl_hash_table
           ${AMEBA_TEST_BIN}/wl_conflict ${AMEBA_TEST_BIN}/wl_phases ${AMEBA_TEST_BIN}/sim_line_tags
           ${AMEBA_TEST_BIN}/sim_split_lines
