@@ -69,9 +69,9 @@ add_custom_target(bench-sim-geometry
   COMMAND ${SL_DIR}/geometry.sh ${SV_BIN}
   DEPENDS ${SV_BIN}/long_native ${SV_BIN}/long_ameba
   COMMENT "the default geometry's exact run vs cachegrind" VERBATIM USES_TERMINAL)
-# Two builds of the runtime against each other in time, interleaved:
-# bench/sim_speed_long/ab.sh A_DIR B_DIR (no target: the directories are
-# the caller's).
+# Two builds of the runtime (or up to six) against each other in time,
+# interleaved: bench/sim_speed_long/ab.sh A_DIR B_DIR [C_DIR ...] (no
+# target: the directories are the caller's).
 # bench-sim-ipa: the same kernels' instructions per simulated access under
 # callgrind (bench/sim_speed_long/ipa.sh; deterministic, ~5 minutes), by
 # part of the access path.

@@ -1,40 +1,48 @@
 #!/bin/bash
-# ab.sh A_DIR B_DIR - two builds of the runtime against each other on the
-# long kernels (issue 24): for judging a change to the access path in CPU
-# time on a host whose runs of one build spread by 10-50% within the hour.
+# ab.sh A_DIR B_DIR [C_DIR ...] - two builds of the runtime (or up to six)
+# against each other on the long kernels (issue 24): for judging a change
+# to the access path in CPU time on a host whose runs of one build spread
+# by 10-50% within the hour.
 #
-# A_DIR and B_DIR each hold long_ameba (run.sh's instrumented build of
-# kernels.c, linked with the runtime to compare: `build/bin/ameba cc
-# --compiler gcc -O2 -g -pthread bench/sim_speed_long/kernels.c -o
-# DIR/long_ameba`). Each kernel (LONG_KERNELS, as run.sh) runs at
-# LONG_SCALE (default 0.3) for LONG_ROUNDS rounds (default 5), in run.sh's
-# setting (the sim backend and the oracle, cachegrind.conf, 3C and the TLB
-# model off; with AB_GEOMETRY=host, the host's own preset with both on,
-# as `ameba run --exact` simulates), A and B next to each other in every round and in turns first
-# (A B, B A, A B ...), so that a host growing slower or faster over the
-# rounds weighs on both alike. Prints, for each kernel k:
+# Each DIR holds long_ameba (run.sh's instrumented build of kernels.c,
+# linked with the runtime to compare: `build/bin/ameba cc --compiler gcc
+# -O2 -g -pthread bench/sim_speed_long/kernels.c -o DIR/long_ameba`). Each
+# kernel (LONG_KERNELS, as run.sh) runs at LONG_SCALE (default 0.3) for
+# LONG_ROUNDS rounds (default 5), in run.sh's setting (the sim backend and
+# the oracle, cachegrind.conf, 3C and the TLB model off; with
+# AB_GEOMETRY=host, the host's own preset with both on, as `ameba run
+# --exact` simulates), every build once in every round, in an order that
+# turns (A B C, B C A, C A B ...: with two builds A B, B A), so that a host
+# growing slower or faster over the rounds weighs on all alike. Without
+# address randomisation where setarch can (AB_ASLR=1 keeps it: a fresh
+# layout every run, so that no build's luck in one layout decides). Prints,
+# for each kernel k:
 #   ab_a_s_<k>, ab_b_s_<k>   the best round of each (CPU s; wall for *_2t, *_32t)
 #   ab_a_median_<k>, ab_b_median_<k>   their medians
 #   ab_ratio_<k>             the median over rounds of B / A, each round's
-#                            two runs minutes apart at most: below 1, B
-#                            is faster
+#                            runs minutes apart at most: below 1, B is
+#                            faster
+#   ab_ratio_span_<k>        the smallest and the largest of those ratios:
+#                            a span across 1 wider than the change is the
+#                            host's noise
 #   ab_b_faster_<k>          in how many rounds B took less time than A
 #                            ("4/5"); a change the host's noise cannot
 #                            tell apart lands near half
-# and one line per round on stderr while it runs. Each run's counts must
-# be those of the kernel's first run (the totals of every object the
-# kernel allocated, from the oracle file: the two builds simulate the
-# same accesses exactly; the 2-thread kernels' within 0.01% or 8 events,
-# as their threads' start in the host's order moves a few misses from run
-# to run of one build: 260 then 262 interventions, 14 then 13
-# invalidations; runs without address randomisation where setarch can),
-# else ab.sh shows what differs, goes on with the next
+# and for a third build and on the same with its letter against A
+# (ab_c_s_<k>, ab_c_median_<k>, ab_ratio_c_<k>, ab_ratio_span_c_<k>,
+# ab_c_faster_<k>), and one line per round on stderr while it runs. Each
+# run's counts must be those of the kernel's first run (the totals of
+# every object the kernel allocated, from the oracle file: the builds
+# simulate the same accesses exactly; the 2-thread kernels' within 0.01%
+# or 8 events, as their threads' start in the host's order moves a few
+# misses from run to run of one build: 260 then 262 interventions, 14 then
+# 13 invalidations), else ab.sh shows what differs, goes on with the next
 # kernel and exits 1. Exits 2 on bad usage.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=settings.sh
 . "$here/settings.sh"
-bench_args 2 2 "ab.sh A_DIR B_DIR" "$@"
+bench_args 2 6 "ab.sh A_DIR B_DIR [C_DIR ...]" "$@"
 rounds=${LONG_ROUNDS:-5}
 scale=${LONG_SCALE:-0.3}
 case ${AB_GEOMETRY:-bench} in
@@ -45,7 +53,12 @@ host) sim_env=(AMEBA_BACKEND=sim) ;;
 esac
 case $rounds in '' | *[!0-9]* | 0) echo "ab.sh: LONG_ROUNDS=$rounds: a count of rounds, 1 or more" >&2
 	exit 2 ;; esac
-for d in "$1" "$2"; do
+case ${AB_ASLR:-0} in 0 | 1) ;; *) echo "ab.sh: AB_ASLR=$AB_ASLR: 0 (address randomisation off where setarch can) or 1 (on)" >&2
+	exit 2 ;; esac
+dirs=("$@")
+letters=(A B C D E F)
+n=${#dirs[@]}
+for d in "${dirs[@]}"; do
 	[ -x "$d/long_ameba" ] || { echo "ab.sh: $d/long_ameba missing or not executable" >&2; exit 2; }
 done
 [ -x /usr/bin/time ] || { echo "ab.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
@@ -90,7 +103,7 @@ sys.exit(1 if bad else 0)' "$@"
 # were 83-88 in three runs of one build at SCALE 0.1, and 139 and 288 at
 # 0.3 in two builds that give 88 and 88 without it)
 norand=()
-setarch "$(uname -m)" -R true 2>/dev/null && norand=(setarch "$(uname -m)" -R)
+[ "${AB_ASLR:-0}" = 0 ] && setarch "$(uname -m)" -R true 2>/dev/null && norand=(setarch "$(uname -m)" -R)
 
 # run LABEL DIR K: one run's seconds on stdout; its counts checked against
 # the kernel's first run
@@ -114,32 +127,46 @@ for k in $kernels; do
 	base=$(time_base "$k")
 	if [ "$base" = wall ]; then tol=0.0001 slack=8; else tol=0 slack=0; fi
 	rm -f "$tmp/want.json"
-	a=() b=()
+	: >"$tmp/rounds"
 	for r in $(seq 1 "$rounds"); do
-		if [ $((r % 2)) = 1 ]; then
-			ta=$(run A "$1" "$k") || { status=1; continue 2; }
-			tb=$(run B "$2" "$k") || { status=1; continue 2; }
-		else
-			tb=$(run B "$2" "$k") || { status=1; continue 2; }
-			ta=$(run A "$1" "$k") || { status=1; continue 2; }
-		fi
-		a+=("$ta") b+=("$tb")
-		echo "ab.sh: $k round $r/$rounds: A $ta s, B $tb s" >&2
+		t=()
+		for j in $(seq 0 $((n - 1))); do
+			i=$(((j + r - 1) % n))
+			t[i]=$(run "${letters[i]}" "${dirs[i]}" "$k") || { status=1; continue 3; }
+		done
+		echo "${t[*]}" >>"$tmp/rounds"
+		line="ab.sh: $k round $r/$rounds:"
+		for i in $(seq 0 $((n - 1))); do line="$line ${letters[i]} ${t[i]} s,"; done
+		echo "${line%,}" >&2
 	done
-	paste -d' ' <(printf '%s\n' "${a[@]}") <(printf '%s\n' "${b[@]}") | awk -v k="$k" '
-		function median(x, n,   i, j, t) {
-			for (i = 2; i <= n; i++)
+	awk -v k="$k" -v n="$n" '
+		function median(x, m,   i, j, t) {
+			for (i = 2; i <= m; i++)
 				for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
-			return (n % 2) ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+			return (m % 2) ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
 		}
-		{ a[NR] = $1; b[NR] = $2; q[NR] = ($1 > 0) ? $2 / $1 : 0; fast += ($2 < $1) }
+		{ for (i = 1; i <= n; i++) v[i, NR] = $i }
 		END {
-			ab = a[1]; bb = b[1]
-			for (i = 2; i <= NR; i++) { if (a[i] < ab) ab = a[i]; if (b[i] < bb) bb = b[i] }
-			printf "ab_a_s_%s: %.3f\nab_b_s_%s: %.3f\n", k, ab, k, bb
-			printf "ab_a_median_%s: %.3f\nab_b_median_%s: %.3f\n", k, median(a, NR), k, median(b, NR)
-			printf "ab_ratio_%s: %.3f\n", k, median(q, NR)
-			printf "ab_b_faster_%s: %d/%d\n", k, fast, NR
-		}'
+			split("a b c d e f", l, " ")
+			for (i = 1; i <= n; i++) {
+				best = v[i, 1]
+				for (r = 1; r <= NR; r++) { x[r] = v[i, r]; if (x[r] < best) best = x[r] }
+				printf "ab_%s_s_%s: %.3f\n", l[i], k, best
+				printf "ab_%s_median_%s: %.3f\n", l[i], k, median(x, NR)
+			}
+			for (i = 2; i <= n; i++) {
+				fast = 0
+				for (r = 1; r <= NR; r++) {
+					q[r] = (v[1, r] > 0) ? v[i, r] / v[1, r] : 0
+					fast += (v[i, r] < v[1, r])
+					if (r == 1 || q[r] < lo) lo = q[r]
+					if (r == 1 || q[r] > hi) hi = q[r]
+				}
+				sfx = (i == 2) ? "" : l[i] "_"
+				printf "ab_ratio_%s%s: %.3f\n", sfx, k, median(q, NR)
+				printf "ab_ratio_span_%s%s: %.3f %.3f\n", sfx, k, lo, hi
+				printf "ab_%s_faster_%s: %d/%d\n", l[i], k, fast, NR
+			}
+		}' "$tmp/rounds"
 done
 exit $status
