@@ -603,6 +603,21 @@ int mon_sim_llc_elsewhere(struct mon_sim_core *c, uintptr_t addr)
 	return 0;
 }
 
+/* Way w's key in the keys of an LLC set of L: its state, and its
+ * replacement by key (a line's 64-bit key with its state, or 0: an empty
+ * way), in 32 bits where L is k32 (SIM_KEY32) */
+static inline unsigned llc_key_state(const struct sim_llc *L, const uint64_t *keys, int w)
+{
+	return L->k32 ? SIM_ST(((const uint32_t *)(const void *)keys)[w]) : SIM_ST(keys[w]);
+}
+static inline void llc_key_put(const struct sim_llc *L, uint64_t *keys, int w, uint64_t key)
+{
+	if (L->k32)
+		((uint32_t *)(void *)keys)[w] = key ? SIM_KEY32(SIM_KEY_LINE(key)) | SIM_ST(key) : 0;
+	else
+		keys[w] = key;
+}
+
 /* A dirty line leaves c's private caches: into c's node LLC when it holds
  * the line (no change to its replacement order), else to memory. */
 void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
@@ -615,10 +630,8 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 	int w = llc_find(L, b, line);
-	if (w >= 0 && L->k32)
-		((uint32_t *)(void *)keys)[w] = SIM_KEY32(line) | SIM_M;
-	else if (w >= 0)
-		keys[w] = SIM_KEY(line) | SIM_M;
+	if (w >= 0)
+		llc_key_put(L, keys, w, SIM_KEY(line) | SIM_M);
 	llc_unlock_set(c, b);
 }
 
@@ -635,19 +648,11 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 		struct sim_llc *L = &s->llc[n];
 		uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 		int w = llc_find(L, b, line);
-		if (w >= 0 && L->k32) {
-			uint32_t *k = (uint32_t *)(void *)keys;
-
-			if (SIM_ST(k[w]) == SIM_M)
+		if (w >= 0) {
+			if (llc_key_state(L, keys, w) == SIM_M)
 				f->nr_wb++;
-			k[w] = 0;
-			((uint8_t *)(b + 2))[w] = 0;
-			sim_llc16_stamps(b, 16)[w] = 0;
-		} else if (w >= 0) {
-			if (SIM_ST(keys[w]) == SIM_M)
-				f->nr_wb++;
-			keys[w] = 0;
-			if (L->lru16) {	/* an empty way */
+			llc_key_put(L, keys, w, 0);
+			if (L->lru16) {	/* an empty way (k32 sets are lru16 too) */
 				((uint8_t *)(b + 2))[w] = 0;
 				sim_llc16_stamps(b, L->assoc)[w] = 0;
 			}
