@@ -155,7 +155,7 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 	set = f->llc_pf + (line & f->llc_pf_mask) * MON_SIM_LF_LLC_SET;
 	__builtin_prefetch(set);
 	/* a miss on the line after the last miss's: a walk, whose next miss
-	 * is likely the next line - its LLC set, both host lines, ahead
+	 * is likely the next line - its LLC set, and the one after, ahead
 	 * (stream 0.78 and 0.85 of the time; a walk of one stream only: the
 	 * others within the host's noise; docs/simulator.md, "the next set").
 	 * From the fourth line in a row, the program's own line
@@ -164,7 +164,7 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 	 * (docs/simulator.md, "The program's walk") */
 	if (line == f->pf_line + 1) {
 		__builtin_prefetch(set + MON_SIM_LF_LLC_SET);
-		__builtin_prefetch(set + MON_SIM_LF_LLC_SET + 64);
+		__builtin_prefetch(set + 2 * MON_SIM_LF_LLC_SET);
 		if (f->pf_run == 2)
 			__builtin_prefetch(
 				(const void *)(addr + (MON_SIM_LF_WALK_AHEAD << MON_LINE_SHIFT)));

@@ -168,7 +168,7 @@ A_FIELD(struct sim_llc, blk, A_L_BLK, 8);
 A_FIELD(struct sim_llc, set_mask, A_L_SET_MASK, 8);
 _Static_assert(MON_OBJCACHE_WAYS == 4 && SIM_LEAN_FIT_8_16_64 == 4 && SLOT_OUTCOME == 26 &&
 		       SIM_LEAN_LLC == 1 && SIM_LEAN_MEM == 2 && MON_SIM_LF_UPGRADE == 2 &&
-		       SIM_LLC16_STRIDE == 16 && SIM_LLC16_KEYS == 8 && SIM_LLC16_CLOCK_MAX == 0xffff,
+		       SIM_LLC16_STRIDE == 8 && SIM_LLC16_KEYS == 0,
 	       "sim_lf_miss_x86: a constant changed");
 A_FIELD(struct mon_obj, flags, A_O_FLAGS, 1);
 _Static_assert(A_C_L0_LO % 16 == 0, "sim_line_fast_x86: l0.lo not 16-byte aligned");
@@ -559,11 +559,10 @@ __asm__(
  * what it changed (in_rt, busy): sampled mode's cold sets
  * (mon_sim_lf_cold), a core shared, or whose filter's on is not
  * MON_SIM_LF_ON_ASM (sim.h: one test for the filter off, a core not solo,
- * another lean kind, a host without SSE4.1 - pminsd, phminposuw, pshufb -
+ * another lean kind, a host without SSE4.1 - pminsd, pblendvb, pinsrd -
  * and AMEBA_SIM_ASM=0), no such object, a way in I or S or tracked, a way
  * whose key's low half alone is the line's (a twin 2^30 lines away), a
- * stamp to renumber in the L1 (sim_lru_renumber) or in the LLC's set (its
- * clock at the maximum). The object comes from the filter's memo of the
+ * stamp to renumber in the L1 (sim_lru_renumber). The object comes from the filter's memo of the
  * last two its misses found (sim.h), else from the object cache, which
  * then fills the memo.
  *
@@ -616,43 +615,51 @@ __asm__(
 	"	mov	$-1, " SZ "\n" \
 	"	shr	%cl, " SZ "\n" \
 	"	and	" SZ ", " OUT "\n"
-/* LLC set block SET (16 words: a k32 set) of line LINE in LLC: blk + (LINE & set_mask) * 128 */
+/* LLC set block SET (8 words: a k32 set, one host line) of line LINE in
+ * LLC: blk + (LINE & set_mask) * 64 */
 #define A_LFM_LLC_SET(LLC, LINE, SET) \
 	"	mov	" A_S(A_L_SET_MASK) "(" LLC "), " SET "\n" \
 	"	and	" LINE ", " SET "\n" \
-	"	shl	$7, " SET "\n" \
+	"	shl	$6, " SET "\n" \
 	"	add	" A_S(A_L_BLK) "(" LLC "), " SET "\n"
-/* sim_lru16_find_n over set block SET for line LINE, whose key is WANT:
- * its fingerprint in FP (sim_fp, in every byte of xmm0), the ways with
- * that fingerprint in MASK, then the first whose key, state cleared, is
- * WANT - its way in rax (rdx clobbered) - or a jump to NONE */
-#define A_LFM_LLC_FIND(LINE, FP, FP32, SET, MASK, WANT, NONE) \
-	"	movabs	$0x9e3779b97f4a7c15, " FP "\n" \
-	"	imul	" LINE ", " FP "\n" \
-	"	shr	$57, " FP "\n" \
-	"	add	$1, " FP32 "\n" \
-	"	movd	" FP32 ", %xmm0\n" \
-	"	pshufb	.Llfm_zero(%rip), %xmm0\n" \
-	"	movdqu	16(" SET "), %xmm1\n" \
-	"	pcmpeqb	%xmm0, %xmm1\n" \
-	"	pmovmskb	%xmm1, " MASK "\n" \
-	"1:\n" \
-	"	test	" MASK ", " MASK "\n" \
-	"	jz	" NONE "\n" \
-	"	bsf	" MASK ", %eax\n" \
-	"	btr	%eax, " MASK "\n" \
+/* sim_llc32_find over set SET for the line whose key is WANT: the
+ * position of the key k with (k | 2) == SIM_KEY32 | 3 in eax - four
+ * compares of four keys - or a jump to NONE (rdx, xmm0-xmm5 clobbered) */
+#define A_LFM_LLC_FIND(SET, WANT, NONE) \
 	"	mov	" WANT ", %rdx\n" \
-	"	shr	$12, %rdx\n" \
-	"	xor	64(" SET ",%rax,4), %edx\n" \
-	"	test	$-4, %edx\n" \
-	"	jne	1b\n"
+	"	shr	$12, %rdx\n"				/* SIM_KEY32's bits */ \
+	"	or	$3, %edx\n" \
+	"	movd	%edx, %xmm0\n" \
+	"	pshufd	$0, %xmm0, %xmm0\n" \
+	"	movdqa	.Llfm_two(%rip), %xmm5\n" \
+	"	movdqa	%xmm5, %xmm1\n" \
+	"	por	(" SET "), %xmm1\n" \
+	"	pcmpeqd	%xmm0, %xmm1\n" \
+	"	movdqa	%xmm5, %xmm2\n" \
+	"	por	16(" SET "), %xmm2\n" \
+	"	pcmpeqd	%xmm0, %xmm2\n" \
+	"	movdqa	%xmm5, %xmm3\n" \
+	"	por	32(" SET "), %xmm3\n" \
+	"	pcmpeqd	%xmm0, %xmm3\n" \
+	"	movdqa	%xmm5, %xmm4\n" \
+	"	por	48(" SET "), %xmm4\n" \
+	"	pcmpeqd	%xmm0, %xmm4\n" \
+	"	packssdw	%xmm2, %xmm1\n" \
+	"	packssdw	%xmm4, %xmm3\n" \
+	"	packsswb	%xmm3, %xmm1\n" \
+	"	pmovmskb	%xmm1, %eax\n" \
+	"	test	%eax, %eax\n" \
+	"	jz	" NONE "\n" \
+	"	bsf	%eax, %eax\n"
 __asm__(
 	"	.pushsection .rodata\n"
 	"	.p2align 4\n"
 	".Llfm_not3:\n"
 	"	.long	-4, -4, -4, -4\n"
-	".Llfm_zero:\n"				/* pshufb: byte 0 everywhere */
-	"	.long	0, 0, 0, 0\n"
+	".Llfm_two:\n"				/* a k32 LLC key's state bits: | 2 */
+	"	.long	2, 2, 2, 2\n"
+	".Llfm_lanes:\n"			/* the positions of a k32 LLC set */
+	"	.long	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n"
 	"	.popsection\n"
 	/* one miss for reads (w 0), one for writes (w 1): the hook's write
 	 * bit is a constant where it calls (SIM_LF_MISS) */
@@ -691,9 +698,8 @@ __asm__(
 	"	movq	%r10, %xmm12\n"
 	"	movq	%r11, %xmm13\n"
 	"	shr	$6, %rsi\n"				/* the line */
-	/* the LLC set (24 words) in r9, the hook's (which prefetched its
-	 * first host line; the key's line loads when the fingerprints name a
-	 * way) */
+	/* the LLC set (8 words: one host line) in r9, the hook's (which
+	 * prefetched it) */
 	/* the L1 set: eight keys, then eight stamps */
 	"	mov	" A_S(A_C_L1_SET_MASK) "(%r8), %r10\n"
 	"	and	%rsi, %r10\n"
@@ -720,12 +726,9 @@ __asm__(
 	"	pmovmskb	%xmm1, %eax\n"
 	"	test	%eax, %eax\n"
 	"	jnz	.Llfm_l1hit\\@\n"
-	/* nothing to renumber: the L1's stamps below 2^31 (sim_lru_min8),
-	 * the LLC set's clock below its maximum (sim_llc16_touch) */
+	/* nothing to renumber: the L1's stamps below 2^31 (sim_lru_min8) */
 	"	mov	" A_S(A_C_L1_CLOCK) "(%r8), %rax\n"
 	"	cmp	sim_stamp_renumber_at(%rip), %rax\n"
-	"	jae	.Llfm_back\\@\n"
-	"	cmpq	$0xffff, 8(%r9)\n"
 	"	jae	.Llfm_back\\@\n"
 	/* sim_lru_min8: the lowest-numbered way of the smallest stamp */
 	"	movups	64(%r10), %xmm1\n"
@@ -751,45 +754,79 @@ __asm__(
 	"	and	$3, %edx\n"
 	"	cmp	$3, %edx\n"				/* M: written back */
 	"	je	.Llfm_dirty\\@\n"
-	/* sim_llc16_ref_n: the line in its set, its key in r11 (its
-	 * fingerprint stays in every byte of xmm0) */
+	/* sim_llc32_ref: the line in its set (r9), its key in r11 */
 	".Llfm_ref1\\@:\n"
-	A_LFM_LLC_FIND("%rsi", "%rax", "%eax", "%r9", "%edi", "%r11", ".Llfm_llc_miss\\@")
-	/* an LLC hit: the way most recently used (sim_llc16_touch) */
-	"	mov	8(%r9), %rdx\n"
-	"	add	$1, %rdx\n"
-	"	mov	%rdx, 8(%r9)\n"
-	"	mov	%dx, 32(%r9,%rax,2)\n"
+	A_LFM_LLC_FIND("%r9", "%r11", ".Llfm_llc_miss\\@")
+	/* an LLC hit at position eax (sim_llc32_front): to the front,
+	 * positions 0 .. eax - 1 down one. Positions 0 and 1 (chase's hits:
+	 * two lines a set) by a cmov: position 1 keeps its key or takes 0's */
+	"	mov	(%r9,%rax,4), %edx\n"			/* the hit's key */
+	"	cmp	$2, %eax\n"
+	"	jae	5f\n"
+	"	mov	(%r9), %edi\n"
+	"	test	%eax, %eax\n"
+	"	cmovz	4(%r9), %edi\n"
+	"	mov	%edi, 4(%r9)\n"
+	"	mov	%edx, (%r9)\n"
+	"	jmp	6f\n"
+	/* deeper, without a branch on the position: each quarter's keys
+	 * one lane down (palignr takes the last of the quarter before), the
+	 * hit's key into lane 0, the lanes past the position as they were
+	 * (pblendvb by xmm0: lane > position); every quarter's load before
+	 * the store over it */
+	"5:\n"
+	"	movd	%eax, %xmm7\n"
+	"	pshufd	$0, %xmm7, %xmm7\n"
+	"	movdqa	48(%r9), %xmm4\n"
+	"	movdqa	32(%r9), %xmm3\n"
+	"	movdqa	%xmm4, %xmm6\n"
+	"	palignr	$12, %xmm3, %xmm6\n"
+	"	movdqa	.Llfm_lanes+48(%rip), %xmm0\n"
+	"	pcmpgtd	%xmm7, %xmm0\n"
+	"	pblendvb	%xmm0, %xmm4, %xmm6\n"
+	"	movdqa	%xmm6, 48(%r9)\n"
+	"	movdqa	16(%r9), %xmm2\n"
+	"	movdqa	%xmm3, %xmm6\n"
+	"	palignr	$12, %xmm2, %xmm6\n"
+	"	movdqa	.Llfm_lanes+32(%rip), %xmm0\n"
+	"	pcmpgtd	%xmm7, %xmm0\n"
+	"	pblendvb	%xmm0, %xmm3, %xmm6\n"
+	"	movdqa	%xmm6, 32(%r9)\n"
+	"	movdqa	(%r9), %xmm1\n"
+	"	movdqa	%xmm2, %xmm6\n"
+	"	palignr	$12, %xmm1, %xmm6\n"
+	"	movdqa	.Llfm_lanes+16(%rip), %xmm0\n"
+	"	pcmpgtd	%xmm7, %xmm0\n"
+	"	pblendvb	%xmm0, %xmm2, %xmm6\n"
+	"	movdqa	%xmm6, 16(%r9)\n"
+	"	movdqa	%xmm1, %xmm6\n"
+	"	pslldq	$4, %xmm6\n"
+	"	pinsrd	$0, %edx, %xmm6\n"
+	"	movdqa	.Llfm_lanes(%rip), %xmm0\n"
+	"	pcmpgtd	%xmm7, %xmm0\n"
+	"	pblendvb	%xmm0, %xmm1, %xmm6\n"
+	"	movdqa	%xmm6, (%r9)\n"
+	"6:\n"
 	"	mov	$1, %edi\n"				/* SIM_LEAN_LLC */
 	"	jmp	.Llfm_fill\\@\n"
+	/* an LLC miss: every key down one, the last leaves, the line's key
+	 * (S) at the front. The last is the first empty way when there is
+	 * one: one node (SIM_LEAN_FIT_8_16_64), so no other node's
+	 * invalidation leaves a hole, and a set's empty ways are its last */
 	".Llfm_llc_miss\\@:\n"
-	/* sim_llc16_min_n: the lowest-numbered way of the smallest stamp,
-	 * the line's key and fingerprint there, most recently used */
-	"	movdqu	32(%r9), %xmm1\n"
-	"	movdqu	48(%r9), %xmm2\n"
-	"	phminposuw	%xmm1, %xmm1\n"
-	"	phminposuw	%xmm2, %xmm2\n"
-	"	movd	%xmm1, %eax\n"
-	"	movd	%xmm2, %edx\n"
-	"	cmp	%ax, %dx\n"
-	"	jb	3f\n"
-	"	shr	$16, %eax\n"
-	"	jmp	4f\n"
-	"3:\n"
-	"	shr	$16, %edx\n"
-	"	lea	8(%rdx), %eax\n"
-	"4:\n"
+	"	movdqu	(%r9), %xmm1\n"
+	"	movdqu	16(%r9), %xmm2\n"
+	"	movdqu	32(%r9), %xmm3\n"
+	"	movdqu	44(%r9), %xmm4\n"
+	"	movdqu	%xmm4, 48(%r9)\n"
+	"	movdqu	%xmm3, 36(%r9)\n"
+	"	movdqu	%xmm2, 20(%r9)\n"
+	"	movdqu	%xmm1, 4(%r9)\n"
 	"	mov	%r11, %rdx\n"
 	"	shr	$12, %rdx\n"
 	"	and	$-4, %edx\n"				/* SIM_KEY32 */
 	"	or	$1, %edx\n"				/* | SIM_S */
-	"	mov	%edx, 64(%r9,%rax,4)\n"
-	"	movd	%xmm0, %edx\n"				/* the fingerprint */
-	"	mov	%dl, 16(%r9,%rax)\n"
-	"	mov	8(%r9), %rdx\n"
-	"	add	$1, %rdx\n"
-	"	mov	%rdx, 8(%r9)\n"
-	"	mov	%dx, 32(%r9,%rax,2)\n"
+	"	mov	%edx, (%r9)\n"
 	"	mov	$2, %edi\n"				/* SIM_LEAN_MEM */
 	".Llfm_fill\\@:\n"
 	/* (a symbol for the tests: gdb stops here when this miss, not the C,
@@ -999,11 +1036,8 @@ __asm__(
 	"	mov	" A_S(A_C_SIM) "(%r8), %rax\n"
 	"	mov	" A_S(A_S_LLC) "(%rax), %rax\n"
 	A_LFM_LLC_SET("%rax", "%rcx", "%r11")
-	A_LFM_LLC_FIND("%rcx", "%rax", "%eax", "%r11", "%ecx", "%rdi", ".Llfm_ref\\@")
-	"	shr	$12, %rdi\n"
-	"	and	$-4, %edi\n"				/* SIM_KEY32 */
-	"	or	$3, %edi\n"
-	"	mov	%edi, 64(%r11,%rax,4)\n"
+	A_LFM_LLC_FIND("%r11", "%rdi", ".Llfm_ref\\@")
+	"	orl	$3, (%r11,%rax,4)\n"			/* S or M -> M, in place */
 	/* (for the tests: gdb stops here when a dirty victim was written
 	 * back; no count shows it, the LLC's M state feeds none) */
 	"	.globl	\\name\\()_wb\n"

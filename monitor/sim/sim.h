@@ -152,8 +152,8 @@ struct mon_sim_lf {
 					 * mon_sim_lf_miss_on) */
 };
 /* the bytes of an LLC set where the filter's miss is in assembly
- * (SIM_LLC16_STRIDE words) */
-#define MON_SIM_LF_LLC_SET 128
+ * (SIM_LLC16_STRIDE words: a k32 set, one host line) */
+#define MON_SIM_LF_LLC_SET 64
 /* how many lines ahead of a walk's miss the hook prefetches the program's
  * own line (16: stream's time 0.6 of none's, as 32; 8 gave 0.7) */
 #define MON_SIM_LF_WALK_AHEAD 16

@@ -371,8 +371,9 @@ int sim_llc_init(struct mon_sim *s)
 		return AMEBA_ENOMEM;
 	uint64_t nr_sets = g->sz_bytes / ((uint64_t)g->assoc * g->line_bytes);
 	/* 16 LRU ways in 4,096 sets or more, lines of 64 bytes or more and
-	 * addresses below 2^47: the keys in 32 bits, the set in two host
-	 * lines (SIM_KEY32; docs/simulator.md, "The LLC's set in 128 bytes") */
+	 * addresses below 2^47: the keys in 32 bits in order of recency, the
+	 * set in one host line, its lock apart (SIM_KEY32, sim_llc32_ref;
+	 * docs/simulator.md, "The LLC in one host line") */
 	int k32 = g->repl == MRI_GEOM_LRU && g->assoc == 16 && nr_sets >= 4096 &&
 		  !(nr_sets & (nr_sets - 1)) && g->line_bytes >= 64 && sim_low_addresses();
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
@@ -393,8 +394,14 @@ int sim_llc_init(struct mon_sim *s)
 		L->nr_sets = nr_sets;
 		L->pow2 = (nr_sets & (nr_sets - 1)) == 0;
 		L->k32 = (uint8_t)k32;
-		if (k32)
+		if (k32) {
 			L->stride = SIM_LLC16_STRIDE;
+			L->keys_off = SIM_LLC16_KEYS;
+			L->locks_sz = nr_sets * sizeof(*L->locks);
+			L->locks = sim_map(L->locks_sz);
+			if (!L->locks)
+				return AMEBA_ENOMEM;
+		}
 		L->set_mask = L->pow2 ? nr_sets - 1 : 0;
 		L->repl = (uint8_t)g->repl;
 		L->plru_levels = g->repl == MRI_GEOM_PLRU ? (uint8_t)sim_log2(g->assoc) : 0;
@@ -409,8 +416,11 @@ void sim_llc_fini(struct mon_sim *s)
 {
 	if (!s->llc)
 		return;
-	for (uint32_t i = 0; i < s->g.nr_nodes; i++)
+	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {
 		sim_unmap(s->llc[i].map, s->llc[i].map_sz);
+		if (s->llc[i].locks)
+			sim_unmap(s->llc[i].locks, s->llc[i].locks_sz);
+	}
 	sim_unmap(s->llc, s->g.nr_nodes * sizeof(struct sim_llc));
 	s->llc = NULL;
 }
@@ -421,14 +431,14 @@ static uint64_t *llc_lock_set(struct mon_sim_core *c, struct sim_llc *L, uint64_
 	uint64_t *b = sim_llc_set(L, line);
 
 	if (!c->solo)
-		sim_lock((uint32_t *)b);
+		sim_lock(sim_llc_lock_of(L, b));
 	return b;
 }
 
-static void llc_unlock_set(struct mon_sim_core *c, uint64_t *b)
+static void llc_unlock_set(struct mon_sim_core *c, const struct sim_llc *L, uint64_t *b)
 {
 	if (!c->solo)
-		sim_unlock((uint32_t *)b);
+		sim_unlock(sim_llc_lock_of(L, b));
 }
 
 static inline __attribute__((always_inline)) int mem_access(struct mon_sim_core *c, uint64_t line,
@@ -482,8 +492,7 @@ uint32_t sim_llc16_renumber(uint64_t *clock, uint16_t *st, uint32_t n)
 static inline int llc_find(const struct sim_llc *L, const uint64_t *b, uint64_t line)
 {
 	if (L->k32)
-		return sim_lru16_find32_n((const uint32_t *)(const void *)(b + L->keys_off),
-					  (const uint8_t *)(b + 2), 16, line);
+		return sim_llc32_find((const uint32_t *)(const void *)b, line);
 	if (L->lru16)
 		return sim_lru16_find(b + L->keys_off, (const uint8_t *)(b + 2), L->assoc, line);
 	return sim_find_in(b + L->keys_off, L->assoc, line);
@@ -537,18 +546,18 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	struct sim_llc *L = &s->llc[c->node];
 	uint64_t *b = llc_lock_set(c, L, line), *keys = b + L->keys_off;
 	if (L->repl == MRI_GEOM_LRU) {
-		/* up to 16 ways: 16-bit stamps; else the keys kept in
-		 * recency order */
+		/* k32: 32-bit keys in recency order; else up to 16 ways:
+		 * 16-bit stamps; else the keys kept in recency order */
 		uint64_t victim = 0;
-		int w = L->k32	   ? sim_llc16_ref32(b, L->keys_off, line, SIM_KEY(line) | SIM_S,
-						     &victim)
+		int w = L->k32	   ? sim_llc32_ref((uint32_t *)(void *)b, line, SIM_KEY(line) | SIM_S,
+						   &victim)
 			: L->lru16 ? sim_llc16_ref(b, L->keys_off, L->assoc, line,
 						 SIM_KEY(line) | SIM_S, &victim)
 				 : sim_mru_ref(keys, L->assoc, line, SIM_KEY(line) | SIM_S,
 					       &victim, s->g.nr_nodes > 1);
 		if (w < 0 && SIM_ST(victim) == SIM_M)
 			f->nr_wb++;	/* dirty LLC victim to memory */
-		llc_unlock_set(c, b);
+		llc_unlock_set(c, L, b);
 		if (sim_unlikely(s->settle_cold) && !llc_settle(c, w < 0, w >= 0 || victim != 0))
 			return llc_cold_hit(c, line);
 		return w >= 0 ? SIM_SRV_LLC : mem_access(c, line, ev);
@@ -557,7 +566,7 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 	uint64_t *rs = keys + L->assoc;
 	if (w >= 0) {
 		sim_touch_in(rs, L->repl, L->plru_levels, (uint32_t)w, &b[1]);
-		llc_unlock_set(c, b);
+		llc_unlock_set(c, L, b);
 		if (sim_unlikely(s->settle_cold))
 			llc_settle(c, 0, 1);
 		return SIM_SRV_LLC;
@@ -568,7 +577,7 @@ int sim_llc_fetch(struct mon_sim_core *c, uint64_t line, struct sim_fetch *f,
 		f->nr_wb++;	/* dirty LLC victim to memory */
 	keys[v] = SIM_KEY(line) | SIM_S;
 	sim_touch_in(rs, L->repl, L->plru_levels, v, &b[1]);
-	llc_unlock_set(c, b);
+	llc_unlock_set(c, L, b);
 	if (sim_unlikely(s->settle_cold) && !llc_settle(c, 1, full))
 		return llc_cold_hit(c, line);
 	return mem_access(c, line, ev);
@@ -596,7 +605,7 @@ int mon_sim_llc_elsewhere(struct mon_sim_core *c, uintptr_t addr)
 			continue;
 		b = llc_lock_set(c, L, line);
 		w = llc_find(L, b, line);
-		llc_unlock_set(c, b);
+		llc_unlock_set(c, L, b);
 		if (w >= 0)
 			return 1;
 	}
@@ -632,7 +641,7 @@ void sim_llc_writeback(struct mon_sim_core *c, uint64_t line)
 	int w = llc_find(L, b, line);
 	if (w >= 0)
 		llc_key_put(L, keys, w, SIM_KEY(line) | SIM_M);
-	llc_unlock_set(c, b);
+	llc_unlock_set(c, L, b);
 }
 
 /* A core gained ownership: the copies in other nodes' LLCs are stale. */
@@ -652,12 +661,13 @@ static void llc_invalidate_others(struct mon_sim_core *c, uint64_t line, struct 
 			if (llc_key_state(L, keys, w) == SIM_M)
 				f->nr_wb++;
 			llc_key_put(L, keys, w, 0);
-			if (L->lru16) {	/* an empty way (k32 sets are lru16 too) */
+			if (L->lru16 && !L->k32) {	/* an empty way (a k32 set's
+							 * stays a hole in place) */
 				((uint8_t *)(b + 2))[w] = 0;
 				sim_llc16_stamps(b, L->assoc)[w] = 0;
 			}
 		}
-		llc_unlock_set(c, b);
+		llc_unlock_set(c, L, b);
 	}
 }
 

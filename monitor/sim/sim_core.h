@@ -767,13 +767,15 @@ struct sim_dir {
 
 /* ---- shared LLC of one node ----
  * One block of 64-bit words per set, so that a lookup touches few host
- * cache lines: [0] lock; LRU up to 16 ways (lru16): [1] the set's clock
- * (sim_llc16_ref), [2 ..) the fingerprints, then a 16-bit stamp per way,
- * then the keys from keys_off, the block padded to whole host cache
- * lines; else [2 .. 2+assoc) the keys - for LRU in most-to-least recently
- * used order - then, for PLRU, the tree word. A key's state is SIM_S
- * (clean) or SIM_M (dirty); invalidated ways are 0 (fingerprint 0, stamp
- * 0). */
+ * cache lines. A k32 LLC (16 LRU ways, sim_llc_init): the set is 16
+ * 32-bit keys in order of recency, one host line (sim_llc32_ref), its lock
+ * in locks[set]. Else [0] the lock; LRU up to 16 ways (lru16): [1] the
+ * set's clock (sim_llc16_ref), [2 ..) the fingerprints, then a 16-bit
+ * stamp per way, then the keys from keys_off, the block padded to whole
+ * host cache lines; else [2 .. 2+assoc) the keys - for LRU in
+ * most-to-least recently used order - then, for PLRU, the tree word. A
+ * key's state is SIM_S (clean) or SIM_M (dirty); invalidated ways are 0
+ * (fingerprint 0, stamp 0). */
 struct sim_llc {
 	uint64_t *blk;
 	uint64_t stride;	/* words per set */
@@ -781,8 +783,9 @@ struct sim_llc {
 	uint32_t assoc;
 	uint32_t keys_off;	/* words from the block's start to its keys */
 	uint8_t pow2, repl, plru_levels, lru16;
-	uint8_t k32;	/* 16 ways, 32-bit keys (SIM_KEY32): 128-byte sets */
-	size_t map_sz;
+	uint8_t k32;	/* 16 LRU ways, 32-bit keys (SIM_KEY32): 64-byte sets */
+	uint32_t *locks;	/* k32: a lock a set */
+	size_t map_sz, locks_sz;
 	void *map;
 };
 
@@ -848,15 +851,20 @@ static inline struct mon_sim_core *sim_core_at(struct mon_sim *s, uint32_t id)
 	return __atomic_load_n(&s->core[id], __ATOMIC_ACQUIRE);
 }
 
-/* A k32 LLC's set (sim_coh.c: llc_init): the lock and the clock, two words
- * of fingerprints, four of stamps - the first host line - then the 16
- * 32-bit keys - the second */
-#define SIM_LLC16_STRIDE 16
-#define SIM_LLC16_KEYS 8
+/* A k32 LLC's set (sim_coh.c: sim_llc_init): 16 32-bit keys, one host line */
+#define SIM_LLC16_STRIDE 8
+#define SIM_LLC16_KEYS 0
 /* The set block of coherence line `line` in LLC L */
 static inline uint64_t *sim_llc_set(const struct sim_llc *L, uint64_t line)
 {
 	return L->blk + (sim_likely(L->pow2) ? (line & L->set_mask) : (line % L->nr_sets)) * L->stride;
+}
+
+/* The lock of set block b of L: its own array's where L is k32, else the
+ * block's first word */
+static inline uint32_t *sim_llc_lock_of(const struct sim_llc *L, uint64_t *b)
+{
+	return L->k32 ? L->locks + (uint64_t)(b - L->blk) / SIM_LLC16_STRIDE : (uint32_t *)b;
 }
 
 /*
@@ -875,7 +883,8 @@ static inline void sim_llc_prefetch(const struct mon_sim *s, uint32_t node, uint
 	const uint64_t *b = sim_llc_set(L + node, line);
 	/* host lines of 8 words; a set of up to 24 words (16 ways): no loop */
 	sim_prefetch(b);
-	sim_prefetch(b + 8);
+	if (L->stride > 8)
+		sim_prefetch(b + 8);
 	if (L->stride > 16)
 		sim_prefetch(b + 16);
 }

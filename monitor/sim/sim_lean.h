@@ -175,8 +175,8 @@ lean_l2_miss(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_write
 			const struct sim_llc *L = s->llc;
 			uint64_t victim = 0;
 			int hw = a3 || L->k32
-					 ? sim_llc16_ref32(b, SIM_LLC16_KEYS, line,
-							   SIM_KEY(line) | SIM_S, &victim)
+					 ? sim_llc32_ref((uint32_t *)(void *)b, line,
+							 SIM_KEY(line) | SIM_S, &victim)
 					 : sim_llc16_ref(b, L->keys_off, L->assoc, line,
 							 SIM_KEY(line) | SIM_S, &victim);
 
@@ -334,8 +334,9 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 	if ((a3 || L) && w2 < 0) {
 		b = lean_llc_set(L, line, c64);
 		sim_prefetch(b);
-		sim_prefetch(b + 8);
-		if ((a3 == 16 ? SIM_LLC16_STRIDE : L->stride) > 16)
+		if (a3 != 16 && L->stride > 8)
+			sim_prefetch(b + 8);
+		if (a3 != 16 && L->stride > 16)
 			sim_prefetch(b + 16);
 	}
 	if (l2)
@@ -348,21 +349,21 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		return -1;	/* the victim leaves the directory: sim_coh_evict */
 	if (old && SIM_ST(old) == SIM_M) {
 		if (a3) {
-			/* sim_llc_writeback inline: one node; the set locked
-			 * only when the core is not solo */
-			uint64_t vl = SIM_KEY_LINE(old), ko = a3 == 16 ? SIM_LLC16_KEYS : L->keys_off;
-			uint64_t *vb = lean_llc_set(L, vl, c64);
+			/* sim_llc_writeback inline: one node, a k32 LLC (the
+			 * 16-way lean kinds: lean_fits); the set locked only
+			 * when the core is not solo */
+			uint64_t vl = SIM_KEY_LINE(old);
+			uint32_t *vk = (uint32_t *)(void *)lean_llc_set(L, vl, c64);
 
 			c->nr_llc_wb++;
 			if (multi)
-				sim_lock((uint32_t *)vb);
-			int vw = sim_lru16_find32_n((const uint32_t *)(const void *)(vb + ko),
-						    (const uint8_t *)(vb + 2), 16, vl);
+				sim_lock(sim_llc_lock_of(L, (uint64_t *)(void *)vk));
+			int vw = sim_llc32_find(vk, vl);
 
 			if (vw >= 0)
-				((uint32_t *)(void *)(vb + ko))[vw] = SIM_KEY32(vl) | SIM_M;
+				vk[vw] |= SIM_M;	/* S or M -> M: the line, its place */
 			if (multi)
-				sim_unlock((uint32_t *)vb);
+				sim_unlock(sim_llc_lock_of(L, (uint64_t *)(void *)vk));
 		} else {
 			sim_llc_writeback(c, SIM_KEY_LINE(old));
 		}
@@ -373,13 +374,13 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 		uint64_t victim = 0;
 
 		if (multi)
-			sim_lock((uint32_t *)b);
-		int hw = a3 || L->k32 ? sim_llc16_ref32(b, SIM_LLC16_KEYS, line,
-							SIM_KEY(line) | SIM_S, &victim)
+			sim_lock(sim_llc_lock_of(L, b));
+		int hw = a3 || L->k32 ? sim_llc32_ref((uint32_t *)(void *)b, line,
+						      SIM_KEY(line) | SIM_S, &victim)
 				      : sim_llc16_ref(b, L->keys_off, L->assoc, line,
 						      SIM_KEY(line) | SIM_S, &victim);
 		if (multi)
-			sim_unlock((uint32_t *)b);
+			sim_unlock(sim_llc_lock_of(L, b));
 		out |= hw >= 0 ? SIM_LEAN_LLC : SIM_LEAN_MEM;
 	}
 	if (is_write)

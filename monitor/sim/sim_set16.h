@@ -1,8 +1,9 @@
 /*
  * sim_set16.h - sets of up to 16 ways found by fingerprint: the L2 TLB's
  * (a nibble order word, sim_lru16_ref) and the LLC's (16-bit stamps from
- * the set's clock, sim_llc16_ref; 32-bit keys in a k32 LLC's 128-byte set,
- * sim_llc16_ref32). Inline for the lean path and the coherence path.
+ * the set's clock, sim_llc16_ref; 32-bit keys in order of recency in a k32
+ * LLC's 64-byte set, sim_llc32_ref). Inline for the lean path and the
+ * coherence path.
  * Included by sim_core.h, after its key and stamp helpers.
  */
 #ifndef AMEBA_SIM_SET16_H
@@ -68,34 +69,10 @@ static inline __attribute__((always_inline)) int sim_lru16_find_n(const uint64_t
  * one set of an LLC of 4,096 sets or more agree in their low 12 bits, so
  * it is one-to-one on them; lines of 64 bytes or more below 2^47
  * (sim_low_addresses) are below 2^41, so it fits. It is 0 for the lines
- * below 4,095, as is an empty way's key: the fingerprints tell them apart
- * (an empty way's is 0, a line's never is).
+ * below 4,095, as is an empty way's key: the state bits tell them apart
+ * (an empty way's are 0, a line's S or M; sim_llc32_find).
  */
 #define SIM_KEY32(line) ((uint32_t)((((line) + 1) >> 12) << 2))
-
-/* sim_lru16_find_n over 32-bit keys */
-static inline __attribute__((always_inline)) int sim_lru16_find32_n(const uint32_t *keys,
-								     const uint8_t *fp, uint32_t n,
-								     uint64_t line)
-{
-	uint32_t want = SIM_KEY32(line), m = 0;
-#ifdef __SSE2__
-	if (n > 8) {
-		__m128i f = _mm_loadu_si128((const __m128i *)fp);
-		__m128i b = _mm_set1_epi8((char)sim_fp(line));
-
-		m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, b));
-	} else
-#endif
-		for (uint32_t w = 0; w < n; w++)
-			m |= (uint32_t)(fp[w] == sim_fp(line)) << w;
-	for (; m; m &= m - 1) {
-		uint32_t w = (uint32_t)__builtin_ctz(m);
-		if (sim_likely((keys[w] & ~(uint32_t)3) == want))
-			return (int)w;
-	}
-	return -1;
-}
 
 /*
  * sim_lru16_ref over n ways (n a constant in the unrolled versions). A
@@ -287,27 +264,114 @@ static inline __attribute__((always_inline)) int sim_llc16_ref_n(uint64_t *b, ui
 	return -1;
 }
 
-/* sim_llc16_ref_n over a k32 set (16 ways, 32-bit keys from word koff):
- * the victim's key comes back in its 32 bits (its state is what counts) */
-static inline __attribute__((always_inline)) int sim_llc16_ref32(uint64_t *b, uint64_t koff,
-								  uint64_t line, uint64_t new_key,
-								  uint64_t *victim)
-{
-	uint32_t *keys = (uint32_t *)(void *)(b + koff);
-	uint8_t *fp = (uint8_t *)(b + 2);
-	uint16_t *st = sim_llc16_stamps(b, 16);
-	int hit = sim_lru16_find32_n(keys, fp, 16, line);
-	uint32_t w;
+/*
+ * A k32 LLC's set (sim_llc.k32): 16 32-bit keys (SIM_KEY32 | state) in one
+ * 64-byte host line, in order of recency - keys[0] the most recently used,
+ * the order sim_mru_ref keeps - without fingerprints, stamps or a clock: a
+ * hit or a miss touches one host line where the 128-byte set of
+ * fingerprints, stamps and keys touched two (chase: the sets' footprint in
+ * the host's L2 set its time; docs/simulator.md, "The LLC in one host
+ * line"). A valid key's state is S (1) or M (3), an empty way's key is 0
+ * (never filled, or invalidated by another node: a hole, left in place).
+ * A key k holds line when (k | 2) == (SIM_KEY32(line) | 3), which an
+ * empty way's 0 never meets, even for a line whose SIM_KEY32 is 0.
+ */
+#define SIM_LLC32_WAYS 16
 
-	if (hit >= 0) {
-		sim_llc16_touch(&b[1], st, 16, (uint32_t)hit);
-		return hit;
+/* The positions of keys (16) holding want (SIM_KEY32(line) | 3) and the
+ * empty ones, a bit each */
+static inline __attribute__((always_inline)) void sim_llc32_masks(const uint32_t *keys,
+								   uint32_t want, uint32_t *hit,
+								   uint32_t *empty)
+{
+	uint32_t h = 0, e = 0;
+#ifdef __SSE2__
+	const __m128i w = _mm_set1_epi32((int)want), two = _mm_set1_epi32(2);
+	const __m128i zero = _mm_setzero_si128();
+	__m128i kq[4], hq[4], eq[4];
+
+	for (int q = 0; q < 4; q++) {
+		kq[q] = _mm_loadu_si128((const __m128i *)(const void *)(keys + 4 * q));
+		hq[q] = _mm_cmpeq_epi32(_mm_or_si128(kq[q], two), w);
+		eq[q] = _mm_cmpeq_epi32(kq[q], zero);
 	}
-	w = sim_llc16_min_n(st, 16);
-	*victim = keys[w];
-	keys[w] = SIM_KEY32(line) | (uint32_t)(new_key & 3);
-	fp[w] = sim_fp(line);
-	sim_llc16_touch(&b[1], st, 16, w);
+	h = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(hq[0], hq[1]),
+						       _mm_packs_epi32(hq[2], hq[3])));
+	e = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(eq[0], eq[1]),
+						       _mm_packs_epi32(eq[2], eq[3])));
+#else
+	for (uint32_t p = 0; p < SIM_LLC32_WAYS; p++) {
+		h |= (uint32_t)((keys[p] | 2) == want) << p;
+		e |= (uint32_t)(keys[p] == 0) << p;
+	}
+#endif
+	*hit = h;
+	*empty = e;
+}
+
+/* The position of line in keys, or -1 */
+static inline __attribute__((always_inline)) int sim_llc32_find(const uint32_t *keys,
+								 uint64_t line)
+{
+	uint32_t h, e;
+
+	sim_llc32_masks(keys, SIM_KEY32(line) | 3, &h, &e);
+	return h ? __builtin_ctz(h) : -1;
+}
+
+/* key to the front of keys, positions 0 .. p - 1 down one (p's key goes:
+ * a hit's own, moving, or a miss's victim). Without a branch on p, with
+ * SSE2: every key shifted down a lane, key into lane 0, the lanes past p
+ * as they were. */
+static inline __attribute__((always_inline)) void sim_llc32_front(uint32_t *keys, uint32_t p,
+								   uint32_t key)
+{
+#ifdef __SSE2__
+	const __m128i pp = _mm_set1_epi32((int)p);
+	__m128i x[4], y[4];
+
+	for (int q = 0; q < 4; q++)
+		x[q] = _mm_loadu_si128((const __m128i *)(const void *)(keys + 4 * q));
+	y[0] = _mm_or_si128(_mm_slli_si128(x[0], 4), _mm_cvtsi32_si128((int)key));
+	for (int q = 1; q < 4; q++)
+		y[q] = _mm_or_si128(_mm_slli_si128(x[q], 4), _mm_srli_si128(x[q - 1], 12));
+	for (int q = 0; q < 4; q++) {
+		__m128i keep = _mm_cmpgt_epi32(_mm_setr_epi32(4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3),
+					       pp);
+		y[q] = _mm_or_si128(_mm_and_si128(keep, x[q]), _mm_andnot_si128(keep, y[q]));
+		_mm_storeu_si128((__m128i *)(void *)(keys + 4 * q), y[q]);
+	}
+#else
+	for (uint32_t i = p; i > 0; i--)
+		keys[i] = keys[i - 1];
+	keys[0] = key;
+#endif
+}
+
+/*
+ * sim_mru_ref over a k32 set: a hit moves to the front and returns its old
+ * position; a miss (-1) takes the first empty way (a hole's, or, the set
+ * not yet full, the first past its keys), else the least recently used
+ * (the last), whose key (0 if empty) goes to *victim in its 32 bits (its
+ * state is what counts), and puts the line's key, new_key's state, at the
+ * front. The hits, misses and victims of sim_mru_ref, and the same order
+ * (test sim_unit: test_llc32_random).
+ */
+static inline __attribute__((always_inline)) int sim_llc32_ref(uint32_t *keys, uint64_t line,
+								uint64_t new_key, uint64_t *victim)
+{
+	uint32_t k = SIM_KEY32(line), h, e, p;
+
+	sim_llc32_masks(keys, k | 3, &h, &e);
+	if (h) {
+		p = (uint32_t)__builtin_ctz(h);
+		if (p)
+			sim_llc32_front(keys, p, keys[p]);
+		return (int)p;
+	}
+	p = (uint32_t)__builtin_ctz(e | 1u << (SIM_LLC32_WAYS - 1));
+	*victim = keys[p];
+	sim_llc32_front(keys, p, k | (uint32_t)(new_key & 3));
 	return -1;
 }
 

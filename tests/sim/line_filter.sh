@@ -120,7 +120,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 	wb=$(export AMEBA_SIM_TLB=0 AMEBA_SIM_MODE=filter AMEBA_ORACLE="$out/probe.json"
 	     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break sim_lf_miss_x86_rd_wb' \
 		-ex 'break sim_lf_miss_x86_wr_wb' \
-		-ex run -ex 'set $llc = *(unsigned int *)($r11 + 64 + 4 * $rax)' \
+		-ex run -ex 'set $llc = *(unsigned int *)($r11 + 4 * $rax)' \
 		-ex 'set $l1 = *(unsigned long *)($r10 + 8 * $xmm15.v2_int64[0])' \
 		-ex 'printf "wb %lu %lu %lu\n", $llc & 3, $l1 & 3, ($llc >> 2) ^ ($l1 >> 14)' \
 		--args "$bin" "${arg[@]}" 2>&1 | awk '$1 == "wb" { print $2, $3, $4 }' || true)
