@@ -1370,9 +1370,11 @@ void mon_sim_settle_cold(struct mon_sim *s, int on)
 void mon_sim_after_fork(struct mon_sim *s)
 {
 	s->create_lock = 0;
+	/* the sets' locks: a k32 LLC's in their array (its sets are keys
+	 * alone), another's in each set's first word */
 	for (uint32_t n = 0; s->llc && n < s->g.nr_nodes; n++)
 		for (uint64_t set = 0; set < s->llc[n].nr_sets; set++)
-			s->llc[n].blk[set * s->llc[n].stride] = 0;
+			*sim_llc_lock_of(&s->llc[n], s->llc[n].blk + set * s->llc[n].stride) = 0;
 	for (uint32_t i = 0; i < SIM_DIR_STRIPES; i++)
 		s->dir.stripe[i].lock = 0;
 	for (uint32_t i = 0; i < MON_SIM_MAX_CORES; i++) {

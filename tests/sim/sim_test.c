@@ -741,6 +741,61 @@ static void test_llc_far_lines(void)
 	}
 }
 
+/* A forked child's simulator (mon_sim_after_fork): every LLC set's lock
+ * free again - a thread of the parent may have held one at the fork - and
+ * the sets' keys as they were. A k32 LLC (4,096 sets: its locks in their
+ * own array, its set keys alone) and a 192-byte one (1,024 sets: the lock
+ * in the set's first word); either way the lock of a set that holds keys
+ * is taken, then the child's reset must free it and leave the keys. */
+static void test_after_fork(void)
+{
+	static const uint64_t nr_sets[] = { 4096, 1024 };
+
+	for (size_t gi = 0; gi < 2; gi++) {
+		struct mri_geom g = small_geom(8 * LINE, 8);
+
+		g.llc = (struct mri_geom_cache){ nr_sets[gi] * 16 * LINE, 16, LINE, MRI_GEOM_LRU };
+		g.three_c = 0;
+		g.nr_cores = 1;
+		g.tlb1.nr_entries = g.tlb2.nr_entries = 0;
+		struct mon_sim *s = new_sim(&g);
+		struct mon_sim_core *c = mon_sim_core_get(s, 0, 0);
+		struct sim_llc *L = &s->llc[0];
+		struct mon_sim_events ev;
+
+		CHECK_AT(__LINE__, L->k32 == (gi == 0 && sim_low_addresses()));
+		for (uintptr_t k = 0; k < 64; k++)	/* two lines in each of 32 sets */
+			mon_sim_access(c, BASE + (k % 32) * LINE + (k / 32) * nr_sets[gi] * LINE, 8,
+				       (int)(k & 1), 0, &ev);
+		uint64_t *b = sim_llc_set(L, (BASE >> 6) + 5);
+		uint32_t *lock = sim_llc_lock_of(L, b);
+		size_t bytes = L->nr_sets * L->stride * sizeof(uint64_t);
+		uint64_t *copy = malloc(bytes);
+
+		CHECK_AT(__LINE__, copy != NULL);
+		if (!copy)
+			return;
+		sim_lock(lock);
+		CHECK_AT(__LINE__, *lock != 0);
+		memcpy(copy, L->blk, bytes);
+		mon_sim_after_fork(s);
+		CHECK_AT(__LINE__, *lock == 0);
+		/* the keys the accesses left, unchanged (the lock word aside) */
+		uint64_t differ = 0, keys = 0;
+		for (uint64_t set = 0; set < L->nr_sets; set++)
+			for (uint64_t w = L->keys_off; w < L->stride; w++) {
+				uint64_t i = set * L->stride + w;
+				differ += L->blk[i] != copy[i];
+				keys += L->blk[i] != 0;
+			}
+		CHECK_EQ_U64(differ, 0);
+		CHECK_AT(__LINE__, keys >= 32);
+		free(copy);
+		verify(s, __LINE__);
+		mon_sim_destroy(s);
+	}
+}
+
 /* ---- set mapping: direct mapped, power-of-two and modulo set counts ---- */
 static void test_set_mapping(void)
 {
@@ -1665,6 +1720,7 @@ int main(void)
 	test_llc16_random(0);
 	test_llc32_random();
 	test_llc_far_lines();
+	test_after_fork();
 	test_set_mapping();
 	test_writeback();
 	test_tlb();
