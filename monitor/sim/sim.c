@@ -148,15 +148,13 @@
  *   nothing but E -> M, and stays on the fast path. The hit path checks
  *   one word of the core for everything other cores may ask of it (shared
  *   by threads, held still) and one for pending messages (mail). Every set keeps its keys and its LRU stamps
- *   side by side; a 16-way LLC of 4,096 sets or more (k32) keeps its
- *   set's 16 keys in 32 bits in order of recency, in one host line
- *   (sim_llc32_ref: a search of four compares, a move without a branch);
- *   other LLCs and the L2 TLB (LRU, up to 16 ways) keep a byte
+ *   side by side; a 16-way LLC of 4,096 sets or more (k32) keeps a
+ *   set's 16 keys in 32 bits in order of recency in one host line
+ *   (sim_llc32_ref); other LLCs and the L2 TLB (LRU, up to 16 ways) a byte
  *   of fingerprint per way, and the recency as a 16-bit stamp per way from
  *   the set's own clock (the LLC: sim_llc16_ref, a hit one store) or as 16
  *   nibbles of one word (the L2 TLB: sim_lru16_ref) - exact LRU, as
- *   cachegrind; beyond 16 ways their keys are
- *   kept in recency order, searched and shifted in one pass.
+ *   cachegrind; beyond 16 ways the keys in recency order.
  * - The lean path (sim_lean.c): a solo core whose geometry has no L2 and
  *   no 3C takes what the remembered lines do not settle through one
  *   function over locals instead of access_full / access_slow, with the
@@ -1370,8 +1368,7 @@ void mon_sim_settle_cold(struct mon_sim *s, int on)
 void mon_sim_after_fork(struct mon_sim *s)
 {
 	s->create_lock = 0;
-	/* the sets' locks: a k32 LLC's in their array (its sets are keys
-	 * alone), another's in each set's first word */
+	/* the sets' locks (a k32 LLC's in their own array: sim_llc_lock_of) */
 	for (uint32_t n = 0; s->llc && n < s->g.nr_nodes; n++)
 		for (uint64_t set = 0; set < s->llc[n].nr_sets; set++)
 			*sim_llc_lock_of(&s->llc[n], s->llc[n].blk + set * s->llc[n].stride) = 0;
