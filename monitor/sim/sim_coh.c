@@ -373,7 +373,7 @@ int sim_llc_init(struct mon_sim *s)
 	/* 16 LRU ways in 4,096 sets or more, lines of 64 bytes or more and
 	 * addresses below 2^47: the keys in 32 bits in order of recency, the
 	 * set in one host line, its lock apart (SIM_KEY32, sim_llc32_ref;
-	 * docs/simulator.md, "The LLC in one host line") */
+	 * docs/simulator.md, "The LLC's set in one host line") */
 	int k32 = g->repl == MRI_GEOM_LRU && g->assoc == 16 && nr_sets >= 4096 &&
 		  !(nr_sets & (nr_sets - 1)) && g->line_bytes >= 64 && sim_low_addresses();
 	for (uint32_t i = 0; i < s->g.nr_nodes; i++) {

@@ -869,7 +869,8 @@ static inline uint32_t *sim_llc_lock_of(const struct sim_llc *L, uint64_t *b)
 
 /*
  * Starts the host cache misses of coherence line `line`'s set in node
- * `node`'s LLC (the lock and order word, and the keys), so that they
+ * `node`'s LLC (a k32 set's one host line; another's lock, clock,
+ * fingerprints and stamps, then its keys), so that they
  * overlap the work before sim_llc_fetch or sim_llc_writeback reads them:
  * an LLC of a few MiB misses the host's own caches on most simulated
  * misses of a random kernel.

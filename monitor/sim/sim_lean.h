@@ -352,18 +352,18 @@ sim_lean_body(struct mon_sim_core *c, uintptr_t addr, uint32_t size, int is_writ
 			/* sim_llc_writeback inline: one node, a k32 LLC (the
 			 * 16-way lean kinds: lean_fits); the set locked only
 			 * when the core is not solo */
-			uint64_t vl = SIM_KEY_LINE(old);
-			uint32_t *vk = (uint32_t *)(void *)lean_llc_set(L, vl, c64);
+			uint64_t vl = SIM_KEY_LINE(old), *vb = lean_llc_set(L, vl, c64);
+			uint32_t *vk = (uint32_t *)(void *)vb, *lk = multi ? sim_llc_lock_of(L, vb) : NULL;
 
 			c->nr_llc_wb++;
 			if (multi)
-				sim_lock(sim_llc_lock_of(L, (uint64_t *)(void *)vk));
+				sim_lock(lk);
 			int vw = sim_llc32_find(vk, vl);
 
 			if (vw >= 0)
 				vk[vw] |= SIM_M;	/* S or M -> M: the line, its place */
 			if (multi)
-				sim_unlock(sim_llc_lock_of(L, (uint64_t *)(void *)vk));
+				sim_unlock(lk);
 		} else {
 			sim_llc_writeback(c, SIM_KEY_LINE(old));
 		}
