@@ -745,7 +745,11 @@ out:
 
 /*
  * The target exited before exp replaced the running experiment (the switch
- * found it gone): the old counters counted until the exit. Each counter of
+ * found it gone): the old counters counted until the exit. (A final reading
+ * is used only when it is of the experiment the agent knows is running, by
+ * its id: one whose replace the monitor made but could not reply to would
+ * be the new experiment's, read as the old one's; the monitor sends every
+ * reply before its exit event, mri_server.c.) Each counter of
  * exp identical to an old one gets what that one counted since its last
  * reading (the final reading's deltas; what the program did last: in a
  * rescan's first interval, million_live's last loop over its table); the
@@ -761,7 +765,8 @@ static int exit_unswitched(struct mri_prov *p, const struct ameba_experiment *ex
 	uint64_t *v_pt = NULL;
 	int rc;
 
-	if (p->ctr_sig && p->exp_nr && mri_final_reading(p->s, &r) == 0 && r.nr == p->exp_nr) {
+	if (p->ctr_sig && p->exp_nr && mri_final_reading(p->s, &r) == 0 && r.nr == p->exp_nr &&
+	    r.experiment == p->exp_id) {
 		rc = old_take(p, &r, &oc);
 		if (rc)
 			return rc;
@@ -928,7 +933,7 @@ static int mri_experiment(struct agent_provider *base, const struct ameba_experi
 		}
 		if (ev.kind == MRI_EV_EXIT) {
 			p->exited = 1;
-			if (ev.reading.nr) {
+			if (ev.reading.nr && ev.reading.experiment == p->exp_id) {
 				rc = take_reading(p, exp, &ev.reading, 0, res);
 				if (rc)
 					return rc;
@@ -961,7 +966,8 @@ exited:
 	/* the final reading belongs to the experiment that ran: use it only
 	 * for the same counters */
 	if (!have && p->exp_sig == exp_signature(exp) && p->exp_nr == exp->nr_counters &&
-	    mri_final_reading(p->s, &reading) == 0 && reading.nr == exp->nr_counters) {
+	    mri_final_reading(p->s, &reading) == 0 && reading.nr == exp->nr_counters &&
+	    reading.experiment == p->exp_id) {
 		rc = take_reading(p, exp, &reading, 0, res);
 		if (rc)
 			return rc;

@@ -94,6 +94,7 @@ static struct {
 	uint64_t accepted_ns;
 	int exiting;			/* the exit event was sent: say nothing more */
 	int we_activated;		/* attach started delivery; detach stops it */
+	int replace_delay_ms;		/* tests: see serve_message */
 	struct mri_reader rd;
 } srv = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -670,17 +671,25 @@ static void drop_client(void)
 	mri_reader_destroy(&srv.rd);
 }
 
-/* Sends one message to the client; a client that does not take it in time
- * is dropped. Returns 0 or an error (the client is gone then). */
-static int send_client(const char *msg, size_t len)
+/*
+ * Sends one message to the client, send_lock held; a client that does not
+ * take it in time is dropped. Returns 0 or an error (the client is gone
+ * then). Nothing is sent once the exit event was.
+ *
+ * A reply or event made under srv.lock is sent under send_lock taken
+ * before srv.lock is let go (a handover), so that the exit event, made
+ * under srv.lock after it, follows it on the wire. Without: the exit
+ * handler could make and send its event between the two, and the reply
+ * was dropped (exiting) - an experiment_replace's reply, which carries the
+ * replaced experiment's final reading, lost an interval of counts, and the
+ * client read the exit event's reading, the new experiment's, as the old
+ * one's (test strategy_served_exact_batch, 1 run in 10).
+ */
+static int send_locked(const char *msg, size_t len)
 {
-	int err = 0;
-
-	pthread_mutex_lock(&srv.send_lock);
-	if (!srv.exiting && srv.client_fd >= 0)
-		err = mri_send_frame(srv.client_fd, msg, len, MRI_SEND_TIMEOUT_MS);
-	pthread_mutex_unlock(&srv.send_lock);
-	return err;
+	if (srv.exiting || srv.client_fd < 0)
+		return 0;
+	return mri_send_frame(srv.client_fd, msg, len, MRI_SEND_TIMEOUT_MS);
 }
 
 static void accept_client(void)
@@ -752,13 +761,22 @@ static int serve_message(const char *msg, uint32_t len)
 		return -1;
 	}
 	rc = mri_disp_handle(srv.disp, msg, len, &reply, &rlen);
+	/* the reply leaves before anything made after it (handover) */
+	pthread_mutex_lock(&srv.send_lock);
 	pthread_mutex_unlock(&srv.lock);
+	/* AMEBA_MRI_TEST_REPLACE_DELAY_MS (tests only: mri_replace_exit): an
+	 * experiment replace's reply waits here, where the exit handler used
+	 * to overtake it */
+	if (srv.replace_delay_ms && rc >= 0 && memmem(msg, len, "\"replace\"", 9))
+		poll(NULL, 0, srv.replace_delay_ms);
 	srv.nr_msgs++;
-	if (rc < 0 || send_client(reply, rlen)) {
+	if (rc < 0 || send_locked(reply, rlen)) {
+		pthread_mutex_unlock(&srv.send_lock);
 		free(reply);
 		drop_client();
 		return -1;
 	}
+	pthread_mutex_unlock(&srv.send_lock);
 	free(reply);
 	if (rc == MRI_DISP_CLOSE) {
 		drop_client();
@@ -803,8 +821,11 @@ static void serve_client(void)
 			snprintf(text, sizeof(text), "no memory for a message of %u bytes; the "
 				 "connection is closed", srv.rd.len);
 		err = mri_disp_error_text(r, text, &elen);
-		if (err)
-			send_client(err, elen);
+		if (err) {
+			pthread_mutex_lock(&srv.send_lock);
+			send_locked(err, elen);
+			pthread_mutex_unlock(&srv.send_lock);
+		}
 		free(err);
 		drop_client();
 		return;
@@ -822,9 +843,11 @@ static void serve_events(void)
 	while (srv.disp && !srv.exiting && n < MRI_EVENTS_PER_TURN &&
 	       mri_disp_poll_event(srv.disp, &ev[n], &len[n]) == 1)
 		n++;
+	pthread_mutex_lock(&srv.send_lock);	/* handover: send_locked */
 	pthread_mutex_unlock(&srv.lock);
 	for (int i = 0; i < n; i++) {
-		if (send_client(ev[i], len[i])) {
+		if (send_locked(ev[i], len[i])) {
+			pthread_mutex_unlock(&srv.send_lock);
 			for (; i < n; i++)
 				free(ev[i]);
 			drop_client();
@@ -832,6 +855,7 @@ static void serve_events(void)
 		}
 		free(ev[i]);
 	}
+	pthread_mutex_unlock(&srv.send_lock);
 }
 
 /* poll(2) timeout until the next thing due: events, the hello deadline. */
@@ -1128,6 +1152,8 @@ void mri_server_start(void)
 	mri_set_local_open(local_open);
 	if (e && !strcmp(e, "0"))
 		return;
+	e = getenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS");
+	srv.replace_delay_ms = e ? atoi(e) : 0;
 	if (t)
 		t->in_rt++;
 	/* libc's pthread_create: ours would register an application thread. */

@@ -9,6 +9,8 @@
 #   mri_oracle_mark     an oracle mark between phases holds exactly the counts so far
 #   mri_provider_exit   the agent's provider: a switch that finds the target gone
 #                       gives the kept counters the old experiment's final counts
+#   mri_replace_exit    the target exits while the monitor replies to a replace:
+#                       the reply still precedes the exit event (no interval lost)
 #   mri_local           the API in-process (mri_open_local) and by pid on itself
 #   mri_env             AMEBA_MRI=0, refused socket directories, discovery
 #   mri_other_user      another uid cannot attach (runs clients as nobody; root only)
@@ -34,15 +36,17 @@ ameba_instrumented(NAME mri_target_native NATIVE SOURCES ${MRI_TEST_DIR}/mri_tar
 add_executable(mri_attach_test ${MRI_TEST_DIR}/mri_attach_test.c
   ${CMAKE_SOURCE_DIR}/agent/provider_mri.c ${CMAKE_SOURCE_DIR}/agent/provider_mri_world.c)
 target_include_directories(mri_attach_test PRIVATE ${AMEBA_TEST_INCLUDE} ${CMAKE_SOURCE_DIR}/agent)
-target_link_libraries(mri_attach_test PRIVATE ameba-mri ameba-agent-core)
+target_link_libraries(mri_attach_test PRIVATE ameba-mri ameba-agent-core Threads::Threads)
 target_compile_definitions(mri_attach_test PRIVATE _GNU_SOURCE)
 set_target_properties(mri_attach_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_dependencies(mri_attach_test mri_target mri_target_native)
-foreach(scenario count killed exit mark provider_exit fold provider_fold rows)
+foreach(scenario count killed exit mark provider_exit replace_exit fold provider_fold rows)
   if(scenario STREQUAL "count")
     set(name mri_attach_count)
   elseif(scenario STREQUAL "provider_exit")
     set(name mri_provider_exit)
+  elseif(scenario STREQUAL "replace_exit")
+    set(name mri_replace_exit)
   elseif(scenario STREQUAL "mark")
     set(name mri_oracle_mark)
   elseif(scenario STREQUAL "killed")

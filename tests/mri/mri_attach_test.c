@@ -63,12 +63,25 @@
  *           last reading (the phase and the final checksum), and 0 for the
  *           counter that never ran (a switch that finds the target gone
  *           used to report nothing: the last loop of million_live, lost).
+ *   replace_exit  the target exits while the monitor replies to the
+ *           provider's experiment replace (the reply held back 800 ms by
+ *           AMEBA_MRI_TEST_REPLACE_DELAY_MS, the quit sent 100 ms into
+ *           it): the reply, with the replaced experiment's final reading,
+ *           still comes before the exit event, so work_a's counter that
+ *           goes on has the phase (carried) and the final checksum (the
+ *           exit event's reading, the new experiment's), and the new
+ *           counter on work_b's reads the checksum's 2,048. (The exit
+ *           event used to overtake the reply, which was dropped: the
+ *           phase was lost, and the exit event's reading of the new
+ *           experiment taken as the old one's.)
  *
  * usage: mri_attach_test SCENARIO INSTRUMENTED_TARGET NATIVE_TARGET
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -918,6 +931,97 @@ static void scenario_provider_exit(const char *instr)
 	fclose(t.ack);
 }
 
+/* replace_exit's second thread: quits the target while the replace's
+ * reply is held back */
+static struct {
+	struct target *t;
+	long qa, qb;
+	int ok;
+} qlater;
+
+static void *quit_later(void *arg)
+{
+	char line[128];
+
+	(void)arg;
+	poll(NULL, 0, 100);
+	say(qlater.t, "quit\n");
+	qlater.ok = fgets(line, sizeof(line), qlater.t->ack) &&
+		    sscanf(line, "quit a=%ld b=%ld", &qlater.qa, &qlater.qb) == 2;
+	return NULL;
+}
+
+static void scenario_replace_exit(const char *instr)
+{
+	char out[300], msg[512] = "";
+	struct agent_provider *p;
+	struct agent_world w;
+	struct agent_exp_result res;
+	const struct ameba_object *a, *b;
+	struct phase_counts c;
+	struct target t;
+	uintptr_t ra[2], rb[2];
+	pthread_t th;
+	int err = 0, status;
+
+	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
+	setenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS", "800", 1);
+	spawn(&t, instr, out, NULL);
+	unsetenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS");
+	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "provider: %d %s\n", err, msg);
+		return;
+	}
+	CHECK(p->ops->refresh(p, &w) == 0);
+	a = world_object(&w, "work_a");
+	b = world_object(&w, "work_b");
+	CHECK(a && b);
+	if (!a || !b)
+		return;
+	ra[0] = a->start;
+	ra[1] = a->end;
+	rb[0] = b->start;
+	rb[1] = b->end;
+	{
+		struct ameba_counter old[3] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = rb },
+			{ .metric = AMEBA_M_MEM_REF },
+		};
+		struct ameba_counter next[2] = {
+			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
+			{ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = rb },
+		};
+		struct ameba_experiment e1 = { .nr_counters = 3, .counters = old };
+		struct ameba_experiment e2 = { .nr_counters = 2, .counters = next };
+
+		CHECK(p->ops->experiment(p, &e1, 20, NULL, &res) == 0);
+		CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
+		c = phase(&t, 2);
+		qlater.t = &t;
+		if (pthread_create(&th, NULL, quit_later, NULL))
+			die("pthread_create");
+		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == 0);
+		pthread_join(th, NULL);
+		CHECK(qlater.ok);
+		CHECK(waitpid(t.pid, &status, 0) == t.pid && WIFEXITED(status));
+		CHECK(res.r.target_exited);
+		CHECK(res.r.nr_counters == 2);
+		if (res.r.nr_counters == 2) {
+			printf("exit during the replace's reply: work_a %" PRIu64 " (target: %ld), "
+			       "work_b reads %" PRIu64 " (target: %ld)\n", res.r.values[0],
+			       c.a + qlater.qa, res.r.values[1], qlater.qb);
+			CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qlater.qa));
+			CHECK_EQ_U64(res.r.values[1], (uint64_t)qlater.qb);
+		}
+	}
+	p->ops->close(p);
+	close(t.ctl);
+	fclose(t.ack);
+}
+
 /* Sends "VERB N[ K]" and waits for its acknowledgement "ACK N". */
 static void target_cmd(struct target *t, const char *verb, const char *ack, long n, long k)
 {
@@ -1222,7 +1326,7 @@ static void scenario_provider_fold(const char *instr)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit|fold|provider_fold|rows INSTRUMENTED NATIVE\n", argv[0]);
+		fprintf(stderr, "usage: %s count|killed|exit|mark|provider_exit|replace_exit|fold|provider_fold|rows INSTRUMENTED NATIVE\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -1239,6 +1343,8 @@ int main(int argc, char **argv)
 		scenario_mark(argv[2]);
 	else if (!strcmp(argv[1], "provider_exit"))
 		scenario_provider_exit(argv[2]);
+	else if (!strcmp(argv[1], "replace_exit"))
+		scenario_replace_exit(argv[2]);
 	else if (!strcmp(argv[1], "fold"))
 		scenario_fold(argv[2]);
 	else if (!strcmp(argv[1], "provider_fold"))
