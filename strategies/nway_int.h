@@ -241,6 +241,6 @@ int rescan_may(const struct nway *st);
 int nway_plan(void *state, struct ameba_experiment *exp);
 
 /* nway.c */
-int rescan_check(struct nway *st, double total);
+int rescan_check(struct nway *st, double total, double watch_total);
 
 #endif
