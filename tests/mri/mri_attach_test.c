@@ -863,72 +863,100 @@ static const struct ameba_object *world_object(const struct agent_world *w, cons
 	return NULL;
 }
 
-static void scenario_provider_exit(const char *instr)
-{
-	char out[300], msg[512] = "", line[128];
-	struct agent_provider *p;
-	struct agent_world w;
-	struct agent_exp_result res;
-	const struct ameba_object *a, *b;
-	struct phase_counts c;
+/*
+ * provider_exit's and replace_exit's set-up: the target started (with
+ * AMEBA_MRI_TEST_REPLACE_DELAY_MS=delay unless NULL), the agent's provider
+ * on it, and two experiments: e1 counts mem_ref on work_a, on work_b and
+ * in total; e2 keeps work_a's counter and adds one on work_b's reads.
+ */
+struct prov_case {
 	struct target t;
+	struct agent_provider *p;
 	uintptr_t ra[2], rb[2];
-	long qa, qb;
-	int err = 0, status;
+	struct ameba_counter old[3], next[2];
+	struct ameba_experiment e1, e2;
+};
 
+static int prov_case_start(struct prov_case *pc, const char *instr, const char *delay)
+{
+	char out[300], msg[512] = "";
+	struct agent_world w;
+	const struct ameba_object *a, *b;
+	int err = 0;
+
+	memset(pc, 0, sizeof(*pc));
 	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
-	spawn(&t, instr, out, NULL);
-	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
-	CHECK(p != NULL);
-	if (!p) {
+	if (delay)
+		setenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS", delay, 1);
+	spawn(&pc->t, instr, out, NULL);
+	unsetenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS");
+	pc->p = agent_provider_mri_open(pc->t.pid, NULL, 10000, 0, NULL, NULL, NULL, &err, msg,
+					sizeof(msg));
+	CHECK(pc->p != NULL);
+	if (!pc->p) {
 		fprintf(stderr, "provider: %d %s\n", err, msg);
-		return;
+		return -1;
 	}
-	CHECK(p->ops->refresh(p, &w) == 0);
+	CHECK(pc->p->ops->refresh(pc->p, &w) == 0);
 	a = world_object(&w, "work_a");
 	b = world_object(&w, "work_b");
 	CHECK(a && b);
 	if (!a || !b)
-		return;
-	ra[0] = a->start;
-	ra[1] = a->end;
-	rb[0] = b->start;
-	rb[1] = b->end;
-	{
-		struct ameba_counter old[3] = {
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = rb },
-			{ .metric = AMEBA_M_MEM_REF },
-		};
-		struct ameba_counter next[2] = {
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
-			{ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = rb },
-		};
-		struct ameba_experiment e1 = { .nr_counters = 3, .counters = old };
-		struct ameba_experiment e2 = { .nr_counters = 2, .counters = next };
+		return -1;
+	pc->ra[0] = a->start;
+	pc->ra[1] = a->end;
+	pc->rb[0] = b->start;
+	pc->rb[1] = b->end;
+	pc->old[0] = (struct ameba_counter){ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = pc->ra };
+	pc->old[1] = (struct ameba_counter){ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = pc->rb };
+	pc->old[2] = (struct ameba_counter){ .metric = AMEBA_M_MEM_REF };
+	pc->next[0] = pc->old[0];
+	pc->next[1] = (struct ameba_counter){ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = pc->rb };
+	pc->e1 = (struct ameba_experiment){ .nr_counters = 3, .counters = pc->old };
+	pc->e2 = (struct ameba_experiment){ .nr_counters = 2, .counters = pc->next };
+	return 0;
+}
 
-		/* an idle interval: read once, so the phase comes after a reading */
-		CHECK(p->ops->experiment(p, &e1, 20, NULL, &res) == 0);
-		CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
-		c = phase(&t, 2);
-		say(&t, "quit\n");
-		if (!fgets(line, sizeof(line), t.ack) || sscanf(line, "quit a=%ld b=%ld", &qa, &qb) != 2)
-			die("quit ack");
-		CHECK(waitpid(t.pid, &status, 0) == t.pid && WIFEXITED(status));
-		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == 0);
-		CHECK(res.r.target_exited);
-		CHECK(res.r.nr_counters == 2);
-		if (res.r.nr_counters == 2) {
-			printf("after the exit: work_a %" PRIu64 " (target: %ld), work_b reads %" PRIu64
-			       " (never armed)\n", res.r.values[0], c.a + qa, res.r.values[1]);
-			CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qa));
-			CHECK_EQ_U64(res.r.values[1], 0);
-		}
-		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == AMEBA_EEXITED);
+static void prov_case_end(struct prov_case *pc)
+{
+	if (pc->p)
+		pc->p->ops->close(pc->p);
+	close(pc->t.ctl);
+	fclose(pc->t.ack);
+}
+
+static void scenario_provider_exit(const char *instr)
+{
+	struct prov_case pc;
+	struct agent_exp_result res;
+	struct phase_counts c;
+	char line[128];
+	long qa, qb;
+	int status;
+
+	if (prov_case_start(&pc, instr, NULL)) {
+		prov_case_end(&pc);
+		return;
 	}
-	p->ops->close(p);
-	close(t.ctl);
-	fclose(t.ack);
+	/* an idle interval: read once, so the phase comes after a reading */
+	CHECK(pc.p->ops->experiment(pc.p, &pc.e1, 20, NULL, &res) == 0);
+	CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
+	c = phase(&pc.t, 2);
+	say(&pc.t, "quit\n");
+	if (!fgets(line, sizeof(line), pc.t.ack) || sscanf(line, "quit a=%ld b=%ld", &qa, &qb) != 2)
+		die("quit ack");
+	CHECK(waitpid(pc.t.pid, &status, 0) == pc.t.pid && WIFEXITED(status));
+	CHECK(pc.p->ops->experiment(pc.p, &pc.e2, 20, NULL, &res) == 0);
+	CHECK(res.r.target_exited);
+	CHECK(res.r.nr_counters == 2);
+	if (res.r.nr_counters == 2) {
+		printf("after the exit: work_a %" PRIu64 " (target: %ld), work_b reads %" PRIu64
+		       " (never armed)\n", res.r.values[0], c.a + qa, res.r.values[1]);
+		CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qa));
+		CHECK_EQ_U64(res.r.values[1], 0);
+	}
+	CHECK(pc.p->ops->experiment(pc.p, &pc.e2, 20, NULL, &res) == AMEBA_EEXITED);
+	prov_case_end(&pc);
 }
 
 /* replace_exit's second thread: quits the target while the replace's
@@ -953,73 +981,36 @@ static void *quit_later(void *arg)
 
 static void scenario_replace_exit(const char *instr)
 {
-	char out[300], msg[512] = "";
-	struct agent_provider *p;
-	struct agent_world w;
+	struct prov_case pc;
 	struct agent_exp_result res;
-	const struct ameba_object *a, *b;
 	struct phase_counts c;
-	struct target t;
-	uintptr_t ra[2], rb[2];
 	pthread_t th;
-	int err = 0, status;
+	int status;
 
-	snprintf(out, sizeof(out), "%s/run.out", tmpdir);
-	setenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS", "800", 1);
-	spawn(&t, instr, out, NULL);
-	unsetenv("AMEBA_MRI_TEST_REPLACE_DELAY_MS");
-	p = agent_provider_mri_open(t.pid, NULL, 10000, 0, NULL, NULL, NULL, &err, msg, sizeof(msg));
-	CHECK(p != NULL);
-	if (!p) {
-		fprintf(stderr, "provider: %d %s\n", err, msg);
+	if (prov_case_start(&pc, instr, "800")) {
+		prov_case_end(&pc);
 		return;
 	}
-	CHECK(p->ops->refresh(p, &w) == 0);
-	a = world_object(&w, "work_a");
-	b = world_object(&w, "work_b");
-	CHECK(a && b);
-	if (!a || !b)
-		return;
-	ra[0] = a->start;
-	ra[1] = a->end;
-	rb[0] = b->start;
-	rb[1] = b->end;
-	{
-		struct ameba_counter old[3] = {
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = rb },
-			{ .metric = AMEBA_M_MEM_REF },
-		};
-		struct ameba_counter next[2] = {
-			{ .metric = AMEBA_M_MEM_REF, .nr_ranges = 1, .ranges = ra },
-			{ .metric = AMEBA_M_READS, .nr_ranges = 1, .ranges = rb },
-		};
-		struct ameba_experiment e1 = { .nr_counters = 3, .counters = old };
-		struct ameba_experiment e2 = { .nr_counters = 2, .counters = next };
-
-		CHECK(p->ops->experiment(p, &e1, 20, NULL, &res) == 0);
-		CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
-		c = phase(&t, 2);
-		qlater.t = &t;
-		if (pthread_create(&th, NULL, quit_later, NULL))
-			die("pthread_create");
-		CHECK(p->ops->experiment(p, &e2, 20, NULL, &res) == 0);
-		pthread_join(th, NULL);
-		CHECK(qlater.ok);
-		CHECK(waitpid(t.pid, &status, 0) == t.pid && WIFEXITED(status));
-		CHECK(res.r.target_exited);
-		CHECK(res.r.nr_counters == 2);
-		if (res.r.nr_counters == 2) {
-			printf("exit during the replace's reply: work_a %" PRIu64 " (target: %ld), "
-			       "work_b reads %" PRIu64 " (target: %ld)\n", res.r.values[0],
-			       c.a + qlater.qa, res.r.values[1], qlater.qb);
-			CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qlater.qa));
-			CHECK_EQ_U64(res.r.values[1], (uint64_t)qlater.qb);
-		}
+	CHECK(pc.p->ops->experiment(pc.p, &pc.e1, 20, NULL, &res) == 0);
+	CHECK(res.r.nr_counters == 3 && res.r.values[0] == 0 && !res.r.target_exited);
+	c = phase(&pc.t, 2);
+	qlater.t = &pc.t;
+	if (pthread_create(&th, NULL, quit_later, NULL))
+		die("pthread_create");
+	CHECK(pc.p->ops->experiment(pc.p, &pc.e2, 20, NULL, &res) == 0);
+	pthread_join(th, NULL);
+	CHECK(qlater.ok);
+	CHECK(waitpid(pc.t.pid, &status, 0) == pc.t.pid && WIFEXITED(status));
+	CHECK(res.r.target_exited);
+	CHECK(res.r.nr_counters == 2);
+	if (res.r.nr_counters == 2) {
+		printf("exit during the replace's reply: work_a %" PRIu64 " (target: %ld), "
+		       "work_b reads %" PRIu64 " (target: %ld)\n", res.r.values[0],
+		       c.a + qlater.qa, res.r.values[1], qlater.qb);
+		CHECK_EQ_U64(res.r.values[0], (uint64_t)(c.a + qlater.qa));
+		CHECK_EQ_U64(res.r.values[1], (uint64_t)qlater.qb);
 	}
-	p->ops->close(p);
-	close(t.ctl);
-	fclose(t.ack);
+	prov_case_end(&pc);
 }
 
 /* Sends "VERB N[ K]" and waits for its acknowledgement "ACK N". */
