@@ -8,7 +8,7 @@ target_include_directories(sim_test PRIVATE ${AMEBA_TEST_INCLUDE})
 target_link_libraries(sim_test PRIVATE ameba-sim)
 set_target_properties(sim_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_test(NAME sim COMMAND ${AMEBA_TEST_BIN}/sim_test)
-set_tests_properties(sim PROPERTIES TIMEOUT 300)
+set_tests_properties(sim PROPERTIES TIMEOUT 300 LABELS sim)
 
 add_executable(sim_test_ring ${AMEBA_FRAGMENT_DIR}/sim_test.c ${AMEBA_SIM_SOURCES})
 target_include_directories(sim_test_ring PRIVATE ${AMEBA_TEST_INCLUDE}
@@ -18,7 +18,7 @@ target_compile_definitions(sim_test_ring PRIVATE _GNU_SOURCE SIM_RING_BITS=2)
 target_compile_options(sim_test_ring PRIVATE -O2 -g)
 set_target_properties(sim_test_ring PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
 add_test(NAME sim_ring COMMAND ${AMEBA_TEST_BIN}/sim_test_ring)
-set_tests_properties(sim_ring PROPERTIES TIMEOUT 300)
+set_tests_properties(sim_ring PROPERTIES TIMEOUT 300 LABELS sim)
 
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
@@ -40,7 +40,7 @@ if(AMEBA_SIM_HAVE_TSAN)
     target_link_libraries(${variant} PRIVATE ameba-common Threads::Threads)
     set_target_properties(${variant} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${AMEBA_TEST_BIN})
     add_test(NAME ${variant} COMMAND ${AMEBA_TEST_BIN}/${variant})
-    set_tests_properties(${variant} PROPERTIES TIMEOUT 600
+    set_tests_properties(${variant} PROPERTIES TIMEOUT 600 LABELS sim
       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
   endforeach()
 endif()
