@@ -143,7 +143,7 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 								     uintptr_t pc)
 {
 	const char *set;
-	uint64_t line, d;
+	uint64_t line;
 
 	__builtin_prefetch((const void *)addr);
 	/* the LLC set the miss half looks up: from f, one load away, where the
@@ -169,32 +169,11 @@ static inline __attribute__((always_inline)) void mon_sim_lf_miss_on(struct mon_
 			__builtin_prefetch(
 				(const void *)(addr + (MON_SIM_LF_WALK_AHEAD << MON_LINE_SHIFT)));
 		else
-			f->pf_run = (f->pf_run + 1) & 3;
-		f->pf_line = line;
-	} else if ((d = line - f->pf_line) == f->pf_delta) {
-		/* a stride of pf_delta lines (not 1), as the last miss
-		 * was after the one before: a column of a row-major matrix
-		 * (gemm's B), which no prefetcher of the host follows (its
-		 * steps cross pages) - the same, a stride for a line. The
-		 * sets from this miss's (no more registers live than before:
-		 * the hooks save none), at the table's wrap in vain */
-		__builtin_prefetch((const void *)((uintptr_t)set + d * MON_SIM_LF_LLC_SET));
-		if ((f->pf_run & 3) == 2)
-			__builtin_prefetch(
-				(const void *)(addr + ((d * MON_SIM_LF_WALK_AHEAD) << MON_LINE_SHIFT)));
-		else
 			f->pf_run++;
-		f->pf_run &= 3;
-		f->pf_line = line;
-	} else if (f->pf_run == 2) {
-		/* one miss off a walk (another array's between two of the
-		 * walk's: gemm's row of A at every 8th step) leaves it be */
-		f->pf_run |= 0x80;
 	} else {
 		f->pf_run = 0;
-		f->pf_delta = d;
-		f->pf_line = line;
 	}
+	f->pf_line = line;
 	SIM_LF_MISS(t, addr, wfs, pc, mon_sim_lf_core(f), set);
 }
 

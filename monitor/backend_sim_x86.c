@@ -87,7 +87,7 @@
 #define A_C_SIM 0
 #define A_C_L1_SET_MASK 736
 #define A_C_LF_TICK 1368
-#define A_C_NR_LLC_WB 1496
+#define A_C_NR_LLC_WB 1488
 #define A_C_LF_MEMO 1400
 #define A_S_LLC 784
 #define A_L_BLK 0

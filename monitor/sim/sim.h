@@ -114,9 +114,9 @@ struct mon_sim_lf {
 					 * (sim_lf_write_key) */
 	uint8_t on_as;			/* what on is set to when it is switched on
 					 * (mon_sim_lf_install) */
-	uint8_t pf_run;			/* the hook's misses in a row a stride after
-					 * the last's, up to 2 (a walk: backend_sim.h
-					 * mon_sim_lf_miss_on); bit 7: one miss off it */
+	uint8_t pf_run;			/* the hook's misses in a row on the line
+					 * after the last's, up to 2 (a walk:
+					 * backend_sim.h mon_sim_lf_miss_on) */
 	uint64_t *key;			/* the L1's key words (stamps at + assoc); the
 					 * L1's clock and the memo of the last line
 					 * are the core's (struct mon_sim_core's lf) */
@@ -147,10 +147,9 @@ struct mon_sim_lf {
 		const void *obj;
 		uint64_t *v;
 	} memo[2];
-	uint64_t pf_line;		/* the line of the hook's last miss on the
-					 * walk (a hint for its prefetch: backend_sim.h
-					 * mon_sim_lf_miss_on), and the walk's stride */
-	uint64_t pf_delta;
+	uint64_t pf_line;		/* the line of the hook's last miss (a hint
+					 * for its prefetch: backend_sim.h
+					 * mon_sim_lf_miss_on) */
 };
 /* the bytes of an LLC set where the filter's miss is in assembly
  * (SIM_LLC16_STRIDE words: a k32 set, one host line) */
