@@ -753,7 +753,7 @@ static int serve_message(const char *msg, uint32_t len)
 {
 	char *reply = NULL;
 	size_t rlen = 0;
-	int rc;
+	int rc, err;
 
 	pthread_mutex_lock(&srv.lock);
 	if (srv.exiting || !srv.disp) {
@@ -770,15 +770,10 @@ static int serve_message(const char *msg, uint32_t len)
 	if (srv.replace_delay_ms && rc >= 0 && memmem(msg, len, "\"replace\"", 9))
 		poll(NULL, 0, srv.replace_delay_ms);
 	srv.nr_msgs++;
-	if (rc < 0 || send_locked(reply, rlen)) {
-		pthread_mutex_unlock(&srv.send_lock);
-		free(reply);
-		drop_client();
-		return -1;
-	}
+	err = rc < 0 || send_locked(reply, rlen);
 	pthread_mutex_unlock(&srv.send_lock);
 	free(reply);
-	if (rc == MRI_DISP_CLOSE) {
+	if (err || rc == MRI_DISP_CLOSE) {
 		drop_client();
 		return -1;
 	}
@@ -837,7 +832,7 @@ static void serve_events(void)
 {
 	char *ev[MRI_EVENTS_PER_TURN];
 	size_t len[MRI_EVENTS_PER_TURN];
-	int n = 0;
+	int n = 0, err = 0;
 
 	pthread_mutex_lock(&srv.lock);
 	while (srv.disp && !srv.exiting && n < MRI_EVENTS_PER_TURN &&
@@ -846,16 +841,12 @@ static void serve_events(void)
 	pthread_mutex_lock(&srv.send_lock);	/* handover: send_locked */
 	pthread_mutex_unlock(&srv.lock);
 	for (int i = 0; i < n; i++) {
-		if (send_locked(ev[i], len[i])) {
-			pthread_mutex_unlock(&srv.send_lock);
-			for (; i < n; i++)
-				free(ev[i]);
-			drop_client();
-			return;
-		}
+		err = err || send_locked(ev[i], len[i]);
 		free(ev[i]);
 	}
 	pthread_mutex_unlock(&srv.send_lock);
+	if (err)
+		drop_client();
 }
 
 /* poll(2) timeout until the next thing due: events, the hello deadline. */

@@ -493,20 +493,24 @@ static int span_group(uint64_t tag)
  * the group's span is then *v, and its per-thread carry to subtract *ptc
  * (NULL: none).
  */
+/* Counter i's value from the switch on: without what was carried into it */
+static uint64_t value_uncarried(const struct ameba_results *res, uint32_t i)
+{
+	uint64_t c = res->carried[i], v = res->values[i];
+
+	return c == AMEBA_NOT_CARRIED ? v : v - (c < v ? c : v);
+}
+
 static void span_value(const struct ameba_results *res, const struct ameba_experiment *exp,
 		       const int *ungroup, uint32_t i, uint64_t *v, const uint64_t **ptc)
 {
 	int g = span_group(exp->counters[i].tag);
-	uint64_t c;
 
 	*v = res->values[i];
 	*ptc = NULL;
-	if (g < 0 || !ungroup[g])
+	if (g < 0 || !ungroup[g] || res->carried[i] == AMEBA_NOT_CARRIED)
 		return;
-	c = res->carried[i];
-	if (c == AMEBA_NOT_CARRIED)
-		return;
-	*v -= c < *v ? c : *v;
+	*v = value_uncarried(res, i);
 	*ptc = res->per_thread_carried ? res->per_thread_carried[i] : NULL;
 }
 
@@ -561,10 +565,8 @@ static int nway_observe(void *state, const struct ameba_experiment *exp,
 				/* the watches' span: from the switch, when
 				 * one of them was not carried */
 				final_total = (double)v;
-				watch_total = (double)res->values[i];
-				if (ungroup[GROUP_WATCH] && res->carried[i] != AMEBA_NOT_CARRIED)
-					watch_total -= (double)(res->carried[i] < res->values[i] ?
-								res->carried[i] : res->values[i]);
+				watch_total = (double)(ungroup[GROUP_WATCH] ?
+						       value_uncarried(res, i) : res->values[i]);
 			}
 			st->prog[m] += (double)v;
 			for (uint32_t k = 0; pt && k < res->nr_threads; k++)
